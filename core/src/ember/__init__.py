@@ -1,0 +1,80 @@
+"""ember: a small deep-learning framework that mirrors PyTorch's design.
+
+PyTorch counterpart: torch/__init__.py (v2.13).
+
+``import ember`` loads the core only; plugins (the ``cpu`` backend among them) are
+discovered on first need (see ember/plugins/manager.py).
+"""
+
+from ember import dtypes as _dtype_module
+from ember.dtypes import (bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8, int16,
+                         int32, int64, promote_types, set_default_dtype, uint8)
+from ember.device import device
+from ember.tensor import Size, Tensor
+from ember import tensor_methods as _tensor_methods  # attaches the op methods to Tensor
+from ember import autograd
+from ember.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from ember.random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,
+                          set_rng_state)
+from ember.native.factory import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
+                                  linspace, logspace, ones, ones_like, rand, rand_like, randint, randint_like,
+                                  randn, randn_like, randperm, scalar_tensor, tensor, zeros, zeros_like)
+from ember.native.binary import (add, arctan2, atan2, div, divide, float_power, floor_divide, fmax, fmin, fmod,
+                                 lerp, maximum, minimum, mul, multiply, pow, remainder, rsub, sub, subtract,
+                                 true_divide)
+from ember.native.unary import (abs, absolute, acos, arccos, arcsin, arctan, asin, atan, ceil, clamp, clamp_max,
+                                clamp_min, clip, cos, cosh, erf, erfc, erfinv, exp, exp2, expm1, fix, floor, frac,
+                                log, log1p, log2, log10, nan_to_num, neg, negative, reciprocal, round, rsqrt,
+                                sigmoid, sign, sgn, sin, sinh, sqrt, square, tan, tanh, trunc)
+from ember.native.comparison import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal, ge,
+                                     greater, greater_equal, gt, isclose, isfinite, isinf, isnan, isneginf,
+                                     isposinf, le, less, less_equal, logical_and, logical_not, logical_or,
+                                     logical_xor, lt, ne, not_equal)
+from ember.native.reduction import (all, amax, amin, any, argmax, argmin, count_nonzero, logsumexp, max, mean,
+                                    min, norm, prod, std, std_mean, sum, var, var_mean)
+from ember.native.softmax import cumprod, cumsum, log_softmax, softmax
+from ember.native.shape import (adjoint, as_strided, broadcast_shapes, broadcast_tensors, broadcast_to, cat,
+                                chunk, concat, concatenate, flatten, flip, fliplr,
+                                flipud, hstack, movedim, moveaxis, narrow, permute, repeat_interleave, reshape,
+                                roll, select, split, squeeze, stack, swapaxes, swapdims, t, tensor_split, tile,
+                                transpose, unbind, unflatten, unsqueeze, vstack)
+from ember.native.indexing import (argwhere, gather, index_add, index_put, index_select, masked_fill,
+                                   masked_select, nonzero, scatter, scatter_add, take_along_dim, where)
+from ember.native.linalg import addmm, addmv, baddbmm, bmm, dot, ger, inner, matmul, mm, mv, outer, vdot
+from ember.native.sorting import argsort, kthvalue, msort, sort, topk
+from ember.native.copy import clone
+from ember._ops import ops
+from ember import plugins as _plugins
+
+_plugins._register_builtins()
+
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32
+short = int16
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def result_type(tensor1, tensor2):
+    keys = []
+    for x in (tensor1, tensor2):
+        if isinstance(x, Tensor):
+            keys.append((2 if x.ndim else 1, x.dtype))
+        else:
+            keys.append((0, _dtype_module.scalar_dtype(x)))
+    return _dtype_module.result_type_from_keys(tuple(keys))
+
+
+def can_cast(from_, to):
+    return _dtype_module.can_cast(from_, to)

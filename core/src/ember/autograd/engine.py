@@ -1,0 +1,299 @@
+"""The backward engine: runs the graph's nodes in dependency order.
+
+PyTorch counterpart: torch/csrc/autograd/engine.cpp (``Engine::execute``,
+``compute_dependencies``, ``evaluate_function``, ``validate_outputs``) and
+torch/autograd/__init__.py (``backward``, ``grad``) (v2.13).
+
+One pass, no threads: count how many edges lead into each reachable node, then pop
+ready nodes from a heap ordered like PyTorch's ready queue (the most recently created
+node first; AccumulateGrad at once), call it, and route each input gradient along its
+edge into the next node's buffer. The walk is iterative, so a graph thousands of nodes
+deep does not touch Python's recursion limit.
+"""
+
+import heapq
+
+from ember.autograd import anomaly_mode
+from ember.autograd.graph import Node
+from ember.autograd.grad_mode import grad_state
+
+
+class GraphRoot(Node):
+    """The node the engine starts from: its edges point at the roots, its output is
+    the root gradients (PyTorch's ``GraphRoot`` in functions/basic_ops.h)."""
+
+    __slots__ = ("grads",)
+
+    def __init__(self, edges, grads):
+        super().__init__(tuple(edges))
+        self.grads = grads
+
+    def apply(self, grads):
+        return self.grads
+
+
+def root_edge(tensor):
+    """The (node, output_nr) a gradient for ``tensor`` enters the graph through."""
+    if tensor.grad_fn is not None:
+        return tensor.grad_fn, tensor._output_nr
+    if tensor._requires_grad:
+        return tensor._get_grad_accumulator(), 0
+    return None, 0
+
+
+def _make_root_grads(outputs, grad_outputs):
+    from ember.native.factory import ones_like
+
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not (out._requires_grad or out.grad_fn is not None):
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not out.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+            g = ones_like(out)
+        elif g.shape != out.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                               f"output[{i}] has a shape of {out.shape}.")
+        grads.append(g)
+    return grads
+
+
+def _dependencies(root):
+    """Number of edges into each node reachable from ``root``."""
+    deps = {}
+    stack = [root]
+    seen = {root}
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return deps
+
+
+def _needed(root, targets, run_targets):
+    """Nodes that must run so gradients reach ``targets``: those with a path to one.
+    Computed from a post-order walk, so children are decided before parents."""
+    needed = set(targets) if run_targets else set()
+    target_set = set(targets)
+    decided = set()
+    stack = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if children_done:
+            if any(child in needed or child in target_set for child, _ in node.next_functions if child is not None):
+                needed.add(node)
+            decided.add(node)
+            continue
+        if node in decided:
+            continue
+        stack.append((node, True))
+        for child, _ in node.next_functions:
+            if child is not None and child not in decided:
+                stack.append((child, False))
+    return needed
+
+
+def _call_pre_hooks(node, grads):
+    if node._tensor_pre_hooks:
+        for output_nr, hook in tuple(node._tensor_pre_hooks.values()):
+            result = hook(grads[output_nr])
+            if result is not None:
+                grads[output_nr] = result
+    if node._retains_grad:
+        for output_nr, tensor_ref in node._retains_grad.items():
+            tensor = tensor_ref()
+            g = grads[output_nr]
+            if tensor is not None and g is not None:
+                tensor.grad = g.detach().clone() if tensor.grad is None else tensor.grad + g.detach()
+    if node._pre_hooks:
+        for hook in tuple(node._pre_hooks.values()):
+            result = hook(tuple(grads))
+            if result is not None:
+                grads = list(result)
+    return grads
+
+
+def _validate(node, outputs):
+    """Check count, shape and dtype of the gradients a node returned; reduce gradients
+    of broadcast inputs to the input's shape, cast to the input's dtype."""
+    edges = node.next_functions
+    if len(outputs) != len(edges):
+        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                           f"(expected {len(edges)}, got {len(outputs)})")
+    meta = getattr(node, "input_meta", None)
+    if meta is None:
+        return outputs
+    outputs = list(outputs)
+    for i, g in enumerate(outputs):
+        if g is None or meta[i] is None:
+            continue
+        shape, dtype = meta[i]
+        if g.shape != shape:
+            from ember.native.reduction import sum_to_size
+
+            try:
+                g = sum_to_size(g, shape)
+            except RuntimeError:
+                raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - "
+                                   f"got {list(g.shape)} but expected shape compatible with {list(shape)}") from None
+        if g._data.dtype != dtype:
+            g = g.to(dtype)
+        outputs[i] = g
+    return outputs
+
+
+def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
+    """Run backward from ``root``. Returns the gradients that reached each target
+    (node, output_nr), captured before the target itself would run."""
+    deps = _dependencies(root)
+    needed = _needed(root, [node for node, _ in targets], run_targets) if targets else None
+    captured = {target: None for target in targets}
+    target_nodes = {node for node, _ in targets}
+    buffers = {}
+    ready = [(-root._seq, 0, root)]
+    tiebreak = 1
+    detect = anomaly_mode.is_anomaly_enabled()
+    prev_mode = grad_state.enabled
+    grad_state.enabled = create_graph
+    try:
+        while ready:
+            node = heapq.heappop(ready)[2]
+            grads = buffers.pop(node, None) or [None] * node.num_outputs
+            if node._tensor_pre_hooks or node._retains_grad or node._pre_hooks:
+                grads = _call_pre_hooks(node, grads)
+            if node in target_nodes:
+                for (target, output_nr) in captured:
+                    if target is node:
+                        captured[target, output_nr] = grads[output_nr]
+            if needed is not None and node not in needed:
+                continue
+            if detect:
+                outputs = anomaly_mode.apply_checked(node, grads)
+            else:
+                outputs = node.apply(grads)
+            if not retain_graph:
+                node.release()
+            edges = node.next_functions
+            if not edges:
+                continue
+            outputs = _validate(node, outputs)
+            if node._hooks:
+                for hook in tuple(node._hooks.values()):
+                    result = hook(tuple(outputs), tuple(grads))
+                    if result is not None:
+                        outputs = list(result)
+            for (child, output_nr), g in zip(edges, outputs):
+                if child is None:
+                    continue
+                if g is not None:
+                    buf = buffers.get(child)
+                    if buf is None:
+                        buf = buffers[child] = [None] * child.num_outputs
+                    old = buf[output_nr]
+                    buf[output_nr] = g if old is None else old + g
+                remaining = deps[child] - 1
+                deps[child] = remaining
+                if remaining == 0:
+                    heapq.heappush(ready, (-child._seq, tiebreak, child))
+                    tiebreak += 1
+    finally:
+        grad_state.enabled = prev_mode
+    return captured
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    from ember.tensor import Tensor
+
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Compute gradients of ``tensors`` and accumulate them into the leaves' ``.grad``.
+
+    Args:
+        tensors: tensors to differentiate (usually one scalar loss).
+        grad_tensors: the gradient of each tensor; may be None for scalars.
+        retain_graph: keep saved values for another backward; defaults to ``create_graph``.
+        create_graph: record the backward itself, for higher-order gradients.
+        inputs: accumulate only into these tensors' ``.grad``.
+    """
+    tensors = _as_tuple(tensors)
+    grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"grad_tensors has {len(grad_tensors)} elements but tensors has {len(tensors)}")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_root_grads(tensors, grad_tensors)
+    root = GraphRoot([root_edge(t) for t in tensors], grads)
+    if inputs is None:
+        execute(root, retain_graph, create_graph)
+        return
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    targets = [root_edge(t) for t in inputs]
+    for t, edge in zip(inputs, targets):
+        if edge[0] is None:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    leaf_targets = [edge for t, edge in zip(inputs, targets) if t.grad_fn is None]
+    captured = execute(root, retain_graph, create_graph, targets, run_targets=True)
+    from ember.autograd.accumulate import accumulate_grad
+
+    for t, edge in zip(inputs, targets):
+        g = captured[edge]
+        if edge not in leaf_targets and g is not None:
+            with_mode = grad_state.enabled
+            grad_state.enabled = create_graph
+            try:
+                accumulate_grad(t, g)
+            finally:
+                grad_state.enabled = with_mode
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False):
+    """Return the gradients of ``outputs`` with respect to ``inputs`` without touching
+    any ``.grad`` (``torch.autograd.grad``)."""
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    single = False
+    grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    grads = _make_root_grads(outputs, grad_outputs)
+    root = GraphRoot([root_edge(t) for t in outputs], grads)
+    targets = []
+    for t in inputs:
+        edge = root_edge(t)
+        if edge[0] is None:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        targets.append(edge)
+    captured = execute(root, retain_graph, create_graph, targets, run_targets=False)
+    result = []
+    for t, edge in zip(inputs, targets):
+        g = captured[edge]
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
+            if materialize_grads:
+                from ember.native.factory import zeros_like
+
+                g = zeros_like(t)
+        result.append(g)
+    del single
+    return tuple(result)

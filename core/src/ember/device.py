@@ -1,0 +1,116 @@
+"""Devices, and the backend that serves each device type.
+
+PyTorch counterpart: c10/core/Device.h (``torch.device``) and
+torch/utils/backend_registration.py (a device type plus a module of services) (v2.13).
+
+A ``Device`` is a (type, index) pair, interned so identity comparison is enough on the
+hot path. Its ``backend`` is the plugin-provided ``Backend`` record for its type,
+looked up once and cached on the device.
+"""
+
+import re
+
+_DEVICE_RE = re.compile(r"^([a-z_]+)(?::(\d+))?$")
+
+
+class Backend:
+    """What a backend plugin provides for one device type.
+
+    Args:
+        name: the device type, e.g. ``"cpu"`` or ``"cuda"``.
+        xp: the array namespace generic kernels are written against (numpy, cupy).
+        to_host: ``array -> numpy.ndarray``.
+        from_host: ``(numpy.ndarray, index) -> array`` on this device.
+        synchronize: ``(index) -> None``; waits for queued work.
+        is_available: ``() -> bool``.
+        device_count: ``() -> int``.
+        memory_stats: ``(index) -> dict``.
+        kernels: ``{op qualname: kernel}`` overrides of generic kernels.
+    """
+
+    __slots__ = ("name", "xp", "to_host", "from_host", "synchronize", "is_available",
+                 "device_count", "memory_stats", "kernels", "plugin", "array_type")
+
+    def __init__(self, name, xp, to_host, from_host, synchronize=None, is_available=None,
+                 device_count=None, memory_stats=None, kernels=None):
+        self.name = name
+        self.xp = xp
+        self.to_host = to_host
+        self.from_host = from_host
+        self.synchronize = synchronize or (lambda index=None: None)
+        self.is_available = is_available or (lambda: True)
+        self.device_count = device_count or (lambda: 1)
+        self.memory_stats = memory_stats or (lambda index=None: {})
+        self.kernels = dict(kernels or {})
+        self.plugin = None
+        self.array_type = getattr(xp, "ndarray", None)
+
+    def __repr__(self):
+        return f"<Backend {self.name!r} from plugin {self.plugin!r}>"
+
+
+class device:
+    """A device such as ``ember.device("cpu")`` or ``ember.device("cuda", 0)``."""
+
+    __slots__ = ("type", "index", "_backend")
+    _interned = {}
+
+    def __new__(cls, type_or_str, index=None):
+        if isinstance(type_or_str, device):
+            return type_or_str
+        key = (type_or_str, index)
+        found = cls._interned.get(key)
+        if found is not None:
+            return found
+        match = _DEVICE_RE.match(type_or_str) if isinstance(type_or_str, str) else None
+        if match is None:
+            raise RuntimeError(f"Invalid device string: '{type_or_str}'")
+        dev_type, dev_index = match.group(1), match.group(2)
+        if dev_index is not None:
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {type_or_str}")
+            index = int(dev_index)
+        self = object.__new__(cls)
+        self.type = dev_type
+        self.index = index
+        self._backend = None
+        cls._interned[key] = self
+        return self
+
+    @property
+    def backend(self):
+        backend = self._backend
+        if backend is None:
+            from ember.plugins import registry
+            backend = self._backend = registry.backend(self.type)
+        return backend
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+def _forget_backends():
+    """Called when plugins change: devices look their backend up again."""
+    for dev in device._interned.values():
+        dev._backend = None
+
+
+CPU = device("cpu")

@@ -1,0 +1,278 @@
+"""The operator registry and the dispatcher: from a call such as ``ember.mul(a, b)``
+to a backend kernel, with type promotion and the autograd record.
+
+PyTorch counterpart: aten/src/ATen/native/native_functions.yaml (schemas),
+tools/autograd/derivatives.yaml (backward formulas), aten/src/ATen/core/dispatch/
+Dispatcher.cpp (kernel per dispatch key) and torch/csrc/autograd/generated/
+VariableType (the autograd record around each call) (v2.13).
+
+An ``Op`` is one schema: a qualified name (``aten::mul``), a generic kernel written
+against an array namespace (``xp`` is numpy or cupy), optional kernels per device
+type, and a backward formula written with ember ops, so higher-order gradients come
+for free. Calling the op runs ``dispatch``; see NOTE [ The dispatch path ].
+"""
+
+import inspect
+
+from ember import dtypes
+from ember.autograd import anomaly_mode
+from ember.autograd.graph import OpNode, SavedTensor
+from ember.autograd.grad_mode import grad_state
+
+# Promotion rules an op can declare (torch/_prims_common ELEMENTWISE_TYPE_PROMOTION_KIND).
+NONE = "none"            # inputs are used as they are (shape ops, indexing)
+DEFAULT = "default"      # common dtype of all operands (add, mul, where)
+INT_TO_FLOAT = "int_to_float"  # common dtype, integers and bool become the default float (div, exp)
+COMPARE = "compare"      # common dtype for the comparison, output bool (eq, lt)
+
+_ALL_OPS = []
+
+
+class Op:
+    """One operator schema.
+
+    Args:
+        qualname: ``"namespace::name"``.
+        generic: ``kernel(xp, *arrays, **attrs)`` returning an array or a tuple of arrays.
+        backward: ``formula(ctx, *grads)`` returning one gradient per input (or None).
+        promote: one of NONE, DEFAULT, INT_TO_FLOAT, COMPARE.
+        save: which tensors backward reads: ``"inputs"``, ``"outputs"``, ``"both"`` or None.
+        num_outputs: how many tensors the kernel returns.
+        view: the output is a view of the first input (shares storage and version).
+        inplace_of: set on ``add_``-style ops by ``inplace_variant``.
+    """
+
+    __slots__ = ("qualname", "namespace", "name", "generic", "kernels", "backward", "promote",
+                 "save", "num_outputs", "view", "backward_name", "plugin", "doc", "_resolved",
+                 "__weakref__")
+
+    def __init__(self, qualname, generic=None, backward=None, promote=NONE, save=None,
+                 num_outputs=1, view=False, backward_name=None, plugin="ember"):
+        namespace, _, name = qualname.partition("::")
+        if not name:
+            raise ValueError(f"operator name must be 'namespace::name', got {qualname!r}")
+        self.qualname = qualname
+        self.namespace = namespace
+        self.name = name
+        self.generic = generic
+        self.kernels = {}
+        self.backward = backward
+        self.promote = promote
+        self.save = save
+        self.num_outputs = num_outputs
+        self.view = view
+        self.backward_name = backward_name or _camel(name) + "Backward0"
+        self.plugin = plugin
+        self.doc = None
+        self._resolved = {}
+        _ALL_OPS.append(self)
+
+    def __call__(self, *inputs, **attrs):
+        return dispatch(self, inputs, attrs)
+
+    def __repr__(self):
+        return f"<ember op {self.qualname}>"
+
+    def register_kernel(self, device_type, fn=None):
+        """Decorator: ``fn(xp, *arrays, **attrs)`` serves this op on ``device_type``."""
+        def add(fn):
+            if device_type in self.kernels:
+                raise RuntimeError(f"{self.qualname} already has a kernel for device type '{device_type}'")
+            self.kernels[device_type] = fn
+            self._resolved.clear()
+            return fn
+        return add(fn) if fn is not None else add
+
+    def register_backward(self, fn):
+        """Decorator: set the backward formula ``fn(ctx, *grads) -> grads per input``."""
+        self.backward = fn
+        return fn
+
+    def source(self):
+        """``(file, line)`` of the generic kernel and of the backward formula."""
+        return {"kernel": _where(self.generic), "backward": _where(self.backward),
+                **{f"kernel[{k}]": _where(v) for k, v in self.kernels.items()}}
+
+    def _resolve(self, device):
+        backend = device.backend
+        kernel = backend.kernels.get(self.qualname) or self.kernels.get(device.type) or self.generic
+        if kernel is None:
+            raise NotImplementedError(f"Could not run '{self.qualname}' with arguments from the "
+                                      f"'{device.type}' backend: no kernel is registered for it.")
+        entry = (kernel, backend.xp, backend.array_type)
+        self._resolved[device.type] = entry
+        return entry
+
+
+def _camel(name):
+    return "".join(part[:1].upper() + part[1:] for part in name.rstrip("_").split("_"))
+
+
+def _where(fn):
+    if fn is None:
+        return None
+    try:
+        return inspect.getsourcefile(fn), inspect.getsourcelines(fn)[1]
+    except (OSError, TypeError):
+        return None
+
+
+def forget_kernels():
+    """Drop every cached kernel choice (a backend plugin arrived or left)."""
+    for op in _ALL_OPS:
+        op._resolved.clear()
+
+
+# NOTE [ The dispatch path ]
+# Every op call goes through `dispatch`, which does in order what PyTorch spreads over
+# the Python arg parser, TensorIterator's type promotion, the dispatcher and the
+# generated VariableType code:
+#   1. find the device of the tensor inputs; mixing devices is an error;
+#   2. promote: pick the computation dtype and cast the arrays (Python scalars stay
+#      Python numbers, which NumPy and CuPy treat as "weak", as PyTorch does);
+#   3. run the kernel chosen for (op, device type), cached in `op._resolved`;
+#   4. wrap the arrays in tensors;
+#   5. if grad mode is on and an input requires grad, record an OpNode.
+# The hot path is plain attribute and dict access: no pluggy, no inspection.
+
+
+def _tensor_type():
+    from ember.tensor import Tensor
+
+    return Tensor
+
+
+Tensor = None  # bound by ember.tensor on import, to avoid a circular import
+
+
+def dispatch(op, inputs, attrs):
+    device = None
+    for x in inputs:
+        if isinstance(x, Tensor):
+            if device is None:
+                device = x._device
+            elif x._device is not device:
+                _check_same_device(op, inputs)
+    if device is None:
+        raise TypeError(f"{op.qualname}() expected at least one Tensor argument")
+    entry = op._resolved.get(device.type)
+    if entry is None:
+        entry = op._resolve(device)
+    kernel, xp, array_type = entry
+
+    promote = op.promote
+    if promote is NONE:
+        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    else:
+        arrays = _promoted_arrays(op, inputs, promote)
+
+    out = kernel(xp, *arrays, **attrs)
+
+    if op.num_outputs == 1:
+        if out.__class__ is not array_type:
+            out = xp.asarray(out)
+        outputs = (_wrap(out, device),)
+    else:
+        outputs = tuple(_wrap(o if o.__class__ is array_type else xp.asarray(o), device) for o in out)
+
+    if op.view:
+        base = inputs[0]
+        root = base._base if base._base is not None else base
+        for o in outputs:
+            if xp.may_share_memory(o._data, base._data):
+                o._base = root
+                o._version = base._version
+
+    if grad_state.enabled and op.backward is not None:
+        for x in inputs:
+            if isinstance(x, Tensor) and x._requires_grad:
+                _record(op, inputs, outputs, attrs)
+                break
+    return outputs[0] if op.num_outputs == 1 else outputs
+
+
+def _wrap(array, device):
+    t = _new_tensor(Tensor)
+    t._data = array
+    t._device = device
+    t._requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    t._output_nr = 0
+    t._version = [0]
+    t._base = None
+    t._kept_accumulator = None
+    t._grad_accumulator = None
+    t._name = None
+    return t
+
+
+_new_tensor = object.__new__
+
+
+def _promoted_arrays(op, inputs, promote):
+    keys = []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            keys.append((2 if x._data.ndim else 1, dtypes._BY_NUMPY[x._data.dtype]))
+        elif x is not None:
+            keys.append((0, dtypes.scalar_dtype(x)))
+    common = dtypes.result_type_from_keys(tuple(keys))
+    if promote is INT_TO_FLOAT and not common.is_floating_point:
+        common = dtypes._default_dtype[0]
+    target = common.np
+    arrays = []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            a = x._data
+            arrays.append(a if a.dtype == target else a.astype(target))
+        elif x is None or isinstance(x, float) and target.kind == "f":
+            arrays.append(x)
+        else:
+            # A Python scalar whose category is above the tensors' would make NumPy
+            # pick float64 or int64; cast it to the computation dtype instead.
+            arrays.append(target.type(x))
+    return arrays
+
+
+def _check_same_device(op, inputs):
+    devices = [x._device for x in inputs if isinstance(x, Tensor)]
+    first = devices[0]
+    for d in devices[1:]:
+        if d != first:
+            raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                               f"devices, {first} and {d}! (when checking arguments for {op.name})")
+
+
+def _record(op, inputs, outputs, attrs):
+    next_functions = []
+    needs = []
+    meta = []
+    for x in inputs:
+        if isinstance(x, Tensor) and x._requires_grad:
+            fn = x.grad_fn
+            next_functions.append((fn, x._output_nr) if fn is not None else (x._get_grad_accumulator(), 0))
+            needs.append(True)
+            meta.append((x._data.shape, x._data.dtype))
+        else:
+            next_functions.append((None, 0))
+            needs.append(False)
+            meta.append(None)
+    node = OpNode(op, tuple(next_functions), attrs, tuple(needs), tuple(meta))
+    save = op.save
+    if save is not None:
+        saved_inputs = ()
+        saved_outputs = ()
+        if save != "outputs":
+            saved_inputs = tuple(SavedTensor(x) if isinstance(x, Tensor) else x for x in inputs)
+        if save != "inputs":
+            saved_outputs = tuple(SavedTensor(o, True, node, i) for i, o in enumerate(outputs))
+        node._saved = (saved_inputs, saved_outputs)
+    for i, o in enumerate(outputs):
+        if o._data.dtype.kind == "f":
+            o.grad_fn = node
+            o._output_nr = i
+            o._requires_grad = True
+    if anomaly_mode._state.enabled:
+        anomaly_mode.record_creation(node)
+    return node

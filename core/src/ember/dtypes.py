@@ -1,0 +1,191 @@
+"""Scalar types and PyTorch's type-promotion rules.
+
+PyTorch counterpart: c10/core/ScalarType.h (the dtypes and ``promoteTypes``) and
+torch/_prims_common/__init__.py (``elementwise_dtypes``: how Python scalars and 0-d
+tensors take part in promotion) (v2.13).
+
+An ``ember.dtype`` is a small immutable record around the NumPy dtype that backends
+store. Left out: complex, bfloat16, quantized and unsigned types other than uint8.
+"""
+
+import numpy as np
+
+# NOTE [ Type promotion categories ]
+# PyTorch orders dtypes by *category*: bool < integer < floating. When operands of
+# different priority meet (dimensioned tensors > 0-d tensors > Python scalars) the
+# higher-priority operands fix the dtype, unless a lower-priority operand is of a
+# higher category: then that category wins. So int32 tensor + 2.5 -> default float
+# (float32), float16 tensor + 2.5 -> float16, int8 tensor + 1000 -> int8.
+BOOL, INTEGRAL, FLOATING = 0, 1, 2
+
+
+class dtype:
+    """A tensor element type, such as ``ember.float32``."""
+
+    __slots__ = ("name", "np", "itemsize", "category", "is_floating_point", "is_signed")
+
+    def __init__(self, name, np_dtype, category, is_signed):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.category = category
+        self.is_floating_point = category == FLOATING
+        self.is_signed = is_signed
+
+    def __repr__(self):
+        return f"ember.{self.name}"
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+    @property
+    def is_complex(self):
+        return False
+
+    def to_real(self):
+        return self
+
+
+bool_ = dtype("bool", np.bool_, BOOL, False)
+uint8 = dtype("uint8", np.uint8, INTEGRAL, False)
+int8 = dtype("int8", np.int8, INTEGRAL, True)
+int16 = dtype("int16", np.int16, INTEGRAL, True)
+int32 = dtype("int32", np.int32, INTEGRAL, True)
+int64 = dtype("int64", np.int64, INTEGRAL, True)
+float16 = dtype("float16", np.float16, FLOATING, True)
+float32 = dtype("float32", np.float32, FLOATING, True)
+float64 = dtype("float64", np.float64, FLOATING, True)
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
+           "int": int32, "long": int64, "bool": bool_}
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NUMPY = {d.np: d for d in ALL_DTYPES}
+
+
+def _dtype_by_name(name):
+    return _BY_NAME[name]
+
+
+def from_numpy_dtype(np_dtype):
+    """The ember dtype stored as ``np_dtype``; raises TypeError for unsupported types."""
+    try:
+        return _BY_NUMPY[np_dtype]
+    except KeyError:
+        pass
+    np_dtype = np.dtype(np_dtype)
+    if np_dtype in _BY_NUMPY:
+        return _BY_NUMPY[np_dtype]
+    raise TypeError(
+        f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
+        "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
+
+
+def to_dtype(value):
+    """Accept an ember dtype, a NumPy dtype, or a Python type (float, int, bool)."""
+    if isinstance(value, dtype):
+        return value
+    if value is float:
+        return _default_dtype[0]
+    if value is int:
+        return int64
+    if value is bool:
+        return bool_
+    return from_numpy_dtype(value)
+
+
+# The default floating dtype. A one-element list, not a global rebinding, so that
+# modules that imported it see changes (it is process state, like torch's).
+_default_dtype = [float32]
+
+
+def get_default_dtype():
+    """The dtype that Python floats and float factories become (float32 unless set)."""
+    return _default_dtype[0]
+
+
+def set_default_dtype(d):
+    """Set the default floating dtype; only floating dtypes are allowed, as in PyTorch."""
+    d = to_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default_dtype[0] = d
+    _promotion_cache.clear()
+
+
+def _build_promotion_table():
+    # Lattice of c10's promoteTypes for the types ember has: the smallest type that
+    # holds both. uint8 with a signed int widens to the next signed size (int16).
+    table = {}
+    ints_signed = [int8, int16, int32, int64]
+    floats = [float16, float32, float64]
+    for a in ALL_DTYPES:
+        for b in ALL_DTYPES:
+            if a is b:
+                r = a
+            elif a is bool_ or b is bool_:
+                r = b if a is bool_ else a
+            elif a.is_floating_point or b.is_floating_point:
+                if a.is_floating_point and b.is_floating_point:
+                    r = floats[max(floats.index(a), floats.index(b))]
+                else:
+                    r = a if a.is_floating_point else b
+            elif a is uint8 or b is uint8:
+                other = b if a is uint8 else a
+                r = int16 if other is int8 else other
+            else:
+                r = ints_signed[max(ints_signed.index(a), ints_signed.index(b))]
+            table[a, b] = r
+    return table
+
+
+_PROMOTE = _build_promotion_table()
+
+
+def promote_types(a, b):
+    """The smallest dtype both ``a`` and ``b`` can be cast to (``torch.promote_types``)."""
+    return _PROMOTE[a, b]
+
+
+def can_cast(from_, to):
+    """Whether an in-place op may write a ``from_`` result into a ``to`` tensor."""
+    return from_.category <= to.category
+
+
+_promotion_cache = {}
+
+
+def scalar_dtype(value):
+    """The dtype a Python scalar would have as a tensor: bool, int64 or the default float."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return _default_dtype[0]
+    raise TypeError(f"unsupported scalar type {type(value).__name__}")
+
+
+def result_type_from_keys(keys):
+    """Promote operand keys: (priority, dtype) pairs, priority 2 = tensor with dims,
+    1 = 0-d tensor, 0 = Python scalar. Cached: the set of keys per call is tiny."""
+    cached = _promotion_cache.get(keys)
+    if cached is not None:
+        return cached
+    by_priority = {}
+    for priority, d in keys:
+        current = by_priority.get(priority)
+        by_priority[priority] = d if current is None else _PROMOTE[current, d]
+    result = None
+    for priority in (2, 1, 0):
+        d = by_priority.get(priority)
+        if d is None:
+            continue
+        if result is None:
+            result = d
+        elif d.category > result.category:
+            # A lower-priority operand of a higher category decides the category.
+            # A Python float gives the default dtype; a 0-d tensor gives its own.
+            result = d
+    _promotion_cache[keys] = result
+    return result

@@ -1,0 +1,14 @@
+"""ember's built-in operators, one family per module.
+
+PyTorch counterpart: aten/src/ATen/native/ (v2.13).
+"""
+
+import importlib
+
+MODULES = ("factory", "copy", "binary", "unary", "comparison", "reduction", "softmax", "shape",
+           "indexing", "linalg", "sorting")
+
+
+def all_modules():
+    """Import every op module (they define the ``aten::`` ops as they load)."""
+    return [importlib.import_module(f"ember.native.{name}") for name in MODULES]

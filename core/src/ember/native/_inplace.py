@@ -1,0 +1,81 @@
+"""How an in-place op (``add_``, ``copy_``, ``x[i] = v``) is carried out.
+
+PyTorch counterpart: the in-place branches of torch/csrc/autograd/generated/
+VariableType (``check_inplace``, ``rebase_history``, ``increment_version``) and
+torch/csrc/autograd/functions/tensor.cpp (``CopySlices``) (v2.13).
+
+# NOTE [ In-place ops are out-of-place ops plus a write ]
+# ember computes the out-of-place result with the ordinary op (so the autograd record
+# and the backward formula are the op's own), writes it into the target's memory,
+# bumps the target's version counter (shared by all views of that memory), and
+# rebases the target's history onto the new node. If the new node saved the target
+# itself, it keeps a copy of the old value instead (PyTorch's `original_self`), so
+# `a.mul_(b)` still has `a`'s old value for `b`'s gradient.
+"""
+
+from ember.autograd.graph import SavedTensor
+from ember.autograd.grad_mode import grad_state
+from ember import dtypes
+
+
+def check_inplace(target):
+    if grad_state.enabled and target._requires_grad and target.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def inplace(target, op, inputs, attrs=None):
+    """Run ``op(*inputs, **attrs)`` and store the result in ``target``; returns ``target``."""
+    check_inplace(target)
+    result = op(*inputs, **(attrs or {}))
+    return write_result(target, result)
+
+
+def write_result(target, result):
+    if result.shape != target.shape:
+        raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+                           f"{list(result.shape)}")
+    if not dtypes.can_cast(result.dtype, target.dtype):
+        raise RuntimeError(f"result type {_type_name(result.dtype)} can't be cast to the desired output type "
+                           f"{_type_name(target.dtype)}")
+    node = result.grad_fn
+    if node is not None:
+        _keep_old_value(node, target)
+    if not target._data.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
+    if node is not None and target._base is not None:
+        from ember.native.copy_slices import rebase_view
+
+        rebase_view(target, result)  # the base's history changes too
+    target._data[...] = result._data
+    target._version[0] += 1
+    if node is not None and target._base is None:
+        target.grad_fn = node
+        target._output_nr = result._output_nr
+        target._requires_grad = True
+    return target
+
+
+def _keep_old_value(node, target):
+    saved = node._saved
+    if not saved or not saved[0]:
+        return
+    inputs, outputs = saved
+    if not any(s.__class__ is SavedTensor and s.tensor is target for s in inputs):
+        return
+    from ember.dispatcher import _wrap
+
+    old = _wrap(target._data.copy(), target._device)
+    old.grad_fn = target.grad_fn
+    old._output_nr = target._output_nr
+    old._requires_grad = target._requires_grad
+    new_inputs = tuple(SavedTensor(old) if s.__class__ is SavedTensor and s.tensor is target else s for s in inputs)
+    node._saved = (new_inputs, outputs)
+
+
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _type_name(d):
+    return _TYPE_NAMES[d.name]

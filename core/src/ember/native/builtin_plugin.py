@@ -1,0 +1,19 @@
+"""The core's own plugin: it registers every ``aten::`` op through the same hook a
+third-party operator plugin uses.
+
+PyTorch counterpart: aten/src/ATen/native/native_functions.yaml, whose entries the
+dispatcher loads at start-up (v2.13).
+"""
+
+from ember.plugins import hookimpl
+
+
+@hookimpl
+def ember_register_ops(register):
+    from ember import dispatcher
+    from ember.native import all_modules
+
+    all_modules()
+    for op in list(dispatcher._ALL_OPS):
+        if op.namespace == "aten":
+            register(op)

@@ -1,0 +1,105 @@
+"""Copies and conversions: ``clone``, ``contiguous``, ``to`` (dtype and device), ``copy_``.
+
+PyTorch counterpart: aten/src/ATen/native/TensorConversions.cpp (``to``,
+``_to_copy``) and aten/src/ATen/native/Copy.cpp (``copy_``) (v2.13).
+"""
+
+from ember import dtypes
+from ember.device import device as Device
+from ember.dispatcher import Op
+from ember.native._inplace import inplace
+
+
+def _clone_kernel(xp, a):
+    return a.copy()
+
+
+CLONE = Op("aten::clone", _clone_kernel, lambda ctx, grad: (grad,))
+
+
+def clone(input, *, memory_format=None):
+    """A copy of ``input`` with its own memory; gradients flow back unchanged."""
+    return CLONE(input)
+
+
+def contiguous(input, memory_format=None):
+    """``input`` itself when it is C-contiguous, else a contiguous copy."""
+    return input if input._data.flags.c_contiguous else CLONE(input)
+
+
+def _cast_kernel(xp, a, dtype):
+    return a.astype(dtype.np)
+
+
+def _cast_backward(ctx, grad):
+    (source_meta,) = ctx.input_meta
+    return (grad.to(dtypes.from_numpy_dtype(source_meta[1])),)
+
+
+CAST = Op("aten::_to_copy", _cast_kernel, _cast_backward, backward_name="ToCopyBackward0")
+
+
+def _parse_to(tensor, args, kwargs):
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for arg in args:
+        if isinstance(arg, dtypes.dtype) or arg in (float, int, bool):
+            dtype = arg
+        elif isinstance(arg, (str, Device)):
+            device = arg
+        elif hasattr(arg, "_data") and hasattr(arg, "dtype"):
+            dtype, device = arg.dtype, arg.device
+        elif isinstance(arg, bool):
+            pass
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: {arg!r}")
+    return (None if device is None else Device(device)), (None if dtype is None else dtypes.to_dtype(dtype)), copy
+
+
+def to(tensor, *args, **kwargs):
+    """Return ``tensor`` converted to another dtype and/or device (``Tensor.to``)."""
+    device, dtype, copy = _parse_to(tensor, args, dict(kwargs))
+    out = tensor
+    if device is not None and device != tensor._device:
+        out = _move(out, device)
+        copy = False
+    if dtype is not None and dtype.np != out._data.dtype:
+        out = CAST(out, dtype=dtype)
+        copy = False
+    if copy:
+        out = CLONE(out)
+    return out
+
+
+def _move(tensor, device):
+    from ember.tensor import _make_tensor
+    from ember.autograd.grad_mode import grad_state
+
+    array = tensor._device.backend.to_host(tensor._data)
+    moved = _make_tensor(device.backend.from_host(array.copy() if array is tensor._data else array, device.index), device)
+    if grad_state.enabled and tensor._requires_grad:
+        from ember.autograd.function import attach_node
+
+        attach_node(moved, "ToCopyBackward0", (tensor,), lambda grad: (grad.to(tensor._device),))
+    return moved
+
+
+def copy_(self, src, non_blocking=False):
+    """Copy ``src`` (broadcast, cast, moved across devices) into ``self`` in place."""
+    if src._device != self._device:
+        src = src.to(self._device)
+    if src.dtype is not self.dtype:
+        src = CAST(src, dtype=self.dtype)
+    return inplace(self, COPY, (self, src))
+
+
+def _copy_kernel(xp, a, b):
+    return xp.broadcast_to(b, a.shape)
+
+
+COPY = Op("aten::copy", _copy_kernel, lambda ctx, grad: (None, grad), promote="none")

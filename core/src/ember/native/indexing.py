@@ -1,0 +1,477 @@
+"""Indexing: ``x[key]`` and ``x[key] = v``, ``where``, ``masked_fill``, ``gather``,
+``scatter``, ``scatter_add``, ``index_select``, ``index_add``, ``masked_select``,
+``take_along_dim``, ``nonzero``.
+
+PyTorch counterpart: torch/csrc/autograd/python_variable_indexing.cpp (turning a
+Python key into slices, selects and an ``index`` call), aten/src/ATen/native/
+TensorAdvancedIndexing.cpp and their derivatives.yaml entries (v2.13).
+
+A key with only ints, slices, None and Ellipsis gives a view; a key with a tensor or
+list gives a copy ("advanced indexing"), with NumPy's rules, which PyTorch shares.
+"""
+
+from ember.autograd.grad_mode import grad_state
+from ember.dispatcher import DEFAULT, NONE, Op
+from ember.native._inplace import check_inplace, write_result
+from ember.tensor import Tensor, _wrap_dim
+
+
+# --- turning a Python key into an array key -------------------------------------
+
+
+def _convert_key(tensor, key):
+    """(array key, is_basic). Tensors become arrays on the tensor's device."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    out = []
+    basic = True
+    for k in key:
+        if isinstance(k, Tensor):
+            if k._device is not tensor._device and k._data.ndim and k._device.type != "cpu":
+                raise RuntimeError(f"indices should be either on {k._device} or on the same device as the "
+                                   f"indexed tensor ({tensor._device})")
+            if k.dtype.is_floating_point:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            if k._data.ndim == 0 and k._data.dtype.kind in "iu":
+                out.append(int(k.item()))  # a 0-d integer tensor indexes like an int (a view)
+                continue
+            array = k._data if k._device is tensor._device else tensor._device.backend.from_host(k._host())
+            out.append(array)
+            basic = False
+        elif isinstance(k, slice):
+            step = k.step
+            if step is not None and step <= 0:
+                raise ValueError("step must be greater than zero")
+            out.append(slice(_as_int(k.start), _as_int(k.stop), _as_int(step)))
+        elif isinstance(k, bool):
+            out.append(k)
+            basic = False
+        elif isinstance(k, (list,)):
+            import numpy as np
+
+            array = np.asarray(k)
+            if array.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            out.append(tensor._device.backend.from_host(array))
+            basic = False
+        elif k is None or k is Ellipsis or isinstance(k, int) or hasattr(k, "__index__"):
+            out.append(k if k is None or k is Ellipsis else k.__index__())
+        else:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                             "are valid indices (got " + type(k).__name__ + ")")
+    _check_bounds(tensor, out)
+    return tuple(out), basic
+
+
+def _as_int(v):
+    return v.__index__() if v is not None and not isinstance(v, int) else v
+
+
+def _check_bounds(tensor, key):
+    shape = tensor._data.shape
+    if sum(1 for k in key if k is not None and k is not Ellipsis and not isinstance(k, bool)) > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    dim = 0
+    for k in key:
+        if k is Ellipsis:
+            dim = len(shape) - sum(1 for j in key[key.index(Ellipsis) + 1:] if j is not None and not isinstance(j, bool))
+            continue
+        if k is None or isinstance(k, bool):
+            continue
+        if isinstance(k, int):
+            size = shape[dim]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
+        dim += getattr(k, "ndim", 1) if getattr(getattr(k, "dtype", None), "kind", "") == "b" else 1
+
+
+def _index_kernel(xp, a, key):
+    out = a[key]
+    return out
+
+
+def _index_backward(ctx, grad):
+    (meta,) = ctx.input_meta
+    from ember.native.factory import zeros
+
+    base = zeros(meta[0], dtype=grad.dtype, device=grad.device)
+    return (INDEX_PUT(base, grad, key=ctx.attrs["key"], accumulate=True),)
+
+
+BASIC_INDEX = Op("aten::_basic_index", _index_kernel, _index_backward, view=True, backward_name="SliceBackward0")
+INDEX = Op("aten::index", _index_kernel, _index_backward, backward_name="IndexBackward0")
+
+
+def getitem(tensor, key):
+    """``tensor[key]``: a view for basic keys, a copy for tensor or list keys."""
+    array_key, basic = _convert_key(tensor, key)
+    return (BASIC_INDEX if basic else INDEX)(tensor, key=array_key)
+
+
+def _index_put_kernel(xp, a, values, key, accumulate=False):
+    out = a.copy()
+    if accumulate:
+        _add_at(xp, out, key, values)
+    else:
+        out[key] = values
+    return out
+
+
+def _add_at(xp, out, key, values):
+    if hasattr(xp, "add") and hasattr(xp.add, "at"):
+        xp.add.at(out, key, xp.broadcast_to(values, out[key].shape) if hasattr(values, "shape") else values)
+    else:
+        import cupyx
+
+        cupyx.scatter_add(out, key, values)
+
+
+def _index_put_backward(ctx, grad):
+    key, accumulate = ctx.attrs["key"], ctx.attrs.get("accumulate", False)
+    need_a, need_values = ctx.needs_input_grad
+    grad_a = None
+    if need_a:
+        grad_a = grad if accumulate else INDEX_PUT(grad, 0.0, key=key)
+    grad_values = INDEX(grad, key=key) if need_values else None
+    return grad_a, grad_values
+
+
+INDEX_PUT = Op("aten::index_put", _index_put_kernel, _index_put_backward, promote=NONE)
+
+
+def index_put(input, indices, values, accumulate=False):
+    array_key, _ = _convert_key(input, tuple(indices))
+    return INDEX_PUT(input, _as_value(input, values), key=array_key, accumulate=accumulate)
+
+
+def _as_value(target, value):
+    if isinstance(value, Tensor):
+        if value._device is not target._device:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{target._device} and {value._device}!")
+        return value if value.dtype is target.dtype else value.to(target.dtype)
+    return value
+
+
+def setitem(tensor, key, value):
+    """``tensor[key] = value``, in place; differentiable for tensors in the graph."""
+    check_inplace(tensor)
+    array_key, _ = _convert_key(tensor, key)
+    value = _as_value(tensor, value)
+    value_grad = isinstance(value, Tensor) and value._requires_grad
+    if not grad_state.enabled or not (tensor._requires_grad or value_grad):
+        if not tensor._data.flags.writeable:
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
+        tensor._data[array_key] = value._data if isinstance(value, Tensor) else value
+        tensor._version[0] += 1
+        return
+    write_result(tensor, INDEX_PUT(tensor, value, key=array_key))
+
+
+# --- where, masked_fill ---------------------------------------------------------
+
+
+def _where_kernel(xp, cond, a, b):
+    return xp.where(cond, a, b)
+
+
+def _where_backward(ctx, grad):
+    cond, _, _ = ctx.saved_inputs
+    _, need_a, need_b = ctx.needs_input_grad
+    zero = grad * 0
+    return None, (WHERE_RAW(cond, grad, zero) if need_a else None), (WHERE_RAW(cond, zero, grad) if need_b else None)
+
+
+WHERE_RAW = Op("aten::where", _where_kernel, _where_backward, promote=NONE, save="inputs")
+
+
+def _where_promote(cond, a, b):
+    from ember import dtypes
+
+    keys = []
+    for x in (a, b):
+        if isinstance(x, Tensor):
+            keys.append((2 if x.ndim else 1, x.dtype))
+        else:
+            keys.append((0, dtypes.scalar_dtype(x)))
+    common = dtypes.result_type_from_keys(tuple(keys))
+    return [x.to(common) if isinstance(x, Tensor) and x.dtype is not common else
+            (x if isinstance(x, Tensor) else common.np.type(x)) for x in (a, b)]
+
+
+def where(condition, input=None, other=None):
+    """``input`` where ``condition`` is true, else ``other``; scalars allowed.
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if condition.dtype.name != "bool":
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{condition.dtype.name.capitalize()}")
+    a, b = _where_promote(condition, input, other)
+    return WHERE_RAW(condition, a, b)
+
+
+def masked_fill(input, mask, value):
+    """``input`` with ``value`` where ``mask`` is true (mask broadcasts to input)."""
+    if mask.dtype.name != "bool":
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}")
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")
+        value = value.to(input.dtype)
+        out = WHERE_RAW(mask, value, input)
+    else:
+        out = WHERE_RAW(mask, input._data.dtype.type(value), input)
+    if tuple(out.shape) != tuple(input.shape):
+        raise RuntimeError(f"The size of the mask must match the size of the input")
+    return out
+
+
+def masked_fill_(input, mask, value):
+    check_inplace(input)
+    return write_result(input, masked_fill(input, mask, value))
+
+
+def masked_select(input, mask):
+    """The elements of ``input`` where ``mask`` is true, as a 1-d tensor."""
+    from ember.native.shape import broadcast_tensors
+
+    x, m = broadcast_tensors(input, mask)
+    return getitem(x, m)
+
+
+# --- gather, scatter ------------------------------------------------------------
+
+
+def _check_gather(name, input, dim, index):
+    if index.dtype.name != "int64":
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor")
+
+
+def _gather_kernel(xp, a, index, dim):
+    if a.ndim == 0:
+        return a.reshape(1)[index.reshape(-1)].reshape(index.shape)
+    return xp.take_along_axis(a, index, axis=dim)
+
+
+def _gather_backward(ctx, grad):
+    from ember.native.factory import zeros
+
+    (meta, _) = ctx.input_meta
+    _, index = ctx.saved_inputs
+    base = zeros(meta[0], dtype=grad.dtype, device=grad.device)
+    return scatter_add(base, ctx.attrs["dim"], index, grad), None
+
+
+GATHER = Op("aten::gather", _gather_kernel, _gather_backward, save="inputs")
+
+
+def gather(input, dim, index):
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and so on): values picked
+    along ``dim`` by ``index``."""
+    _check_gather("gather", input, dim, index)
+    dim = _wrap_dim(dim, input.ndim)
+    if any(index.shape[d] > input.shape[d] for d in range(index.ndim) if d != dim):
+        raise RuntimeError(f"Size does not match at dimension {dim} expected index {list(index.shape)} to be "
+                           f"smaller than self {list(input.shape)} apart from dimension {dim}")
+    _check_index_range(index, input.shape[dim] if input.ndim else 1, "gather")
+    return GATHER(input, index, dim=dim)
+
+
+def _check_index_range(index, size, name):
+    if index.numel() and (bool((index >= size).any()) or bool((index < -size).any())):
+        raise RuntimeError(f"index {int(index.max().item())} is out of bounds for dimension with size {size}")
+
+
+def take_along_dim(input, indices, dim=None):
+    if dim is None:
+        return gather(input.flatten(), 0, indices.flatten())
+    from ember.native.shape import broadcast_shapes
+
+    dim = _wrap_dim(dim, input.ndim)
+    shape_in, shape_idx = list(input.shape), list(indices.shape)
+    shape_in[dim] = shape_idx[dim] = 1
+    common = list(broadcast_shapes(shape_in, shape_idx))
+    a = common.copy()
+    a[dim] = input.shape[dim]
+    b = common.copy()
+    b[dim] = indices.shape[dim]
+    return gather(input.expand(a), dim, indices.expand(b))
+
+
+def _scatter_index(xp, index, dim):
+    # The full key of an advanced index that addresses `out` at index along `dim`.
+    grids = xp.indices(index.shape, sparse=True)
+    return tuple(index if d == dim else grids[d] for d in range(index.ndim))
+
+
+def _scatter_kernel(xp, a, index, src, dim, reduce=None):
+    out = a.copy()
+    if a.ndim == 0:
+        out = out.reshape(1)
+        index, dim = index.reshape(-1), 0
+        if hasattr(src, "reshape"):
+            src = src.reshape(-1)
+    key = _scatter_index(xp, index, dim)
+    values = src[tuple(slice(0, s) for s in index.shape)] if hasattr(src, "shape") and src.ndim else src
+    if reduce is None:
+        out[key] = values
+    elif reduce == "add":
+        _add_at(xp, out, key, values)
+    elif reduce == "multiply":
+        xp.multiply.at(out, key, values)
+    else:
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
+    return out.reshape(a.shape)
+
+
+def _scatter_backward(ctx, grad):
+    _, index, src = ctx.saved_inputs
+    dim = ctx.attrs["dim"]
+    need_a, _, need_src = ctx.needs_input_grad
+    grad_a = SCATTER(grad, index, 0.0, dim=dim) if need_a else None
+    grad_src = None
+    if need_src:
+        grad_src = GATHER(grad, index, dim=dim)
+        if tuple(grad_src.shape) != tuple(src.shape):
+            from ember.native.factory import zeros
+
+            grad_src = SCATTER_ADD(zeros(src.shape, dtype=grad.dtype, device=grad.device),
+                                   index * 0 + _arange_like(index, dim), grad_src, dim=dim)
+    return grad_a, None, grad_src
+
+
+def _arange_like(index, dim):
+    from ember.native.factory import arange
+
+    shape = [1] * index.ndim
+    shape[dim] = index.shape[dim]
+    return arange(index.shape[dim], device=index.device).reshape(shape)
+
+
+def _scatter_add_backward(ctx, grad):
+    _, index, src = ctx.saved_inputs
+    dim = ctx.attrs["dim"]
+    need_a, _, need_src = ctx.needs_input_grad
+    return (grad if need_a else None), None, (GATHER(grad, index, dim=dim) if need_src else None)
+
+
+SCATTER = Op("aten::scatter", _scatter_kernel, _scatter_backward, promote=NONE, save="inputs")
+SCATTER_ADD = Op("aten::scatter_add", lambda xp, a, index, src, dim: _scatter_kernel(xp, a, index, src, dim, "add"),
+                 _scatter_add_backward, promote=NONE, save="inputs")
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """Write ``src`` (or ``value``) into a copy of ``input`` at ``index`` along ``dim``."""
+    _check_gather("scatter", input, dim, index)
+    dim = _wrap_dim(dim, input.ndim)
+    if src is None:
+        src = value
+    if isinstance(src, Tensor):
+        if src.dtype is not input.dtype:
+            raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype")
+    else:
+        src = input._data.dtype.type(src)
+    _check_index_range(index, input.shape[dim] if input.ndim else 1, "scatter")
+    if reduce is None:
+        return SCATTER(input, index, src, dim=dim)
+    return SCATTER(input, index, src, dim=dim, reduce=reduce)
+
+
+def scatter_add(input, dim, index, src):
+    """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (repeats add up)."""
+    _check_gather("scatter_add", input, dim, index)
+    dim = _wrap_dim(dim, input.ndim)
+    _check_index_range(index, input.shape[dim] if input.ndim else 1, "scatter_add")
+    return SCATTER_ADD(input, index, src, dim=dim)
+
+
+# --- index_select, index_add ----------------------------------------------------
+
+
+def _index_select_kernel(xp, a, index, dim):
+    return xp.take(a, index, axis=dim) if a.ndim else a.reshape(1)[index].reshape(index.shape)
+
+
+def _index_select_backward(ctx, grad):
+    (meta, _) = ctx.input_meta
+    _, index = ctx.saved_inputs
+    from ember.native.factory import zeros
+
+    return index_add(zeros(meta[0], dtype=grad.dtype, device=grad.device), ctx.attrs["dim"], index, grad), None
+
+
+INDEX_SELECT = Op("aten::index_select", _index_select_kernel, _index_select_backward, promote=NONE, save="inputs")
+
+
+def index_select(input, dim, index):
+    """Rows (or slices along ``dim``) picked by a 1-d integer ``index``."""
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if index.dtype.name not in ("int64", "int32"):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    dim = _wrap_dim(dim, input.ndim)
+    _check_index_range(index, input.shape[dim] if input.ndim else 1, "index_select")
+    return INDEX_SELECT(input, index.reshape(-1) if index.ndim == 0 else index, dim=dim)
+
+
+def _index_add_kernel(xp, a, index, source, dim, alpha=1):
+    out = a.copy()
+    key = [slice(None)] * a.ndim
+    key[dim] = index
+    _add_at(xp, out, tuple(key), source if alpha == 1 else source * alpha)
+    return out
+
+
+def _index_add_backward(ctx, grad):
+    _, index, _ = ctx.saved_inputs
+    dim, alpha = ctx.attrs["dim"], ctx.attrs.get("alpha", 1)
+    need_a, _, need_source = ctx.needs_input_grad
+    grad_source = None
+    if need_source:
+        grad_source = INDEX_SELECT(grad, index, dim=dim)
+        if alpha != 1:
+            grad_source = grad_source * alpha
+    return (grad if need_a else None), None, grad_source
+
+
+INDEX_ADD = Op("aten::index_add", _index_add_kernel, _index_add_backward, promote=NONE, save="inputs")
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """Add slices of ``source`` into a copy of ``input`` at ``index`` along ``dim``."""
+    dim = _wrap_dim(dim, input.ndim)
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"index_add_(): self ({input.dtype}) and source ({source.dtype}) must have the same scalar type")
+    return INDEX_ADD(input, index, source, dim=dim, alpha=alpha)
+
+
+# --- nonzero --------------------------------------------------------------------
+
+
+def _nonzero_kernel(xp, a):
+    return xp.stack(xp.nonzero(a), axis=1).astype("int64") if a.ndim else xp.zeros((int(bool(a)), 0), "int64")
+
+
+NONZERO = Op("aten::nonzero", _nonzero_kernel, None)
+
+
+def nonzero(input, *, as_tuple=False):
+    """Indices of the nonzero elements: an (n, ndim) tensor, or a tuple of 1-d tensors."""
+    out = NONZERO(input)
+    if not as_tuple:
+        return out
+    if input.ndim == 0:
+        return (out.reshape(-1),) if out.numel() else (out.reshape(0),)
+    return tuple(out[:, d] for d in range(input.ndim))
+
+
+def argwhere(input):
+    return nonzero(input)
+
+
+del DEFAULT

@@ -1,0 +1,378 @@
+"""Elementwise unary math: ``neg abs sign exp log sqrt sin tanh sigmoid erf ...``.
+
+PyTorch counterpart: aten/src/ATen/native/UnaryOps.cpp and the unary entries of
+tools/autograd/derivatives.yaml (v2.13).
+
+Each op is one ``Op`` whose kernel is a single NumPy/CuPy ufunc call. Ops that are
+"floating" in PyTorch (exp, sin, ...) turn integer and bool inputs into the default
+float dtype first; ``neg``, ``abs``, ``sign`` and the rounding ops keep the dtype.
+"""
+
+import math
+
+from ember.dispatcher import DEFAULT, INT_TO_FLOAT, NONE, Op
+
+
+def _unary(name, kernel, backward, promote=INT_TO_FLOAT, save="inputs"):
+    return Op(f"aten::{name}", kernel, backward, promote=promote, save=save)
+
+
+def _x(ctx):
+    return ctx.saved_inputs[0]
+
+
+def _y(ctx):
+    return ctx.saved_outputs[0]
+
+
+# --- sign and magnitude ---------------------------------------------------------
+
+
+def _neg_kernel(xp, a):
+    if a.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+    return xp.negative(a)
+
+
+NEG = _unary("neg", _neg_kernel, lambda ctx, g: (-g,), promote=NONE, save=None)
+ABS = _unary("abs", lambda xp, a: xp.abs(a), lambda ctx, g: (g * sign(_x(ctx)),), promote=NONE)
+SIGN = _unary("sign", lambda xp, a: a.copy() if a.dtype.kind == "b" else xp.sign(a),
+              lambda ctx, g: (g * 0,), promote=NONE, save=None)
+SGN = SIGN
+
+
+def neg(input):
+    """``-input``."""
+    return NEG(input)
+
+
+negative = neg
+
+
+def abs(input):
+    """``|input|``; the gradient at 0 is 0, as in PyTorch."""
+    return ABS(input)
+
+
+absolute = abs
+
+
+def sign(input):
+    """-1, 0 or 1 by the sign of each element."""
+    return SIGN(input)
+
+
+def sgn(input):
+    return SIGN(input)
+
+
+RECIPROCAL = _unary("reciprocal", lambda xp, a: xp.reciprocal(a), lambda ctx, g: (-g * _y(ctx) * _y(ctx),),
+                    save="outputs")
+
+
+def reciprocal(input):
+    """``1 / input``."""
+    return RECIPROCAL(input)
+
+
+# --- exponentials and logarithms ------------------------------------------------
+
+EXP = _unary("exp", lambda xp, a: xp.exp(a), lambda ctx, g: (g * _y(ctx),), save="outputs")
+EXP2 = _unary("exp2", lambda xp, a: xp.exp2(a), lambda ctx, g: (g * _y(ctx) * math.log(2.0),), save="outputs")
+EXPM1 = _unary("expm1", lambda xp, a: xp.expm1(a), lambda ctx, g: (g * (_y(ctx) + 1),), save="outputs")
+LOG = _unary("log", lambda xp, a: xp.log(a), lambda ctx, g: (g / _x(ctx),))
+LOG2 = _unary("log2", lambda xp, a: xp.log2(a), lambda ctx, g: (g / (_x(ctx) * math.log(2.0)),))
+LOG10 = _unary("log10", lambda xp, a: xp.log10(a), lambda ctx, g: (g / (_x(ctx) * math.log(10.0)),))
+LOG1P = _unary("log1p", lambda xp, a: xp.log1p(a), lambda ctx, g: (g / (_x(ctx) + 1),))
+SQRT = _unary("sqrt", lambda xp, a: xp.sqrt(a), lambda ctx, g: (g / (2 * _y(ctx)),), save="outputs")
+
+
+def _rsqrt_kernel(xp, a):
+    return xp.reciprocal(xp.sqrt(a))
+
+
+RSQRT = _unary("rsqrt", _rsqrt_kernel, lambda ctx, g: (g * -0.5 * _y(ctx) ** 3,), save="outputs")
+
+
+def exp(input):
+    """``e ** input``."""
+    return EXP(input)
+
+
+def exp2(input):
+    """``2 ** input``."""
+    return EXP2(input)
+
+
+def expm1(input):
+    """``exp(input) - 1``, accurate near 0."""
+    return EXPM1(input)
+
+
+def log(input):
+    """Natural logarithm."""
+    return LOG(input)
+
+
+def log2(input):
+    return LOG2(input)
+
+
+def log10(input):
+    return LOG10(input)
+
+
+def log1p(input):
+    """``log(1 + input)``, accurate near 0."""
+    return LOG1P(input)
+
+
+def sqrt(input):
+    return SQRT(input)
+
+
+def rsqrt(input):
+    """``1 / sqrt(input)``."""
+    return RSQRT(input)
+
+
+def square(input):
+    """``input * input`` (promotes bool to int64 like ``pow(input, 2)``)."""
+    return input * input if input.dtype.name != "bool" else input.long() * input.long()
+
+
+# --- trigonometric and hyperbolic -----------------------------------------------
+
+SIN = _unary("sin", lambda xp, a: xp.sin(a), lambda ctx, g: (g * cos(_x(ctx)),))
+COS = _unary("cos", lambda xp, a: xp.cos(a), lambda ctx, g: (-g * sin(_x(ctx)),))
+TAN = _unary("tan", lambda xp, a: xp.tan(a), lambda ctx, g: (g * (1 + _y(ctx) * _y(ctx)),), save="outputs")
+ASIN = _unary("asin", lambda xp, a: xp.arcsin(a), lambda ctx, g: (g * rsqrt(1 - _x(ctx) * _x(ctx)),))
+ACOS = _unary("acos", lambda xp, a: xp.arccos(a), lambda ctx, g: (-g * rsqrt(1 - _x(ctx) * _x(ctx)),))
+ATAN = _unary("atan", lambda xp, a: xp.arctan(a), lambda ctx, g: (g / (1 + _x(ctx) * _x(ctx)),))
+SINH = _unary("sinh", lambda xp, a: xp.sinh(a), lambda ctx, g: (g * cosh(_x(ctx)),))
+COSH = _unary("cosh", lambda xp, a: xp.cosh(a), lambda ctx, g: (g * sinh(_x(ctx)),))
+TANH = _unary("tanh", lambda xp, a: xp.tanh(a), lambda ctx, g: (g * (1 - _y(ctx) * _y(ctx)),), save="outputs")
+
+
+def sin(input):
+    return SIN(input)
+
+
+def cos(input):
+    return COS(input)
+
+
+def tan(input):
+    return TAN(input)
+
+
+def asin(input):
+    return ASIN(input)
+
+
+def acos(input):
+    return ACOS(input)
+
+
+def atan(input):
+    return ATAN(input)
+
+
+arcsin, arccos, arctan = asin, acos, atan
+
+
+def sinh(input):
+    return SINH(input)
+
+
+def cosh(input):
+    return COSH(input)
+
+
+def tanh(input):
+    """Hyperbolic tangent; backward uses the output: ``1 - tanh(x)**2``."""
+    return TANH(input)
+
+
+# --- sigmoid, erf ---------------------------------------------------------------
+
+
+def _sigmoid_kernel(xp, a):
+    # exp of a negative number only: no overflow warning for large |a|.
+    e = xp.exp(-xp.abs(a))
+    return xp.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+
+
+SIGMOID = _unary("sigmoid", _sigmoid_kernel, lambda ctx, g: (g * _y(ctx) * (1 - _y(ctx)),), save="outputs")
+
+
+def sigmoid(input):
+    """``1 / (1 + exp(-input))``, computed without overflow."""
+    return SIGMOID(input)
+
+
+def _erf_kernel(xp, a):
+    return _special(xp).erf(a).astype(a.dtype, copy=False)
+
+
+def _erfinv_kernel(xp, a):
+    return _special(xp).erfinv(a).astype(a.dtype, copy=False)
+
+
+def _special(xp):
+    # scipy.special for NumPy, cupyx.scipy.special for CuPy.
+    if xp.__name__ == "cupy":
+        import cupyx.scipy.special as special
+    else:
+        import scipy.special as special
+    return special
+
+
+ERF = _unary("erf", _erf_kernel, lambda ctx, g: (g * (2 / math.sqrt(math.pi)) * exp(-_x(ctx) * _x(ctx)),))
+ERFC = _unary("erfc", lambda xp, a: _special(xp).erfc(a).astype(a.dtype, copy=False),
+              lambda ctx, g: (g * (-2 / math.sqrt(math.pi)) * exp(-_x(ctx) * _x(ctx)),))
+ERFINV = _unary("erfinv", _erfinv_kernel,
+                lambda ctx, g: (g * (math.sqrt(math.pi) / 2) * exp(_y(ctx) * _y(ctx)),), save="outputs")
+
+
+def erf(input):
+    """The error function."""
+    return ERF(input)
+
+
+def erfc(input):
+    return ERFC(input)
+
+
+def erfinv(input):
+    """The inverse error function on (-1, 1)."""
+    return ERFINV(input)
+
+
+# --- rounding -------------------------------------------------------------------
+
+
+def _rounding(name, ufunc):
+    def kernel(xp, a):
+        return a.copy() if a.dtype.kind in "iub" else getattr(xp, ufunc)(a)
+    return _unary(name, kernel, lambda ctx, g: (g * 0,), promote=NONE, save=None)
+
+
+FLOOR = _rounding("floor", "floor")
+CEIL = _rounding("ceil", "ceil")
+TRUNC = _rounding("trunc", "trunc")
+
+
+def _round_kernel(xp, a, decimals=0):
+    if a.dtype.kind in "iub":
+        return a.copy()
+    return xp.round(a, decimals)  # round half to even, as PyTorch
+
+
+ROUND = Op("aten::round", _round_kernel, lambda ctx, g: (g * 0,), promote=NONE)
+
+
+def floor(input):
+    return FLOOR(input)
+
+
+def ceil(input):
+    return CEIL(input)
+
+
+def trunc(input):
+    return TRUNC(input)
+
+
+fix = trunc
+
+
+def round(input, *, decimals=0):
+    """Round half to even, like PyTorch."""
+    return ROUND(input) if decimals == 0 else ROUND(input, decimals=decimals)
+
+
+def _frac_kernel(xp, a):
+    return a - xp.trunc(a)
+
+
+FRAC = _unary("frac", _frac_kernel, lambda ctx, g: (g,), promote=NONE, save=None)
+
+
+def frac(input):
+    """``input - trunc(input)``."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("frac_cpu not implemented for integral types")
+    return FRAC(input)
+
+
+# --- clamp and nan_to_num -------------------------------------------------------
+
+
+def _clamp_kernel(xp, a, lo, hi):
+    out = a
+    if lo is not None:
+        out = xp.maximum(out, lo)
+    if hi is not None:
+        out = xp.minimum(out, hi)
+    return a.copy() if out is a else out
+
+
+def _clamp_backward(ctx, grad):
+    from ember.native.indexing import where
+
+    x, lo, hi = ctx.saved_inputs
+    need_x, need_lo, need_hi = ctx.needs_input_grad
+    inside = None
+    if lo is not None:
+        inside = x >= lo
+    if hi is not None:
+        upper = x <= hi
+        inside = upper if inside is None else inside & upper
+    grad_x = where(inside, grad, 0.0) if need_x else None
+    grad_lo = where(x < lo, grad, 0.0) if need_lo else None
+    grad_hi = where(x > hi, grad, 0.0) if need_hi else None
+    return grad_x, grad_lo, grad_hi
+
+
+CLAMP = Op("aten::clamp", _clamp_kernel, _clamp_backward, promote=DEFAULT, save="inputs")
+
+
+def clamp(input, min=None, max=None):
+    """Limit ``input`` to ``[min, max]``; either bound may be a number or a tensor."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return CLAMP(input, min, max)
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    return CLAMP(input, min, None)
+
+
+def clamp_max(input, max):
+    return CLAMP(input, None, max)
+
+
+def _nan_to_num_kernel(xp, a, nan=0.0, posinf=None, neginf=None):
+    if a.dtype.kind != "f":
+        return a.copy()
+    return xp.nan_to_num(a, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def _nan_to_num_backward(ctx, grad):
+    from ember.native.indexing import where
+
+    (x,) = ctx.saved_inputs
+    return (where(x.isfinite(), grad, 0.0),)
+
+
+NAN_TO_NUM = Op("aten::nan_to_num", _nan_to_num_kernel, _nan_to_num_backward, save="inputs")
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """Replace NaN, +inf and -inf (by default with 0 and the dtype's extremes)."""
+    return NAN_TO_NUM(input, nan=nan, posinf=posinf, neginf=neginf)

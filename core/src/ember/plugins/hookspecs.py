@@ -1,0 +1,54 @@
+"""The hooks a plugin may implement: one ``ember_register_*`` hook per catalogue.
+
+PyTorch counterpart: none in one file; the catalogues mirror torch.library (ops),
+torch/utils/backend_registration.py (devices), and the registries of torchvision's
+models/_api.py (models). The shape follows simonw/llm's hookspecs.py.
+
+Each hook receives ``register``, a callback bound to the calling plugin, so the core
+knows which plugin registered what and can name both plugins on a clash.
+"""
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("ember")
+
+
+@hookspec
+def ember_register_backends(register):
+    """Register device backends: ``register(ember.device.Backend(...))``."""
+
+
+@hookspec
+def ember_register_ops(register):
+    """Register operators: ``register(op)`` for an ``ember.library`` op."""
+
+
+@hookspec
+def ember_register_modules(register):
+    """Register nn.Module classes: ``register(cls, name=None)``, reachable as ``ember.nn.<Name>``."""
+
+
+@hookspec
+def ember_register_optimizers(register):
+    """Register optimizers and lr schedulers: ``register(cls, name=None)``."""
+
+
+@hookspec
+def ember_register_data(register):
+    """Register datasets, samplers and transforms: ``register(obj, name=None)``."""
+
+
+@hookspec
+def ember_register_models(register):
+    """Register zoo models: ``register(name, builder, **info)``."""
+
+
+# Catalogue name for each hook: the key under which registrations are stored.
+CATALOGUES = {
+    "ember_register_backends": "backends",
+    "ember_register_ops": "ops",
+    "ember_register_modules": "modules",
+    "ember_register_optimizers": "optimizers",
+    "ember_register_data": "data",
+    "ember_register_models": "models",
+}

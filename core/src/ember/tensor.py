@@ -1,0 +1,423 @@
+"""``ember.Tensor``: an n-dimensional array on a device, with autograd metadata.
+
+PyTorch counterpart: c10/core/TensorImpl.h (sizes, strides, storage offset, version
+counter), torch/csrc/autograd/variable.h (grad, grad_fn, output_nr, hooks, the view's
+base) and torch/_tensor.py (the Python methods) (v2.13).
+
+The data is one backend array (a NumPy or CuPy ndarray). A view is another ndarray
+over the same memory, so a write through a view is seen by its base, as in PyTorch;
+``stride()``, ``storage_offset()`` and ``untyped_storage()`` read that memory layout.
+The operator methods (``add``, ``sum``, ...) are attached by
+``ember/tensor_methods.py`` from the op modules in ``ember/native/``.
+"""
+
+import weakref
+
+from ember import dispatcher
+from ember import dtypes
+from ember.autograd.graph import AccumulateGrad
+
+
+class Tensor:
+    """A multi-dimensional array with autograd support."""
+
+    __slots__ = ("_data", "_device", "_requires_grad", "grad", "grad_fn", "_output_nr", "_version",
+                 "_base", "_kept_accumulator", "_grad_accumulator", "_name", "__weakref__", "__dict__")
+
+    # --- metadata -----------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self):
+        return dtypes._BY_NUMPY[self._data.dtype]
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def is_cuda(self):
+        return self._device.type == "cuda"
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def dim(self):
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self):
+        return self._data.itemsize
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f"
+
+    def stride(self, dim=None):
+        itemsize = self._data.itemsize
+        strides = tuple(s // itemsize for s in self._data.strides)
+        if self._data.size == 0 or self._data.ndim == 0:
+            strides = _contiguous_strides(self._data.shape)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+
+    def untyped_storage(self):
+        from ember.storage import UntypedStorage
+
+        return UntypedStorage._of(self)
+
+    def storage_offset(self):
+        storage = self.untyped_storage()
+        return (self.data_ptr() - storage.data_ptr()) // self._data.itemsize
+
+    def data_ptr(self):
+        return _array_address(self._data)
+
+    def is_contiguous(self, memory_format=None):
+        return bool(self._data.flags.c_contiguous)
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want "
+                                   "to use a computed variable in a subgraph that doesn't require "
+                                   "differentiation use var_no_grad = var.detach().")
+            return self
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def _version_value(self):
+        return self._version[0]
+
+    @property
+    def is_view(self):
+        return self._base is not None
+
+    @property
+    def data(self):
+        """The same memory as a new leaf that does not require grad, with its own
+        version counter (changes through it escape autograd's checks, as in PyTorch)."""
+        return dispatcher._wrap(self._data, self._device)
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data
+        self._device = value._device
+
+    @property
+    def T(self):
+        if self.ndim > 2:
+            import warnings
+
+            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                          "deprecated and it will throw an error in a future release.", stacklevel=2)
+        return self.permute(*range(self.ndim - 1, -1, -1))
+
+    @property
+    def mT(self):
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self):
+        return self.T
+
+    @property
+    def mH(self):
+        return self.mT
+
+    # --- autograd -----------------------------------------------------------------
+    def _get_grad_accumulator(self):
+        ref = self._grad_accumulator
+        acc = ref() if ref is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._grad_accumulator = weakref.ref(acc)
+        return acc
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor into the leaves' ``.grad``."""
+        from ember.autograd.engine import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook):
+        """``hook(grad)`` runs when this tensor's gradient is computed; may return a new one."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_hook(self._output_nr, hook)
+        return self._get_grad_accumulator_strong()._register_tensor_hook(0, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after a leaf's ``.grad`` has been updated."""
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        acc = self._get_grad_accumulator_strong()
+        if acc._post_accumulate_hooks is None:
+            acc._post_accumulate_hooks = {}
+        from ember.autograd.graph import _add_hook
+
+        return _add_hook(acc._post_accumulate_hooks, hook)
+
+    def _get_grad_accumulator_strong(self):
+        # A leaf with hooks keeps its AccumulateGrad alive (PyTorch keeps the hooks on
+        # the tensor itself); otherwise the node, and its hooks, die with the graph.
+        acc = self._get_grad_accumulator()
+        if self._kept_accumulator is None:
+            self._kept_accumulator = acc
+        return acc
+
+    def retain_grad(self):
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None:
+            return
+        node = self.grad_fn
+        if node._retains_grad is None:
+            node._retains_grad = {}
+        node._retains_grad[self._output_nr] = weakref.ref(self)
+
+    @property
+    def retains_grad(self):
+        node = self.grad_fn
+        return bool(node is not None and node._retains_grad and self._output_nr in node._retains_grad)
+
+    def detach(self):
+        """A new leaf over the same memory and version counter, outside the graph."""
+        out = dispatcher._wrap(self._data, self._device)
+        out._version = self._version
+        return out
+
+    def detach_(self):
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # --- conversion ---------------------------------------------------------------
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._host().reshape(()).item()
+
+    def tolist(self):
+        return self._host().tolist()
+
+    def numpy(self, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self._device.type != "cpu" and not force:
+            raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. "
+                            "Use Tensor.cpu() to copy the tensor to host memory first.")
+        return self._host()
+
+    def _host(self):
+        return self._device.backend.to_host(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._host()
+        return a if dtype is None else a.astype(dtype)
+
+    def to(self, *args, **kwargs):
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other)``; returns
+        ``self`` when nothing changes and ``copy`` is False."""
+        from ember.native.copy import to
+
+        return to(self, *args, **kwargs)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return _legacy_type_name(self)
+        return self.to(dtype)
+
+    def float(self):
+        return self.to(dtypes.float32)
+
+    def double(self):
+        return self.to(dtypes.float64)
+
+    def half(self):
+        return self.to(dtypes.float16)
+
+    def long(self):
+        return self.to(dtypes.int64)
+
+    def int(self):
+        return self.to(dtypes.int32)
+
+    def short(self):
+        return self.to(dtypes.int16)
+
+    def char(self):
+        return self.to(dtypes.int8)
+
+    def byte(self):
+        return self.to(dtypes.uint8)
+
+    def bool(self):
+        return self.to(dtypes.bool_)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    # --- Python protocol ----------------------------------------------------------
+    def __repr__(self, *, tensor_contents=None):
+        from ember._tensor_str import tensor_repr
+
+        return tensor_repr(self)
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    __hash__ = object.__hash__
+
+    def __reduce_ex__(self, protocol):
+        # Pickling (DataLoader workers, copy.deepcopy): data on the host, plus leaf state.
+        return (_rebuild_tensor, (self._host(), str(self._device), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the "
+                               "deepcopy protocol at the moment.")
+        out = self.detach().clone().requires_grad_(self._requires_grad)
+        if self.grad is not None:
+            out.grad = self.grad.detach().clone()
+        memo[id(self)] = out
+        return out
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()))
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple that prints as ``ember.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"ember.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, key):
+        result = tuple.__getitem__(self, key)
+        return Size(result) if isinstance(key, slice) else result
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+def _rebuild_tensor(array, device, requires_grad):
+    from ember.native.factory import tensor
+
+    return tensor(array, device=device, requires_grad=requires_grad)
+
+
+def _wrap_dim(dim, ndim):
+    """PyTorch's maybe_wrap_dim: negative dims count from the end; a 0-d tensor
+    accepts dims -1 and 0."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _contiguous_strides(shape):
+    strides = []
+    step = 1
+    for s in reversed(shape):
+        strides.append(step)
+        step *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _array_address(array):
+    return array.__array_interface__["data"][0] if hasattr(array, "__array_interface__") else array.data.ptr
+
+
+_LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                 "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+                 "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+def _legacy_type_name(t):
+    prefix = "ember." if t.device.type == "cpu" else f"ember.{t.device.type}."
+    return prefix + _LEGACY_NAMES[t.dtype.name]
+
+
+def _make_tensor(array, device, requires_grad=False):
+    t = dispatcher._wrap(array, device)
+    t._requires_grad = requires_grad
+    return t
+
+
+dispatcher.Tensor = Tensor

@@ -1,0 +1,177 @@
+"""Attach the op functions to ``Tensor`` as methods, Python operators and in-place forms.
+
+PyTorch counterpart: torch/_tensor.py (the Python operators) and the generated
+``TensorBase`` methods of torch/csrc/autograd/generated/python_variable_methods.cpp
+(v2.13).
+
+Most ``ember.<op>(input, ...)`` functions take the tensor first, so the method is the
+function itself. An in-place method ``op_`` computes ``op`` and writes the result into
+``self`` (see NOTE [ In-place ops are out-of-place ops plus a write ]).
+"""
+
+from ember.native import binary, comparison, copy, factory, indexing, linalg, reduction, shape, softmax, sorting, unary
+from ember.native._inplace import check_inplace, write_result
+from ember.tensor import Tensor
+
+METHODS = {
+    binary: ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
+             "remainder", "fmod", "pow", "float_power", "atan2", "arctan2", "maximum", "minimum", "fmax", "fmin",
+             "lerp", "rsub"],
+    unary: ["neg", "negative", "abs", "absolute", "sign", "sgn", "reciprocal", "exp", "exp2", "expm1", "log",
+            "log2", "log10", "log1p", "sqrt", "rsqrt", "square", "sin", "cos", "tan", "asin", "acos", "atan",
+            "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "sigmoid", "erf", "erfc", "erfinv", "floor",
+            "ceil", "trunc", "fix", "round", "frac", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num"],
+    comparison: ["eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal", "greater",
+                 "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+                 "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite", "isposinf",
+                 "isneginf", "isclose", "allclose", "equal"],
+    reduction: ["sum", "mean", "prod", "var", "std", "amax", "amin", "max", "min", "argmax", "argmin", "all",
+                "any", "logsumexp", "norm", "count_nonzero", "sum_to_size"],
+    softmax: ["softmax", "log_softmax", "cumsum", "cumprod"],
+    shape: ["view", "reshape", "view_as", "reshape_as", "permute", "transpose", "swapaxes", "swapdims", "t",
+            "adjoint", "expand", "expand_as", "broadcast_to", "unsqueeze", "squeeze", "flatten", "unflatten",
+            "narrow", "movedim", "moveaxis", "as_strided", "split", "chunk", "tensor_split", "select", "unbind",
+            "flip", "fliplr", "flipud", "roll", "repeat", "tile", "repeat_interleave"],
+    indexing: ["where", "masked_fill", "masked_select", "gather", "take_along_dim", "scatter", "scatter_add",
+               "index_select", "index_add", "index_put", "nonzero", "argwhere"],
+    linalg: ["matmul", "mm", "bmm", "mv", "addmm", "addmv", "baddbmm", "outer", "ger", "dot", "inner", "vdot"],
+    sorting: ["sort", "argsort", "msort", "topk", "kthvalue"],
+    copy: ["clone", "contiguous"],
+}
+
+INPLACE = ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "lerp", "neg", "abs",
+           "sign", "reciprocal", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+           "square", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf",
+           "erfc", "erfinv", "floor", "ceil", "trunc", "round", "frac", "clamp", "clip", "clamp_min", "clamp_max",
+           "nan_to_num", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+           "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "masked_fill", "scatter",
+           "scatter_add", "index_add", "index_put", "cumsum", "cumprod", "maximum", "minimum", "true_divide",
+           "multiply", "subtract", "divide"]
+
+
+def _inplace_method(fn, name):
+    def method(self, *args, **kwargs):
+        check_inplace(self)
+        return write_result(self, fn(self, *args, **kwargs))
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = f"In-place version of :meth:`Tensor.{fn.__name__}`."
+    return method
+
+
+def _fill_(self, value):
+    check_inplace(self)
+    from ember.native.indexing import setitem
+
+    setitem(self, Ellipsis, value.item() if isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad
+            else value)
+    return self
+
+
+def _zero_(self):
+    return _fill_(self, 0)
+
+
+def _new_factory(factory_fn):
+    def method(self, *size, dtype=None, device=None, requires_grad=False):
+        return factory_fn(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+    return method
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return factory.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                        requires_grad=requires_grad)
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    return factory.tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def _uniform_(self, a=0.0, b=1.0, *, generator=None):
+    sample = factory.rand(*self.shape, generator=generator, dtype=self.dtype, device=self.device)
+    with _no_grad():
+        return copy.copy_(self, sample * (b - a) + a)
+
+
+def _normal_(self, mean=0.0, std=1.0, *, generator=None):
+    sample = factory.randn(*self.shape, generator=generator, dtype=self.dtype, device=self.device)
+    with _no_grad():
+        return copy.copy_(self, sample * std + mean)
+
+
+def _no_grad():
+    from ember.autograd.grad_mode import no_grad
+
+    return no_grad()
+
+
+def _reflected(fn):
+    def method(self, other):
+        return fn(other, self)
+    return method
+
+
+def _matmul_reflected(self, other):
+    return linalg.matmul(other, self)
+
+
+def attach():
+    for module, names in METHODS.items():
+        for name in names:
+            setattr(Tensor, name, getattr(module, name))
+    for name in INPLACE:
+        setattr(Tensor, name + "_", _inplace_method(getattr(Tensor, name), name + "_"))
+    Tensor.copy_ = copy.copy_
+    Tensor.fill_ = _fill_
+    Tensor.zero_ = _zero_
+    Tensor.masked_fill_ = indexing.masked_fill_
+    Tensor.uniform_ = _uniform_
+    Tensor.normal_ = _normal_
+    Tensor.new_zeros = _new_factory(factory.zeros)
+    Tensor.new_ones = _new_factory(factory.ones)
+    Tensor.new_empty = _new_factory(factory.empty)
+    Tensor.new_full = _new_full
+    Tensor.new_tensor = _new_tensor
+    Tensor.__getitem__ = indexing.getitem
+    Tensor.__setitem__ = indexing.setitem
+
+    Tensor.__add__ = Tensor.__radd__ = binary.add
+    Tensor.__sub__ = binary.sub
+    Tensor.__rsub__ = _reflected(binary.sub)
+    Tensor.__mul__ = Tensor.__rmul__ = binary.mul
+    Tensor.__truediv__ = binary.div
+    Tensor.__rtruediv__ = _reflected(binary.div)
+    Tensor.__floordiv__ = binary.floor_divide
+    Tensor.__rfloordiv__ = _reflected(binary.floor_divide)
+    Tensor.__mod__ = binary.remainder
+    Tensor.__rmod__ = _reflected(binary.remainder)
+    Tensor.__pow__ = binary.pow
+    Tensor.__rpow__ = _reflected(binary.pow)
+    Tensor.__matmul__ = linalg.matmul
+    Tensor.__rmatmul__ = _matmul_reflected
+    Tensor.__neg__ = unary.neg
+    Tensor.__pos__ = lambda self: self
+    Tensor.__abs__ = unary.abs
+    Tensor.__invert__ = comparison.bitwise_not
+    Tensor.__and__ = Tensor.__rand__ = comparison.bitwise_and
+    Tensor.__or__ = Tensor.__ror__ = comparison.bitwise_or
+    Tensor.__xor__ = Tensor.__rxor__ = comparison.bitwise_xor
+    Tensor.__eq__ = comparison.eq
+    Tensor.__ne__ = comparison.ne
+    Tensor.__lt__ = comparison.lt
+    Tensor.__le__ = comparison.le
+    Tensor.__gt__ = comparison.gt
+    Tensor.__ge__ = comparison.ge
+    Tensor.__iadd__ = Tensor.add_
+    Tensor.__isub__ = Tensor.sub_
+    Tensor.__imul__ = Tensor.mul_
+    Tensor.__itruediv__ = Tensor.div_
+    Tensor.__ifloordiv__ = Tensor.floor_divide_
+    Tensor.__imod__ = Tensor.remainder_
+    Tensor.__ipow__ = Tensor.pow_
+    Tensor.__iand__ = Tensor.bitwise_and_
+    Tensor.__ior__ = Tensor.bitwise_or_
+    Tensor.__ixor__ = Tensor.bitwise_xor_
+
+
+attach()
