@@ -67,8 +67,7 @@ class Op:
         self._resolved = {}
         _ALL_OPS.append(self)
 
-    def __call__(self, *inputs, **attrs):
-        return dispatch(self, inputs, attrs)
+    # __call__ is `dispatch`, assigned below it: calling an op is one Python frame.
 
     def __repr__(self):
         return f"<ember op {self.qualname}>"
@@ -145,14 +144,31 @@ def _tensor_type():
 Tensor = None  # bound by ember.tensor on import, to avoid a circular import
 
 
-def dispatch(op, inputs, attrs):
+def dispatch(op, *inputs, **attrs):
+    """Run ``op`` on ``inputs``: ``Op.__call__`` is this function (NOTE [ The dispatch path ])."""
     device = None
+    requires_grad = False
+    common = None  # the dtype of the tensor inputs, while they all agree
+    uniform = True
+    arrays = []
     for x in inputs:
         if isinstance(x, Tensor):
+            a = x._data
             if device is None:
                 device = x._device
-            elif x._device is not device:
-                _check_same_device(op, inputs)
+                common = a.dtype
+            else:
+                if x._device is not device:
+                    _check_same_device(op, inputs)
+                if a.dtype != common:
+                    uniform = False
+            if x._requires_grad:
+                requires_grad = True
+            arrays.append(a)
+        else:
+            if x.__class__ not in _WEAK_SCALARS:
+                uniform = False
+            arrays.append(x)
     if device is None:
         raise TypeError(f"{op.qualname}() expected at least one Tensor argument")
     entry = op._resolved.get(device.type)
@@ -160,11 +176,12 @@ def dispatch(op, inputs, attrs):
         entry = op._resolve(device)
     kernel, xp, array_type = entry
 
-    promote = op.promote
-    if promote is NONE:
-        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
-    else:
-        arrays = _promoted_arrays(op, inputs, promote)
+    # Floating tensors of one dtype with Python scalars need no promotion: NumPy and
+    # CuPy treat Python scalars as "weak", PyTorch's rule for wrapped numbers.
+    if op.promote is not NONE and not (uniform and common.kind == "f"):
+        target = computation_dtype(inputs, op.promote)
+        arrays = [a.astype(target) if isinstance(x, Tensor) and a.dtype != target else a
+                  for x, a in zip(inputs, arrays)]
 
     out = kernel(xp, *arrays, **attrs)
 
@@ -176,41 +193,63 @@ def dispatch(op, inputs, attrs):
         outputs = tuple(_wrap(o if o.__class__ is array_type else xp.asarray(o), device) for o in out)
 
     if op.view:
-        base = inputs[0]
-        root = base._base if base._base is not None else base
-        for o in outputs:
-            if xp.may_share_memory(o._data, base._data):
-                o._base = root
-                o._version = base._version
+        _mark_views(inputs[0], outputs, xp)
 
-    if grad_state.enabled and op.backward is not None:
-        for x in inputs:
-            if isinstance(x, Tensor) and x._requires_grad:
-                _record(op, inputs, outputs, attrs)
-                break
+    if requires_grad and op.backward is not None and grad_state.enabled:
+        _record(op, inputs, outputs, attrs)
     return outputs[0] if op.num_outputs == 1 else outputs
 
 
+Op.__call__ = dispatch
+
+
+def _mark_views(base, outputs, xp):
+    root = base._base if base._base is not None else base
+    for o in outputs:
+        # An empty array shares no bytes, but an empty view is still a view (PyTorch).
+        if o._data.size == 0 or xp.may_share_memory(o._data, base._data):
+            o._base = root
+            o._version = base._version
+
+
 def _wrap(array, device):
+    # Only the slots every tensor needs are set here; grad, _base and the rest are
+    # class-level defaults on Tensor (see ember/tensor.py).
     t = _new_tensor(Tensor)
     t._data = array
     t._device = device
     t._requires_grad = False
-    t.grad = None
     t.grad_fn = None
     t._output_nr = 0
     t._version = [0]
-    t._base = None
-    t._kept_accumulator = None
-    t._grad_accumulator = None
-    t._name = None
     return t
 
 
 _new_tensor = object.__new__
 
 
-def _promoted_arrays(op, inputs, promote):
+def computation_dtype(inputs, promote):
+    """The NumPy dtype an op computes in, per PyTorch's promotion rules, cached by
+    the operands' dtypes, dimensionality and scalar types."""
+    key = [promote]
+    for x in inputs:
+        if isinstance(x, Tensor):
+            a = x._data
+            key.append(a.dtype)
+            key.append(a.ndim != 0)
+        else:
+            key.append(x.__class__)
+    key = tuple(key)
+    target = dtypes._promotion_cache.get(key)
+    if target is None:
+        target = dtypes._promotion_cache[key] = _slow_computation_dtype(inputs, promote)
+    return target
+
+
+_WEAK_SCALARS = frozenset((float, int, bool, type(None)))
+
+
+def _slow_computation_dtype(inputs, promote):
     keys = []
     for x in inputs:
         if isinstance(x, Tensor):
@@ -220,19 +259,7 @@ def _promoted_arrays(op, inputs, promote):
     common = dtypes.result_type_from_keys(tuple(keys))
     if promote is INT_TO_FLOAT and not common.is_floating_point:
         common = dtypes._default_dtype[0]
-    target = common.np
-    arrays = []
-    for x in inputs:
-        if isinstance(x, Tensor):
-            a = x._data
-            arrays.append(a if a.dtype == target else a.astype(target))
-        elif x is None or isinstance(x, float) and target.kind == "f":
-            arrays.append(x)
-        else:
-            # A Python scalar whose category is above the tensors' would make NumPy
-            # pick float64 or int64; cast it to the computation dtype instead.
-            arrays.append(target.type(x))
-    return arrays
+    return common.np
 
 
 def _check_same_device(op, inputs):
@@ -246,33 +273,36 @@ def _check_same_device(op, inputs):
 
 def _record(op, inputs, outputs, attrs):
     next_functions = []
-    needs = []
     meta = []
     for x in inputs:
         if isinstance(x, Tensor) and x._requires_grad:
             fn = x.grad_fn
             next_functions.append((fn, x._output_nr) if fn is not None else (x._get_grad_accumulator(), 0))
-            needs.append(True)
             meta.append((x._data.shape, x._data.dtype))
         else:
-            next_functions.append((None, 0))
-            needs.append(False)
+            next_functions.append(_NO_EDGE)
             meta.append(None)
-    node = OpNode(op, tuple(next_functions), attrs, tuple(needs), tuple(meta))
+    node = OpNode(op, tuple(next_functions), attrs, tuple(meta))
     save = op.save
     if save is not None:
-        saved_inputs = ()
         saved_outputs = ()
-        if save != "outputs":
-            saved_inputs = tuple(SavedTensor(x) if isinstance(x, Tensor) else x for x in inputs)
         if save != "inputs":
-            saved_outputs = tuple(SavedTensor(o, True, node, i) for i, o in enumerate(outputs))
-        node._saved = (saved_inputs, saved_outputs)
-    for i, o in enumerate(outputs):
-        if o._data.dtype.kind == "f":
+            saved_outputs = tuple([SavedTensor(o, True, node, i) for i, o in enumerate(outputs)])
+        if save == "outputs":
+            node._saved = ((), (), saved_outputs)
+        else:
+            versions = tuple([x._version[0] if isinstance(x, Tensor) else None for x in inputs])
+            node._saved = (inputs, versions, saved_outputs)
+    output_nr = 0
+    for o in outputs:
+        if o._data.dtype.kind == "f":  # integer and bool outputs are not differentiable
             o.grad_fn = node
-            o._output_nr = i
+            o._output_nr = output_nr
             o._requires_grad = True
-    if anomaly_mode._state.enabled:
+        output_nr += 1
+    if anomaly_mode.state.enabled:
         anomaly_mode.record_creation(node)
     return node
+
+
+_NO_EDGE = (None, 0)

@@ -157,11 +157,11 @@ _promotion_cache = {}
 
 def scalar_dtype(value):
     """The dtype a Python scalar would have as a tensor: bool, int64 or the default float."""
-    if isinstance(value, bool):
+    if isinstance(value, (bool, np.bool_)):
         return bool_
-    if isinstance(value, int):
+    if isinstance(value, (int, np.integer)):
         return int64
-    if isinstance(value, float):
+    if isinstance(value, (float, np.floating)):
         return _default_dtype[0]
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 

@@ -21,8 +21,14 @@ from ember.autograd.graph import AccumulateGrad
 class Tensor:
     """A multi-dimensional array with autograd support."""
 
-    __slots__ = ("_data", "_device", "_requires_grad", "grad", "grad_fn", "_output_nr", "_version",
-                 "_base", "_kept_accumulator", "_grad_accumulator", "_name", "__weakref__", "__dict__")
+    # Every tensor sets these slots (dispatcher._wrap); the attributes below them are
+    # rarely set, so they live as class-level defaults until an instance sets its own.
+    __slots__ = ("_data", "_device", "_requires_grad", "grad_fn", "_output_nr", "_version", "__weakref__",
+                 "__dict__")
+    grad = None
+    _base = None  # the root tensor whose memory this view shares
+    _grad_accumulator = None  # weakref to this leaf's AccumulateGrad
+    _kept_accumulator = None  # a strong ref, once hooks are registered on the leaf
 
     # --- metadata -----------------------------------------------------------------
     @property

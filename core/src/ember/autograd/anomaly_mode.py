@@ -5,17 +5,17 @@ PyTorch counterpart: torch/autograd/anomaly_mode.py and
 torch/csrc/autograd/anomaly_mode.cpp (v2.13).
 """
 
-import threading
 import traceback
 import warnings
 
 
-class _AnomalyState(threading.local):
+class _AnomalyState:
+    # Process-wide, like PyTorch's AnomalyMode (a static flag, not thread-local).
     enabled = False
     check_nan = True
 
 
-_state = _AnomalyState()
+state = _state = _AnomalyState()
 
 
 def is_anomaly_enabled():

@@ -26,19 +26,26 @@ ACCUMULATE_PRIORITY = sys.maxsize
 class Node:
     """Base of every graph node. Subclasses implement ``apply(grads) -> tuple``."""
 
-    __slots__ = ("next_functions", "_seq", "_pre_hooks", "_tensor_pre_hooks", "_hooks",
-                 "_retains_grad", "_anomaly_trace", "metadata", "__weakref__")
+    # Hooks and anomaly traces are rare: class-level defaults until a node sets its own,
+    # so creating a node (once per recorded op) sets two attributes only.
+    __slots__ = ("next_functions", "_seq", "__weakref__", "__dict__")
 
     num_outputs = 1
+    input_meta = None
+    _pre_hooks = None
+    _tensor_pre_hooks = None
+    _hooks = None
+    _retains_grad = None
+    _anomaly_trace = None
 
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
         self._seq = next(_sequence)
-        self._pre_hooks = None
-        self._tensor_pre_hooks = None
-        self._hooks = None
-        self._retains_grad = None
-        self._anomaly_trace = None
+
+    @property
+    def metadata(self):
+        """A dict for the user's own annotations (``grad_fn.metadata`` in PyTorch)."""
+        return self.__dict__.setdefault("_metadata", {})
 
     def name(self):
         return type(self).__name__
@@ -113,6 +120,8 @@ class AccumulateGrad(Node):
     def apply(self, grads):
         from ember.autograd.accumulate import accumulate_grad
 
+        if grads[0] is None:  # a backward returned None for this leaf: nothing to add
+            return ()
         accumulate_grad(self.variable, grads[0])
         if self._post_accumulate_hooks:
             for hook in tuple(self._post_accumulate_hooks.values()):
@@ -162,15 +171,25 @@ class SavedTensor:
 
 def _inplace_message(saved, owner):
     if saved.tensor is not None:
-        t = saved.tensor
-        shape, dtype = list(t.shape), t.dtype
-        origin = f"output {t._output_nr} of {t.grad_fn.name()}" if t.grad_fn is not None else "a leaf"
+        return modified_message(saved.tensor, saved.version_counter[0], saved.saved_version)
+    shape, dtype = list(saved.data.shape), saved.data.dtype
+    return _modified_text(shape, dtype, f"output {saved.output_nr} of {owner.name()}",
+                          saved.version_counter[0], saved.saved_version)
+
+
+def modified_message(tensor, current, expected):
+    """PyTorch's error for a saved tensor changed in place before backward."""
+    if tensor.grad_fn is not None:
+        origin = f"output {tensor._output_nr} of {tensor.grad_fn.name()}"
     else:
-        shape, dtype = list(saved.data.shape), saved.data.dtype
-        origin = f"output {saved.output_nr} of {owner.name()}"
+        origin = "a leaf"
+    return _modified_text(list(tensor.shape), tensor._data.dtype, origin, current, expected)
+
+
+def _modified_text(shape, dtype, origin, current, expected):
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{dtype} {shape}], which is {origin}, is at version "
-            f"{saved.version_counter[0]}; expected version {saved.saved_version} instead. Hint: "
+            f"{current}; expected version {expected} instead. Hint: "
             "enable anomaly detection to find the operation that failed to compute its gradient, "
             "with ember.autograd.set_detect_anomaly(True).")
 
@@ -182,30 +201,36 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "tensors after calling backward.")
 
 
+RELEASED = ("released",)  # OpNode._saved after backward freed it
+
+
 class OpNode(Node):
     """The node a registered operator records; its ``op`` holds the backward formula.
 
     The formula is called as ``op.backward(ctx, *grads)`` with this node as ``ctx``:
     ``ctx.saved_inputs``, ``ctx.saved_outputs``, ``ctx.attrs`` and
     ``ctx.needs_input_grad`` are what it may use.
+
+    ``_saved`` is None (the op saves nothing), RELEASED, or
+    ``(inputs, versions, saved_outputs)``: the inputs as passed (tensors kept as they
+    are, scalars too), each tensor's version when saved, and ``SavedTensor`` records of
+    the outputs.
     """
 
-    __slots__ = ("op", "attrs", "needs_input_grad", "input_meta", "_saved", "_released")
+    __slots__ = ("op", "attrs", "input_meta", "_saved")
 
-    def __init__(self, op, next_functions, attrs, needs_input_grad, input_meta):
+    def __init__(self, op, next_functions, attrs, input_meta):
         self.next_functions = next_functions
         self._seq = next(_sequence)
-        self._pre_hooks = None
-        self._tensor_pre_hooks = None
-        self._hooks = None
-        self._retains_grad = None
-        self._anomaly_trace = None
         self.op = op
         self.attrs = attrs
-        self.needs_input_grad = needs_input_grad
         self.input_meta = input_meta
         self._saved = None
-        self._released = False
+
+    @property
+    def needs_input_grad(self):
+        """One bool per input: does that input need a gradient?"""
+        return tuple([fn is not None for fn, _ in self.next_functions])
 
     @property
     def num_outputs(self):
@@ -217,22 +242,31 @@ class OpNode(Node):
     @property
     def saved_inputs(self):
         """The op's inputs (tensors and scalars, in call order), checked for in-place changes."""
-        if self._released:
+        saved = self._saved
+        if saved is RELEASED:
             raise RuntimeError(_FREED)
-        inputs, _ = self._saved
-        return tuple(x.unpack(self) if x.__class__ is SavedTensor else x for x in inputs)
+        inputs, versions, _ = saved
+        for x, version in zip(inputs, versions):
+            if version is not None and x._version[0] != version:
+                raise RuntimeError(modified_message(x, x._version[0], version))
+        return inputs
 
     @property
     def saved_outputs(self):
         """The op's outputs as tensors whose grad_fn is this node."""
-        if self._released:
+        saved = self._saved
+        if saved is RELEASED:
             raise RuntimeError(_FREED)
-        _, outputs = self._saved
-        return tuple(x.unpack(self) for x in outputs)
+        return tuple(x.unpack(self) for x in saved[2])
 
     def apply(self, grads):
-        return self.op.backward(self, *grads)
+        for g in grads:
+            if g is not None:
+                return self.op.backward(self, *grads)
+        # No gradient reached any output (an upstream backward returned None): the
+        # formulas need not handle that case, the answer is None for every input.
+        return (None,) * len(self.next_functions)
 
     def release(self):
-        self._saved = None
-        self._released = True
+        if self._saved is not None:
+            self._saved = RELEASED

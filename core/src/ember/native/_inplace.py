@@ -13,7 +13,7 @@ torch/csrc/autograd/functions/tensor.cpp (``CopySlices``) (v2.13).
 # `a.mul_(b)` still has `a`'s old value for `b`'s gradient.
 """
 
-from ember.autograd.graph import SavedTensor
+from ember.autograd.graph import RELEASED
 from ember.autograd.grad_mode import grad_state
 from ember import dtypes
 
@@ -58,19 +58,17 @@ def write_result(target, result):
 
 def _keep_old_value(node, target):
     saved = node._saved
-    if not saved or not saved[0]:
-        return
-    inputs, outputs = saved
-    if not any(s.__class__ is SavedTensor and s.tensor is target for s in inputs):
+    if saved is None or saved is RELEASED or not any(x is target for x in saved[0]):
         return
     from ember.dispatcher import _wrap
 
+    inputs, versions, outputs = saved
     old = _wrap(target._data.copy(), target._device)
     old.grad_fn = target.grad_fn
     old._output_nr = target._output_nr
     old._requires_grad = target._requires_grad
-    new_inputs = tuple(SavedTensor(old) if s.__class__ is SavedTensor and s.tensor is target else s for s in inputs)
-    node._saved = (new_inputs, outputs)
+    node._saved = (tuple(old if x is target else x for x in inputs),
+                   tuple(0 if x is target else v for x, v in zip(inputs, versions)), outputs)
 
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
