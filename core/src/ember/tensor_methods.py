@@ -88,13 +88,13 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
 
 
 def _uniform_(self, a=0.0, b=1.0, *, generator=None):
-    sample = factory.rand(*self.shape, generator=generator, dtype=self.dtype, device=self.device)
+    sample = factory.rand(tuple(self.shape), generator=generator, dtype=self.dtype, device=self.device)
     with _no_grad():
         return copy.copy_(self, sample * (b - a) + a)
 
 
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
-    sample = factory.randn(*self.shape, generator=generator, dtype=self.dtype, device=self.device)
+    sample = factory.randn(tuple(self.shape), generator=generator, dtype=self.dtype, device=self.device)
     with _no_grad():
         return copy.copy_(self, sample * std + mean)
 

@@ -109,7 +109,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     diff_idx = _differentiable_inputs(inputs)
     outputs = _outputs(func, inputs)
     if grad_outputs is None:
-        grad_outputs = [randn(*o.shape, dtype=o.dtype).requires_grad_(True) for o in outputs]
+        grad_outputs = [randn(tuple(o.shape), dtype=o.dtype).requires_grad_(True) for o in outputs]
     grad_outputs = list(_as_tuple(grad_outputs))
     n = len(inputs)
 

@@ -1,20 +1,28 @@
 """Tensor factories: ``tensor``, ``zeros``, ``arange``, ``randn``, the ``*_like`` forms.
 
-PyTorch counterpart: aten/src/ATen/native/TensorFactories.cpp and
-torch/csrc/utils/tensor_new.cpp (inferring dtype from Python data) (v2.13).
+PyTorch counterpart: aten/src/ATen/native/TensorFactories.cpp, RangeFactories.cpp
+(``arange``, ``linspace``), torch/csrc/utils/tensor_new.cpp (inferring dtype from
+Python data) and aten/src/ATen/native/Distributions.cpp (``rand``, ``randint``) (v2.13).
 
 Factories build the array on the host with NumPy, in the requested dtype, then hand it
-to the device's backend; random factories draw from an ``ember.Generator``.
+to the device's backend; random factories draw from an ``ember.Generator`` (see
+ember/random.py: same seed, same numbers on every device, but not PyTorch's stream).
+Left out: ``out=``, ``layout=``, ``pin_memory`` (accepted and ignored by ``tensor``).
 """
 
 import math
+import operator
 
 import numpy as np
 
 from ember import dtypes
 from ember.device import CPU, device as Device
-from ember.random import generator_or_default
+from ember.random import Generator, generator_or_default
 from ember.tensor import Tensor, _make_tensor
+
+# C++ names of the element types, which PyTorch's range errors use.
+_C_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short",
+                 "int32": "int", "int64": "long", "float16": "c10::Half", "float32": "float", "float64": "double"}
 
 
 def _device(device):
@@ -22,16 +30,62 @@ def _device(device):
 
 
 def _finish(host_array, dtype, device, requires_grad):
+    """Move a host array to ``device`` and wrap it as a leaf tensor."""
+    if requires_grad and not dtype.is_floating_point:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     dev = _device(device)
     array = dev.backend.from_host(host_array, dev.index)
-    t = _make_tensor(array, dev)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return _make_tensor(array, dev, requires_grad=bool(requires_grad))
+
+
+def _shape(size, fn_name):
+    """``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])`` all mean shape (2, 3)."""
+    if not size:
+        raise TypeError(f"{fn_name}() missing 1 required positional arguments: \"size\"")
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    shape = []
+    for position, s in enumerate(size):
+        if isinstance(s, bool) or isinstance(s, (float, np.floating)):
+            s_type = type(s).__name__
+            raise TypeError(f"{fn_name}(): argument 'size' failed to unpack the object at pos {position + 1} "
+                            f"with error \"type must be tuple of ints,but got {s_type}\"")
+        try:
+            shape.append(operator.index(s))  # ints, NumPy ints, one-element integer tensors
+        except TypeError:
+            raise TypeError(f"{fn_name}(): argument 'size' must be tuple of ints, but found element of type "
+                            f"{type(s).__name__} at pos {position}") from None
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {shape}")
+    return tuple(shape)
+
+
+def _size_argument(size, fn_name):
+    """The ``size`` argument of ``full``/``randint``, which must be a sequence."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{fn_name}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    return _shape((size,), fn_name)
+
+
+def _float_dtype(dtype):
+    return dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+
+
+def _legacy_name(d):
+    from ember.native._inplace import _type_name
+
+    return _type_name(d)
+
+
+# --- from data -----------------------------------------------------------------
 
 
 def _infer_dtype(data):
-    """The dtype PyTorch gives Python data: bool, int64, or the default float."""
+    """The dtype PyTorch gives Python data: the highest category present (bool < int
+    < float) as bool, int64 or the default float; a 0-d NumPy scalar keeps its type."""
+    if isinstance(data, np.generic):
+        return dtypes.from_numpy_dtype(data.dtype)
     kinds = set()
     stack = [data]
     while stack:
@@ -40,21 +94,23 @@ def _infer_dtype(data):
             stack.extend(x)
         elif isinstance(x, Tensor):
             kinds.add(x.dtype.category)
-        elif isinstance(x, bool) or isinstance(x, np.bool_):
+        elif isinstance(x, (bool, np.bool_)):
             kinds.add(dtypes.BOOL)
         elif isinstance(x, (int, np.integer)):
             kinds.add(dtypes.INTEGRAL)
         elif isinstance(x, (float, np.floating)):
             kinds.add(dtypes.FLOATING)
+        elif isinstance(x, str):
+            raise TypeError("new(): invalid data type 'str'")
         else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
     if dtypes.FLOATING in kinds:
         return dtypes.get_default_dtype()
     if dtypes.INTEGRAL in kinds:
         return dtypes.int64
     if dtypes.BOOL in kinds:
         return dtypes.bool_
-    return dtypes.get_default_dtype()  # empty list
+    return dtypes.get_default_dtype()  # an empty list
 
 
 def _to_host_nested(data):
@@ -65,15 +121,45 @@ def _to_host_nested(data):
     return data
 
 
+def _python_data_to_array(data):
+    """Nested Python data as a NumPy array of its natural type (bool, int64, float64)."""
+    try:
+        values = np.array(_to_host_nested(data))
+    except OverflowError:
+        values = None
+    if values is None or values.dtype.kind in "uO":  # NumPy's fallbacks for ints past int64
+        raise ValueError("Overflow when unpacking long long")
+    return values
+
+
+def _check_fits(values, d):
+    """PyTorch refuses Python data that overflows an integer dtype (a negative int may
+    still wrap into uint8, as in C); floats simply round to the floating dtype."""
+    if d.category != dtypes.INTEGRAL or values.size == 0:
+        return
+    info = np.iinfo(d.np)
+    if values.dtype.kind == "f":
+        ok = np.isfinite(values).all() and values.min() >= info.min and values.max() <= info.max
+    elif values.dtype.kind in "iu":
+        low = -info.max if not d.is_signed else info.min
+        ok = int(values.min()) >= low and int(values.max()) <= info.max
+    else:
+        ok = True
+    if not ok:
+        raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Copy ``data`` (nested lists, a scalar, a NumPy array or a tensor) into a new tensor.
 
     Python floats become the default dtype (float32), ints int64, bools bool; a NumPy
-    array keeps its dtype.
+    array or scalar keeps its dtype.
 
     >>> import ember
     >>> ember.tensor([[1, 2], [3, 4]]).dtype
     ember.int64
+    >>> ember.tensor([1, 2.5])
+    tensor([1.0000, 2.5000])
     """
     if isinstance(data, Tensor):
         import warnings
@@ -90,16 +176,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         host = np.array(data, dtype=d.np, order="C", copy=True)
     else:
         d = _infer_dtype(data) if dtype is None else dtypes.to_dtype(dtype)
-        if isinstance(data, np.generic):
-            d = dtypes.from_numpy_dtype(data.dtype) if dtype is None else d
-        host = np.array(_to_host_nested(data), dtype=d.np)
-    if requires_grad and not d.is_floating_point:
-        raise RuntimeError("Only Tensors of floating point dtype can require gradients")
+        values = _python_data_to_array(data)
+        _check_fits(values, d)
+        host = values.astype(d.np)
     return _finish(host, d, device, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
-    """Like ``tensor`` but shares memory with a NumPy array or tensor when it can."""
+    """Like ``tensor`` but shares memory with a NumPy array or tensor when no dtype or
+    device change is asked for."""
     if isinstance(data, Tensor):
         if (dtype is None or dtypes.to_dtype(dtype) is data.dtype) and (device is None or Device(device) == data.device):
             return data
@@ -111,7 +196,15 @@ def as_tensor(data, dtype=None, device=None):
 
 
 def from_numpy(array):
-    """A cpu tensor over the same memory as ``array`` (writes are shared both ways)."""
+    """A cpu tensor over the same memory as ``array`` (writes are shared both ways).
+
+    >>> import numpy as np, ember
+    >>> a = np.zeros(2, dtype=np.float32)
+    >>> ember.from_numpy(a).add_(1)
+    tensor([1., 1.])
+    >>> a
+    array([1., 1.], dtype=float32)
+    """
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     dtypes.from_numpy_dtype(array.dtype)
@@ -125,38 +218,71 @@ def from_numpy(array):
     return _make_tensor(array, CPU)
 
 
-def _shape(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = size[0]
-    size = tuple(int(s) for s in size)
-    for s in size:
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
-    return size
+def scalar_tensor(value, *, dtype=None, device=None, requires_grad=False):
+    """A 0-d tensor of the default float dtype (unlike ``tensor``, even for ints)."""
+    d = _float_dtype(dtype)
+    return _finish(np.array(value, dtype=d.np), d, device, requires_grad)
 
 
-def _float_dtype(dtype):
-    return dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+# --- filled with a constant ------------------------------------------------------
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros, of the default float dtype unless ``dtype`` is given.
+
+    >>> import ember
+    >>> ember.zeros(2, 3).shape
+    ember.Size([2, 3])
+    """
     d = _float_dtype(dtype)
-    return _finish(np.zeros(_shape(size), d.np), d, device, requires_grad)
+    return _finish(np.zeros(_shape(size, "zeros"), d.np), d, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones, of the default float dtype unless ``dtype`` is given."""
     d = _float_dtype(dtype)
-    return _finish(np.ones(_shape(size), d.np), d, device, requires_grad)
+    return _finish(np.ones(_shape(size, "ones"), d.np), d, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """A tensor whose values are whatever the memory held (read none of them)."""
     d = _float_dtype(dtype)
-    return _finish(np.empty(_shape(size), d.np), d, device, requires_grad)
+    return _finish(np.empty(_shape(size, "empty"), d.np), d, device, requires_grad)
+
+
+def _fill_dtype(fill_value):
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return fill_value, dtypes.scalar_dtype(fill_value)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    d = dtypes.scalar_dtype(fill_value) if dtype is None else dtypes.to_dtype(dtype)
-    return _finish(np.full(_shape((size,)), fill_value, d.np), d, device, requires_grad)
+    """A tensor of shape ``size`` filled with ``fill_value``; the dtype follows the
+    value (bool, int64 or the default float) unless ``dtype`` is given.
+
+    >>> import ember
+    >>> ember.full((2,), 7)
+    tensor([7, 7])
+    """
+    fill_value, inferred = _fill_dtype(fill_value)
+    d = inferred if dtype is None else dtypes.to_dtype(dtype)
+    return _finish(np.full(_size_argument(size, "full"), fill_value, d.np), d, device, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """An ``n x m`` matrix (``m = n`` by default) with ones on the diagonal."""
+    for name, value in (("n", n), ("m", m)):
+        if value is None:
+            continue
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+            raise TypeError(f"eye(): argument '{name}' must be int, not {type(value).__name__}")
+        if value < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
+    d = _float_dtype(dtype)
+    return _finish(np.eye(n, n if m is None else m, dtype=d.np), d, device, requires_grad)
+
+
+# --- the *_like forms: shape (and by default dtype and device) of another tensor ----
 
 
 def _like(t, dtype, device):
@@ -180,100 +306,209 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     d, dev = _like(input, dtype, device)
+    fill_value, _ = _fill_dtype(fill_value)
     return _finish(np.full(input.shape, fill_value, d.np), d, dev, requires_grad)
 
 
+# --- ranges ------------------------------------------------------------------------
+
+
+def _range_scalar(value):
+    if isinstance(value, Tensor):
+        value = value.item()
+    if isinstance(value, np.generic):
+        value = value.item()
+    return value
+
+
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
-    """Values from ``start`` up to (not including) ``end`` by ``step``; int64 when all
-    arguments are integers, else the default float dtype."""
+    """Values from ``start`` up to (not including) ``end`` by ``step``.
+
+    int64 when all arguments are integers, else the default float dtype. The length is
+    ``ceil((end - start) / step)`` computed in double precision, so a float step may
+    give one element more than expected (``arange(1, 1.3, 0.1)`` has 4), as in PyTorch.
+
+    >>> import ember
+    >>> ember.arange(5, 0, -2)
+    tensor([5, 3, 1])
+    """
     if end is None:
         start, end = 0, start
-    args = [start, end, step]
-    args = [a.item() if isinstance(a, Tensor) else a for a in args]
-    start, end, step = args
+    start, end, step = (_range_scalar(a) for a in (start, end, step))
+    if dtype is None:
+        all_ints = all(isinstance(a, int) for a in (start, end, step))
+        d = dtypes.int64 if all_ints else dtypes.get_default_dtype()
+    else:
+        d = dtypes.to_dtype(dtype)
+    if d is dtypes.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) / step < 0:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    if dtype is None:
-        d = dtypes.int64 if all(isinstance(a, int) for a in args) else dtypes.get_default_dtype()
-    else:
-        d = dtypes.to_dtype(dtype)
     n = math.ceil((end - start) / step)
-    # Computed in float64 then cast, like PyTorch: start + i * step.
-    host = (start + np.arange(n, dtype=np.float64) * step) if d.is_floating_point else (start + np.arange(n) * step)
+    if all(isinstance(a, int) for a in (start, end, step)):
+        host = start + np.arange(n, dtype=np.int64) * step  # exact, even past 2**53
+    else:
+        host = start + np.arange(n, dtype=np.float64) * step
     return _finish(host.astype(d.np), d, device, requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
+
+    Like PyTorch, the first half counts up from ``start`` and the second half down from
+    ``end`` (so both ends are exact), in the output dtype (double for integer dtypes,
+    whose ``start``/``end`` are truncated first and the results truncated toward zero).
+    """
     d = _float_dtype(dtype)
+    start, end = _range_scalar(start), _range_scalar(end)
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool):
+        raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    host = np.linspace(start, end, steps, dtype=np.float64)
-    if not d.is_floating_point:
-        host = np.floor(host) if start <= end else np.ceil(host)
+    compute = np.dtype(np.float64) if not d.is_floating_point else d.np
+    first = np.array(start).astype(d.np).astype(compute)
+    last = np.array(end).astype(d.np).astype(compute)
+    if steps <= 1:
+        host = np.full(steps, first, dtype=compute)
+    else:
+        step = (last - first) / compute.type(steps - 1)
+        index = np.arange(steps)
+        halfway = steps // 2
+        up = first + step * index[:halfway].astype(compute)
+        down = last - step * (steps - 1 - index[halfway:]).astype(compute)
+        host = np.concatenate([up, down])
     return _finish(host.astype(d.np), d, device, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """``base ** linspace(start, end, steps)``."""
     d = _float_dtype(dtype)
-    host = np.power(base, np.linspace(start, end, steps, dtype=np.float64))
-    return _finish(host.astype(d.np), d, device, requires_grad)
+    exponents = linspace(start, end, steps, dtype=dtypes.float64)._host()
+    return _finish(np.power(base, exponents).astype(d.np), d, device, requires_grad)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
-    d = _float_dtype(dtype)
-    return _finish(np.eye(n, n if m is None else m, dtype=d.np), d, device, requires_grad)
+# --- random ----------------------------------------------------------------------
+
+
+def _generator(generator):
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(f"expected an ember.Generator, got {type(generator).__name__}")
+    return generator_or_default(generator).numpy
+
+
+def _check_floating(d, kernel_name):
+    if not d.is_floating_point:
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_legacy_name(d)}'")
+
+
+def _uniform_host(rng, shape, d):
+    """Uniform samples on [0, 1) in dtype ``d``: never 1.0 after rounding, so half
+    precision takes 11 random bits (its significand) rather than a rounded float."""
+    if d is dtypes.float16:
+        return (rng.integers(0, 2 ** 11, size=shape) * 2.0 ** -11).astype(np.float16)
+    return rng.random(shape, dtype=np.float32 if d is dtypes.float32 else np.float64)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    """Uniform samples on [0, 1)."""
+    """Uniform samples on [0, 1), floating dtypes only.
+
+    >>> import ember
+    >>> g = ember.Generator().manual_seed(0)
+    >>> bool(((ember.rand(100, generator=g) >= 0) & (ember.rand(100, generator=g) < 1)).all())
+    True
+    """
     d = _float_dtype(dtype)
-    host = generator_or_default(generator).numpy.random(_shape(size), dtype=np.float64).astype(d.np)
-    return _finish(host, d, device, requires_grad)
+    _check_floating(d, "check_uniform_bounds")
+    host = _uniform_host(_generator(generator), _shape(size, "rand"), d)
+    return _finish(host.astype(d.np), d, device, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    """Standard normal samples."""
+    """Standard normal samples (mean 0, standard deviation 1), floating dtypes only."""
     d = _float_dtype(dtype)
-    host = generator_or_default(generator).numpy.standard_normal(_shape(size)).astype(d.np)
-    return _finish(host, d, device, requires_grad)
+    _check_floating(d, "normal_kernel_cpu")
+    host = _generator(generator).standard_normal(_shape(size, "randn"))
+    return _finish(host.astype(d.np), d, device, requires_grad)
+
+
+def _check_integer_bound(value, fn_name, position, name):
+    if isinstance(value, Tensor):
+        value = value.item()
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise TypeError(f"{fn_name}(): argument '{name}' (position {position}) must be int, "
+                        f"not {type(value).__name__}")
+    return int(value)
+
+
+def _check_random_range(low, high, d):
+    """[low, high - 1] must be representable in ``d`` (PyTorch's check_from_to)."""
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if d is dtypes.bool_:
+        lowest, highest = 0, 1
+    elif d.is_floating_point:
+        # Integers are exact up to 2 ** (significand bits) in a floating type.
+        lowest, highest = -(2 ** (np.finfo(d.np).nmant + 1)), 2 ** (np.finfo(d.np).nmant + 1)
+    else:
+        info = np.iinfo(d.np)
+        lowest, highest = int(info.min), int(info.max)
+    if not lowest <= low <= highest:
+        raise RuntimeError(f"from is out of bounds for {_C_TYPE_NAMES[d.name]}")
+    if not lowest <= high - 1 <= highest:
+        raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE_NAMES[d.name]}")
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """Integers drawn uniformly from [low, high); int64 unless ``dtype`` says otherwise."""
+    """Integers drawn uniformly from [low, high) (``randint(high, size)`` starts at 0);
+    int64 unless ``dtype`` says otherwise.
+
+    >>> import ember
+    >>> x = ember.randint(3, 7, (100,))
+    >>> bool((x >= 3).all() and (x < 7).all()), x.dtype
+    (True, ember.int64)
+    """
     if size is None:
+        if high is None:
+            raise TypeError("randint() missing required argument 'size'")
         low, high, size = 0, low, high
-    if high is None:
-        low, high = 0, low
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    low = _check_integer_bound(low, "randint", 1, "low")
+    high = _check_integer_bound(high, "randint", 2, "high")
+    shape = _size_argument(size, "randint")
     d = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
-    host = generator_or_default(generator).numpy.integers(low, high, size=_shape((size,))).astype(d.np)
-    return _finish(host, d, device, requires_grad)
+    _check_random_range(low, high, d)
+    host = _generator(generator).integers(low, high, size=shape)
+    return _finish(host.astype(d.np), d, device, requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise)."""
+    n = _check_integer_bound(n, "randperm", 1, "n")
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     d = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
-    host = generator_or_default(generator).numpy.permutation(n).astype(d.np)
-    return _finish(host, d, device, requires_grad)
+    host = _generator(generator).permutation(n)
+    return _finish(host.astype(d.np), d, device, requires_grad)
 
 
-def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False, memory_format=None):
     d, dev = _like(input, dtype, device)
-    return rand(*input.shape, generator=generator, dtype=d, device=dev, requires_grad=requires_grad)
+    return rand(tuple(input.shape), generator=generator, dtype=d, device=dev, requires_grad=requires_grad)
 
 
-def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False, memory_format=None):
     d, dev = _like(input, dtype, device)
-    return randn(*input.shape, generator=generator, dtype=d, device=dev, requires_grad=requires_grad)
+    return randn(tuple(input.shape), generator=generator, dtype=d, device=dev, requires_grad=requires_grad)
 
 
-def randint_like(input, low, high=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randint_like(input, low, high=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+                 memory_format=None):
+    """``randint`` with the shape (and by default the dtype) of ``input``."""
+    if high is None:
+        low, high = 0, low
     d, dev = _like(input, dtype, device)
-    return randint(low, high, tuple(input.shape), generator=generator, dtype=d, device=dev)
-
-
-def scalar_tensor(value, *, dtype=None, device=None, requires_grad=False):
-    d = _float_dtype(dtype)
-    return _finish(np.array(value, dtype=d.np), d, device, requires_grad)
+    return randint(low, high, tuple(input.shape), generator=generator, dtype=d, device=dev,
+                   requires_grad=requires_grad)
