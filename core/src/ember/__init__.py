@@ -44,6 +44,7 @@ from ember.native.linalg import addmm, addmv, baddbmm, bmm, dot, ger, inner, mat
 from ember.native.sorting import argsort, kthvalue, msort, sort, topk
 from ember.native.copy import clone
 from ember._ops import ops
+from ember import cuda
 from ember import plugins as _plugins
 
 _plugins._register_builtins()

@@ -2,9 +2,14 @@
 
 PyTorch counterpart: none (``python -m torch.utils.collect_env`` is the closest); the
 shape follows datasette's and llm's ``plugins`` commands.
+
+    $ ember plugins            # name, distribution, version, status, what each registered
+    $ ember plugins --json
+    $ ember explain mul        # schema, and the file:line of its kernels and backward
 """
 
 import argparse
+import inspect
 import json
 import sys
 
@@ -16,10 +21,10 @@ def cmd_plugins(args):
     if args.json:
         print(json.dumps(infos, indent=2))
         return 0
+    print(f"{'name':<16} {'distribution':<22} {'version':<10} status")
     for info in infos:
-        version = info["version"] or "-"
         dist = info["distribution"] or "(in-process)"
-        print(f"{info['name']:<16} {dist:<22} {version:<10} {info['status']}")
+        print(f"{info['name']:<16} {dist:<22} {info['version'] or '-':<10} {info['status']}")
         if info["error"]:
             print(f"    error: {info['error']}")
         for catalogue, names in info["registered"].items():
@@ -29,35 +34,52 @@ def cmd_plugins(args):
 
 
 def cmd_explain(args):
+    from ember.library import schema
     from ember.plugins import registry
 
+    registry.plugin_infos()  # discovery, and the distributions' versions
     ops = registry.catalogue("ops")
-    name = args.op if "::" in args.op else f"aten::{args.op}"
-    found = ops.get(name)
+    qualname = args.op if "::" in args.op else f"aten::{args.op}"
+    found = ops.get(qualname)
     if found is None:
-        close = sorted(k for k in ops if args.op in k)[:10]
-        print(f"no operator named {name!r}" + (f"; did you mean: {', '.join(close)}" if close else ""),
+        close = sorted(k for k in ops if args.op.split("::")[-1] in k)[:10]
+        print(f"ember explain: no operator named {qualname!r}" + (f"; did you mean: {', '.join(close)}" if close else ""),
               file=sys.stderr)
         return 1
-    op, plugin = found[0], found[1]
-    print(f"{op.qualname}  (plugin: {plugin})")
-    print(f"  promotion: {op.promote}; saves for backward: {op.save}; outputs: {op.num_outputs}"
-          f"{'; view' if op.view else ''}")
-    for role, where in op.source().items():
-        print(f"  {role:<12} {where[0]}:{where[1]}" if where else f"  {role:<12} (none)")
-    for dev_type in sorted(registry.catalogue("backends")):
-        backend = registry.catalogue("backends")[dev_type][0]
-        if op.qualname in backend.kernels:
-            kernel = backend.kernels[op.qualname]
-            from ember.dispatcher import _where
-
-            where = _where(kernel)
-            print(f"  kernel on {dev_type} (backend override): {where[0]}:{where[1]}" if where else "")
+    op = found.obj
+    print(schema(op))
+    print(f"  plugin:      {_describe_plugin(registry, found.plugin)}")
+    print(f"  promotion:   {op.promote}; saves for backward: {op.save}; outputs: {op.num_outputs}"
+          + ("; view of its first input" if op.view else ""))
+    print(f"  kernel:      {_where(op.generic)} (generic, every device)")
+    for device_type, kernel in sorted(op.kernels.items()):
+        print(f"  kernel[{device_type}]: {_where(kernel)} (the op's own kernel for {device_type})")
+    for device_type, entry in sorted(registry.catalogue("backends").items()):
+        kernel = entry.obj.kernels.get(op.qualname)
+        if kernel is not None:
+            print(f"  kernel[{device_type}]: {_where(kernel)} (override from backend plugin {entry.plugin!r})")
     if op.backward is None:
-        print("  not differentiable")
+        print("  backward:    none (not differentiable)")
     else:
-        print(f"  grad_fn name: {op.backward_name}")
+        print(f"  backward:    {_where(op.backward)} (grad_fn: {op.backward_name})")
     return 0
+
+
+def _describe_plugin(registry, name):
+    info = registry.infos.get(name)
+    if info is None or info.distribution is None:
+        return f"{name} (in-process)"
+    return f"{name} ({info.distribution} {info.version or ''})".replace(" )", ")")
+
+
+def _where(fn):
+    """``file:line`` of a function, or a placeholder when Python cannot tell."""
+    if fn is None:
+        return "(none)"
+    try:
+        return f"{inspect.getsourcefile(fn)}:{inspect.getsourcelines(fn)[1]}"
+    except (OSError, TypeError):
+        return repr(fn)
 
 
 def build_parser():
@@ -66,13 +88,14 @@ def build_parser():
     p = sub.add_parser("plugins", help="list installed plugins and what they register")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_plugins)
-    p = sub.add_parser("explain", help="where an operator and its backward are implemented")
-    p.add_argument("op", help="operator name, e.g. mul or aten::mul or mylib::softclamp")
+    p = sub.add_parser("explain", help="an operator's schema and where its kernels and backward live")
+    p.add_argument("op", help="operator name, e.g. mul or aten::mul or example::softclamp")
     p.set_defaults(func=cmd_explain)
     return parser
 
 
 def main(argv=None):
+    """Entry point of the ``ember`` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
     return args.func(args)
 

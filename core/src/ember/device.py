@@ -10,7 +10,8 @@ looked up once and cached on the device.
 
 import re
 
-_DEVICE_RE = re.compile(r"^([a-z_]+)(?::(\d+))?$")
+# A device type, optionally ":index"; like PyTorch, no leading zeros or signs in the index.
+_DEVICE_RE = re.compile(r"^([a-z_]+)(?::(0|[1-9][0-9]*))?$")
 
 
 class Backend:
@@ -62,18 +63,15 @@ class device:
         found = cls._interned.get(key)
         if found is not None:
             return found
-        match = _DEVICE_RE.match(type_or_str) if isinstance(type_or_str, str) else None
-        if match is None:
-            raise RuntimeError(f"Invalid device string: '{type_or_str}'")
-        dev_type, dev_index = match.group(1), match.group(2)
-        if dev_index is not None:
-            if index is not None:
-                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {type_or_str}")
-            index = int(dev_index)
-        self = object.__new__(cls)
-        self.type = dev_type
-        self.index = index
-        self._backend = None
+        dev_type, index = _parse(type_or_str, index)
+        # "cuda:1" and ("cuda", 1) are the same object, so the hot path can compare identity.
+        self = cls._interned.get((dev_type, index))
+        if self is None:
+            self = object.__new__(cls)
+            self.type = dev_type
+            self.index = index
+            self._backend = None
+            cls._interned[(dev_type, index)] = self
         cls._interned[key] = self
         return self
 
@@ -94,8 +92,7 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
+        # Like torch.device, a device never equals a string: compare with device("cpu").
         if not isinstance(other, device):
             return NotImplemented
         return self.type == other.type and self.index == other.index
@@ -105,6 +102,27 @@ class device:
 
     def __reduce__(self):
         return (device, (self.type, self.index))
+
+
+def _parse(type_or_str, index):
+    """``(type, index)`` from ``"cuda:1"`` or ``("cuda", 1)``, with PyTorch's errors."""
+    if not isinstance(type_or_str, str):
+        raise TypeError(f"device() received an invalid combination of arguments - got "
+                        f"({type(type_or_str).__name__}), but expected a device string such as 'cpu' or 'cuda:0'")
+    if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
+        raise TypeError(f"device(): argument 'index' (position 2) must be int, not {type(index).__name__}")
+    match = _DEVICE_RE.match(type_or_str)
+    if match is None:
+        raise RuntimeError(f"Invalid device string: '{type_or_str}'")
+    dev_type, dev_index = match.group(1), match.group(2)
+    if dev_index is not None:
+        if index is not None:
+            raise RuntimeError("type (string) must not include an index because index was passed "
+                               f"explicitly: {type_or_str}")
+        index = int(dev_index)
+    if index is not None and index < 0:
+        raise RuntimeError("Device index must not be negative")
+    return dev_type, index
 
 
 def _forget_backends():

@@ -13,7 +13,7 @@ this part for ops and devices; see ember/plugins/manager.py.
 
 import pluggy
 
-from ember.plugins.manager import PluginError, PluginInfo, PluginRegistry
+from ember.plugins.manager import PluginError, PluginInfo, PluginRegistry, Registration
 
 hookimpl = pluggy.HookimplMarker("ember")
 
@@ -21,23 +21,22 @@ registry = PluginRegistry()
 
 
 def _register_builtins():
+    """Register the core's own plugin (the ``aten`` ops); called by ``import ember``.
+
+    Only the pluggy registration happens here: no entry point is read and no hook runs
+    until a catalogue is first needed (NOTE [ Plugins stay off the hot path ]).
+    """
     from ember.native import builtin_plugin
 
-    registry.pm.register(builtin_plugin, name="ember")
-    registry.infos["ember"] = PluginInfo("ember", "ember-core", _core_version())
-
-
-def _core_version():
-    try:
-        from importlib.metadata import version
-
-        return version("ember-core")
-    except Exception:
-        return None
+    registry.add_builtin(builtin_plugin, name="ember", distribution="ember-core")
 
 
 def register(plugin, name=None):
-    """Register an in-process plugin (a module or object with ``@hookimpl`` functions)."""
+    """Register an in-process plugin (a module or object with ``@hookimpl`` functions).
+
+    Returns the plugin's name. Raises ``PluginError`` if one of its hooks fails or it
+    registers a name another plugin owns; nothing it registered is kept then.
+    """
     return registry.register(plugin, name=name)
 
 
@@ -51,4 +50,5 @@ def list_plugins():
     return registry.plugin_infos()
 
 
-__all__ = ["hookimpl", "register", "unregister", "list_plugins", "registry", "PluginError"]
+__all__ = ["hookimpl", "register", "unregister", "list_plugins", "registry", "PluginError", "PluginInfo",
+           "Registration"]

@@ -4,8 +4,10 @@ PyTorch counterpart: none in one file; the catalogues mirror torch.library (ops)
 torch/utils/backend_registration.py (devices), and the registries of torchvision's
 models/_api.py (models). The shape follows simonw/llm's hookspecs.py.
 
-Each hook receives ``register``, a callback bound to the calling plugin, so the core
-knows which plugin registered what and can name both plugins on a clash.
+Each hook receives ``register``, a callback bound to the calling plugin,
+``register(obj, name=None, **extra)``, so the core knows which plugin registered what
+and can name both plugins on a clash. docs/plugins/hooks.md documents every hook; a
+test keeps the two in step.
 """
 
 import pluggy
@@ -40,7 +42,7 @@ def ember_register_data(register):
 
 @hookspec
 def ember_register_models(register):
-    """Register zoo models: ``register(name, builder, **info)``."""
+    """Register zoo models: ``register(builder, name="resnet18", **info)``."""
 
 
 # Catalogue name for each hook: the key under which registrations are stored.

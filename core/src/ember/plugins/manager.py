@@ -2,29 +2,43 @@
 
 PyTorch counterpart: torch/__init__.py ``_import_device_backends`` (entry-point
 autoload of device backends, switched off by ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``);
-the rest follows pytest's and llm's use of pluggy (v2.13).
+the rest follows pytest's and llm's use of pluggy (v2.13). ember leaves out
+pytest's ``-p`` selection and pluggy's historic hooks and wrappers.
 
 # NOTE [ Plugins stay off the hot path ]
 # pluggy costs about 1.3 us per hook call, more than a small NumPy op. Hooks therefore
 # run once, at discovery: each registration lands in a plain dict (a catalogue), and
-# ops, devices and modules are looked up there. Registering or unregistering a plugin
-# later drops the catalogues, and the devices' and ops' cached lookups with them.
+# ops, devices and modules are looked up there. Registering a plugin later adds its
+# entries; unregistering drops the catalogues, and with them the devices' and ops'
+# cached lookups, so they are rebuilt on the next need.
 
-Entry points of the group ``ember`` are loaded one by one, lazily, the first time a
-catalogue is needed. A plugin that fails to import, or whose hook raises, is recorded
-as broken with its error and a warning; the others still load. ``EMBER_STRICT_PLUGINS=1``
-re-raises instead; ``EMBER_PLUGINS_AUTOLOAD=0`` loads no entry point;
-``EMBER_DISABLE_PLUGINS=a,b`` skips the named ones.
+# NOTE [ Failing plugins ]
+# Entry points of the group ``ember`` are loaded one by one, the first time a catalogue
+# is needed (never at ``import ember``). A plugin that fails to import, whose hook
+# raises, or that registers a name another plugin already owns, is recorded as broken
+# with its error and a RuntimeWarning; nothing it registered is kept, and the other
+# plugins still load. ``EMBER_STRICT_PLUGINS=1`` raises ``PluginError`` instead.
+# ``EMBER_PLUGINS_AUTOLOAD=0`` loads no entry point; ``EMBER_DISABLE_PLUGINS=a,b`` skips
+# the named entry points (or distributions). A plugin registered in-process with
+# ``register`` fails loudly: its error is raised to the caller.
 """
 
 import os
 import warnings
+from collections import namedtuple
 
 import pluggy
 
 from ember.plugins import hookspecs
 
 GROUP = "ember"
+
+# The distribution to install for a device type nobody registered.
+BACKEND_DISTRIBUTIONS = {"cpu": "ember-numpy", "cuda": "ember-cupy"}
+
+# One catalogue entry: the registered object, the plugin that registered it, and any
+# extra keyword arguments the plugin passed to ``register`` (model info, aliases).
+Registration = namedtuple("Registration", ["obj", "plugin", "extra"])
 
 
 class PluginError(RuntimeError):
@@ -34,39 +48,48 @@ class PluginError(RuntimeError):
 class PluginInfo:
     """What ``ember plugins`` shows for one plugin."""
 
-    __slots__ = ("name", "distribution", "version", "status", "error", "registered")
+    __slots__ = ("name", "distribution", "version", "status", "error", "registered", "module")
 
-    def __init__(self, name, distribution=None, version=None, status="ok", error=None):
+    def __init__(self, name, distribution=None, version=None, status="ok", error=None, module=None):
         self.name = name
         self.distribution = distribution
         self.version = version
-        self.status = status
+        self.status = status  # "ok", "broken" or "disabled"
         self.error = error
-        self.registered = {}
+        self.registered = {}  # catalogue name -> [keys]
+        self.module = module
 
     def as_dict(self):
         return {"name": self.name, "distribution": self.distribution, "version": self.version,
-                "status": self.status, "error": self.error,
+                "module": self.module, "status": self.status, "error": self.error,
                 "registered": {k: sorted(v) for k, v in self.registered.items()}}
+
+    def __repr__(self):
+        return f"<PluginInfo {self.name!r} {self.status}>"
 
 
 class PluginRegistry:
-    """Owns the pluggy manager, the plugin records and the catalogues."""
+    """Owns the pluggy manager, the plugin records (in load order) and the catalogues."""
 
     def __init__(self):
-        self.pm = pluggy.PluginManager("ember")
+        self.pm = pluggy.PluginManager(GROUP)
         self.pm.add_hookspecs(hookspecs)
-        self.infos = {}
-        self._catalogues = {}
+        self.infos = {}  # plugin name -> PluginInfo; insertion order is load order
+        self._catalogues = None  # {catalogue name: {key: Registration}} once built
         self._autoloaded = False
 
     # --- discovery ----------------------------------------------------------------
+    def add_builtin(self, plugin, name, distribution):
+        """Register one of the core's own plugins (always first, never disabled)."""
+        self.pm.register(plugin, name=name)
+        self.infos[name] = PluginInfo(name, distribution, module=getattr(plugin, "__name__", None))
+
     def load_entry_points(self):
         """Load every entry point of the group once (a no-op afterwards)."""
         if self._autoloaded:
             return
         self._autoloaded = True
-        if os.environ.get("EMBER_PLUGINS_AUTOLOAD", "1").strip().lower() in ("0", "false", "no", "off"):
+        if _env_flag("EMBER_PLUGINS_AUTOLOAD", default=True) is False:
             return
         from importlib.metadata import entry_points
 
@@ -74,119 +97,210 @@ class PluginRegistry:
         seen = set()
         for ep in entry_points(group=GROUP):
             dist = ep.dist.name if ep.dist is not None else None
-            if (dist, ep.name) in seen or ep.name in self.infos:
-                continue  # the same distribution seen twice on sys.path (lib64 -> lib)
+            if (dist, ep.name) in seen:
+                continue  # one distribution seen twice on sys.path (lib64 -> lib symlinks)
             seen.add((dist, ep.name))
-            version = ep.dist.version if ep.dist is not None else None
-            if ep.name in disabled:
-                self.infos[ep.name] = PluginInfo(ep.name, dist, version, status="disabled")
+            info = PluginInfo(ep.name, dist, ep.dist.version if ep.dist is not None else None, module=ep.value)
+            if ep.name in disabled or dist in disabled:
+                info.status = "disabled"
+                self.infos.setdefault(ep.name, info)
+                continue
+            if ep.name in self.infos:
+                other = self.infos[ep.name]
+                self._broken(info, PluginError(f"plugin name {ep.name!r} is used by both distribution "
+                                               f"{other.distribution!r} and distribution {dist!r}"),
+                             "import", key=f"{dist}:{ep.name}")
                 continue
             try:
                 plugin = ep.load()
                 self.pm.register(plugin, name=ep.name)
             except Exception as exc:  # a broken plugin must not break ember
-                self._broken(PluginInfo(ep.name, dist, version), exc, "import")
+                self._broken(info, exc, "import")
                 continue
-            self.infos[ep.name] = PluginInfo(ep.name, dist, version)
-        self._catalogues.clear()
+            self.infos[ep.name] = info
 
-    def _broken(self, info, exc, stage):
+    def _broken(self, info, exc, stage, key=None):
         info.status = "broken"
         info.error = f"{type(exc).__name__}: {exc}"
-        self.infos[info.name] = info
-        if _strict():
+        info.registered = {}
+        self.infos[key or info.name] = info
+        if _env_flag("EMBER_STRICT_PLUGINS", default=False):
             raise PluginError(f"ember plugin {info.name!r} failed during {stage}: {info.error}") from exc
         warnings.warn(f"ember plugin {info.name!r} failed during {stage} and was skipped: {info.error}",
-                      RuntimeWarning, stacklevel=3)
+                      RuntimeWarning, stacklevel=4)
 
     # --- in-process plugins -------------------------------------------------------
     def register(self, plugin, name=None):
-        """Register a module or object with hook implementations (tests, notebooks)."""
+        """Register a module or object with ``@hookimpl`` functions (tests, notebooks).
+
+        Installed plugins are loaded first, so the order (and who wins a name) does not
+        depend on when this is called. A failing hook or a name clash raises here.
+        """
+        catalogues = self._built()
         name = self.pm.register(plugin, name=name)
-        self.infos[name] = PluginInfo(name, distribution=None, version=None)
-        self.invalidate()
+        info = PluginInfo(name, module=getattr(plugin, "__name__", type(plugin).__name__))
+        try:
+            self._add_plugin(catalogues, info)
+        except Exception:
+            self.pm.unregister(plugin)
+            raise
+        self.infos[name] = info
+        _forget_cached_lookups()
         return name
 
     def unregister(self, plugin=None, name=None):
+        """Take a plugin out; the catalogues are rebuilt on next need."""
+        if name is None:
+            name = self.pm.get_name(plugin)
         plugin = self.pm.unregister(plugin=plugin, name=name)
-        self.infos.pop(name or self.pm.get_name(plugin) or "", None)
-        for key, info in list(self.infos.items()):
-            if self.pm.get_plugin(key) is None and info.status == "ok":
-                del self.infos[key]
+        self.infos.pop(name, None)
         self.invalidate()
         return plugin
 
     def invalidate(self):
         """Forget every catalogue and the lookups cached from them."""
-        self._catalogues.clear()
-        from ember import device, dispatcher
-
-        device._forget_backends()
-        dispatcher.forget_kernels()
+        self._catalogues = None
+        _forget_cached_lookups()
 
     # --- catalogues ---------------------------------------------------------------
     def catalogue(self, name):
-        """``{key: (object, plugin_name)}`` for one catalogue, built on first use."""
-        found = self._catalogues.get(name)
-        if found is None:
-            self.load_entry_points()
-            self._build_all()
-            found = self._catalogues[name]
-        return found
+        """``{key: Registration(obj, plugin, extra)}`` for one catalogue, built on first use."""
+        catalogues = self._catalogues
+        if catalogues is None:
+            catalogues = self._built()
+        return catalogues[name]
 
-    def _build_all(self):
-        for info in self.infos.values():
-            info.registered = {}
-        catalogues = {name: {} for name in hookspecs.CATALOGUES.values()}
+    def _built(self):
+        if self._catalogues is None:
+            self.load_entry_points()
+            catalogues = {name: {} for name in hookspecs.CATALOGUES.values()}
+            for info in list(self.infos.values()):
+                if info.status != "ok":
+                    continue
+                try:
+                    self._add_plugin(catalogues, info)
+                except Exception as exc:  # a failing hook or a name clash: see NOTE [ Failing plugins ]
+                    self._broken(info, exc, "registration")
+            self._catalogues = catalogues
+        return self._catalogues
+
+    def _add_plugin(self, catalogues, info):
+        """Run one plugin's hooks and merge what it registered, all or nothing."""
+        staged = self._call_hooks(info.name)
+        problem = _clash(catalogues, staged, info.name)
+        if problem is not None:
+            raise PluginError(problem)
+        info.registered = {}
+        for catalogue_name, entries in staged.items():
+            for key, obj, extra in entries:
+                catalogues[catalogue_name][key] = Registration(obj, info.name, extra)
+                _tag_owner(obj, info.name)
+                info.registered.setdefault(catalogue_name, []).append(key)
+
+    def _call_hooks(self, plugin_name):
+        """``{catalogue: [(key, obj, extra)]}`` from one plugin's hooks.
+
+        Each hook is called through pluggy for this plugin alone, so every entry knows
+        its owner and results never depend on pluggy's last-registered-first order.
+        """
+        plugin = self.pm.get_plugin(plugin_name)
+        others = [p for p in self.pm.get_plugins() if p is not plugin]
+        staged = {}
         for hook_name, catalogue_name in hookspecs.CATALOGUES.items():
             hook = getattr(self.pm.hook, hook_name)
-            # Each implementation is called on its own, in registration order, so
-            # results never depend on pluggy's LIFO order and each entry knows its owner.
-            for impl in reversed(hook.get_hookimpls()):
-                plugin_name = impl.plugin_name
-                info = self.infos.get(plugin_name)
-                if info is not None and info.status != "ok":
-                    continue
-                register = _registrar(catalogues[catalogue_name], catalogue_name, plugin_name, info)
-                try:
-                    impl.function(register=register)
-                except PluginError:
-                    raise
-                except Exception as exc:
-                    self._broken(info or PluginInfo(plugin_name), exc, hook_name)
-        self._catalogues = catalogues
+            if not any(impl.plugin is plugin for impl in hook.get_hookimpls()):
+                continue
+            entries = staged.setdefault(catalogue_name, [])
+            caller = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
+            try:
+                caller(register=_registrar(entries, catalogue_name, plugin_name))
+            except Exception as exc:
+                raise PluginError(f"plugin {plugin_name!r} failed in {hook_name}: "
+                                  f"{type(exc).__name__}: {exc}") from exc
+        return staged
+
+    # --- lookups ------------------------------------------------------------------
+    def find_backend(self, device_type):
+        """The ``Backend`` for ``device_type``, or None."""
+        found = self.catalogue("backends").get(device_type)
+        return None if found is None else found.obj
 
     def backend(self, device_type):
-        backends = self.catalogue("backends")
-        found = backends.get(device_type)
-        if found is None:
-            hint = {"cpu": "ember-numpy", "cuda": "ember-cupy"}.get(device_type)
-            extra = f" Install it with: pip install {hint}" if hint else ""
-            raise RuntimeError(f"no ember backend is installed for device type '{device_type}'.{extra}")
-        return found[0]
+        """The ``Backend`` for ``device_type``; the error names the distribution to install."""
+        backend = self.find_backend(device_type)
+        if backend is None:
+            raise RuntimeError(self._missing_backend_message(device_type))
+        if not backend.is_available():
+            raise RuntimeError(f"the ember backend for device type '{device_type}' (plugin "
+                               f"{backend.plugin!r}) is installed, but no {device_type} device is available")
+        return backend
+
+    def _missing_backend_message(self, device_type):
+        dist = BACKEND_DISTRIBUTIONS.get(device_type)
+        message = f"no ember backend is installed for device type '{device_type}'."
+        broken = [i for i in self.infos.values() if i.status != "ok" and dist and i.distribution == dist]
+        if broken:
+            info = broken[0]
+            return message + f" The plugin {info.name!r} ({dist}) that provides it is {info.status}" + (
+                f": {info.error}" if info.error else "")
+        if dist is not None:
+            return message + f" Install it with: pip install {dist}"
+        return message + " Install a plugin that registers it (see `ember plugins`)."
 
     def plugin_infos(self):
-        self.catalogue("backends")
-        return [self.infos[k] for k in sorted(self.infos)]
+        """Every plugin's record, after discovery, in load order."""
+        self._built()
+        for info in self.infos.values():
+            if info.version is None and info.distribution is not None:
+                info.version = _distribution_version(info.distribution)
+        return list(self.infos.values())
 
 
-def _registrar(catalogue, catalogue_name, plugin_name, info):
+def _registrar(entries, catalogue_name, plugin_name):
+    """The ``register`` callback a hook receives, bound to one plugin and catalogue."""
     def register(obj, name=None, **extra):
         key = name if name is not None else _default_key(obj)
-        if key in catalogue:
-            owner = catalogue[key][1]
-            raise PluginError(f"{catalogue_name[:-1]} {key!r} is registered by both plugin "
-                              f"{owner!r} and plugin {plugin_name!r}")
-        if hasattr(obj, "plugin") and not isinstance(obj, type):
-            try:
-                obj.plugin = plugin_name
-            except AttributeError:
-                pass
-        catalogue[key] = (obj, plugin_name, extra) if extra else (obj, plugin_name)
-        if info is not None:
-            info.registered.setdefault(catalogue_name, []).append(key)
+        if any(key == k for k, _, _ in entries):
+            raise PluginError(f"plugin {plugin_name!r} registers {_singular(catalogue_name)} {key!r} twice")
+        entries.append((key, obj, extra))
         return obj
     return register
+
+
+def _clash(catalogues, staged, plugin_name):
+    """A message if ``staged`` registers a key another plugin owns, else None."""
+    for catalogue_name, entries in staged.items():
+        catalogue = catalogues[catalogue_name]
+        for key, _, _ in entries:
+            if key in catalogue:
+                return (f"{_singular(catalogue_name)} {key!r} is registered by both plugin "
+                        f"{catalogue[key].plugin!r} and plugin {plugin_name!r}")
+    return _kernel_clash(catalogues, staged, plugin_name)
+
+
+def _kernel_clash(catalogues, staged, plugin_name):
+    """A backend override and an op's own kernel for the same (op, device type)."""
+    backends = dict(catalogues["backends"])
+    ops = dict(catalogues["ops"])
+    backends.update({k: Registration(o, plugin_name, e) for k, o, e in staged.get("backends", ())})
+    ops.update({k: Registration(o, plugin_name, e) for k, o, e in staged.get("ops", ())})
+    for device_type, backend in backends.items():
+        for qualname in getattr(backend.obj, "kernels", ()):
+            op = ops.get(qualname)
+            if op is not None and device_type in getattr(op.obj, "kernels", ()):
+                if plugin_name in (backend.plugin, op.plugin):
+                    return (f"kernel for {qualname!r} on '{device_type}' is registered by both plugin "
+                            f"{backend.plugin!r} (backend) and plugin {op.plugin!r} (op)")
+    return None
+
+
+def _tag_owner(obj, plugin_name):
+    """Ops and backends remember their plugin (for ``ember explain`` and messages)."""
+    if not isinstance(obj, type) and hasattr(obj, "plugin"):
+        try:
+            obj.plugin = plugin_name
+        except AttributeError:
+            pass
 
 
 def _default_key(obj):
@@ -197,5 +311,30 @@ def _default_key(obj):
     raise TypeError(f"cannot tell the name of {obj!r}; pass name=")
 
 
-def _strict():
-    return os.environ.get("EMBER_STRICT_PLUGINS", "0").strip().lower() in ("1", "true", "yes", "on")
+def _singular(catalogue_name):
+    return {"data": "data entry"}.get(catalogue_name, catalogue_name.rstrip("s"))
+
+
+def _forget_cached_lookups():
+    # (``ember.device`` is the class once ember is imported, so import the functions.)
+    from ember.device import _forget_backends
+    from ember.dispatcher import forget_kernels
+
+    _forget_backends()
+    forget_kernels()
+
+
+def _distribution_version(distribution):
+    try:
+        from importlib.metadata import version
+
+        return version(distribution)
+    except Exception:  # not installed as a distribution (e.g. a source checkout on sys.path)
+        return None
+
+
+def _env_flag(name, default):
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return default
+    return value.strip().lower() not in ("0", "false", "no", "off")
