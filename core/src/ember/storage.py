@@ -11,10 +11,16 @@ tensor report the same ``data_ptr()``, and ``storage_offset()`` is the distance 
 
 
 def _root_array(array):
+    """The array that owns the memory under ``array`` (following ``.base``)."""
     root = array
-    while getattr(root, "base", None) is not None and hasattr(root.base, "dtype"):
-        root = root.base
-    return root
+    while True:
+        base = getattr(root, "base", None)
+        if base is not None and not hasattr(base, "dtype"):
+            # as_strided views hang from a plain interface object whose base is the array.
+            base = getattr(base, "base", None)
+        if base is None or not hasattr(base, "dtype"):
+            return root
+        root = base
 
 
 class UntypedStorage:

@@ -19,6 +19,28 @@ from ember.tensor import Tensor, _wrap_dim
 # --- turning a Python key into an array key -------------------------------------
 
 
+def _basic_key(key):
+    """The NumPy key for a key of only ints, slices with positive int steps, None and
+    Ellipsis (the data-loader hot path), or None if the key needs the general path.
+    A trailing Ellipsis keeps a full integer key a 0-d view rather than a scalar."""
+    if key.__class__ is not tuple:
+        key = (key,)
+    has_ellipsis = False
+    for k in key:
+        cls = k.__class__
+        if cls is slice:
+            step = k.step
+            if step is not None and (step.__class__ is not int or step <= 0) or \
+                    k.start is not None and k.start.__class__ is not int or \
+                    k.stop is not None and k.stop.__class__ is not int:
+                return None
+        elif k is Ellipsis:
+            has_ellipsis = True
+        elif cls is not int and k is not None:
+            return None
+    return key if has_ellipsis else key + (Ellipsis,)
+
+
 def _convert_key(tensor, key):
     """(array key, is_basic). Tensors become arrays on the tensor's device."""
     if not isinstance(key, tuple):
@@ -32,17 +54,19 @@ def _convert_key(tensor, key):
                                    f"indexed tensor ({tensor._device})")
             if k.dtype.is_floating_point:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            if k._data.ndim == 0 and k._data.dtype.kind in "iu":
+            if k._data.ndim == 0 and k._data.dtype.kind in "iu" and k._data.dtype.name != "uint8":
                 out.append(int(k.item()))  # a 0-d integer tensor indexes like an int (a view)
                 continue
             array = k._data if k._device is tensor._device else tensor._device.backend.from_host(k._host())
+            if array.dtype.name == "uint8":
+                array = array.astype(bool)  # PyTorch reads byte index tensors as masks
             out.append(array)
             basic = False
         elif isinstance(k, slice):
-            step = k.step
+            step = _as_int(k.step)
             if step is not None and step <= 0:
                 raise ValueError("step must be greater than zero")
-            out.append(slice(_as_int(k.start), _as_int(k.stop), _as_int(step)))
+            out.append(slice(_as_int(k.start), _as_int(k.stop), step))
         elif isinstance(k, bool):
             out.append(k)
             basic = False
@@ -59,18 +83,22 @@ def _convert_key(tensor, key):
         else:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                              "are valid indices (got " + type(k).__name__ + ")")
-    _check_bounds(tensor, out)
-    return tuple(out), basic
+    if basic:
+        return _basic_key(tuple(out)), True
+    _check_bounds(tensor._data.shape, out)
+    return tuple(out), False
 
 
 def _as_int(v):
     return v.__index__() if v is not None and not isinstance(v, int) else v
 
 
-def _check_bounds(tensor, key):
-    shape = tensor._data.shape
+def _check_bounds(shape, key):
+    """Raise PyTorch's IndexError for a key that does not fit ``shape``."""
     if sum(1 for k in key if k is not None and k is not Ellipsis and not isinstance(k, bool)) > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
     dim = 0
     for k in key:
         if k is Ellipsis:
@@ -85,9 +113,53 @@ def _check_bounds(tensor, key):
         dim += getattr(k, "ndim", 1) if getattr(getattr(k, "dtype", None), "kind", "") == "b" else 1
 
 
-def _index_kernel(xp, a, key):
-    out = a[key]
+def _basic_index_kernel(xp, a, key):
+    try:
+        out = a[key]
+    except IndexError:
+        _check_bounds(a.shape, key)  # PyTorch's message, when it has one
+        raise
+    if None in key:
+        out = _restride_new_axes(xp, a, key, out)
     return out
+
+
+def _restride_new_axes(xp, a, key, out):
+    # NumPy gives a None (new) axis stride 0; PyTorch unsqueezes while walking the key,
+    # so the new axis gets size * stride of the input dim not yet indexed (or 1).
+    # See NOTE [ Strides of size-1 dims ] in shape.py.
+    from ember.native.shape import element_strides, restride
+
+    in_strides = element_strides(a)
+    strides = list(element_strides(out))
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    in_dim = out_dim = 0
+    for k in key:
+        if k is None:
+            strides[out_dim] = a.shape[in_dim] * in_strides[in_dim] if in_dim < a.ndim else 1
+            out_dim += 1
+        elif k is Ellipsis:
+            in_dim += a.ndim - used
+            out_dim += a.ndim - used
+        elif k.__class__ is slice:
+            in_dim += 1
+            out_dim += 1
+        else:
+            in_dim += 1
+    return restride(xp, out, out.shape, tuple(strides))
+
+
+def _index_kernel(xp, a, key):
+    return a[key]
+
+
+def _basic_index_backward(ctx, grad):
+    # A basic key reaches each element at most once: a plain write, no accumulation.
+    (meta,) = ctx.input_meta
+    from ember.native.factory import zeros
+
+    base = zeros(meta[0], dtype=grad.dtype, device=grad.device)
+    return (INDEX_PUT(base, grad, key=ctx.attrs["key"]),)
 
 
 def _index_backward(ctx, grad):
@@ -98,12 +170,16 @@ def _index_backward(ctx, grad):
     return (INDEX_PUT(base, grad, key=ctx.attrs["key"], accumulate=True),)
 
 
-BASIC_INDEX = Op("aten::_basic_index", _index_kernel, _index_backward, view=True, backward_name="SliceBackward0")
+BASIC_INDEX = Op("aten::_basic_index", _basic_index_kernel, _basic_index_backward, view=True,
+                 backward_name="SliceBackward0")
 INDEX = Op("aten::index", _index_kernel, _index_backward, backward_name="IndexBackward0")
 
 
 def getitem(tensor, key):
     """``tensor[key]``: a view for basic keys, a copy for tensor or list keys."""
+    array_key = _basic_key(key)
+    if array_key is not None:
+        return BASIC_INDEX(tensor, key=array_key)
     array_key, basic = _convert_key(tensor, key)
     return (BASIC_INDEX if basic else INDEX)(tensor, key=array_key)
 
@@ -156,17 +232,30 @@ def _as_value(target, value):
 def setitem(tensor, key, value):
     """``tensor[key] = value``, in place; differentiable for tensors in the graph."""
     check_inplace(tensor)
-    array_key, _ = _convert_key(tensor, key)
+    array_key = _basic_key(key)
+    if array_key is None:
+        array_key, _ = _convert_key(tensor, key)
     value = _as_value(tensor, value)
     value_grad = isinstance(value, Tensor) and value._requires_grad
     if not grad_state.enabled or not (tensor._requires_grad or value_grad):
-        if not tensor._data.flags.writeable:
-            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
-                               "single memory location. Please clone() the tensor before performing the operation.")
-        tensor._data[array_key] = value._data if isinstance(value, Tensor) else value
+        _check_writeable(tensor)
+        try:
+            tensor._data[array_key] = value._data if isinstance(value, Tensor) else value
+        except IndexError:
+            _check_bounds(tensor._data.shape, array_key)
+            raise
+        except ValueError as error:  # NumPy's broadcast failure
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
+                               f"to indexing result of shape {list(tensor._data[array_key].shape)}") from error
         tensor._version[0] += 1
         return
     write_result(tensor, INDEX_PUT(tensor, value, key=array_key))
+
+
+def _check_writeable(tensor):
+    if not getattr(tensor._data.flags, "writeable", True):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
 
 
 # --- where, masked_fill ---------------------------------------------------------

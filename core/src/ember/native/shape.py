@@ -14,6 +14,29 @@ from ember.dispatcher import NONE, Op
 from ember.tensor import _wrap_dim
 
 
+# NOTE [ Strides of size-1 dims ]
+# A dim of size 1 is never stepped over, so its stride is a free choice; PyTorch fixes
+# it per op (unsqueeze: size * stride of the dim after it; expand keeps the old one)
+# and so do NumPy's view functions, in their own way. Where the two differ, the view
+# kernel re-strides NumPy's result to PyTorch's numbers (`restride`), so `stride()`
+# reads the same in both. Only size-1 and zero-stride dims change: the memory an
+# element is read from never does.
+
+
+def restride(xp, a, shape, strides, writeable=True):
+    """An array over ``a``'s memory (from its first element) with element ``strides``."""
+    itemsize = a.itemsize
+    out = xp.lib.stride_tricks.as_strided(a, shape, tuple(s * itemsize for s in strides))
+    if not writeable and getattr(out.flags, "writeable", False):
+        out.flags.writeable = False  # several elements share one memory location
+    return out
+
+
+def element_strides(a):
+    itemsize = a.itemsize
+    return tuple(s // itemsize for s in a.strides)
+
+
 def _sizes(size):
     if len(size) == 1 and isinstance(size[0], (tuple, list)) or len(size) == 1 and hasattr(size[0], "__iter__"):
         size = tuple(size[0])
@@ -33,7 +56,12 @@ def infer_size(shape, numel):
                 raise RuntimeError(f"invalid shape dimension {s}")
             known *= s
     if unknown:
-        if known == 0 or numel % known:
+        if known == 0:
+            if numel == 0:
+                raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                                   "unspecified dimension size -1 can be any value and is ambiguous")
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        if numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[unknown[0]] = numel // known
     elif known != numel:
@@ -124,6 +152,7 @@ def _transpose_kernel(xp, a, dim0, dim1):
 
 TRANSPOSE = Op("aten::transpose", _transpose_kernel,
                lambda ctx, g: (g.transpose(ctx.attrs["dim0"], ctx.attrs["dim1"]),), view=True)
+T_OP = Op("aten::t", _transpose_kernel, TRANSPOSE.backward, view=True)  # its node is TBackward0, as in PyTorch
 
 
 def transpose(input, dim0, dim1):
@@ -139,7 +168,7 @@ def t(input):
     """Transpose a matrix; a 0-d or 1-d tensor is returned as it is (a view)."""
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return transpose(input, 0, 1) if input.ndim == 2 else TRANSPOSE(input, dim0=0, dim1=0)
+    return T_OP(input, dim0=0, dim1=1 if input.ndim == 2 else 0)
 
 
 def adjoint(input):
@@ -147,7 +176,28 @@ def adjoint(input):
 
 
 def _expand_kernel(xp, a, shape):
-    return xp.broadcast_to(a, shape)
+    # PyTorch's expand geometry: a dim that keeps its size keeps its stride, a
+    # broadcast dim gets stride 0, a new leading dim of size 1 the stride unsqueeze
+    # would give it. Writes are refused when elements overlap, as in PyTorch.
+    old_shape, old_strides = a.shape, element_strides(a)
+    lead = len(shape) - a.ndim
+    strides = [0] * len(shape)
+    overlapping = False
+    next_extent = 1  # size * stride of the dim to the right
+    for i in range(len(shape) - 1, -1, -1):
+        if i >= lead and old_shape[i - lead] == shape[i]:
+            stride = old_strides[i - lead]
+        elif i < lead and shape[i] == 1:
+            stride = next_extent
+        else:
+            stride = 0
+            overlapping = overlapping or shape[i] > 1
+        strides[i] = stride
+        next_extent = shape[i] * stride
+    if tuple(shape) == old_shape and tuple(strides) == old_strides:
+        return a.view()
+    writeable = not overlapping and getattr(a.flags, "writeable", True)
+    return restride(xp, a, tuple(shape), tuple(strides), writeable)
 
 
 EXPAND = Op("aten::expand", _expand_kernel, lambda ctx, g: (g,), view=True)
@@ -177,10 +227,7 @@ def expand(input, *sizes):
                                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                f"{list(input.shape)}")
         shape.append(s)
-    shape = tuple(shape)
-    if shape == tuple(input.shape):
-        return EXPAND(input, shape=shape)
-    return EXPAND(input, shape=shape)
+    return EXPAND(input, shape=tuple(shape))
 
 
 def expand_as(input, other):
@@ -213,8 +260,17 @@ def broadcast_tensors(*tensors):
     return tuple(expand(t, shape) for t in tensors)
 
 
-UNSQUEEZE = Op("aten::unsqueeze", lambda xp, a, dim: xp.expand_dims(a, dim),
-               lambda ctx, g: (g.squeeze(ctx.attrs["dim"]),), view=True)
+def _unsqueeze_kernel(xp, a, dim):
+    out = xp.expand_dims(a, dim)
+    # PyTorch's stride for the new dim: the extent of the dim after it, or 1 at the end.
+    strides = element_strides(a)
+    new_stride = a.shape[dim] * strides[dim] if dim < a.ndim else 1
+    if element_strides(out)[dim] != new_stride:
+        out = restride(xp, out, out.shape, strides[:dim] + (new_stride,) + strides[dim:])
+    return out
+
+
+UNSQUEEZE = Op("aten::unsqueeze", _unsqueeze_kernel, lambda ctx, g: (g.squeeze(ctx.attrs["dim"]),), view=True)
 
 
 def unsqueeze(input, dim):
@@ -261,8 +317,8 @@ def unflatten(input, dim, sizes):
     """Split dim ``dim`` into ``sizes`` (one entry may be -1)."""
     dim = _wrap_dim(dim, input.ndim)
     sizes = infer_size(tuple(sizes), input.shape[dim])
-    return view(input, tuple(input.shape[:dim]) + sizes + tuple(input.shape[dim + 1:])) \
-        if input.is_contiguous() else reshape(input, tuple(input.shape[:dim]) + sizes + tuple(input.shape[dim + 1:]))
+    # Splitting one dim in several is always possible without a copy.
+    return view(input, tuple(input.shape[:dim]) + sizes + tuple(input.shape[dim + 1:]))
 
 
 def _slice_kernel(xp, a, dim, start, end, step):
@@ -333,7 +389,7 @@ def movedim(input, source, destination):
 moveaxis = movedim
 
 
-def _as_strided_kernel(xp, a, size, stride, storage_offset):
+def _as_strided_kernel(xp, a, size, stride, storage_offset, input_geometry=None):
     from ember.storage import _root_array
 
     root = _root_array(a)
@@ -347,15 +403,41 @@ def _as_strided_kernel(xp, a, size, stride, storage_offset):
     return xp.lib.stride_tricks.as_strided(flat[storage_offset:], size, tuple(s * itemsize for s in stride))
 
 
-AS_STRIDED = Op("aten::as_strided", _as_strided_kernel, None, view=True)
+def _storage_indices(xp, size, stride, offset):
+    """The storage position of every element of a (size, stride, offset) geometry."""
+    index = xp.full(tuple(size), offset, dtype="int64")
+    for d, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = n
+        index = index + xp.arange(n, dtype="int64").reshape(shape) * st
+    return index
+
+
+def _as_strided_grad_kernel(xp, grad, size, stride, storage_offset, input_geometry):
+    # Scatter the gradient into a zero storage through the output's geometry (elements
+    # that alias add up), then read it back through the input's geometry.
+    in_size, in_stride, in_offset = input_geometry
+    out_index = _storage_indices(xp, size, stride, storage_offset)
+    in_index = _storage_indices(xp, in_size, in_stride, in_offset)
+    extent = 1 + max(int(out_index.max()) if out_index.size else 0, int(in_index.max()) if in_index.size else 0)
+    storage = xp.zeros(extent, dtype=grad.dtype)
+    xp.add.at(storage, out_index.reshape(-1), grad.reshape(-1))
+    return storage[in_index]
+
+
+AS_STRIDED_BACKWARD = Op("aten::as_strided_backward", _as_strided_grad_kernel, None)
+AS_STRIDED = Op("aten::as_strided", _as_strided_kernel,
+                lambda ctx, grad: (AS_STRIDED_BACKWARD(grad, **ctx.attrs),), view=True)
 
 
 def as_strided(input, size, stride, storage_offset=None):
     """A view with explicit sizes, strides and offset into the input's storage.
-    Not differentiable in ember (PyTorch's as_strided backward is left out)."""
+    Its gradient is first-order only in ember."""
     if storage_offset is None:
         storage_offset = input.storage_offset()
-    return AS_STRIDED(input, size=tuple(size), stride=tuple(stride), storage_offset=storage_offset)
+    geometry = (tuple(input.shape), input.stride(), input.storage_offset())
+    return AS_STRIDED(input, size=tuple(size), stride=tuple(stride), storage_offset=storage_offset,
+                      input_geometry=geometry)
 
 
 # --- ops that return several views ----------------------------------------------
@@ -388,26 +470,39 @@ def chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     size = input.shape[_wrap_dim(dim, input.ndim)]
-    step = max(-(-size // chunks), 1)
-    return split(input, step, dim)
+    if size == 0:  # PyTorch gives `chunks` empty pieces
+        return split(input, [0] * chunks, dim)
+    return split(input, -(-size // chunks), dim)
 
 
 def tensor_split(input, indices_or_sections, dim=0):
+    """``n`` nearly equal pieces along ``dim``, or the pieces between the given indices
+    (``input[:i0], input[i0:i1], ...``, clipped to the size; each piece is a view)."""
+    from ember.tensor import Tensor
+
     dim = _wrap_dim(dim, input.ndim)
     size = input.shape[dim]
+    if isinstance(indices_or_sections, Tensor):
+        indices_or_sections = indices_or_sections.tolist()
     if isinstance(indices_or_sections, int):
         n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
         sizes = [size // n + (1 if i < size % n else 0) for i in range(n)]
-    else:
-        bounds = [0] + [min(max(int(i), 0), size) for i in indices_or_sections] + [size]
-        sizes = [max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
-    return split(input, sizes, dim)
+        return split(input, sizes, dim)
+    bounds = [0] + [int(i) for i in indices_or_sections] + [size]
+    pieces = []
+    for start, end in zip(bounds, bounds[1:]):
+        start = min(max(start if start >= 0 else start + size, 0), size)
+        end = min(max(end if end >= 0 else end + size, start), size)
+        pieces.append(narrow(input, dim, start, end - start))
+    return tuple(pieces)
 
 
 def _select_kernel(xp, a, dim, index):
-    key = [slice(None)] * a.ndim
-    key[dim] = index
-    return a[tuple(key)]
+    # The trailing Ellipsis keeps a 0-d result an array over `a` (NumPy would
+    # return a copied scalar for a full integer key).
+    return a[(slice(None),) * dim + (index, Ellipsis)]
 
 
 def _select_backward(ctx, grad):
@@ -464,7 +559,7 @@ def cat(tensors, dim=0):
     1-d empty tensors are skipped, as in PyTorch."""
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     parts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
     ref = parts[0]
     if ref.ndim == 0:
@@ -496,12 +591,28 @@ def stack(tensors, dim=0):
     return cat([t.unsqueeze(dim) for t in tensors], dim)
 
 
+def atleast_1d(input):
+    return input.reshape(1) if input.ndim == 0 else input
+
+
+def atleast_2d(input):
+    return input.reshape(1, -1) if input.ndim < 2 else input
+
+
 def hstack(tensors):
+    """Join along dim 1 (dim 0 for 1-d tensors); 0-d tensors count as 1-d."""
+    tensors = [atleast_1d(t) for t in tensors]
+    if not tensors:
+        raise RuntimeError("hstack expects a non-empty TensorList")
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors):
-    return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)
+    """Join along dim 0, after making 0-d and 1-d tensors rows."""
+    tensors = [atleast_2d(t) for t in tensors]
+    if not tensors:
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return cat(tensors, 0)
 
 
 FLIP = Op("aten::flip", lambda xp, a, dims: xp.flip(a, dims).copy(), lambda ctx, g: (g.flip(ctx.attrs["dims"]),))
@@ -544,23 +655,34 @@ def roll(input, shifts, dims=None):
     return ROLL(input, shifts=shifts, dims=tuple(_wrap_dim(d, input.ndim) for d in dims))
 
 
+def _repeat_kernel(xp, a, sizes):
+    return xp.tile(a, sizes)  # NumPy's tile is PyTorch's repeat when len(sizes) >= ndim
+
+
+def _repeat_backward(ctx, grad):
+    # Each input element was copied once per tile: split every dim into (tiles, size)
+    # and sum over the tiles.
+    sizes = ctx.attrs["sizes"]
+    in_shape = (1,) * (len(sizes) - len(ctx.input_meta[0][0])) + tuple(ctx.input_meta[0][0])
+    split_shape = []
+    for r, s in zip(sizes, in_shape):
+        split_shape += [r, s]
+    summed = grad.reshape(tuple(split_shape)).sum(tuple(range(0, 2 * len(sizes), 2))) if grad.numel() \
+        else grad.new_zeros(in_shape)
+    return (summed.reshape(ctx.input_meta[0][0]),)
+
+
+REPEAT = Op("aten::repeat", _repeat_kernel, _repeat_backward)
+
+
 def repeat(input, *sizes):
     """Tile the tensor ``sizes[i]`` times along each dim (new memory)."""
     sizes = _sizes(sizes)
     if len(sizes) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
-    x = input.reshape((1,) * (len(sizes) - input.ndim) + tuple(input.shape))
-    # Expand a new axis before each dim and merge: the same memory order as PyTorch.
-    expanded_shape, merged_shape = [], []
-    for r, s in zip(sizes, x.shape):
-        expanded_shape += [r, s]
-        merged_shape.append(r * s)
-    interleaved = []
-    for d in range(x.ndim):
-        interleaved.append(1)
-        interleaved.append(x.shape[d])
-    y = x.reshape(tuple(interleaved)).expand(tuple(expanded_shape))
-    return y.contiguous().reshape(tuple(merged_shape)) if y.numel() else y.reshape(tuple(merged_shape))
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
+    return REPEAT(input, sizes=sizes)
 
 
 def tile(input, dims):
@@ -570,19 +692,46 @@ def tile(input, dims):
     return repeat(input, dims)
 
 
-def repeat_interleave(input, repeats, dim=None):
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element (or each slice along ``dim``) ``repeats`` times; ``repeats``
+    is an int or a 1-d tensor with one count per element. ``repeat_interleave(counts)``
+    alone gives ``arange(len(counts))`` repeated by ``counts``."""
+    from ember.native.factory import arange, tensor as make_tensor
+    from ember.tensor import Tensor
+
+    if repeats is None:  # torch.repeat_interleave(repeats)
+        counts = input
+        if counts.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        return repeat_interleave(arange(counts.numel(), device=counts.device), counts.reshape(-1),
+                                 output_size=output_size)
     if dim is None:
         input, dim = input.flatten(), 0
     dim = _wrap_dim(dim, input.ndim)
+    if isinstance(repeats, Tensor) and repeats.numel() == 1 and repeats.ndim <= 1:
+        repeats = int(repeats.item())
     if isinstance(repeats, int):
+        if repeats < 0:
+            raise RuntimeError("repeats can not be negative")
         x = input.unsqueeze(dim + 1)
         shape = list(x.shape)
         shape[dim + 1] = repeats
-        y = x.expand(tuple(shape))
         new_shape = list(input.shape)
         new_shape[dim] *= repeats
-        return y.reshape(tuple(new_shape))
-    from ember.native.factory import arange
+        return x.expand(tuple(shape)).reshape(tuple(new_shape))
+    if repeats.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if repeats.dtype.name not in ("int64", "int32"):
+        raise RuntimeError("repeats has to be Long or Int tensor")
+    if repeats.shape[0] != input.shape[dim]:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {repeats.shape[0]} and input.size({dim}) = {input.shape[dim]}")
+    counts = repeats._host()
+    if (counts < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    import numpy as np
 
-    index = arange(len(repeats), device=input.device).repeat_interleave_counts(repeats)
+    # The counts are data-dependent, so the index is built on the host (as PyTorch
+    # syncs to learn the output size).
+    index = make_tensor(np.repeat(np.arange(len(counts), dtype=np.int64), counts), device=input.device)
     return input.index_select(dim, index)
