@@ -20,15 +20,22 @@ return_types_min = collections.namedtuple("min", ["values", "indices"])
 
 
 def reduction_dims(dim, ndim):
-    """Normalise ``dim`` to a sorted tuple of non-negative dims (all dims for None)."""
+    """Normalise ``dim`` to a sorted tuple of non-negative dims; None and ``()`` mean
+    every dim. A 0-d tensor accepts dims 0 and -1 and reduces over nothing."""
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, int):
-        return (_wrap_dim(dim, ndim),) if ndim else ()
-    dims = tuple(_wrap_dim(d, ndim) for d in dim) if ndim else ()
-    if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
-    return tuple(sorted(dims)) if dims or dim is None else tuple(range(ndim))
+        wrapped = _wrap_dim(dim, ndim)  # raises IndexError when out of range
+        return (wrapped,) if ndim else ()
+    dims = tuple(_wrap_dim(d, ndim) for d in dim)
+    if not dims:
+        return tuple(range(ndim))
+    seen = set()
+    for d in dims:
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+    return tuple(sorted(dims)) if ndim else ()
 
 
 def _axis(dims, ndim):
@@ -43,15 +50,29 @@ def expand_reduced(grad, input_shape, dims, keepdim):
     return grad.expand(input_shape)
 
 
+def _reduced_count(shape, dims):
+    count = 1
+    for d in dims:
+        count *= shape[d]
+    return count
+
+
+def _accumulate_dtype(input, dtype):
+    """The NumPy dtype a sum or product runs in: ``dtype=`` if given, int64 for integer
+    and bool inputs (PyTorch never sums in a narrow integer type), else the input's."""
+    if dtype is not None:
+        return dtypes.to_dtype(dtype).np
+    if not input.dtype.is_floating_point:
+        return dtypes.int64.np
+    return None
+
+
 # --- sum, mean ------------------------------------------------------------------
 
 
 def _sum_kernel(xp, a, dims, keepdim, dtype=None):
-    if dtype is not None:
-        a = a.astype(dtype.np)
-    elif a.dtype.kind in "iub":
-        a = a.astype("int64")
-    return xp.sum(a, axis=_axis(dims, a.ndim), keepdims=keepdim)
+    # One NumPy call: the accumulation dtype goes to xp.sum itself, no extra copy.
+    return xp.sum(a, axis=_axis(dims, a.ndim), dtype=dtype, keepdims=keepdim)
 
 
 def _sum_backward(ctx, grad):
@@ -60,55 +81,66 @@ def _sum_backward(ctx, grad):
 
 
 SUM = Op("aten::sum", _sum_kernel, _sum_backward, promote=NONE)
+# sum(input, dim) is PyTorch's overload aten::sum.dim_IntList, whose node is SumBackward1.
+SUM_DIM = Op("aten::sum.dim_IntList", _sum_kernel, _sum_backward, promote=NONE, backward_name="SumBackward1")
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
-    """Sum over ``dim`` (all elements by default).
+    """Sum over ``dim`` (every element by default); integers and bool sum in int64.
+
+    Args:
+        dim: None, an int or a tuple of ints (negative ones count from the end).
+        keepdim: keep the reduced dims with size 1.
+        dtype: cast the input to this dtype before summing.
 
     >>> import ember
     >>> ember.tensor([[1, 2], [3, 4]]).sum(dim=0)
     tensor([4, 6])
     """
     dims = reduction_dims(dim, input.ndim)
-    if dtype is None:
-        return SUM(input, dims=dims, keepdim=keepdim)
-    return SUM(input, dims=dims, keepdim=keepdim, dtype=dtypes.to_dtype(dtype))
+    accumulate = _accumulate_dtype(input, dtype)
+    op = SUM if dim is None else SUM_DIM
+    if accumulate is None:
+        return op(input, dims=dims, keepdim=keepdim)
+    return op(input, dims=dims, keepdim=keepdim, dtype=accumulate)
 
 
 def _mean_kernel(xp, a, dims, keepdim, dtype=None):
-    if dtype is not None:
-        a = a.astype(dtype.np)
     axis = _axis(dims, a.ndim)
-    count = 1
-    for d in (dims if axis is not None else ()):
-        count *= a.shape[d]
-    if count == 0 or a.size == 0:
-        return xp.sum(a, axis=axis, keepdims=keepdim) * float("nan")
-    return xp.mean(a, axis=axis, keepdims=keepdim, dtype=a.dtype)
+    if a.size == 0:
+        # The mean of no elements is NaN; xp.mean would also warn.
+        return xp.sum(a, axis=axis, dtype=dtype, keepdims=keepdim) * float("nan")
+    return xp.mean(a, axis=axis, dtype=dtype or a.dtype, keepdims=keepdim)
 
 
 def _mean_backward(ctx, grad):
     (meta,) = ctx.input_meta
     shape, dims = meta[0], ctx.attrs["dims"]
-    count = 1
-    for d in dims:
-        count *= shape[d]
-    return (expand_reduced(grad, shape, dims, ctx.attrs["keepdim"]) / builtins.max(count, 1),)
+    count = builtins.max(_reduced_count(shape, dims), 1)
+    return (expand_reduced(grad, shape, dims, ctx.attrs["keepdim"]) / count,)
 
 
 MEAN = Op("aten::mean", _mean_kernel, _mean_backward, promote=NONE)
+MEAN_DIM = Op("aten::mean.dim", _mean_kernel, _mean_backward, promote=NONE, backward_name="MeanBackward1")
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
-    """Arithmetic mean over ``dim``; floating dtypes only, as in PyTorch."""
+    """Arithmetic mean over ``dim``; floating dtypes only, as in PyTorch (pass
+    ``dtype=`` to average integers). The mean of no elements is NaN.
+
+    >>> import ember
+    >>> ember.tensor([[1., 2.], [3., 4.]]).mean(1)
+    tensor([1.5000, 3.5000])
+    """
     result_dtype = input.dtype if dtype is None else dtypes.to_dtype(dtype)
     if not result_dtype.is_floating_point:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
-                           f"or complex dtype. Got: {_legacy(input.dtype)}")
+                           f"or complex dtype. Got: {_legacy(result_dtype)}")
     dims = reduction_dims(dim, input.ndim)
+    op = MEAN if dim is None else MEAN_DIM
     if dtype is None:
-        return MEAN(input, dims=dims, keepdim=keepdim)
-    return MEAN(input, dims=dims, keepdim=keepdim, dtype=result_dtype)
+        return op(input, dims=dims, keepdim=keepdim)
+    return op(input, dims=dims, keepdim=keepdim, dtype=result_dtype.np)
 
 
 def _legacy(d):
@@ -138,62 +170,84 @@ def sum_to_size(input, *size):
 
 
 def _prod_kernel(xp, a, dims, keepdim, dtype=None):
-    if dtype is not None:
-        a = a.astype(dtype.np)
-    elif a.dtype.kind in "iub":
-        a = a.astype("int64")
-    return xp.prod(a, axis=_axis(dims, a.ndim), keepdims=keepdim)
+    return xp.prod(a, axis=_axis(dims, a.ndim), dtype=dtype, keepdims=keepdim)
 
 
 def _prod_backward(ctx, grad):
+    # NOTE [ prod backward with zeros ]
+    # d prod / d x_i is the product of every *other* element. Dividing prod by x_i is
+    # wrong where x_i == 0; instead multiply the exclusive running products from the
+    # left and from the right, which is exact for any number of zeros.
+    from ember.native.softmax import exclusive_cumprod
+
     (x,) = ctx.saved_inputs
-    dims = ctx.attrs["dims"]
+    dims, keepdim = ctx.attrs["dims"], ctx.attrs["keepdim"]
     if x.ndim == 0:
         return (grad,)
-    # The product of all *other* elements, exact even where x has zeros: exclusive
-    # cumulative products from the left and from the right, multiplied.
-    flat = x.movedim(dims[0], -1) if len(dims) == 1 else x.reshape(-1)
-    ones = flat.narrow(-1, 0, 1) * 0 + 1
-    from ember.native.shape import cat
-
-    left = cat([ones, flat.cumprod(-1).narrow(-1, 0, flat.shape[-1] - 1)], -1) if flat.shape[-1] else flat
-    right_rev = cat([ones, flat.flip(-1).cumprod(-1).narrow(-1, 0, flat.shape[-1] - 1)], -1) if flat.shape[-1] else flat
-    others = left * right_rev.flip(-1)
+    line = x.movedim(dims[0], -1) if len(dims) == 1 else x.reshape(-1)
+    others = exclusive_cumprod(line, -1) * exclusive_cumprod(line.flip(-1), -1).flip(-1)
     others = others.movedim(-1, dims[0]) if len(dims) == 1 else others.reshape(x.shape)
-    return (expand_reduced(grad, x.shape, dims, ctx.attrs["keepdim"]) * others,)
+    return (expand_reduced(grad, x.shape, dims, keepdim) * others,)
 
 
 PROD = Op("aten::prod", _prod_kernel, _prod_backward, promote=NONE, save="inputs")
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
-    """Product over one dim (``dim=int``) or over all elements (``dim=None``)."""
+    """Product over one dim (``dim=int``) or over every element (``dim=None``);
+    integers and bool multiply in int64. The gradient is exact with zeros.
+
+    >>> import ember
+    >>> ember.tensor([[1., 2.], [3., 4.]]).prod(1)
+    tensor([ 2., 12.])
+    """
+    if dim is not None and not isinstance(dim, int):
+        raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
     dims = reduction_dims(dim, input.ndim)
-    attrs = {"dims": dims, "keepdim": keepdim}
-    if dtype is not None:
-        attrs["dtype"] = dtypes.to_dtype(dtype)
-    return PROD(input, **attrs)
+    accumulate = _accumulate_dtype(input, dtype)
+    if accumulate is None:
+        return PROD(input, dims=dims, keepdim=keepdim)
+    return PROD(input, dims=dims, keepdim=keepdim, dtype=accumulate)
 
 
 # --- var, std -------------------------------------------------------------------
 
 
 def _var_kernel(xp, a, dims, keepdim, correction):
-    axis = _axis(dims, a.ndim)
-    return xp.var(a, axis=axis, keepdims=keepdim, ddof=correction)
+    return xp.var(a, axis=_axis(dims, a.ndim), ddof=correction, keepdims=keepdim)
+
+
+def _var_input_grad(x, grad_var, dims, keepdim, correction):
+    """d var / d x = 2 (x - mean) / (N - correction), times the upstream gradient."""
+    degrees = builtins.max(_reduced_count(x.shape, dims) - correction, 0)
+    # No degrees of freedom left: the variance is inf/nan and so is its slope.
+    scale = 2.0 / degrees if degrees else float("inf")
+    centered = x - x.mean(dims, keepdim=True)
+    return expand_reduced(grad_var, x.shape, dims, keepdim) * centered * scale
 
 
 def _var_backward(ctx, grad):
     (x,) = ctx.saved_inputs
-    dims, keepdim, correction = ctx.attrs["dims"], ctx.attrs["keepdim"], ctx.attrs["correction"]
-    n = 1
-    for d in dims:
-        n *= x.shape[d]
-    centered = x - x.mean(dims, keepdim=True)
-    return (expand_reduced(grad, x.shape, dims, keepdim) * centered * (2.0 / (n - correction)),)
+    return (_var_input_grad(x, grad, ctx.attrs["dims"], ctx.attrs["keepdim"], ctx.attrs["correction"]),)
+
+
+def _std_kernel(xp, a, dims, keepdim, correction):
+    return xp.std(a, axis=_axis(dims, a.ndim), ddof=correction, keepdims=keepdim)
+
+
+def _std_backward(ctx, grad):
+    from ember.native.indexing import where
+
+    (x,) = ctx.saved_inputs
+    (y,) = ctx.saved_outputs
+    # std = sqrt(var): d std = d var / (2 std). Where std == 0 (constant values) the
+    # slope is taken as 0 rather than 0 * inf, as PyTorch does.
+    grad_var = where(y == 0, 0.0, grad / (2 * y))
+    return (_var_input_grad(x, grad_var, ctx.attrs["dims"], ctx.attrs["keepdim"], ctx.attrs["correction"]),)
 
 
 VAR = Op("aten::var", _var_kernel, _var_backward, promote=NONE, save="inputs")
+STD = Op("aten::std", _std_kernel, _std_backward, promote=NONE, save="both")
 
 
 def _correction(unbiased, correction):
@@ -203,46 +257,68 @@ def _correction(unbiased, correction):
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Variance with Bessel's correction by default (``correction=1``)."""
-    if isinstance(dim, bool):
-        unbiased, dim = dim, None
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"std and var only support floating point and complex dtypes")
-    return VAR(input, dims=reduction_dims(dim, input.ndim), keepdim=keepdim,
-               correction=_correction(unbiased, correction))
+    """Variance ``sum((x - mean)**2) / (N - correction)``, with Bessel's correction
+    (``correction=1``) by default; ``unbiased=False`` means ``correction=0``.
+
+    >>> import ember
+    >>> ember.tensor([1., 2., 3., 4.]).var()
+    tensor(1.6667)
+    """
+    return _var_or_std(VAR, input, dim, unbiased, keepdim, correction)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Standard deviation: ``sqrt(var(...))``."""
-    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+    """Standard deviation ``sqrt(var(...))``, same arguments as :func:`var`.
+
+    >>> import ember
+    >>> ember.tensor([1., 2., 3., 4.]).std()
+    tensor(1.2910)
+    """
+    return _var_or_std(STD, input, dim, unbiased, keepdim, correction)
+
+
+def _var_or_std(op, input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # var(x, False): the legacy positional ``unbiased``
+        unbiased, dim = dim, None
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    return op(input, dims=reduction_dims(dim, input.ndim), keepdim=keepdim,
+              correction=_correction(unbiased, correction))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var(input, ...), mean(input, ...))`` over the same dims."""
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std(input, ...), mean(input, ...))`` over the same dims."""
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
 # --- amax, amin, max, min, argmax, argmin ---------------------------------------
 
 
-def _check_nonempty(a, dims, name):
-    for d in (dims if a.ndim else ()):
-        if a.shape[d] == 0:
+def _check_nonempty(input, dims, name, error=RuntimeError):
+    """PyTorch refuses the extreme of no elements: naming no dim is ``error``, a
+    named dim of size 0 an IndexError."""
+    if input.numel() != 0:
+        return
+    if dims is None:
+        raise error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                    + (" Specify the reduction dim with the 'dim' argument." if error is RuntimeError else ""))
+    for d in dims:
+        if input.shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    if a.size == 0 and not dims and a.ndim:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
-    if a.size == 0 and a.ndim == 0:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
 
 
-def _extreme_kernel(which):
-    def kernel(xp, a, dims, keepdim):
-        _check_nonempty(a, dims, which)
-        fn = xp.amax if which == "amax" else xp.amin
-        return fn(a, axis=_axis(dims, a.ndim), keepdims=keepdim)
+def _extreme_kernel(fn_name):
+    def kernel(xp, a, dims, keepdim, nan_ties=False):
+        return getattr(xp, fn_name)(a, axis=_axis(dims, a.ndim), keepdims=keepdim)
     return kernel
 
 
@@ -251,8 +327,13 @@ def _extreme_backward(ctx, grad):
     (y,) = ctx.saved_outputs
     dims, keepdim = ctx.attrs["dims"], ctx.attrs["keepdim"]
     y_full = expand_reduced(y, x.shape, dims, keepdim)
-    mask = (x == y_full)
-    # Ties share the gradient evenly, as in PyTorch's amax/amin backward.
+    mask = x == y_full
+    # NOTE [ Gradient of tied extremes ]
+    # amax/amin and the dim-less max()/min() share the gradient evenly among the
+    # elements equal to the result (max(dim) instead sends it to the index it
+    # returns). The dim-less forms count NaN results as tied with the NaN inputs.
+    if ctx.attrs.get("nan_ties"):
+        mask = mask | (x.isnan() & y_full.isnan())
     count = mask.sum(dims, keepdim=True)
     return (mask * expand_reduced(grad, x.shape, dims, keepdim) / count,)
 
@@ -261,23 +342,37 @@ AMAX = Op("aten::amax", _extreme_kernel("amax"), _extreme_backward, promote=NONE
 AMIN = Op("aten::amin", _extreme_kernel("amin"), _extreme_backward, promote=NONE, save="both")
 
 
+def _extreme(op, input, dim, keepdim, name):
+    if dim == () or dim is None:
+        _check_nonempty(input, None, name)
+        return op(input, dims=tuple(range(input.ndim)), keepdim=keepdim)
+    dims = reduction_dims(dim, input.ndim)
+    _check_nonempty(input, dims, name)
+    return op(input, dims=dims, keepdim=keepdim)
+
+
 def amax(input, dim=(), keepdim=False):
-    """Maximum over ``dim`` (all dims for ``()``); the gradient is shared among ties."""
-    return AMAX(input, dims=reduction_dims(dim if dim != () else None, input.ndim), keepdim=keepdim)
+    """Largest value over ``dim`` (every dim for ``()``); NaN propagates. The
+    gradient is shared evenly among tied maxima (see NOTE [ Gradient of tied extremes ]).
+
+    >>> import ember
+    >>> ember.tensor([[1., 5.], [3., 2.]]).amax(1)
+    tensor([5., 3.])
+    """
+    return _extreme(AMAX, input, dim, keepdim, "amax")
 
 
 def amin(input, dim=(), keepdim=False):
-    return AMIN(input, dims=reduction_dims(dim if dim != () else None, input.ndim), keepdim=keepdim)
+    """Smallest value over ``dim``; see :func:`amax`."""
+    return _extreme(AMIN, input, dim, keepdim, "amin")
 
 
-def _arg_kernel(which):
+def _arg_kernel(fn_name):
     def kernel(xp, a, dim, keepdim):
-        if a.size == 0:
-            raise RuntimeError(f"{which}(): Expected reduction dim to be specified for input.numel() == 0.")
-        fn = xp.argmax if which == "argmax" else xp.argmin
+        fn = getattr(xp, fn_name)
         if dim is None:
-            out = fn(a.reshape(-1))
-            return xp.asarray(out, dtype="int64").reshape((1,) * a.ndim if keepdim else ())
+            index = xp.asarray(fn(a.reshape(-1)), dtype="int64")
+            return index.reshape((1,) * a.ndim) if keepdim else index
         if a.ndim == 0:
             return xp.zeros((), dtype="int64")
         return fn(a, axis=dim, keepdims=keepdim).astype("int64", copy=False)
@@ -288,100 +383,140 @@ ARGMAX = Op("aten::argmax", _arg_kernel("argmax"), None, promote=NONE)
 ARGMIN = Op("aten::argmin", _arg_kernel("argmin"), None, promote=NONE)
 
 
+def _arg_extreme(op, input, dim, keepdim, name):
+    if input.dtype is dtypes.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if dim is None:
+        _check_nonempty(input, None, name, IndexError)
+        return op(input, dim=None, keepdim=keepdim)
+    dim = _wrap_dim(dim, input.ndim)
+    _check_nonempty(input, (dim,) if input.ndim else (), name)
+    return op(input, dim=dim, keepdim=keepdim)
+
+
 def argmax(input, dim=None, keepdim=False):
-    """Index of the first maximum (NaN counts as the maximum)."""
-    return ARGMAX(input, dim=None if dim is None else _wrap_dim(dim, input.ndim), keepdim=keepdim)
+    """Index of the first maximum along ``dim`` (of the flattened input for None);
+    NaN counts as the maximum. Returns int64.
+
+    >>> import ember
+    >>> ember.tensor([[1., 5.], [3., 2.]]).argmax(1)
+    tensor([1, 0])
+    """
+    return _arg_extreme(ARGMAX, input, dim, keepdim, "argmax")
 
 
 def argmin(input, dim=None, keepdim=False):
-    return ARGMIN(input, dim=None if dim is None else _wrap_dim(dim, input.ndim), keepdim=keepdim)
+    """Index of the first minimum; see :func:`argmax`."""
+    return _arg_extreme(ARGMIN, input, dim, keepdim, "argmin")
 
 
-def _max_dim_kernel(which):
+def _max_dim_kernel(arg_name):
     def kernel(xp, a, dim, keepdim):
-        if a.ndim and a.shape[dim] == 0:
-            raise IndexError(f"{which}(): Expected reduction dim {dim} to have non-zero size.")
         if a.ndim == 0:
             return a.copy(), xp.zeros((), dtype="int64")
-        fn = xp.argmax if which == "max" else xp.argmin
-        idx = fn(a, axis=dim, keepdims=True)
-        values = xp.take_along_axis(a, idx, axis=dim)
+        index = getattr(xp, arg_name)(a, axis=dim, keepdims=True)
+        values = xp.take_along_axis(a, index, axis=dim)
         if not keepdim:
-            values, idx = values.squeeze(dim), idx.squeeze(dim)
-        return values, idx.astype("int64", copy=False)
+            values, index = values.squeeze(dim), index.squeeze(dim)
+        return values, index.astype("int64", copy=False)
     return kernel
 
 
 def _max_dim_backward(ctx, grad, grad_indices=None):
+    from ember.native.factory import zeros
+    from ember.native.indexing import scatter
+
     (meta,) = ctx.input_meta
     shape = meta[0]
     dim, keepdim = ctx.attrs["dim"], ctx.attrs["keepdim"]
     _, indices = ctx.saved_outputs
     if len(shape) == 0:
         return (grad,)
-    from ember.native.factory import zeros
-    from ember.native.indexing import scatter
-
     if not keepdim:
         grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
     return (scatter(zeros(shape, dtype=grad.dtype, device=grad.device), dim, indices, grad),)
 
 
-MAX_DIM = Op("aten::max", _max_dim_kernel("max"), _max_dim_backward, promote=NONE, save="outputs",
-             num_outputs=2)
-MIN_DIM = Op("aten::min", _max_dim_kernel("min"), _max_dim_backward, promote=NONE, save="outputs",
-             num_outputs=2)
+MAX_DIM = Op("aten::max", _max_dim_kernel("argmax"), _max_dim_backward, promote=NONE, save="outputs",
+             num_outputs=2, backward_name="MaxBackward0")
+MIN_DIM = Op("aten::min", _max_dim_kernel("argmin"), _max_dim_backward, promote=NONE, save="outputs",
+             num_outputs=2, backward_name="MinBackward0")
+MAX_ALL = Op("aten::max_all", _extreme_kernel("amax"), _extreme_backward, promote=NONE, save="both",
+             backward_name="MaxBackward1")
+MIN_ALL = Op("aten::min_all", _extreme_kernel("amin"), _extreme_backward, promote=NONE, save="both",
+             backward_name="MinBackward1")
+
+
+def _max_or_min(input, dim, keepdim, other, name):
+    from ember.tensor import Tensor
+
+    if isinstance(dim, Tensor) or other is not None:
+        from ember.native import binary
+
+        return getattr(binary, "maximum" if name == "max" else "minimum")(input, other if other is not None else dim)
+    if dim is None:
+        _check_nonempty(input, None, name)
+        op = MAX_ALL if name == "max" else MIN_ALL
+        return op(input, dims=tuple(range(input.ndim)), keepdim=False, nan_ties=True)
+    dim = _wrap_dim(dim, input.ndim)
+    _check_nonempty(input, (dim,) if input.ndim else (), name)
+    op, result = (MAX_DIM, return_types_max) if name == "max" else (MIN_DIM, return_types_min)
+    return result(*op(input, dim=dim, keepdim=keepdim))
 
 
 def max(input, dim=None, keepdim=False, *, other=None):
-    """``max(input)``: the largest element; ``max(input, dim)``: (values, indices);
-    ``max(input, other_tensor)``: the elementwise maximum."""
-    from ember.tensor import Tensor
+    """Three forms, as in PyTorch:
 
-    if isinstance(dim, Tensor):
-        from ember.native.binary import maximum
+    - ``max(input)``: the largest element (ties share the gradient evenly);
+    - ``max(input, dim, keepdim=False)``: a ``(values, indices)`` named tuple, the
+      first index of the maximum; the gradient goes to that index only;
+    - ``max(input, other)``: the elementwise maximum of two tensors.
 
-        return maximum(input, dim)
-    if dim is None:
-        return amax(input)
-    return return_types_max(*MAX_DIM(input, dim=_wrap_dim(dim, input.ndim), keepdim=keepdim))
+    >>> import ember
+    >>> ember.tensor([[1., 5.], [3., 2.]]).max(1)
+    max(values=tensor([5., 3.]), indices=tensor([1, 0]))
+    """
+    return _max_or_min(input, dim, keepdim, other, "max")
 
 
 def min(input, dim=None, keepdim=False, *, other=None):
-    from ember.tensor import Tensor
-
-    if isinstance(dim, Tensor):
-        from ember.native.binary import minimum
-
-        return minimum(input, dim)
-    if dim is None:
-        return amin(input)
-    return return_types_min(*MIN_DIM(input, dim=_wrap_dim(dim, input.ndim), keepdim=keepdim))
+    """The smallest element, ``(values, indices)`` along ``dim``, or the elementwise
+    minimum; see :func:`max`."""
+    return _max_or_min(input, dim, keepdim, other, "min")
 
 
 # --- all, any, count_nonzero ----------------------------------------------------
 
 
-def _bool_reduce(fn_name):
+def _truth_kernel(fn_name):
     def kernel(xp, a, dims, keepdim):
-        return getattr(xp, fn_name)(a, axis=_axis(dims, a.ndim), keepdims=keepdim)
+        out = getattr(xp, fn_name)(a, axis=_axis(dims, a.ndim), keepdims=keepdim)
+        # PyTorch keeps uint8 for uint8 inputs (a legacy of byte masks); bool otherwise.
+        return out.astype(a.dtype) if a.dtype == "uint8" else out
     return kernel
 
 
-ALL = Op("aten::all", _bool_reduce("all"), None, promote=NONE)
-ANY = Op("aten::any", _bool_reduce("any"), None, promote=NONE)
+ALL = Op("aten::all", _truth_kernel("all"), None, promote=NONE)
+ANY = Op("aten::any", _truth_kernel("any"), None, promote=NONE)
 
 
 def all(input, dim=None, keepdim=False):
-    """True where every element over ``dim`` is nonzero."""
+    """True where every element over ``dim`` is nonzero (True for no elements).
+
+    >>> import ember
+    >>> ember.tensor([[True, False], [True, True]]).all(1)
+    tensor([False,  True])
+    """
     return ALL(input, dims=reduction_dims(dim, input.ndim), keepdim=keepdim)
 
 
 def any(input, dim=None, keepdim=False):
+    """True where some element over ``dim`` is nonzero (False for no elements)."""
     return ANY(input, dims=reduction_dims(dim, input.ndim), keepdim=keepdim)
 
 
 def count_nonzero(input, dim=None):
+    """Number of nonzero elements over ``dim`` (int, tuple or None), as int64."""
     return (input != 0).sum(dim)
 
 
@@ -392,71 +527,110 @@ def _logsumexp_kernel(xp, a, dims, keepdim):
     axis = _axis(dims, a.ndim)
     if a.size == 0:
         return xp.log(xp.sum(xp.exp(a), axis=axis, keepdims=keepdim))
+    # Subtract the max so exp cannot overflow; an infinite max is replaced by 0 so
+    # that inf - inf never makes a NaN.
     m = xp.amax(a, axis=axis, keepdims=True)
     m = xp.where(xp.isinf(m), 0, m)
     out = xp.log(xp.sum(xp.exp(a - m), axis=axis, keepdims=True)) + m
-    return out if keepdim else (out.squeeze(axis) if axis is not None else out.reshape(()))
+    if keepdim:
+        return out
+    return out.squeeze(axis) if axis is not None else out.reshape(())
 
 
 def _logsumexp_backward(ctx, grad):
     (x,) = ctx.saved_inputs
     (y,) = ctx.saved_outputs
     dims, keepdim = ctx.attrs["dims"], ctx.attrs["keepdim"]
-    return (expand_reduced(grad, x.shape, dims, keepdim) * (x - expand_reduced(y, x.shape, dims, keepdim)).exp(),)
+    softmax = (x - expand_reduced(y, x.shape, dims, keepdim)).exp()
+    return (expand_reduced(grad, x.shape, dims, keepdim) * softmax,)
 
 
 LOGSUMEXP = Op("aten::logsumexp", _logsumexp_kernel, _logsumexp_backward, promote="int_to_float", save="both")
 
 
 def logsumexp(input, dim, keepdim=False):
-    """``log(sum(exp(input), dim))`` computed without overflow."""
+    """``log(sum(exp(input), dim))`` computed without overflow; integers become floats.
+
+    >>> import ember
+    >>> ember.tensor([1000., 1000.]).logsumexp(0)
+    tensor(1000.6931)
+    """
     return LOGSUMEXP(input, dims=reduction_dims(dim, input.ndim), keepdim=keepdim)
 
 
-def _pnorm_kernel(xp, a, p, dims, keepdim):
+def _norm_kernel(xp, a, p, dims, keepdim):
     axis = _axis(dims, a.ndim)
-    absa = xp.abs(a)
     if p == 2:
-        return xp.sqrt(xp.sum(absa * absa, axis=axis, keepdims=keepdim))
+        return xp.sqrt(xp.sum(a * a, axis=axis, keepdims=keepdim))
+    magnitude = xp.abs(a)
     if p == 1:
-        return xp.sum(absa, axis=axis, keepdims=keepdim)
-    return xp.power(xp.sum(xp.power(absa, p), axis=axis, keepdims=keepdim), 1.0 / p)
+        return xp.sum(magnitude, axis=axis, keepdims=keepdim)
+    if p == float("inf"):
+        return xp.amax(magnitude, axis=axis, keepdims=keepdim)
+    if p == float("-inf"):
+        return xp.amin(magnitude, axis=axis, keepdims=keepdim)
+    if p == 0:
+        return xp.sum(a != 0, axis=axis, dtype=a.dtype, keepdims=keepdim)
+    return xp.power(xp.sum(xp.power(magnitude, p), axis=axis, keepdims=keepdim), 1.0 / p)
 
 
-def _pnorm_backward(ctx, grad):
+def _norm_backward(ctx, grad):
     from ember.native.indexing import where
 
     (x,) = ctx.saved_inputs
     (y,) = ctx.saved_outputs
     p, dims, keepdim = ctx.attrs["p"], ctx.attrs["dims"], ctx.attrs["keepdim"]
+    if p == 0:
+        return (None,)  # a count of nonzeros: flat almost everywhere
     g = expand_reduced(grad, x.shape, dims, keepdim)
     y = expand_reduced(y, x.shape, dims, keepdim)
     if p == 1:
         return (g * x.sign(),)
+    if p in (float("inf"), float("-inf")):
+        # Like amax: the elements whose magnitude is the norm share the gradient.
+        mask = x.abs() == y
+        return (x.sign() * mask * g / mask.sum(dims, keepdim=True),)
     if p == 2:
         return (where(y == 0, 0.0, g * x / y),)
-    scale = x * x.abs() ** (p - 2) / y ** (p - 1)
-    return (where(y == 0, 0.0, g * scale),)
+    # d/dx_i (sum |x|^p)^(1/p) = sign(x_i) |x_i|^(p-1) / y^(p-1); zero where x_i == 0
+    # (for p < 1 the power is infinite there) and where the whole norm is zero.
+    slope = where(x == 0, 0.0, x.sign() * x.abs() ** (p - 1))
+    return (where(y == 0, 0.0, g * slope / y ** (p - 1)),)
 
 
-PNORM = Op("aten::norm", _pnorm_kernel, _pnorm_backward, promote=NONE, save="both",
-           backward_name="NormBackward1")
+NORM = Op("aten::norm", _norm_kernel, _norm_backward, promote=NONE, save="both", backward_name="NormBackward1")
+
+
+def _check_norm_identity(input, dims, p, every_dim):
+    # max, min and negative powers of no elements have no value to start from.
+    name = str(int(p)) if abs(p) != float("inf") and p == int(p) else str(p)
+    if every_dim:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because the "
+                           "operation does not have an identity")
+    for d in dims:
+        if input.shape[d] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on the dimension {d}because "
+                               "this dimension is empty and the operation does not have an identity")
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """Vector p-norm over ``dim`` (all elements by default); ``p`` may be a number,
-    ``inf``, ``-inf``, ``0`` or ``"fro"`` (2-norm of the flattened values)."""
+    """Vector p-norm ``(sum |x|^p)^(1/p)`` over ``dim`` (every element by default).
+
+    ``p`` may be any number, ``inf`` (largest magnitude), ``-inf`` (smallest), ``0``
+    (count of nonzeros) or ``"fro"`` (the 2-norm of the flattened values).
+
+    >>> import ember
+    >>> ember.tensor([3., -4.]).norm()
+    tensor(5.)
+    """
     if dtype is not None:
         input = input.to(dtype)
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {_legacy(input.dtype)}")
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {_legacy(input.dtype)}")
     if p == "fro" or p is None:
         p = 2
     dims = reduction_dims(dim, input.ndim)
-    if p == float("inf"):
-        return input.abs().amax(dims, keepdim)
-    if p == float("-inf"):
-        return input.abs().amin(dims, keepdim)
-    if p == 0:
-        return (input != 0).to(input.dtype).sum(dims, keepdim)
-    return PNORM(input, p=p, dims=dims, keepdim=keepdim)
+    if (p < 0 or p == float("inf")) and input.numel() == 0:
+        _check_norm_identity(input, dims, p, dim is None)
+    return NORM(input, p=p, dims=dims, keepdim=keepdim)
