@@ -69,6 +69,14 @@ class Tensor:
     def element_size(self):
         return self._data.itemsize
 
+    @property
+    def itemsize(self):
+        return self._data.itemsize
+
+    @property
+    def nbytes(self):
+        return self._data.nbytes
+
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
 
@@ -273,8 +281,12 @@ class Tensor:
         return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
 
     def type(self, dtype=None):
+        """The legacy type name (``'ember.FloatTensor'``), or a conversion to ``dtype``
+        (a dtype or such a name)."""
         if dtype is None:
             return _legacy_type_name(self)
+        if isinstance(dtype, str):
+            dtype = _dtype_of_legacy_name(dtype)
         return self.to(dtype)
 
     def float(self):
@@ -329,10 +341,21 @@ class Tensor:
         return bool(self.item())
 
     def __float__(self):
-        return float(self.item())
+        return float(self._python_scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._python_scalar())
+
+    def _python_scalar(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
+    def __format__(self, format_spec):
+        # A 0-d tensor formats like its value (f"{loss:.3f}"); others print as repr.
+        if self._data.ndim == 0:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
 
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -381,6 +404,14 @@ class Size(tuple):
     def __add__(self, other):
         return Size(tuple(self) + tuple(other))
 
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, times):
+        return Size(tuple(self) * times)
+
+    __rmul__ = __mul__
+
 
 def _rebuild_tensor(array, device, requires_grad):
     from ember.native.factory import tensor
@@ -418,6 +449,14 @@ _LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16":
 def _legacy_type_name(t):
     prefix = "ember." if t.device.type == "cpu" else f"ember.{t.device.type}."
     return prefix + _LEGACY_NAMES[t.dtype.name]
+
+
+def _dtype_of_legacy_name(name):
+    """``'ember.DoubleTensor'`` -> ``ember.float64`` (the name's device part is ignored)."""
+    for dtype_name, legacy in _LEGACY_NAMES.items():
+        if name.rsplit(".", 1)[-1] == legacy:
+            return dtypes._BY_NAME[dtype_name]
+    raise ValueError(f"invalid type: '{name}'")
 
 
 def _make_tensor(array, device, requires_grad=False):

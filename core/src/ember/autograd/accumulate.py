@@ -14,11 +14,26 @@ from ember.autograd.grad_mode import grad_state
 # other tensor holds the same object or views its memory: `a + b` hands one gradient
 # object to both leaves, and `a.grad.zero_()` would then clear `b.grad` too. PyTorch
 # steals the buffer only when nothing else refers to it (use_count() <= 1). ember asks
-# the same of CPython: the tensor object must be referenced only by the engine's buffer
-# and this call, and its array must own its memory (no view of another array).
-# `_STEAL_REFS` counts those references plus getrefcount's own argument; it is checked
-# by tests/core/autograd/test_accumulate_grad.py.
+# the same of CPython, for the tensor and for its array:
+# - the tensor is referenced only by the engine's input buffer for this node, this
+#   call's argument and getrefcount's own argument (`_STEAL_REFS`); the engine drops
+#   its other references before the next node runs;
+# - the array is referenced only by that tensor and getrefcount's argument
+#   (`_STEAL_ARRAY_REFS`): a second tensor over the same array, or a NumPy view of it
+#   (which holds its base), shows up here; and the array is no view itself.
+# Both numbers are checked by tests/core/autograd/test_accumulate_grad.py, which fails
+# if stealing never happens and if it happens where memory is shared.
 _STEAL_REFS = 3
+_STEAL_ARRAY_REFS = 2
+
+
+def _can_steal(new_grad):
+    # The counts hold for this helper's frame: `new_grad` is one reference more than in
+    # the caller, and the array is never bound to a name here.
+    return (sys.getrefcount(new_grad) <= _STEAL_REFS + 1
+            and sys.getrefcount(new_grad._data) <= _STEAL_ARRAY_REFS
+            and getattr(new_grad._data, "base", None) is None
+            and not new_grad._requires_grad)
 
 
 def accumulate_grad(variable, new_grad):
@@ -32,8 +47,7 @@ def accumulate_grad(variable, new_grad):
     if grad is None:
         if grad_state.enabled:
             variable.grad = new_grad.clone()
-        elif sys.getrefcount(new_grad) <= _STEAL_REFS and new_grad._data.base is None \
-                and not new_grad._requires_grad:
+        elif _can_steal(new_grad):
             variable.grad = new_grad
         else:
             variable.grad = new_grad.detach().clone()

@@ -27,7 +27,7 @@ def is_anomaly_check_nan_enabled():
 
 
 class detect_anomaly:
-    """Context manager (and decorator) that turns anomaly detection on.
+    """Context manager that turns anomaly detection on (not a decorator, as in PyTorch).
 
     >>> import ember
     >>> x = ember.tensor([0.0], requires_grad=True)
@@ -51,12 +51,6 @@ class detect_anomaly:
     def __exit__(self, *exc):
         _state.enabled, _state.check_nan = self._prev
         return False
-
-    def __call__(self, func):
-        def wrapper(*args, **kwargs):
-            with self.__class__(self.check_nan):
-                return func(*args, **kwargs)
-        return wrapper
 
 
 class set_detect_anomaly:

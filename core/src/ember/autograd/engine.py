@@ -145,7 +145,9 @@ def _validate(node, outputs):
                 raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - "
                                    f"got {list(g.shape)} but expected shape compatible with {list(shape)}") from None
         if g._data.dtype != dtype:
-            g = g.to(dtype)
+            from ember.dtypes import _BY_NUMPY
+
+            g = g.to(_BY_NUMPY[dtype])  # meta holds NumPy dtypes; ``to`` takes ember's
         outputs[i] = g
     return outputs
 
@@ -204,6 +206,9 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
                 if remaining == 0:
                     heapq.heappush(ready, (-child._seq, tiebreak, child))
                     tiebreak += 1
+            # Hold no gradient past its routing: AccumulateGrad may steal a buffer only
+            # when the engine's own references are gone (NOTE [ Stealing the incoming gradient ]).
+            outputs = g = None
     finally:
         grad_state.enabled = prev_mode
     return captured
@@ -268,7 +273,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     any ``.grad`` (``torch.autograd.grad``)."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
-    single = False
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
@@ -284,16 +288,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         targets.append(edge)
     captured = execute(root, retain_graph, create_graph, targets, run_targets=False)
     result = []
-    for t, edge in zip(inputs, targets):
+    for i, (t, edge) in enumerate(zip(inputs, targets)):
         g = captured[edge]
         if g is None:
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the "
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
             if materialize_grads:
                 from ember.native.factory import zeros_like
 
                 g = zeros_like(t)
         result.append(g)
-    del single
     return tuple(result)

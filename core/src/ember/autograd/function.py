@@ -17,6 +17,7 @@ Function call records) (v2.13).
             return grad * y
 """
 
+from ember.autograd import anomaly_mode
 from ember.autograd.graph import Node, SavedTensor
 from ember.autograd.grad_mode import grad_state, no_grad
 
@@ -100,7 +101,17 @@ def _zeros_like_output(node, i):
 
 
 class Function:
-    """Base class for ops with a custom ``forward(ctx, ...)`` and ``backward(ctx, *grads)``."""
+    """Base class for ops with a custom ``forward(ctx, ...)`` and ``backward(ctx, *grads)``.
+
+    Each subclass gets its own node class, ``<Name>Backward``, so that
+    ``type(y.grad_fn).__name__`` reads as in PyTorch.
+    """
+
+    _backward_cls = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(cls.__name__ + "Backward", (BackwardFunction,), {"__slots__": ()})
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -129,11 +140,15 @@ class Function:
                 needs.append(False)
                 meta.append(None)
         record = any_grad and grad_state.enabled
-        ctx = BackwardFunction(cls, tuple(edges), tuple(needs), tuple(meta))
+        ctx = (cls._backward_cls or BackwardFunction)(cls, tuple(edges), tuple(needs), tuple(meta))
         with no_grad():
             outputs = cls.forward(ctx, *args, **kwargs)
         if not record:
             return outputs
+        if ctx._dirty:
+            _check_dirty(ctx, args)
+        if anomaly_mode._state.enabled:
+            anomaly_mode.record_creation(ctx)
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         ctx._num_outputs = len(outs)
@@ -141,7 +156,9 @@ class Function:
         wrapped = []
         for i, o in enumerate(outs):
             if isinstance(o, Tensor) and id(o) not in ctx._non_differentiable and o.is_floating_point():
-                if any(o is a for a in args) and id(o) not in ctx._dirty:
+                if id(o) in ctx._dirty:
+                    o._version[0] += 1  # the history changes: PyTorch bumps the version once more
+                elif any(o is a for a in args):
                     o = o.detach()  # an input returned as it is becomes a new tensor, as in PyTorch
                 o.grad_fn = ctx
                 o._output_nr = i
@@ -149,6 +166,15 @@ class Function:
             wrapped.append(o)
         ctx._saved = tuple(_save(t, wrapped, ctx) for t in ctx._to_save)
         return wrapped[0] if single else tuple(wrapped)
+
+
+def _check_dirty(ctx, args):
+    # Rewriting a leaf's history in place would cut it off from its .grad.
+    from ember.tensor import Tensor
+
+    for a in args:
+        if isinstance(a, Tensor) and id(a) in ctx._dirty and a._requires_grad and a.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
 
 
 def _save(t, outputs, ctx):

@@ -9,11 +9,13 @@ is ``no_grad`` here: ember has no separate inference tensors.
 """
 
 import functools
+import inspect
 import threading
 
 
 class _GradState(threading.local):
     enabled = True
+    inference = False
 
 
 grad_state = _GradState()
@@ -22,6 +24,11 @@ grad_state = _GradState()
 def is_grad_enabled():
     """True when new operations are recorded for backward."""
     return grad_state.enabled
+
+
+def is_inference_mode_enabled():
+    """True inside ``inference_mode()``."""
+    return grad_state.inference
 
 
 class _DecoratorContextManager:
@@ -33,10 +40,39 @@ class _DecoratorContextManager:
         return super().__new__(cls)
 
     def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            return self._wrap_generator(func)
+
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             with self.__class__(*self._args()):
                 return func(*args, **kwargs)
+        return wrapper
+
+    def _wrap_generator(self, func):
+        # A generator runs in pieces, between which the caller's mode applies; each
+        # piece runs under this mode (PyTorch's _wrap_generator does the same).
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            gen = func(*args, **kwargs)
+            try:
+                with self.__class__(*self._args()):
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.__class__(*self._args()):
+                            gen.close()
+                        raise
+                    except BaseException as exc:
+                        with self.__class__(*self._args()):
+                            response = gen.throw(exc)
+                    else:
+                        with self.__class__(*self._args()):
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
         return wrapper
 
     def _args(self):
@@ -90,8 +126,15 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self._prev = grad_state.enabled
+        self._prev_inference = grad_state.inference
         if self.mode:
             grad_state.enabled = False
+            grad_state.inference = True
+
+    def __exit__(self, *exc):
+        grad_state.enabled = self._prev
+        grad_state.inference = self._prev_inference
+        return False
 
     def _args(self):
         return (self.mode,)

@@ -6,7 +6,7 @@ central differences, column by column) (v2.13).
 
 import numpy as np
 
-from ember.autograd.grad_mode import no_grad
+from ember.autograd.grad_mode import enable_grad, no_grad
 
 
 class GradcheckError(RuntimeError):
@@ -38,16 +38,15 @@ def numerical_jacobian(fn, inputs, eps=1e-6):
         for i in _differentiable_inputs(inputs):
             x = inputs[i]
             per_output = [np.zeros((x.numel(), o.numel())) for o in outputs]
-            flat = x._data.reshape(-1) if x.is_contiguous() else None
-            if flat is None:
-                raise GradcheckError("gradcheck expects contiguous inputs")
+            array = x._data  # written element by element, in place: works for any strides
             for k in range(x.numel()):
-                original = flat[k].item()
-                flat[k] = original + eps
+                where = np.unravel_index(k, array.shape)
+                original = array[where].item()
+                array[where] = original + eps
                 plus = [o._host().astype(np.float64).reshape(-1) for o in _outputs(fn, inputs)]
-                flat[k] = original - eps
+                array[where] = original - eps
                 minus = [o._host().astype(np.float64).reshape(-1) for o in _outputs(fn, inputs)]
-                flat[k] = original
+                array[where] = original
                 for j in range(len(outputs)):
                     per_output[j][k] = (plus[j] - minus[j]) / (2 * eps)
             jacobians.append(per_output)
@@ -79,6 +78,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     Inputs that require grad should be float64: float32 differences are too coarse.
     """
     inputs = _as_tuple(inputs)
+    if not _differentiable_inputs(inputs):
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
+                         "but none of them have requires_grad=True.")
     for i in _differentiable_inputs(inputs):
         if inputs[i].dtype.name != "float64":
             import warnings
@@ -115,9 +117,11 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     def first_derivative(*args):
         xs, gs = args[:n], args[n:]
-        outs = _outputs(func, xs)
-        diff = [xs[i] for i in diff_idx]
-        grads = grad(outs, diff, gs, create_graph=True, allow_unused=True)
+        # numerical_jacobian calls this under no_grad; the first derivative needs a graph.
+        with enable_grad():
+            outs = _outputs(func, xs)
+            diff = [xs[i] for i in diff_idx]
+            grads = grad(outs, diff, gs, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if isinstance(g, Tensor))
 
     return gradcheck(first_derivative, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,

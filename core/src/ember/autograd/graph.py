@@ -172,26 +172,36 @@ class SavedTensor:
 def _inplace_message(saved, owner):
     if saved.tensor is not None:
         return modified_message(saved.tensor, saved.version_counter[0], saved.saved_version)
-    shape, dtype = list(saved.data.shape), saved.data.dtype
-    return _modified_text(shape, dtype, f"output {saved.output_nr} of {owner.name()}",
+    return _modified_text(saved.data, saved.device, owner, saved.output_nr,
                           saved.version_counter[0], saved.saved_version)
 
 
 def modified_message(tensor, current, expected):
     """PyTorch's error for a saved tensor changed in place before backward."""
-    if tensor.grad_fn is not None:
-        origin = f"output {tensor._output_nr} of {tensor.grad_fn.name()}"
-    else:
-        origin = "a leaf"
-    return _modified_text(list(tensor.shape), tensor._data.dtype, origin, current, expected)
+    return _modified_text(tensor._data, tensor._device, tensor.grad_fn, tensor._output_nr, current, expected)
 
 
-def _modified_text(shape, dtype, origin, current, expected):
+def _modified_text(data, device, node, output_nr, current, expected):
+    # PyTorch's wording: the legacy type name and shape, whose output the tensor is
+    # (the op's short name, `Mul` for MulBackward0; nothing for a leaf), both versions.
+    from ember import dtypes
+    from ember.tensor import _LEGACY_NAMES
+
+    prefix = "ember." if device.type == "cpu" else f"ember.{device.type}."
+    type_name = prefix + _LEGACY_NAMES[dtypes._BY_NUMPY[data.dtype].name]
+    origin = f", which is output {output_nr} of {_short_name(node)}," if node is not None else ""
     return ("one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [{dtype} {shape}], which is {origin}, is at version "
+            f"inplace operation: [{type_name} {list(data.shape)}]{origin} is at version "
             f"{current}; expected version {expected} instead. Hint: "
             "enable anomaly detection to find the operation that failed to compute its gradient, "
-            "with ember.autograd.set_detect_anomaly(True).")
+            "with ember.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+def _short_name(node):
+    # MulBackward0 -> Mul, AddOneBackward (a custom Function) -> AddOne.
+    name = node.name()
+    stem = name.rstrip("0123456789")
+    return stem[:-len("Backward")] if stem.endswith("Backward") and stem != "Backward" else name
 
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "

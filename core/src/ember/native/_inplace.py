@@ -19,8 +19,15 @@ from ember import dtypes
 
 
 def check_inplace(target):
-    if grad_state.enabled and target._requires_grad and target.grad_fn is None:
+    """Refuse to rewrite a leaf that requires grad (or a view of one) while recording:
+    its .grad would no longer be the gradient of anything."""
+    if not (grad_state.enabled and target._requires_grad):
+        return
+    if target.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = target._base
+    if base is not None and base.grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
 def inplace(target, op, inputs, attrs=None):
@@ -57,8 +64,11 @@ def write_result(target, result):
 
 
 def _keep_old_value(node, target):
+    # Only the op's `self` (input 0, the target) is replaced by a copy, like PyTorch's
+    # `original_self`. The same tensor passed again as another argument (`x.mul_(x)`)
+    # stays saved as it is, so backward reports the in-place change, as PyTorch does.
     saved = node._saved
-    if saved is None or saved is RELEASED or not any(x is target for x in saved[0]):
+    if saved is None or saved is RELEASED or not saved[0] or saved[0][0] is not target:
         return
     from ember.dispatcher import _wrap
 
@@ -67,8 +77,7 @@ def _keep_old_value(node, target):
     old.grad_fn = target.grad_fn
     old._output_nr = target._output_nr
     old._requires_grad = target._requires_grad
-    node._saved = (tuple(old if x is target else x for x in inputs),
-                   tuple(0 if x is target else v for x, v in zip(inputs, versions)), outputs)
+    node._saved = ((old,) + tuple(inputs[1:]), (0,) + tuple(versions[1:]), outputs)
 
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
@@ -77,3 +86,49 @@ _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int6
 
 def _type_name(d):
     return _TYPE_NAMES[d.name]
+
+
+# NOTE [ The in-place fast path ]
+# Outside the graph (an optimizer step under no_grad, a running statistic), `a.add_(b)`
+# need not compute a new tensor and copy it back: the ufunc writes into `a` directly,
+# one pass over memory instead of three. The checks are the same as write_result's
+# (result dtype castable into `a`, broadcast shape equal to `a`'s, writable memory).
+
+
+def try_fast_inplace(target, ufunc_name, other, alpha=1):
+    """Do ``target <op>= alpha * other`` with one ufunc call and return ``target``, or
+    return None when the general path is needed (autograd involved, odd inputs)."""
+    from ember.tensor import Tensor
+
+    if isinstance(other, Tensor):
+        if other._device is not target._device:
+            return None
+        other_grad = other._requires_grad
+        operand = other._data
+    elif other.__class__ in (float, int, bool):
+        other_grad = False
+        operand = other
+    else:
+        return None
+    if (target._requires_grad or other_grad) and grad_state.enabled:
+        return None
+    from ember.dispatcher import computation_dtype
+
+    result = dtypes.from_numpy_dtype(computation_dtype((target, other), "default" if ufunc_name != "true_divide"
+                                                       else "int_to_float"))
+    if not dtypes.can_cast(result, dtypes.from_numpy_dtype(target._data.dtype)):
+        return None  # the general path raises PyTorch's error
+    a = target._data
+    if a.dtype.kind == "b" and ufunc_name == "subtract":
+        return None
+    if not a.flags.writeable or (isinstance(other, Tensor) and other._data.ndim > a.ndim):
+        return None
+    if alpha != 1:
+        operand = operand * alpha
+    xp = target._device.backend.xp
+    try:
+        getattr(xp, ufunc_name)(a, operand, out=a, casting="unsafe")
+    except ValueError:
+        return None  # not broadcastable into `a`: the general path raises PyTorch's error
+    target._version[0] += 1
+    return target

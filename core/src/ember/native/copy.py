@@ -48,7 +48,9 @@ def _parse_to(tensor, args, kwargs):
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for arg in args:
-        if isinstance(arg, dtypes.dtype) or arg in (float, int, bool):
+        if hasattr(arg, "_data") and hasattr(arg, "dtype"):  # to(other): checked first, as == on a tensor
+            dtype, device = arg.dtype, arg.device              # is elementwise
+        elif isinstance(arg, dtypes.dtype) or arg is float or arg is int or arg is bool:
             dtype = arg
         elif isinstance(arg, (str, Device)):
             device = arg

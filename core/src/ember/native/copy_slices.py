@@ -5,43 +5,86 @@ torch/csrc/autograd/variable.cpp (``rebase_history`` for views) (v2.13).
 
 After ``v = base[0]; v.mul_(w)`` the base's new value depends on its old value (outside
 the slice) and on the op (inside it). ``CopySlices`` becomes the base's ``grad_fn``:
-it takes the base's gradient, runs the op's node on the slice of it that ``v`` covers,
-writes the result back into that slice, and hands the rest to the base's old history.
-Slices are located by storage geometry (sizes, strides, offset), the general form
-PyTorch falls back to (``as_strided``), so any view chain works.
+it takes the base's gradient, runs the op's node on the part of it that ``v`` covers,
+writes the result back into that part, and hands the rest to the base's old history.
 
-Left out: the gradients CopySlices makes are not themselves differentiable
-(``create_graph`` through an in-place op on a view), and other views of the same base
-taken before the write keep their old ``grad_fn``.
+# NOTE [ Locating a view inside its base ]
+# A view is found by storage geometry (sizes, strides, offset), the general form
+# PyTorch falls back to (``as_strided``), so any chain of views works: slices,
+# select, transpose-then-slice. The geometry is turned once into an integer index
+# array: for each element of the view, its position in the base flattened in C order.
+# Backward then uses only ember ops on that index (gather, index_put, reshape), so the
+# gradients CopySlices makes are themselves differentiable (``create_graph``).
+
+Left out: other views of the same base taken *before* the write keep their old
+``grad_fn`` (PyTorch regenerates it on access), so their gradients miss the write.
 """
 
-from ember.autograd.engine import root_edge
+import numpy as np
+
+from ember.autograd.engine import _validate, root_edge
 from ember.autograd.graph import Node
 
 
-def _geometry(t):
-    return tuple(t.shape), t.stride(), t.storage_offset()
+def _storage_offsets(t):
+    """The storage offset of every element of ``t``, shaped like ``t``."""
+    offsets = np.full((), t.storage_offset(), dtype=np.int64)
+    for dim, (size, stride) in enumerate(zip(t.shape, t.stride())):
+        shape = [1] * t.ndim
+        shape[dim] = size
+        offsets = offsets + np.arange(size, dtype=np.int64).reshape(shape) * stride
+    return np.broadcast_to(offsets, tuple(t.shape))
 
 
-def _strided(xp, buffer, geometry, itemsize):
-    shape, strides, offset = geometry
-    return xp.lib.stride_tricks.as_strided(buffer[offset:], shape, tuple(s * itemsize for s in strides))
+def _position_in_base(base, view):
+    """For each element of ``view``, its index in ``base`` flattened in C order."""
+    base_offsets = _storage_offsets(base).reshape(-1)
+    order = np.argsort(base_offsets, kind="stable")
+    found = np.searchsorted(base_offsets[order], _storage_offsets(view))
+    return order[found]
+
+
+class _ViewInBase:
+    """The base's shape and where the view's elements sit in the flattened base."""
+
+    __slots__ = ("base_shape", "numel", "key", "dtype", "device")
+
+    def __init__(self, base, view):
+        positions = _position_in_base(base, view)
+        self.base_shape = tuple(base.shape)
+        self.numel = base.numel()
+        self.key = (base._device.backend.from_host(positions, base._device.index),)
+        self.dtype = base.dtype
+        self.device = base._device
+
+    def gather(self, grad_base):
+        """The view's part of a gradient shaped like the base."""
+        from ember.native.indexing import INDEX
+
+        return INDEX(grad_base.reshape(-1), key=self.key)
+
+    def scatter(self, grad_base, values):
+        """``grad_base`` with the view's part replaced by ``values`` (a tensor or 0.0)."""
+        from ember.native.indexing import INDEX_PUT
+
+        return INDEX_PUT(grad_base.reshape(-1), values, key=self.key).reshape(self.base_shape)
+
+    def zeros(self):
+        from ember.native.factory import zeros
+
+        return zeros(self.numel, dtype=self.dtype, device=self.device)
 
 
 class CopySlices(Node):
     """The base's new ``grad_fn`` after an in-place op on one of its views."""
 
-    __slots__ = ("fn", "base_geometry", "view_geometry", "extent", "device", "np_dtype")
+    __slots__ = ("fn", "where")
 
     def __init__(self, base, view, fn):
         edge = root_edge(base) if base._requires_grad else (None, 0)
         super().__init__((edge,) + tuple(fn.next_functions[1:]))
         self.fn = fn
-        self.base_geometry = _geometry(base)
-        self.view_geometry = _geometry(view)
-        self.extent = base.untyped_storage().nbytes() // base.element_size()
-        self.device = base._device
-        self.np_dtype = base._data.dtype
+        self.where = _ViewInBase(base, view)
 
     def name(self):
         return "CopySlices"
@@ -50,45 +93,33 @@ class CopySlices(Node):
         self.fn.release()
 
     def apply(self, grads):
-        from ember.dispatcher import _wrap
-
         grad = grads[0]
-        xp = self.device.backend.xp
-        buffer = xp.zeros(self.extent, dtype=self.np_dtype)
-        itemsize = buffer.itemsize
-        grad_base = _strided(xp, buffer, self.base_geometry, itemsize)
-        grad_base[...] = grad._data
-        grad_slice = _strided(xp, buffer, self.view_geometry, itemsize)
-        result = self.fn.apply([_wrap(grad_slice.copy(), self.device)])
-        first = result[0]
-        grad_slice[...] = 0 if first is None else first._data
-        return (_wrap(grad_base.copy(), self.device),) + tuple(result[1:])
+        if grad is None:
+            return (None,) * len(self.next_functions)
+        # The op's own node sees only the view's part; its gradients are reduced to
+        # its inputs' shapes (a broadcast operand) as the engine would do.
+        result = _validate(self.fn, self.fn.apply([self.where.gather(grad)]))
+        grad_view = result[0]
+        grad_base = self.where.scatter(grad, 0.0 if grad_view is None else grad_view)
+        return (grad_base,) + tuple(result[1:])
 
 
 class ViewOfBase(Node):
-    """The rewritten view's ``grad_fn``: its gradient lands in its slice of the base."""
+    """The rewritten view's ``grad_fn``: its gradient lands in its part of the base."""
 
-    __slots__ = ("base_geometry", "view_geometry", "extent", "device", "np_dtype")
+    __slots__ = ("where",)
 
     def __init__(self, base, view):
         super().__init__((root_edge(base),))
-        self.base_geometry = _geometry(base)
-        self.view_geometry = _geometry(view)
-        self.extent = base.untyped_storage().nbytes() // base.element_size()
-        self.device = base._device
-        self.np_dtype = base._data.dtype
+        self.where = _ViewInBase(base, view)
 
     def name(self):
         return "AsStridedBackward0"
 
     def apply(self, grads):
-        from ember.dispatcher import _wrap
-
-        xp = self.device.backend.xp
-        buffer = xp.zeros(self.extent, dtype=self.np_dtype)
-        itemsize = buffer.itemsize
-        _strided(xp, buffer, self.view_geometry, itemsize)[...] = grads[0]._data
-        return (_wrap(_strided(xp, buffer, self.base_geometry, itemsize).copy(), self.device),)
+        if grads[0] is None:
+            return (None,)
+        return (self.where.scatter(self.where.zeros(), grads[0]),)
 
 
 def rebase_view(view, result):

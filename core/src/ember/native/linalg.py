@@ -41,6 +41,13 @@ def _matmul_backward(ctx, grad):
 
 
 MATMUL = Op("aten::matmul", _matmul_kernel, _matmul_backward, promote=DEFAULT, save="inputs")
+# The same product under the names PyTorch's matmul decomposes into, so that grad_fn
+# reads MmBackward0, MvBackward0, DotBackward0 and BmmBackward0 as in PyTorch.
+MM = Op("aten::mm", _matmul_kernel, _matmul_backward, promote=DEFAULT, save="inputs")
+MV = Op("aten::mv", _matmul_kernel, _matmul_backward, promote=DEFAULT, save="inputs")
+DOT = Op("aten::dot", _matmul_kernel, _matmul_backward, promote=DEFAULT, save="inputs")
+BMM = Op("aten::bmm", _matmul_kernel, _matmul_backward, promote=DEFAULT, save="inputs")
+_MATMUL_BY_NDIM = {(2, 2): MM, (2, 1): MV, (1, 1): DOT}
 
 
 def _check_matmul(a, b):
@@ -67,7 +74,7 @@ def matmul(input, other):
     [3.0, 3.0]
     """
     _check_matmul(input, other)
-    return MATMUL(input, other)
+    return _MATMUL_BY_NDIM.get((input.ndim, other.ndim), MATMUL)(input, other)
 
 
 def mm(input, mat2):
@@ -76,7 +83,8 @@ def mm(input, mat2):
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    return matmul(input, mat2)
+    _check_matmul(input, mat2)
+    return MM(input, mat2)
 
 
 def bmm(input, mat2):
@@ -88,11 +96,16 @@ def bmm(input, mat2):
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
                            f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
-    return matmul(input, mat2)
+    _check_matmul(input, mat2)
+    return BMM(input, mat2)
 
 
 def mv(input, vec):
-    return mm(input, vec.unsqueeze(1)).squeeze(1)
+    """Matrix-vector product of a (n, m) and a (m,) tensor."""
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    _check_matmul(input, vec)
+    return MV(input, vec)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
@@ -138,7 +151,7 @@ def dot(input, other):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
                            f"[{other.shape[0]}] to have the same number of elements, but got {input.shape[0]} and "
                            f"{other.shape[0]} elements respectively")
-    return MATMUL(input, other)
+    return DOT(input, other)
 
 
 inner = dot
