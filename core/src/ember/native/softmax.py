@@ -13,12 +13,17 @@ from ember.tensor import _wrap_dim
 def _softmax_kernel(xp, a, dim):
     if a.ndim == 0:
         return xp.ones_like(a)
-    shifted = a - xp.amax(a, axis=dim, keepdims=True) if a.size else a
-    e = xp.exp(shifted)
-    return e / xp.sum(e, axis=dim, keepdims=True)
+    if a.size == 0:
+        return a.copy()
+    # Subtract the max so exp cannot overflow; the temporaries are reused in place.
+    e = a - xp.amax(a, axis=dim, keepdims=True)
+    xp.exp(e, out=e)
+    e /= xp.sum(e, axis=dim, keepdims=True)
+    return e
 
 
 def _softmax_backward(ctx, grad):
+    # dx = y * (g - sum(g * y)): the Jacobian diag(y) - y y^T applied to g.
     (y,) = ctx.saved_outputs
     dim = ctx.attrs["dim"]
     return (y * (grad - (grad * y).sum(dim, keepdim=True)),)
@@ -30,10 +35,12 @@ def _log_softmax_kernel(xp, a, dim):
     if a.size == 0:
         return a.copy()
     shifted = a - xp.amax(a, axis=dim, keepdims=True)
-    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+    shifted -= xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+    return shifted
 
 
 def _log_softmax_backward(ctx, grad):
+    # dx = g - softmax(x) * sum(g), with softmax(x) = exp(y).
     (y,) = ctx.saved_outputs
     dim = ctx.attrs["dim"]
     return (grad - y.exp() * grad.sum(dim, keepdim=True),)
@@ -46,31 +53,47 @@ LOG_SOFTMAX = Op("aten::log_softmax", _log_softmax_kernel, _log_softmax_backward
 def _prepare(input, dim, dtype, name):
     if dtype is not None:
         input = input.to(dtype)
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"\"{name}_lastdim_kernel_impl\" not implemented for '{input.dtype.name.capitalize()}'")
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1  # PyTorch's legacy implicit choice
-    return input, _wrap_dim(dim, input.ndim)
+    dim = _wrap_dim(dim, input.ndim)
+    if not input.dtype.is_floating_point:
+        from ember.native._inplace import _type_name
+
+        kernel = "lastdim_kernel_impl" if dim == max(input.ndim - 1, 0) else "kernel_impl"
+        raise NotImplementedError(f"\"{name}_{kernel}\" not implemented for '{_type_name(input.dtype)}'")
+    return input, dim
 
 
 def softmax(input, dim=None, dtype=None):
-    """``exp(x) / sum(exp(x), dim)``, computed after subtracting the max."""
+    """``exp(x) / sum(exp(x), dim)``, computed after subtracting the max along ``dim``.
+
+    Args:
+        dim: the dim whose slices sum to 1.
+        dtype: cast the input to this dtype first (e.g. to take the softmax of integers).
+
+    >>> import ember
+    >>> ember.tensor([1., 2., 3.]).softmax(0)
+    tensor([0.0900, 0.2447, 0.6652])
+    """
     input, dim = _prepare(input, dim, dtype, "softmax")
     return SOFTMAX(input, dim=dim)
 
 
 def log_softmax(input, dim=None, dtype=None):
-    """``x - logsumexp(x, dim)``."""
+    """``x - logsumexp(x, dim)``: the log of :func:`softmax`, without its underflow.
+
+    >>> import ember
+    >>> ember.tensor([1., 2., 3.]).log_softmax(0)
+    tensor([-2.4076, -1.4076, -0.4076])
+    """
     input, dim = _prepare(input, dim, dtype, "log_softmax")
     return LOG_SOFTMAX(input, dim=dim)
 
 
 def _cumsum_kernel(xp, a, dim, dtype=None):
-    if dtype is not None:
-        a = a.astype(dtype.np)
-    elif a.dtype.kind in "iub":
-        a = a.astype("int64")
-    return xp.cumsum(a, axis=dim) if a.ndim else a.copy()
+    if a.ndim == 0:
+        return a.astype(dtype) if dtype is not None else a.copy()
+    return xp.cumsum(a, axis=dim, dtype=dtype)
 
 
 def _cumsum_backward(ctx, grad):
@@ -84,39 +107,95 @@ CUMSUM = Op("aten::cumsum", _cumsum_kernel, _cumsum_backward, promote=NONE)
 
 
 def cumsum(input, dim, *, dtype=None):
-    """Running sum along ``dim``; integers accumulate in int64."""
+    """Running sum along ``dim``: ``out[i] = input[0] + ... + input[i]``; integers
+    and bool accumulate in int64.
+
+    >>> import ember
+    >>> ember.tensor([1, 2, 3]).cumsum(0)
+    tensor([1, 3, 6])
+    """
     dim = _wrap_dim(dim, input.ndim)
-    if dtype is None:
+    accumulate = _cumulative_dtype(input, dtype)
+    if accumulate is None:
         return CUMSUM(input, dim=dim)
-    return CUMSUM(input, dim=dim, dtype=dtypes.to_dtype(dtype))
+    return CUMSUM(input, dim=dim, dtype=accumulate)
 
 
 def _cumprod_kernel(xp, a, dim, dtype=None):
-    if dtype is not None:
-        a = a.astype(dtype.np)
-    elif a.dtype.kind in "iub":
-        a = a.astype("int64")
-    return xp.cumprod(a, axis=dim) if a.ndim else a.copy()
+    if a.ndim == 0:
+        return a.astype(dtype) if dtype is not None else a.copy()
+    return xp.cumprod(a, axis=dim, dtype=dtype)
+
+
+def exclusive_cumprod(input, dim):
+    """``out[i] = prod(input[:i])`` along ``dim`` (1 at the start), without division,
+    so exact with zeros. Used by the backward of ``prod`` and ``cumprod``."""
+    size = input.shape[dim]
+    if size == 0:
+        return input
+    from ember.native.factory import ones
+    from ember.native.shape import cat
+
+    one_shape = list(input.shape)
+    one_shape[dim] = 1
+    start = ones(one_shape, dtype=input.dtype, device=input.device)
+    return cat([start, input.narrow(dim, 0, size - 1)], dim).cumprod(dim)
+
+
+def _reverse_cumsum(t, dim):
+    return t.flip(dim).cumsum(dim).flip(dim)
 
 
 def _cumprod_backward(ctx, grad):
-    # d out_j / d x_i = out_j / x_i for j >= i: the reverse cumulative sum of
-    # grad * out, divided by x. Exact where x has no zeros; PyTorch's zero-aware
-    # formula is left out.
+    # NOTE [ cumprod backward with zeros ]
+    # d y_j / d x_i = prod_{k <= j, k != i} x_k for j >= i. Let z be the first zero
+    # along the line. For i < z the usual formula sum_{j >= i} g_j y_j / x_i is exact
+    # (x_i != 0, and y_j = 0 for j >= z adds nothing). For i > z every term holds
+    # the factor x_z = 0. For i == z the gradient is
+    #     prod(x[:z]) * sum_{j >= z} g_j * prod(x[z+1 : j+1]),
+    # a running product of the elements after z, computed with a second cumprod.
+    from ember.native.indexing import where
+
     (x,) = ctx.saved_inputs
     (y,) = ctx.saved_outputs
     dim = ctx.attrs["dim"]
-    if x.ndim == 0:
+    if x.ndim == 0 or x.numel() == 0:
         return (grad,)
-    return ((grad * y).flip(dim).cumsum(dim).flip(dim) / x,)
+    is_zero = x == 0
+    zeros_so_far = is_zero.cumsum(dim)
+    before_first_zero = zeros_so_far == 0
+    first_zero = is_zero & (zeros_so_far == 1)
+    after_first_zero = zeros_so_far > first_zero.long()  # strictly after z
+    safe_x = where(before_first_zero, x, 1.0)
+    grad_input = where(before_first_zero, _reverse_cumsum(grad * y, dim) / safe_x, 0.0)
+    tail_products = where(after_first_zero, x, 1.0).cumprod(dim)
+    tail_sum = (grad * tail_products * (zeros_so_far > 0)).sum(dim, keepdim=True)
+    at_first_zero = exclusive_cumprod(x, dim) * tail_sum
+    return (grad_input + where(first_zero, at_first_zero, 0.0),)
 
 
 CUMPROD = Op("aten::cumprod", _cumprod_kernel, _cumprod_backward, promote=NONE, save="both")
 
 
+def _cumulative_dtype(input, dtype):
+    # As for sum: an explicit dtype, else int64 for integers and bool.
+    if dtype is not None:
+        return dtypes.to_dtype(dtype).np
+    if not input.dtype.is_floating_point:
+        return dtypes.int64.np
+    return None
+
+
 def cumprod(input, dim, *, dtype=None):
-    """Running product along ``dim``."""
+    """Running product along ``dim``: ``out[i] = input[0] * ... * input[i]``;
+    integers and bool multiply in int64. The gradient is exact with zeros.
+
+    >>> import ember
+    >>> ember.tensor([1., 2., 3., 0.]).cumprod(0)
+    tensor([1., 2., 6., 0.])
+    """
     dim = _wrap_dim(dim, input.ndim)
-    if dtype is None:
+    accumulate = _cumulative_dtype(input, dtype)
+    if accumulate is None:
         return CUMPROD(input, dim=dim)
-    return CUMPROD(input, dim=dim, dtype=dtypes.to_dtype(dtype))
+    return CUMPROD(input, dim=dim, dtype=accumulate)

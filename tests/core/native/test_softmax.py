@@ -1,0 +1,115 @@
+"""softmax, log_softmax, cumsum, cumprod (ember/native/softmax.py) against PyTorch:
+values, dtypes, gradients (exact cumprod gradients with zeros), 0-d, empty and
+non-contiguous inputs, and the errors."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+from ember.testing import assert_parity, make_tensor
+
+FLOATS = ["float32", "float64"]
+SHAPE_DIMS = [((3, 4), 1), ((3, 4), 0), ((2, 3, 4), -1), ((2, 3, 4), 1), ((5,), 0), ((), 0), ((), -1),
+              ((0,), 0), ((2, 0, 3), 2), ((2, 0, 3), 1)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape, dim", SHAPE_DIMS)
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax(dtype, shape, dim, name):
+    x = np.asarray(make_tensor(shape, dtype) * 40)  # exp would overflow without the max shift
+    assert_parity(lambda lib, x: getattr(lib, name)(x, dim), x)
+    assert_parity(lambda lib, x: getattr(x, name)(dim), x, noncontiguous=True)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_infinities(name):
+    x = np.array([[-np.inf, 0.0, 1.0], [np.inf, 1.0, 0.0], [-np.inf, -np.inf, 2.0]], dtype="float32")
+    assert_parity(lambda lib, x: getattr(x, name)(1), x)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float32"])
+def test_softmax_dtype_argument(name, dtype):
+    x = make_tensor((3, 4), dtype)
+    assert_parity(lambda lib, x: getattr(lib, name)(x, 1, dtype=lib.float64), x)
+    assert_parity(lambda lib, x: getattr(x, name)(0), x)  # integers raise without dtype=
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_bad_dim(name):
+    assert_parity(lambda lib, x: getattr(x, name)(2), make_tensor((3, 4)))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        getattr(ember.ones(3, 4), name)(-3)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_gradcheck(name):
+    x = ember.tensor(make_tensor((3, 4), "float64")).requires_grad_()
+    assert gradcheck(lambda x: getattr(x, name)(1), (x,))
+    assert gradgradcheck(lambda x: getattr(x, name)(0), (x,))
+
+
+# --- cumsum, cumprod ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape, dim", SHAPE_DIMS)
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_cumulative(dtype, shape, dim, name):
+    x = make_tensor(shape, dtype, low=0.5, high=1.5)
+    assert_parity(lambda lib, x: getattr(lib, name)(x, dim), x)
+    assert_parity(lambda lib, x: getattr(x, name)(dim), x, noncontiguous=True)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int32", "int64"])
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_cumulative_integers_accumulate_in_int64(dtype, name):
+    x = make_tensor((3, 5), dtype, low=-3, high=3)
+    assert_parity(lambda lib, x: getattr(x, name)(1), x)
+    assert_parity(lambda lib, x: getattr(lib, name)(x, 0, dtype=lib.int16), x)
+    assert_parity(lambda lib, x: getattr(lib, name)(x, 0, dtype=lib.float64), x)
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_cumulative_float_dtype_argument(name):
+    assert_parity(lambda lib, x: getattr(x, name)(1, dtype=lib.float64), make_tensor((3, 4)))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_cumulative_bad_dim(name):
+    assert_parity(lambda lib, x: getattr(x, name)(2), make_tensor((3, 4)))
+    assert_parity(lambda lib, x: getattr(x, name)(1), make_tensor(()))
+
+
+# Positions of zeros along the last dim of a (2, 5) input: none, one (first, middle,
+# last), two, and a whole row.
+ZERO_PATTERNS = [[], [0], [2], [4], [1, 3], [2, 3], [5, 6, 7, 8, 9]]
+
+
+@pytest.mark.parametrize("zeros", ZERO_PATTERNS)
+@pytest.mark.parametrize("dim", [1, 0])
+def test_cumprod_gradient_is_exact_with_zeros(zeros, dim):
+    x = make_tensor((2, 5), "float64", exclude_zero=True)
+    x.reshape(-1)[zeros] = 0.0
+    assert_parity(lambda lib, x: x.cumprod(dim), x)
+    t = ember.tensor(x).requires_grad_()
+    assert gradcheck(lambda t: t.cumprod(dim), (t,))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_cumulative_gradgradcheck(name):
+    x = ember.tensor(make_tensor((2, 4), "float64", low=0.5, high=1.5)).requires_grad_()
+    assert gradcheck(lambda x: getattr(x, name)(1), (x,))
+    assert gradgradcheck(lambda x: getattr(x, name)(0), (x,))
+
+
+def test_exclusive_cumprod():
+    from ember.native.softmax import exclusive_cumprod
+
+    x = make_tensor((3, 4), exclude_zero=True)
+    x[1, 2] = 0.0
+    expected = np.concatenate([np.ones((3, 1), "float32"), np.cumprod(x, 1)[:, :-1]], 1)
+    np.testing.assert_allclose(exclusive_cumprod(ember.tensor(x), 1).numpy(), expected, rtol=1e-6)
+    assert exclusive_cumprod(ember.ones(2, 0), 1).shape == (2, 0)
