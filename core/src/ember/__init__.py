@@ -25,7 +25,7 @@ from ember.native.binary import (add, arctan2, atan2, div, divide, float_power, 
                                  true_divide)
 from ember.native.unary import (abs, absolute, acos, arccos, arcsin, arctan, asin, atan, ceil, clamp, clamp_max,
                                 clamp_min, clip, cos, cosh, erf, erfc, erfinv, exp, exp2, expm1, fix, floor, frac,
-                                log, log1p, log2, log10, nan_to_num, neg, negative, reciprocal, round, rsqrt,
+                                log, log1p, log2, log10, nan_to_num, neg, negative, reciprocal, relu, round, rsqrt,
                                 sigmoid, sign, sgn, sin, sinh, sqrt, square, tan, tanh, trunc)
 from ember.native.comparison import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal, ge,
                                      greater, greater_equal, gt, isclose, isfinite, isinf, isnan, isneginf,

@@ -10,15 +10,15 @@ function itself. An in-place method ``op_`` computes ``op`` and writes the resul
 """
 
 from ember.native import binary, comparison, copy, factory, indexing, linalg, reduction, shape, softmax, sorting, unary
-from ember.native._inplace import check_inplace, write_result
+from ember.native._inplace import check_inplace, try_fast_inplace, write_result
 from ember.tensor import Tensor
 
 METHODS = {
     binary: ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
              "remainder", "fmod", "pow", "float_power", "atan2", "arctan2", "maximum", "minimum", "fmax", "fmin",
              "lerp", "rsub"],
-    unary: ["neg", "negative", "abs", "absolute", "sign", "sgn", "reciprocal", "exp", "exp2", "expm1", "log",
-            "log2", "log10", "log1p", "sqrt", "rsqrt", "square", "sin", "cos", "tan", "asin", "acos", "atan",
+    unary: ["relu", "neg", "negative", "positive", "abs", "absolute", "sign", "sgn", "reciprocal", "exp", "exp2", "expm1",
+            "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square", "sin", "cos", "tan", "asin", "acos", "atan",
             "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "sigmoid", "erf", "erfc", "erfinv", "floor",
             "ceil", "trunc", "fix", "round", "frac", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num"],
     comparison: ["eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal", "greater",
@@ -39,7 +39,7 @@ METHODS = {
     copy: ["clone", "contiguous"],
 }
 
-INPLACE = ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "lerp", "neg", "abs",
+INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "lerp", "neg", "abs",
            "sign", "reciprocal", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
            "square", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf",
            "erfc", "erfinv", "floor", "ceil", "trunc", "round", "frac", "clamp", "clip", "clamp_min", "clamp_max",
@@ -48,11 +48,35 @@ INPLACE = ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow
            "scatter_add", "index_add", "index_put", "cumsum", "cumprod", "maximum", "minimum", "true_divide",
            "multiply", "subtract", "divide"]
 
+FAST_INPLACE = {"add": "add", "sub": "subtract", "mul": "multiply"}
+
 
 def _inplace_method(fn, name):
     def method(self, *args, **kwargs):
         check_inplace(self)
         return write_result(self, fn(self, *args, **kwargs))
+    return _named(method, name, fn)
+
+
+def _fast_inplace_method(fn, name, ufunc_name):
+    # add_/sub_/mul_: one ufunc call into self when no graph is recorded
+    # (NOTE [ The in-place fast path ]); otherwise the general in-place path.
+    if ufunc_name == "multiply":
+        def method(self, other):
+            check_inplace(self)
+            if try_fast_inplace(self, ufunc_name, other) is not None:
+                return self
+            return write_result(self, fn(self, other))
+    else:
+        def method(self, other, *, alpha=1):
+            check_inplace(self)
+            if try_fast_inplace(self, ufunc_name, other, alpha) is not None:
+                return self
+            return write_result(self, fn(self, other) if alpha == 1 else fn(self, other, alpha=alpha))
+    return _named(method, name, fn)
+
+
+def _named(method, name, fn):
     method.__name__ = name
     method.__qualname__ = f"Tensor.{name}"
     method.__doc__ = f"In-place version of :meth:`Tensor.{fn.__name__}`."
@@ -121,6 +145,8 @@ def attach():
             setattr(Tensor, name, getattr(module, name))
     for name in INPLACE:
         setattr(Tensor, name + "_", _inplace_method(getattr(Tensor, name), name + "_"))
+    for name, ufunc_name in FAST_INPLACE.items():
+        setattr(Tensor, name + "_", _fast_inplace_method(getattr(Tensor, name), name + "_", ufunc_name))
     Tensor.copy_ = copy.copy_
     Tensor.fill_ = _fill_
     Tensor.zero_ = _zero_
@@ -150,7 +176,7 @@ def attach():
     Tensor.__matmul__ = linalg.matmul
     Tensor.__rmatmul__ = _matmul_reflected
     Tensor.__neg__ = unary.neg
-    Tensor.__pos__ = lambda self: self
+    Tensor.__pos__ = unary.positive
     Tensor.__abs__ = unary.abs
     Tensor.__invert__ = comparison.bitwise_not
     Tensor.__and__ = Tensor.__rand__ = comparison.bitwise_and

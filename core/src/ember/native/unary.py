@@ -8,13 +8,40 @@ Each op is one ``Op`` whose kernel is a single NumPy/CuPy ufunc call. Ops that a
 float dtype first; ``neg``, ``abs``, ``sign`` and the rounding ops keep the dtype.
 """
 
+import functools
 import math
 
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, NONE, Op
 
+# NOTE [ Floating-point warnings ]
+# NumPy reports log(0), 0/0, sqrt(-1), overflow and inf - inf as RuntimeWarnings;
+# PyTorch returns -inf, nan or inf silently, and so does ember. Kernels that meet such
+# values in ordinary use run under ``errstate(all="ignore")`` through ``quiet``. It
+# costs about a microsecond per call, so add, sub and mul (the hot path, which can only
+# warn on overflow or inf - inf) go without it. CuPy has no such warnings.
+
+
+def quiet(kernel):
+    """Wrap a generic kernel so that NumPy's floating-point warnings stay silent."""
+    @functools.wraps(kernel)
+    def run(xp, *arrays, **attrs):
+        errstate = getattr(xp, "errstate", None)
+        if errstate is None:
+            return kernel(xp, *arrays, **attrs)
+        with errstate(all="ignore"):
+            return kernel(xp, *arrays, **attrs)
+    return run
+
+
+def not_implemented_for(op_name, dtype):
+    """PyTorch's error for a kernel that has no version for ``dtype`` (a NumPy dtype)."""
+    from ember.native._inplace import _type_name
+
+    return NotImplementedError(f"\"{op_name}_cpu\" not implemented for '{_type_name(dtype)}'")
+
 
 def _unary(name, kernel, backward, promote=INT_TO_FLOAT, save="inputs"):
-    return Op(f"aten::{name}", kernel, backward, promote=promote, save=save)
+    return Op(f"aten::{name}", quiet(kernel), backward, promote=promote, save=save)
 
 
 def _x(ctx):
@@ -35,11 +62,39 @@ def _neg_kernel(xp, a):
     return xp.negative(a)
 
 
+def _abs_kernel(xp, a):
+    if a.dtype.kind == "b":
+        raise not_implemented_for("abs", a.dtype)
+    return xp.abs(a)
+
+
+def _sign_kernel(xp, a):
+    if a.dtype.kind == "b":
+        return a.copy()
+    if a.dtype.kind != "f":
+        return xp.sign(a)
+    # PyTorch's sign(nan) is 0 (NumPy's is nan); abs's gradient relies on it.
+    return xp.where(xp.isnan(a), a.dtype.type(0), xp.sign(a))
+
+
 NEG = _unary("neg", _neg_kernel, lambda ctx, g: (-g,), promote=NONE, save=None)
-ABS = _unary("abs", lambda xp, a: xp.abs(a), lambda ctx, g: (g * sign(_x(ctx)),), promote=NONE)
-SIGN = _unary("sign", lambda xp, a: a.copy() if a.dtype.kind == "b" else xp.sign(a),
-              lambda ctx, g: (g * 0,), promote=NONE, save=None)
+ABS = _unary("abs", _abs_kernel, lambda ctx, g: (g * sign(_x(ctx)),), promote=NONE)
+SIGN = _unary("sign", _sign_kernel, lambda ctx, g: (g * 0,), promote=NONE, save=None)
 SGN = SIGN
+
+
+def _positive_kernel(xp, a):
+    if a.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return a.view()
+
+
+POSITIVE = Op("aten::positive", _positive_kernel, lambda ctx, g: (g,), promote=NONE, view=True)
+
+
+def positive(input):
+    """``+input``: ``input`` itself (a view sharing its memory); an error for bool."""
+    return POSITIVE(input)
 
 
 def neg(input):
@@ -255,7 +310,9 @@ def erfinv(input):
 
 def _rounding(name, ufunc):
     def kernel(xp, a):
-        return a.copy() if a.dtype.kind in "iub" else getattr(xp, ufunc)(a)
+        if a.dtype.kind == "b":
+            raise not_implemented_for(f"{name}_vml", a.dtype)
+        return a.copy() if a.dtype.kind in "iu" else getattr(xp, ufunc)(a)
     return _unary(name, kernel, lambda ctx, g: (g * 0,), promote=NONE, save=None)
 
 
@@ -265,12 +322,14 @@ TRUNC = _rounding("trunc", "trunc")
 
 
 def _round_kernel(xp, a, decimals=0):
-    if a.dtype.kind in "iub":
+    if a.dtype.kind == "b" or a.dtype.kind in "iu" and decimals != 0:
+        raise not_implemented_for("round" if decimals else "round_vml", a.dtype)
+    if a.dtype.kind in "iu":
         return a.copy()
     return xp.round(a, decimals)  # round half to even, as PyTorch
 
 
-ROUND = Op("aten::round", _round_kernel, lambda ctx, g: (g * 0,), promote=NONE)
+ROUND = Op("aten::round", quiet(_round_kernel), lambda ctx, g: (g * 0,), promote=NONE)
 
 
 def floor(input):
@@ -294,6 +353,8 @@ def round(input, *, decimals=0):
 
 
 def _frac_kernel(xp, a):
+    if a.dtype.kind != "f":
+        raise not_implemented_for("frac", a.dtype)
     return a - xp.trunc(a)
 
 
@@ -301,9 +362,7 @@ FRAC = _unary("frac", _frac_kernel, lambda ctx, g: (g,), promote=NONE, save=None
 
 
 def frac(input):
-    """``input - trunc(input)``."""
-    if not input.dtype.is_floating_point:
-        raise RuntimeError("frac_cpu not implemented for integral types")
+    """``input - trunc(input)``, for floating inputs only."""
     return FRAC(input)
 
 
@@ -376,3 +435,38 @@ NAN_TO_NUM = Op("aten::nan_to_num", _nan_to_num_kernel, _nan_to_num_backward, sa
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replace NaN, +inf and -inf (by default with 0 and the dtype's extremes)."""
     return NAN_TO_NUM(input, nan=nan, posinf=posinf, neginf=neginf)
+
+
+# --- relu -----------------------------------------------------------------------
+
+
+def _relu_kernel(xp, a):
+    if a.dtype.kind == "b":
+        raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
+    return xp.maximum(a, 0)
+
+
+def _threshold_backward_kernel(xp, grad, output, threshold=0):
+    return xp.where(output > threshold, grad, 0).astype(grad.dtype, copy=False)
+
+
+def _threshold_backward_backward(ctx, grad):
+    _, output = ctx.saved_inputs
+    return THRESHOLD_BACKWARD(grad, output, threshold=ctx.attrs.get("threshold", 0)), None
+
+
+THRESHOLD_BACKWARD = Op("aten::threshold_backward", _threshold_backward_kernel, _threshold_backward_backward,
+                        promote=NONE, save="inputs")
+
+
+def _relu_backward(ctx, grad):
+    # One fused op, as PyTorch's threshold_backward: grad where the output is positive.
+    return (THRESHOLD_BACKWARD(grad, _y(ctx)),)
+
+
+RELU = _unary("relu", _relu_kernel, _relu_backward, promote=NONE, save="outputs")
+
+
+def relu(input):
+    """``max(input, 0)``; the gradient is 0 where the output is 0 (as in PyTorch)."""
+    return RELU(input)

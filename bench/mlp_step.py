@@ -1,0 +1,66 @@
+"""One training step of an MLP 784-512-512-10 (ReLU, cross-entropy, SGD with momentum
+0.9, batch 128), ember against torch on the same data and initial weights.
+
+PyTorch counterpart: torch.nn.Linear/ReLU/CrossEntropyLoss with torch.optim.SGD,
+written here with the same raw-tensor operations on both sides so the comparison is
+of the frameworks' op and autograd costs.
+"""
+
+import json
+import sys
+
+
+SIZES = (784, 512, 512, 10)
+BATCH = 128
+
+
+def make_step(lib, weights, x_np, y_np):
+    params = [lib.tensor(w).requires_grad_() for w in weights]
+    velocities = [lib.zeros_like(p) for p in params]
+    x, y = lib.tensor(x_np), lib.tensor(y_np)
+
+    def step():
+        h = x
+        for i in range(0, len(params) - 2, 2):
+            h = (h @ params[i].t() + params[i + 1]).relu()
+        logits = h @ params[-2].t() + params[-1]
+        loss = -logits.log_softmax(1).gather(1, y.unsqueeze(1)).mean()
+        loss.backward()
+        with lib.no_grad():
+            for p, v in zip(params, velocities):
+                v.mul_(0.9).add_(p.grad)
+                p.sub_(v, alpha=0.01)
+                p.grad = None
+        return loss
+    return step
+
+
+def main(threads):
+    from common import interleaved, pin_threads
+
+    pin_threads(threads)
+    import numpy as np
+    import torch
+
+    import ember
+
+    torch.set_num_threads(threads)
+    rng = np.random.default_rng(0)
+    weights = []
+    for fan_in, fan_out in zip(SIZES, SIZES[1:]):
+        bound = 1 / np.sqrt(fan_in)
+        weights += [rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32),
+                    rng.uniform(-bound, bound, fan_out).astype(np.float32)]
+    x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
+    y = rng.integers(0, SIZES[-1], BATCH)
+    steps = {"ember": make_step(ember, weights, x, y), "torch": make_step(torch, weights, x, y)}
+    losses = {name: float(step()) for name, step in steps.items()}
+    assert abs(losses["ember"] - losses["torch"]) < 1e-4, losses  # same work on both sides
+    medians = interleaved(steps, rounds=15, inner=3)
+    print(json.dumps({"benchmark": "MLP 784-512-512-10 train step (ms)", "threads": threads,
+                      "ember": medians["ember"] * 1e3, "torch": medians["torch"] * 1e3,
+                      "ratio": medians["ember"] / medians["torch"]}))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1)

@@ -1,0 +1,40 @@
+"""Run every benchmark at one thread and at the machine's default thread count, each
+in its own process (thread counts are fixed at NumPy/torch import), and print a table
+of ember vs torch with ratios (below 1.0 means ember is faster).
+
+    python bench/run.py            # all benchmarks, 1 thread and default
+    python bench/run.py --threads 1
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+HERE = pathlib.Path(__file__).parent
+BENCHMARKS = ["overhead.py", "mlp_step.py"]
+
+
+def run(script, threads):
+    out = subprocess.run([sys.executable, str(HERE / script), str(threads)], cwd=HERE, check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, nargs="*", default=[1, os.cpu_count() or 1])
+    args = parser.parse_args()
+    print(f"{'benchmark':<48} {'threads':>7} {'ember':>10} {'torch':>10} {'ratio':>7}")
+    for threads in dict.fromkeys(args.threads):
+        for script in BENCHMARKS:
+            r = run(script, threads)
+            extra = f"  (forward only {r['forward ratio']:.2f})" if "forward ratio" in r else ""
+            print(f"{r['benchmark']:<48} {threads:>7} {r['ember']:>10.3f} {r['torch']:>10.3f} "
+                  f"{r['ratio']:>7.2f}{extra}")
+
+
+if __name__ == "__main__":
+    main()
