@@ -15,5 +15,7 @@ def ember_register_ops(register):
 
     all_modules()
     for op in list(dispatcher._ALL_OPS):
-        if op.namespace == "aten":
+        # plugin == "ember" marks the core's own ops; an "aten::" op made elsewhere
+        # (plugin=None) must go through its own plugin, where a clash is reported.
+        if op.namespace == "aten" and op.plugin == "ember":
             register(op)

@@ -95,7 +95,9 @@ class PluginRegistry:
 
         disabled = {n.strip() for n in os.environ.get("EMBER_DISABLE_PLUGINS", "").split(",") if n.strip()}
         seen = set()
-        for ep in entry_points(group=GROUP):
+        # Sorted by distribution, so which of two clashing plugins loads first (and
+        # keeps the name) never depends on the order of sys.path.
+        for ep in sorted(entry_points(group=GROUP), key=_entry_point_order):
             dist = ep.dist.name if ep.dist is not None else None
             if (dist, ep.name) in seen:
                 continue  # one distribution seen twice on sys.path (lib64 -> lib symlinks)
@@ -254,6 +256,10 @@ class PluginRegistry:
             if info.version is None and info.distribution is not None:
                 info.version = _distribution_version(info.distribution)
         return list(self.infos.values())
+
+
+def _entry_point_order(ep):
+    return (ep.dist.name if ep.dist is not None else "", ep.name, ep.value)
 
 
 def _registrar(entries, catalogue_name, plugin_name):
