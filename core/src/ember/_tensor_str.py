@@ -103,10 +103,11 @@ def _array_str(a, fmt, indent, summarize):
     return "[" + separator.join(rows) + "]"
 
 
-def _add_suffixes(body, suffixes, indent):
-    """Append ``, suffix`` items, starting a new line when one would pass LINEWIDTH."""
-    parts = [body]
-    last_line_length = len(body) - body.rfind("\n") + 1
+def _add_suffixes(text, suffixes, indent):
+    """Append ``, suffix`` items to ``tensor([...`` and close it, starting a new line
+    when a suffix would pass LINEWIDTH."""
+    parts = [text]
+    last_line_length = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
         if last_line_length + len(suffix) + 2 > LINEWIDTH:
             parts.append(",\n" + " " * indent + suffix)
@@ -147,4 +148,4 @@ def tensor_repr(t):
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
-    return prefix + _add_suffixes(body, suffixes, indent)
+    return _add_suffixes(prefix + body, suffixes, indent)

@@ -54,8 +54,6 @@ def _parse_to(tensor, args, kwargs):
             dtype = arg
         elif isinstance(arg, (str, Device)):
             device = arg
-        elif hasattr(arg, "_data") and hasattr(arg, "dtype"):
-            dtype, device = arg.dtype, arg.device
         elif isinstance(arg, bool):
             pass
         else:

@@ -1,0 +1,140 @@
+"""ember's dtypes and PyTorch's type promotion, checked against torch for every pair.
+
+Covers ember/dtypes.py: ``promote_types``, ``result_type`` (dimensioned tensors, 0-d
+tensors and Python scalars) and the dtype of ``a + b``; the default dtype.
+"""
+
+import itertools
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+SCALARS = {"bool": True, "int": 3, "float": 2.5}
+
+
+def as_torch(d):
+    return getattr(torch, repr(d).removeprefix("ember."))
+
+
+@pytest.fixture
+def default_float64():
+    ember.set_default_dtype(ember.float64)
+    torch.set_default_dtype(torch.float64)
+    yield
+    ember.set_default_dtype(ember.float32)
+    torch.set_default_dtype(torch.float32)
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_dtype_attributes_match_torch(name):
+    e, t = getattr(ember, name), getattr(torch, name)
+    assert repr(e) == repr(t).replace("torch", "ember")
+    assert e.is_floating_point == t.is_floating_point
+    assert e.is_signed == t.is_signed
+    assert e.itemsize == t.itemsize
+    assert not e.is_complex
+    assert pickle.loads(pickle.dumps(e)) is e
+
+
+def test_aliases_are_the_same_objects():
+    assert ember.float is ember.float32 and ember.double is ember.float64 and ember.half is ember.float16
+    assert ember.long is ember.int64 and ember.int is ember.int32 and ember.short is ember.int16
+
+
+@pytest.mark.parametrize("a, b", list(itertools.product(DTYPE_NAMES, DTYPE_NAMES)))
+def test_promote_types_matches_torch(a, b):
+    result = ember.promote_types(getattr(ember, a), getattr(ember, b))
+    assert as_torch(result) == torch.promote_types(getattr(torch, a), getattr(torch, b))
+
+
+def _operand(lib, kind, dtype_name):
+    """A dimensioned tensor ("dim"), a 0-d tensor ("0d") or a Python scalar."""
+    if kind == "dim":
+        return lib.ones(2, dtype=getattr(lib, dtype_name))
+    if kind == "0d":
+        return lib.ones((), dtype=getattr(lib, dtype_name))
+    return SCALARS[kind]
+
+
+def _operand_cases():
+    tensor_kinds = [(k, d) for k in ("dim", "0d") for d in DTYPE_NAMES]
+    scalar_kinds = [(k, None) for k in SCALARS]
+    cases = []
+    for left, right in itertools.product(tensor_kinds + scalar_kinds, repeat=2):
+        if left[1] is None and right[1] is None:
+            continue  # two Python scalars are no tensor operation
+        cases.append((*left, *right))
+    return cases
+
+
+OPERAND_CASES = _operand_cases()
+
+
+def _id(case):
+    return "-".join(str(c) for c in case if c is not None)
+
+
+@pytest.mark.parametrize("kind_a, dtype_a, kind_b, dtype_b", OPERAND_CASES, ids=[_id(c) for c in OPERAND_CASES])
+def test_result_type_and_add_dtype_match_torch(kind_a, dtype_a, kind_b, dtype_b):
+    ea, eb = _operand(ember, kind_a, dtype_a), _operand(ember, kind_b, dtype_b)
+    ta, tb = _operand(torch, kind_a, dtype_a), _operand(torch, kind_b, dtype_b)
+    assert as_torch(ember.result_type(ea, eb)) == torch.result_type(ta, tb)
+    assert as_torch((ea + eb).dtype) == (ta + tb).dtype
+
+
+@pytest.mark.parametrize("kind", ["dim", "0d"])
+@pytest.mark.parametrize("dtype_name", DTYPE_NAMES)
+@pytest.mark.parametrize("scalar", [True, 3, 2.5])
+def test_result_type_under_float64_default(default_float64, kind, dtype_name, scalar):
+    e, t = _operand(ember, kind, dtype_name), _operand(torch, kind, dtype_name)
+    assert as_torch(ember.result_type(e, scalar)) == torch.result_type(t, scalar)
+    assert as_torch((scalar * e).dtype) == (scalar * t).dtype
+
+
+def test_default_dtype_float64_changes_python_floats(default_float64):
+    assert ember.get_default_dtype() is ember.float64
+    assert ember.tensor([1.0]).dtype is ember.float64
+    assert ember.arange(0.5).dtype is ember.float64
+    assert ember.zeros(2).dtype is ember.float64
+    assert (ember.tensor([1, 2]) + 2.5).dtype is ember.float64
+    assert (ember.tensor([1, 2]) / 2).dtype is ember.float64
+    # Explicit float32 stays float32, and an int tensor stays int64.
+    assert (ember.ones(2, dtype=ember.float32) + 2.5).dtype is ember.float32
+    assert ember.tensor([1, 2]).dtype is ember.int64
+
+
+def test_set_default_dtype_refuses_non_floating():
+    with pytest.raises(TypeError):
+        torch.set_default_dtype(torch.int64)
+    with pytest.raises(TypeError, match="floating"):
+        ember.set_default_dtype(ember.int64)
+    assert ember.get_default_dtype() is ember.float32
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_from_numpy_dtype_round_trips(name):
+    d = getattr(ember, name)
+    assert ember.dtypes.from_numpy_dtype(d.np) is d
+    assert ember.dtypes.to_dtype(np.dtype(d.np)) is d
+
+
+def test_python_types_as_dtypes():
+    assert ember.dtypes.to_dtype(float) is ember.get_default_dtype()
+    assert ember.dtypes.to_dtype(int) is ember.int64
+    assert ember.dtypes.to_dtype(bool) is ember.bool
+    assert ember.ones(2).to(int).dtype is ember.int64
+
+
+def test_unsupported_numpy_dtype_is_a_type_error():
+    with pytest.raises(TypeError, match="complex128"):
+        ember.dtypes.from_numpy_dtype(np.complex128)
+
+
+@pytest.mark.parametrize("a, b", list(itertools.product(DTYPE_NAMES, DTYPE_NAMES)))
+def test_can_cast_matches_torch(a, b):
+    assert ember.can_cast(getattr(ember, a), getattr(ember, b)) == torch.can_cast(getattr(torch, a), getattr(torch, b))
