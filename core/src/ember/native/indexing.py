@@ -12,7 +12,7 @@ list gives a copy ("advanced indexing"), with NumPy's rules, which PyTorch share
 
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import DEFAULT, NONE, Op
-from ember.native._inplace import check_inplace, write_result
+from ember.native._inplace import _type_name, check_inplace, write_result
 from ember.tensor import Tensor, _wrap_dim
 
 
@@ -100,9 +100,9 @@ def _check_bounds(shape, key):
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     dim = 0
-    for k in key:
+    for position, k in enumerate(key):
         if k is Ellipsis:
-            dim = len(shape) - sum(1 for j in key[key.index(Ellipsis) + 1:] if j is not None and not isinstance(j, bool))
+            dim = len(shape) - sum(1 for j in key[position + 1:] if j is not None and not isinstance(j, bool))
             continue
         if k is None or isinstance(k, bool):
             continue
@@ -186,10 +186,14 @@ def getitem(tensor, key):
 
 def _index_put_kernel(xp, a, values, key, accumulate=False):
     out = a.copy()
-    if accumulate:
-        _add_at(xp, out, key, values)
-    else:
-        out[key] = values
+    try:
+        if accumulate:
+            _add_at(xp, out, key, values)
+        else:
+            out[key] = values
+    except ValueError as error:  # NumPy's broadcast failure
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(getattr(values, 'shape', ()))} cannot be "
+                           f"broadcast to indexing result of shape {list(a[key].shape)}") from error
     return out
 
 
@@ -234,7 +238,11 @@ def setitem(tensor, key, value):
     check_inplace(tensor)
     array_key = _basic_key(key)
     if array_key is None:
-        array_key, _ = _convert_key(tensor, key)
+        array_key, basic = _convert_key(tensor, key)
+        if not basic and isinstance(value, Tensor) and value.dtype is not tensor.dtype:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{_type_name(tensor.dtype)} for the destination and {_type_name(value.dtype)} "
+                               "for the source.")
     value = _as_value(tensor, value)
     value_grad = isinstance(value, Tensor) and value._requires_grad
     if not grad_state.enabled or not (tensor._requires_grad or value_grad):
@@ -335,8 +343,8 @@ def masked_select(input, mask):
 
 
 def _check_gather(name, input, dim, index):
-    if index.dtype.name != "int64":
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.dtype.name not in ("int64", "int32"):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor")
 
@@ -344,7 +352,8 @@ def _check_gather(name, input, dim, index):
 def _gather_kernel(xp, a, index, dim):
     if a.ndim == 0:
         return a.reshape(1)[index.reshape(-1)].reshape(index.shape)
-    return xp.take_along_axis(a, index, axis=dim)
+    # The index may be smaller than `a` in the other dims: address `a` by a full grid.
+    return a[_scatter_index(xp, index, dim)]
 
 
 def _gather_backward(ctx, grad):
@@ -373,6 +382,8 @@ def gather(input, dim, index):
 
 def _check_index_range(index, size, name):
     if index.numel() and (bool((index >= size).any()) or bool((index < -size).any())):
+        if name == "index_select":
+            raise IndexError("index out of range in self")
         raise RuntimeError(f"index {int(index.max().item())} is out of bounds for dimension with size {size}")
 
 
