@@ -31,9 +31,10 @@ def opcheck(op, samples, reference=None, *, atol=1e-5, rtol=1e-4, check_grad=Tru
                 raise AssertionError(f"sample {n}: shape {got.shape} != reference {expected.shape}")
             if not np.allclose(got, expected, atol=atol, rtol=rtol, equal_nan=True):
                 raise AssertionError(f"sample {n}: values differ from the reference\n{got}\n{expected}")
-        if check_grad and op.backward is not None and out.dtype.is_floating_point:
-            doubles = [a.detach().double().requires_grad_(a.dtype.is_floating_point)
-                       if isinstance(a, ember.Tensor) else a for a in args]
+        floating = [isinstance(a, ember.Tensor) and a.dtype.is_floating_point for a in args]
+        if check_grad and op.backward is not None and out.dtype.is_floating_point and any(floating):
+            # Only floating inputs are differentiated (in float64); integer ones stay as they are.
+            doubles = [a.detach().double().requires_grad_() if is_float else a for a, is_float in zip(args, floating)]
             if not gradcheck(lambda *xs: op(*xs, **kwargs), tuple(doubles)):
                 raise AssertionError(f"sample {n}: gradcheck failed")
         for device in devices or ():
