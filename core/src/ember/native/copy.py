@@ -10,21 +10,24 @@ from ember.dispatcher import Op
 from ember.native._inplace import inplace
 
 
-def _clone_kernel(xp, a):
-    return a.copy()
+def _clone_kernel(xp, a, order="K"):
+    # order "K" keeps the input's dim order (PyTorch's preserve_format): the clone of a
+    # transposed tensor is transposed too; "C" makes it row-major.
+    return a.copy(order=order)
 
 
 CLONE = Op("aten::clone", _clone_kernel, lambda ctx, grad: (grad,))
 
 
 def clone(input, *, memory_format=None):
-    """A copy of ``input`` with its own memory; gradients flow back unchanged."""
+    """A copy of ``input`` with its own memory and the same dim order; gradients flow
+    back unchanged."""
     return CLONE(input)
 
 
 def contiguous(input, memory_format=None):
     """``input`` itself when it is C-contiguous, else a contiguous copy."""
-    return input if input._data.flags.c_contiguous else CLONE(input)
+    return input if input._data.flags.c_contiguous else CLONE(input, order="C")
 
 
 def _cast_kernel(xp, a, dtype):
@@ -99,7 +102,16 @@ def copy_(self, src, non_blocking=False):
 
 
 def _copy_kernel(xp, a, b):
-    return xp.broadcast_to(b, a.shape)
+    try:
+        return xp.broadcast_to(b, a.shape)
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({list(a.shape)}) must match the size of tensor b "
+                           f"({list(b.shape)}): {list(b.shape)} cannot be broadcast to {list(a.shape)}") from None
 
 
-COPY = Op("aten::copy", _copy_kernel, lambda ctx, grad: (None, grad), promote="none")
+def _copy_backward(ctx, grad):
+    # The old value of `self` is overwritten: its gradient is zero (PyTorch gives zeros, not None).
+    return (grad * 0 if ctx.needs_input_grad[0] else None), grad
+
+
+COPY = Op("aten::copy", _copy_kernel, _copy_backward, promote="none")

@@ -1,0 +1,100 @@
+"""Copies and conversions (ember/native/copy.py) against PyTorch: ``clone``,
+``contiguous``, ``copy_`` and ``to``: values, dtypes, gradients, memory layout and
+whether memory is shared."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.testing import assert_parity, make_tensor
+
+SHAPES = [(), (0,), (2, 0, 3), (3, 4), (2, 3, 4)]
+DTYPES = ["float32", "float64", "int64", "bool"]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("noncontiguous", [False, True])
+def test_clone_and_contiguous(shape, dtype, noncontiguous):
+    assert_parity(lambda lib, x: (x.clone() * 2, x.contiguous(), lib.clone(x)), make_tensor(shape, dtype),
+                  noncontiguous=noncontiguous)
+
+
+@pytest.mark.parametrize("layout", ["transposed", "sliced", "plain"])
+def test_clone_keeps_dim_order_like_torch(layout):
+    def make(lib):
+        x = lib.arange(24.0).reshape(4, 6)
+        return {"transposed": x.t(), "sliced": x.t()[::2], "plain": x}[layout]
+
+    out, expected = make(ember).clone(), make(torch).clone()
+    assert out.stride() == expected.stride() and out.is_contiguous() == expected.is_contiguous()
+    contiguous, expected_contiguous = make(ember).contiguous(), make(torch).contiguous()
+    assert contiguous.stride() == expected_contiguous.stride() and contiguous.is_contiguous()
+
+
+def test_clone_and_contiguous_memory():
+    x = ember.zeros(3, 4)
+    assert x.contiguous() is x
+    y = x.clone()
+    y.fill_(1.0)
+    assert x.sum().item() == 0 and y._base is None
+    t = x.t().contiguous()
+    t.fill_(1.0)
+    assert x.sum().item() == 0
+
+
+@pytest.mark.parametrize("source", DTYPES)
+@pytest.mark.parametrize("target", DTYPES)
+def test_to_dtype(source, target):
+    assert_parity(lambda lib, x: x.to(getattr(lib, target)) * 1 if target != "bool" else x.to(lib.bool),
+                  make_tensor((3, 4), source), noncontiguous=True)
+
+
+def test_to_forms():
+    assert_parity(lambda lib, x: (x.to(lib.float64), x.to("cpu"), x.to("cpu", lib.int64), x.to(dtype=lib.float64),
+                                  x.to(lib.zeros(1, dtype=lib.int32)), x.double(), x.long(), x.type_as(x.int())),
+                  make_tensor((2, 3)))
+
+
+def test_to_returns_self_unless_a_change_or_copy():
+    x = ember.zeros(3)
+    assert x.to(ember.float32) is x and x.to("cpu") is x
+    copied = x.to(ember.float32, copy=True)
+    assert copied is not x and copied._base is None
+
+
+@pytest.mark.parametrize("dst_shape,src_shape", [((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 3, 4), (3, 1)), ((), ())])
+@pytest.mark.parametrize("src_dtype", ["float64", "int64"])
+def test_copy_(dst_shape, src_shape, src_dtype):
+    def fn(lib, x, s):
+        y = x * 1
+        y.copy_(s)
+        return y * 2
+
+    assert_parity(fn, make_tensor(dst_shape), make_tensor(src_shape, src_dtype, seed=1))
+
+
+def test_copy_into_view_writes_base():
+    def fn(lib, x, s):
+        y = x * 1
+        y[1:].t().copy_(s)
+        return y * x
+
+    assert_parity(fn, make_tensor((3, 4)), make_tensor((4, 2), seed=2))
+
+
+def test_copy_bad_shape_raises_like_torch():
+    assert_parity(lambda lib, x, s: x.clone().copy_(s), make_tensor((3, 4)), make_tensor((3,), seed=1))
+
+
+def test_copy_bumps_version():
+    x = ember.zeros(3, 4)
+    v = x[0]
+    v.copy_(ember.ones(4))
+    assert x._version[0] == 1 and x[0].sum().item() == 4
+
+
+def test_gradcheck_clone_and_to():
+    x = ember.tensor(make_tensor((3, 4), "float64"), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: (t.t().clone() * 2, t.contiguous(), t.to(ember.float64)), (x,))
