@@ -43,8 +43,8 @@ def cmd_explain(args):
     found = ops.get(qualname)
     if found is None:
         close = sorted(k for k in ops if args.op.split("::")[-1] in k)[:10]
-        print(f"ember explain: no operator named {qualname!r}" + (f"; did you mean: {', '.join(close)}" if close else ""),
-              file=sys.stderr)
+        hint = f"; did you mean: {', '.join(close)}" if close else ""
+        print(f"ember explain: no operator named {qualname!r}{hint}", file=sys.stderr)
         return 1
     op = found.obj
     print(schema(op))
