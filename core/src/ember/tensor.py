@@ -340,6 +340,10 @@ class Tensor:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
+    def __contains__(self, element):
+        # `2 in t` asks whether any element equals 2, as in PyTorch.
+        return bool((self == element).any())
+
     def __float__(self):
         return float(self._python_scalar())
 

@@ -1,0 +1,168 @@
+"""``ember.Generator``, ``ember.manual_seed`` and the statistics of random factories
+(ember/random.py, ember/native/factory.py).
+
+ember's random stream is not PyTorch's (NumPy's PCG64, not Mersenne Twister): the same
+seed gives the same numbers in ember, never the numbers torch gives. So these tests
+check reproducibility and independence, and the distributions by their statistics.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import ember
+
+N = 20_000
+
+
+@pytest.fixture(autouse=True)
+def restore_default_generator():
+    state = ember.get_rng_state()
+    yield
+    ember.set_rng_state(state)
+
+
+def test_manual_seed_repeats_the_stream():
+    ember.manual_seed(123)
+    first = [ember.rand(5), ember.randn(5), ember.randint(0, 100, (5,)), ember.randperm(5)]
+    ember.manual_seed(123)
+    second = [ember.rand(5), ember.randn(5), ember.randint(0, 100, (5,)), ember.randperm(5)]
+    for a, b in zip(first, second):
+        assert ember.equal(a, b)
+
+
+def test_different_seeds_give_different_numbers():
+    ember.manual_seed(1)
+    a = ember.rand(10)
+    ember.manual_seed(2)
+    assert not ember.equal(a, ember.rand(10))
+
+
+def test_manual_seed_returns_the_default_generator():
+    assert ember.manual_seed(0) is ember.default_generator
+    assert ember.initial_seed() == 0
+
+
+def test_generators_are_independent():
+    g1 = ember.Generator().manual_seed(7)
+    g2 = ember.Generator().manual_seed(7)
+    a = ember.randn(4, generator=g1)
+    ember.randn(100)  # the default generator moving on does not disturb g1 or g2
+    ember.rand(3, generator=g1)  # nor does g1 disturb g2
+    assert ember.equal(a, ember.randn(4, generator=g2))
+
+
+def test_generator_is_not_the_default_one():
+    ember.manual_seed(5)
+    expected = ember.rand(3)
+    ember.manual_seed(5)
+    ember.rand(3, generator=ember.Generator().manual_seed(99))
+    assert ember.equal(ember.rand(3), expected)
+
+
+def test_get_state_set_state_round_trip():
+    g = ember.Generator().manual_seed(3)
+    ember.rand(7, generator=g)
+    state = g.get_state()
+    assert state.dtype is ember.uint8 and state.ndim == 1
+    a = ember.randn(5, generator=g)
+    g.set_state(state)
+    assert ember.equal(ember.randn(5, generator=g), a)
+
+
+def test_rng_state_of_the_default_generator_round_trips():
+    state = ember.get_rng_state()
+    a = ember.rand(4)
+    ember.set_rng_state(state)
+    assert ember.equal(ember.rand(4), a)
+
+
+def test_state_moves_between_generators():
+    g1 = ember.Generator().manual_seed(11)
+    ember.rand(3, generator=g1)
+    g2 = ember.Generator().set_state(g1.get_state())
+    assert ember.equal(ember.rand(6, generator=g1), ember.rand(6, generator=g2))
+
+
+def test_negative_seed_is_accepted_like_torch():
+    a = ember.rand(3, generator=ember.Generator().manual_seed(-1))
+    b = ember.rand(3, generator=ember.Generator().manual_seed(2 ** 64 - 1))
+    assert ember.equal(a, b)
+
+
+def test_seed_reseeds_from_the_os():
+    g = ember.Generator()
+    s = g.seed()
+    assert g.initial_seed() == s
+    assert ember.equal(ember.rand(3, generator=g), ember.rand(3, generator=ember.Generator().manual_seed(s)))
+
+
+def test_generator_device():
+    assert ember.Generator().device == ember.device("cpu")
+
+
+def test_wrong_generator_type_is_rejected():
+    with pytest.raises(TypeError, match="Generator"):
+        ember.rand(2, generator=np.random.default_rng(0))
+
+
+# --- statistics --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.float16])
+def test_randn_mean_and_std(dtype):
+    x = ember.randn(N, generator=ember.Generator().manual_seed(0), dtype=dtype).double()
+    assert abs(x.mean().item()) < 5 / math.sqrt(N)
+    assert abs(x.std().item() - 1) < 0.03
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.float16])
+def test_rand_is_uniform_on_unit_interval(dtype):
+    x = ember.rand(N, generator=ember.Generator().manual_seed(0), dtype=dtype).double()
+    assert 0 <= x.min().item() and x.max().item() < 1
+    assert abs(x.mean().item() - 0.5) < 0.01
+    assert abs(x.var().item() - 1 / 12) < 0.005
+    counts = np.histogram(x.numpy(), bins=10, range=(0, 1))[0]
+    assert counts.min() > 0.9 * N / 10 and counts.max() < 1.1 * N / 10
+
+
+@pytest.mark.parametrize("low, high", [(0, 2), (-5, 5), (3, 10), (0, 1)])
+def test_randint_covers_its_range(low, high):
+    x = ember.randint(low, high, (N,), generator=ember.Generator().manual_seed(0))
+    assert x.dtype is ember.int64
+    values = set(x.tolist())
+    assert values == set(range(low, high))
+    assert abs(x.double().mean().item() - (low + high - 1) / 2) < 0.05 * (high - low)
+
+
+def test_randint_bool_and_uint8_extremes():
+    assert set(ember.randint(0, 2, (500,), dtype=ember.bool).tolist()) == {False, True}
+    x = ember.randint(0, 256, (5000,), dtype=ember.uint8)
+    assert x.max().item() == 255 and x.min().item() == 0
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 100])
+def test_randperm_is_a_permutation(n):
+    p = ember.randperm(n)
+    assert p.dtype is ember.int64
+    assert sorted(p.tolist()) == list(range(n))
+
+
+def test_randperm_shuffles():
+    assert ember.randperm(50, generator=ember.Generator().manual_seed(0)).tolist() != list(range(50))
+
+
+def test_like_forms_use_the_generator():
+    x = ember.ones(3, 2, dtype=ember.float64)
+    a = ember.rand_like(x, generator=ember.Generator().manual_seed(4))
+    b = ember.rand_like(x, generator=ember.Generator().manual_seed(4))
+    assert ember.equal(a, b) and a.dtype is ember.float64 and a.shape == (3, 2)
+
+
+def test_uniform_and_normal_in_place():
+    x = ember.empty(N, dtype=ember.float64)
+    x.uniform_(-2, 3, generator=ember.Generator().manual_seed(0))
+    assert -2 <= x.min().item() and x.max().item() < 3 and abs(x.mean().item() - 0.5) < 0.05
+    x.normal_(10, 2, generator=ember.Generator().manual_seed(0))
+    assert abs(x.mean().item() - 10) < 0.1 and abs(x.std().item() - 2) < 0.1
