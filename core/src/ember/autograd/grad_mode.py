@@ -119,7 +119,8 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """``no_grad`` under PyTorch's name; ``inference_mode(False)`` is a no-op."""
+    """``no_grad`` under PyTorch's name (ember has no inference tensors);
+    ``inference_mode(False)`` records again, as in PyTorch."""
 
     def __init__(self, mode=True):
         self.mode = mode
@@ -127,9 +128,10 @@ class inference_mode(_DecoratorContextManager):
     def __enter__(self):
         self._prev = grad_state.enabled
         self._prev_inference = grad_state.inference
-        if self.mode:
-            grad_state.enabled = False
-            grad_state.inference = True
+        # Like PyTorch's InferenceMode guard: recording is the opposite of the mode,
+        # so inference_mode(False) turns recording on.
+        grad_state.enabled = not self.mode
+        grad_state.inference = bool(self.mode)
 
     def __exit__(self, *exc):
         grad_state.enabled = self._prev
