@@ -5,11 +5,10 @@ Every case builds the same tensor with ``lib = ember`` and ``lib = torch`` and c
 ``repr(ember_tensor).replace("ember", "torch")`` with ``repr(torch_tensor)``.
 """
 
+import ember
 import numpy as np
 import pytest
 import torch
-
-import ember
 
 NAN, INF = float("nan"), float("inf")
 
@@ -105,7 +104,8 @@ def test_repr_matches_torch(name):
     assert repr(make(ember)).replace("ember", "torch") == repr(make(torch))
 
 
-@pytest.mark.parametrize("name", ["integer_valued", "four_decimals", "float64", "0d_float", "empty", "summarized_floats"])
+@pytest.mark.parametrize("name", ["integer_valued", "four_decimals", "float64", "0d_float", "empty",
+                                  "summarized_floats"])
 def test_repr_under_float64_default_matches_torch(name):
     make = REPR_CASES[name]
     ember.set_default_dtype(ember.float64)

@@ -16,7 +16,8 @@ import operator
 import numpy as np
 
 from ember import dtypes
-from ember.device import CPU, device as Device
+from ember.device import CPU
+from ember.device import device as Device
 from ember.random import Generator, generator_or_default
 from ember.tensor import Tensor, _make_tensor
 
@@ -186,7 +187,8 @@ def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but shares memory with a NumPy array or tensor when no dtype or
     device change is asked for."""
     if isinstance(data, Tensor):
-        if (dtype is None or dtypes.to_dtype(dtype) is data.dtype) and (device is None or Device(device) == data.device):
+        same_dtype = dtype is None or dtypes.to_dtype(dtype) is data.dtype
+        if same_dtype and (device is None or Device(device) == data.device):
             return data
         return data.to(device=device or data.device, dtype=dtype or data.dtype)
     if isinstance(data, np.ndarray) and (device is None or Device(device) is CPU):
