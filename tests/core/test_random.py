@@ -165,3 +165,32 @@ def test_uniform_and_normal_in_place():
     assert -2 <= x.min().item() and x.max().item() < 3 and abs(x.mean().item() - 0.5) < 0.05
     x.normal_(10, 2, generator=ember.Generator().manual_seed(0))
     assert abs(x.mean().item() - 10) < 0.1 and abs(x.std().item() - 2) < 0.1
+
+
+BAD_GENERATOR_CALLS = {
+    "set_state_float_tensor": lambda lib, g: g.set_state(lib.ones(3)),
+    "set_state_wrong_bytes": lambda lib, g: g.set_state(lib.ones(3, dtype=lib.uint8)),
+    "set_state_list": lambda lib, g: g.set_state([1, 2]),
+    "seed_past_uint64": lambda lib, g: g.manual_seed(2 ** 64),
+    "seed_below_int64": lambda lib, g: g.manual_seed(-(2 ** 63) - 1),
+    "seed_float": lambda lib, g: g.manual_seed(1.5),
+    "seed_string": lambda lib, g: g.manual_seed("3"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_GENERATOR_CALLS))
+def test_bad_generator_calls_raise_like_torch(name):
+    import torch
+
+    call = BAD_GENERATOR_CALLS[name]
+    with pytest.raises(Exception) as expected:
+        call(torch, torch.Generator())
+    with pytest.raises(expected.type):
+        call(ember, ember.Generator())
+
+
+@pytest.mark.parametrize("seed", [0, 1, -1, 2 ** 63, 2 ** 64 - 1])
+def test_initial_seed_like_torch(seed):
+    import torch
+
+    assert ember.Generator().manual_seed(seed).initial_seed() == torch.Generator().manual_seed(seed).initial_seed()

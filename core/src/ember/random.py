@@ -7,6 +7,8 @@ numbers drawn there, so one seed gives the same tensors on every device. ember d
 not reproduce PyTorch's Mersenne-Twister stream: same seed, different numbers.
 """
 
+import json
+
 import numpy as np
 
 
@@ -21,9 +23,13 @@ class Generator:
         self._rng = np.random.Generator(np.random.PCG64(self._seed))
 
     def manual_seed(self, seed):
+        """Reset the stream to the one ``seed`` starts; returns the generator."""
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
         seed = int(seed)
-        if seed < 0:
-            seed = seed & 0xFFFF_FFFF_FFFF_FFFF
+        if not -(2 ** 63) <= seed < 2 ** 64:
+            raise ValueError("Overflow when unpacking long long")
+        seed &= 0xFFFF_FFFF_FFFF_FFFF  # a negative seed is its 64-bit two's complement, as in PyTorch
         self._seed = seed
         self._rng = np.random.Generator(np.random.PCG64(seed))
         return self
@@ -38,16 +44,26 @@ class Generator:
         return self._seed
 
     def get_state(self):
+        """The generator's state as a uint8 tensor (the bytes of NumPy's PCG64 state in
+        JSON; not PyTorch's layout), for ``set_state``."""
         from ember.native.factory import tensor
 
-        state = repr(self._rng.bit_generator.state).encode()
+        state = json.dumps(self._rng.bit_generator.state).encode()
         return tensor(np.frombuffer(state, dtype=np.uint8).copy())
 
-    def set_state(self, state):
-        import ast
+    def set_state(self, new_state):
+        """Restore a state returned by ``get_state``; returns the generator."""
+        from ember.tensor import Tensor
 
-        raw = bytes(state.numpy().tolist())
-        self._rng.bit_generator.state = ast.literal_eval(raw.decode())
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected an ember.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype.name != "uint8":
+            raise TypeError("RNG state must be an ember.ByteTensor")
+        try:
+            state = json.loads(bytes(new_state.tolist()).decode())
+            self._rng.bit_generator.state = state
+        except (ValueError, TypeError, KeyError) as error:
+            raise RuntimeError(f"Invalid RNG state: it was not made by Generator.get_state ({error})") from None
         return self
 
     @property
