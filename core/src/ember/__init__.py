@@ -41,7 +41,7 @@ from ember.native.shape import (adjoint, as_strided, broadcast_shapes, broadcast
                                 transpose, unbind, unflatten, unsqueeze, vstack)
 from ember.native.indexing import (argwhere, gather, index_add, index_put, index_select, masked_fill,
                                    masked_select, nonzero, scatter, scatter_add, take_along_dim, where)
-from ember.native.linalg import addmm, addmv, baddbmm, bmm, dot, ger, inner, matmul, mm, mv, outer, vdot
+from ember.native.linalg import addmm, addmv, baddbmm, bmm, dot, einsum, ger, inner, matmul, mm, mv, outer, vdot
 from ember.native.sorting import argsort, kthvalue, msort, sort, topk
 from ember.native.copy import clone
 from ember._ops import ops
