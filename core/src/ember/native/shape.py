@@ -263,10 +263,12 @@ def broadcast_tensors(*tensors):
 def _unsqueeze_kernel(xp, a, dim):
     out = xp.expand_dims(a, dim)
     # PyTorch's stride for the new dim: the extent of the dim after it, or 1 at the end.
+    # (NumPy's expand_dims may also renumber the strides of other size-1 dims.)
     strides = element_strides(a)
     new_stride = a.shape[dim] * strides[dim] if dim < a.ndim else 1
-    if element_strides(out)[dim] != new_stride:
-        out = restride(xp, out, out.shape, strides[:dim] + (new_stride,) + strides[dim:])
+    wanted = strides[:dim] + (new_stride,) + strides[dim:]
+    if element_strides(out) != wanted:
+        out = restride(xp, out, out.shape, wanted)
     return out
 
 
