@@ -13,6 +13,8 @@ deep does not touch Python's recursion limit.
 
 import heapq
 
+import numpy as np
+
 from ember.autograd import anomaly_mode
 from ember.autograd.graph import Node
 from ember.autograd.grad_mode import grad_state
@@ -165,6 +167,10 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
     detect = anomaly_mode.is_anomaly_enabled()
     prev_mode = grad_state.enabled
     grad_state.enabled = create_graph
+    # Backward formulas meet inf and 0 as forward ops do; keep NumPy's floating-point
+    # warnings quiet, as PyTorch is (NOTE [ Floating-point warnings ] in native/unary.py).
+    quiet = np.errstate(all="ignore")
+    quiet.__enter__()
     try:
         while ready:
             node = heapq.heappop(ready)[2]
@@ -211,6 +217,7 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
             outputs = g = None
     finally:
         grad_state.enabled = prev_mode
+        quiet.__exit__(None, None, None)
     return captured
 
 

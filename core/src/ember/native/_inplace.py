@@ -119,8 +119,11 @@ def try_fast_inplace(target, ufunc_name, other, alpha=1):
     if not dtypes.can_cast(result, dtypes.from_numpy_dtype(target._data.dtype)):
         return None  # the general path raises PyTorch's error
     a = target._data
-    if a.dtype.kind == "b" and ufunc_name == "subtract":
-        return None
+    if ufunc_name == "subtract" and (a.dtype.kind == "b" or other.__class__ is bool
+                                     or isinstance(other, Tensor) and operand.dtype.kind == "b"):
+        return None  # the general path raises PyTorch's error for any bool operand
+    if alpha != 1 and not result.is_floating_point:
+        return None  # the general path checks a float or bool alpha against an integer result
     if not a.flags.writeable or (isinstance(other, Tensor) and other._data.ndim > a.ndim):
         return None
     if alpha != 1:

@@ -1,21 +1,86 @@
-"""Elementwise binary arithmetic: ``add sub mul div floor_divide remainder pow atan2
-maximum minimum lerp`` and friends.
+"""Elementwise binary arithmetic: ``add sub mul div floor_divide remainder fmod pow
+atan2 maximum minimum fmax fmin lerp`` and their aliases.
 
 PyTorch counterpart: aten/src/ATen/native/BinaryOps.cpp, Pow.cpp, Lerp.cpp and their
 entries in tools/autograd/derivatives.yaml (v2.13).
 
 Every op promotes its operands first (see ``ember/dtypes.py``), so a kernel sees arrays
-of one dtype. Backward formulas are written with ember ops and return one gradient per
-input; the engine reduces gradients of broadcast inputs to the input's shape.
+of one dtype (and Python scalars, which NumPy and CuPy treat as "weak"). Backward
+formulas are written with ember ops and return one gradient per input; the engine
+reduces gradients of broadcast inputs to the input's shape.
+
+Errors are PyTorch's: shapes that do not broadcast, integer division by zero, integers
+to negative integer powers and kernels PyTorch does not have for bool or integers
+raise the same exception type with a message in PyTorch's words. The kernels check
+for them after NumPy has failed, or only on the integer path, so the float hot path
+pays nothing.
 """
 
+import math
+
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, Op
+from ember.native.unary import not_implemented_for, quiet
+
+
+def broadcast_error(*operands):
+    """PyTorch's error for operands whose shapes do not broadcast, or None if they do."""
+    shapes = [tuple(getattr(x, "shape", ())) for x in operands]
+    result = shapes[0]
+    for shape in shapes[1:]:
+        ndim = max(len(result), len(shape))
+        left = (1,) * (ndim - len(result)) + result
+        right = (1,) * (ndim - len(shape)) + shape
+        for dim in reversed(range(ndim)):
+            if left[dim] != right[dim] and left[dim] != 1 and right[dim] != 1:
+                return RuntimeError(f"The size of tensor a ({left[dim]}) must match the size of tensor b "
+                                    f"({right[dim]}) at non-singleton dimension {dim}")
+        result = tuple(r if l == 1 else l for l, r in zip(left, right))
+    return None
+
+
+def _reraise(error, *operands):
+    """Turn NumPy's broadcasting ValueError into PyTorch's RuntimeError."""
+    if isinstance(error, ValueError):
+        mismatch = broadcast_error(*operands)
+        if mismatch is not None:
+            raise mismatch from None
+    raise error
+
+
+def _dtype_of(a, b):
+    """The computation dtype: that of whichever operand is an array."""
+    return a.dtype if hasattr(a, "dtype") else b.dtype
+
+
+def _check_integer_divisor(xp, b):
+    # Integer division by zero has no result; PyTorch raises instead of NumPy's 0.
+    if (bool(xp.any(b == 0)) if hasattr(b, "dtype") else b == 0):
+        raise RuntimeError("ZeroDivisionError")
+
 
 # --- add, sub -------------------------------------------------------------------
 
 
+def _scaled(xp, b, alpha):
+    return b * alpha if not hasattr(b, "dtype") else xp.multiply(b, alpha)
+
+
+def _check_alpha(xp, a, b, alpha):
+    kind = _dtype_of(a, b).kind
+    if isinstance(alpha, bool) and kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and kind in "iub":
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
 def _add_kernel(xp, a, b, alpha=1):
-    return xp.add(a, b) if alpha == 1 else xp.add(a, xp.multiply(b, alpha))
+    try:
+        if alpha == 1:
+            return xp.add(a, b)
+        _check_alpha(xp, a, b, alpha)
+        return xp.add(a, _scaled(xp, b, alpha))
+    except ValueError as error:
+        _reraise(error, a, b)
 
 
 def _add_backward(ctx, grad):
@@ -39,10 +104,26 @@ def add(input, other, *, alpha=1):
 
 
 def _sub_kernel(xp, a, b, alpha=1):
-    if a.dtype == bool if hasattr(a, "dtype") else False:
+    try:
+        if alpha == 1:
+            return xp.subtract(a, b)
+        _check_alpha(xp, a, b, alpha)
+        return xp.subtract(a, _scaled(xp, b, alpha))
+    except ValueError as error:
+        _reraise(error, a, b)
+
+
+def _is_bool(x):
+    return x.__class__ is bool or x.__class__ is not float and x.__class__ is not int and x._data.dtype.kind == "b"
+
+
+def _raise_bool_sub(input, other):
+    # PyTorch refuses any bool operand, tensor or Python bool, with its own advice.
+    if hasattr(input, "_data") and hasattr(other, "_data") and _is_bool(input) and _is_bool(other):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
-    return xp.subtract(a, b) if alpha == 1 else xp.subtract(a, xp.multiply(b, alpha))
+    raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                       "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 def _sub_backward(ctx, grad):
@@ -54,7 +135,13 @@ SUB = Op("aten::sub", _sub_kernel, _sub_backward, promote=DEFAULT)
 
 
 def sub(input, other, *, alpha=1):
-    """``input - alpha * other``."""
+    """``input - alpha * other``; not defined for bool operands.
+
+    >>> ember.sub(ember.tensor([3.0, 4.0]), 1, alpha=2)
+    tensor([1., 2.])
+    """
+    if _is_bool(input) or _is_bool(other):
+        _raise_bool_sub(input, other)
     if alpha == 1:
         return SUB(input, other)
     return SUB(input, other, alpha=alpha)
@@ -64,7 +151,7 @@ subtract = sub
 
 
 def rsub(input, other, *, alpha=1):
-    """``other - alpha * input``."""
+    """``other - alpha * input`` (``sub`` with the operands swapped)."""
     return sub(other, input, alpha=alpha)
 
 
@@ -72,7 +159,10 @@ def rsub(input, other, *, alpha=1):
 
 
 def _mul_kernel(xp, a, b):
-    return xp.multiply(a, b)
+    try:
+        return xp.multiply(a, b)
+    except ValueError as error:
+        _reraise(error, a, b)
 
 
 def _mul_backward(ctx, grad):
@@ -85,39 +175,26 @@ MUL = Op("aten::mul", _mul_kernel, _mul_backward, promote=DEFAULT, save="inputs"
 
 
 def mul(input, other):
-    """Elementwise product ``input * other``."""
+    """Elementwise product ``input * other``.
+
+    >>> ember.mul(ember.tensor([1.0, 2.0]), 3)
+    tensor([3., 6.])
+    """
     return MUL(input, other)
 
 
 multiply = mul
 
 
-def _div_kernel(xp, a, b, rounding_mode=None):
-    if rounding_mode is None:
+@quiet
+def _div_kernel(xp, a, b):
+    try:
         return xp.true_divide(a, b)
-    if rounding_mode == "floor":
-        return _floor_divide_kernel(xp, a, b)
-    if rounding_mode == "trunc":
-        q = xp.true_divide(a, b)
-        return xp.trunc(q).astype(q.dtype) if a.dtype.kind == "f" else _int_trunc_div(xp, a, b)
-    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
-
-
-def _int_trunc_div(xp, a, b):
-    _check_int_zero(xp, b)
-    q = xp.floor_divide(a, b)
-    fix = (xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))
-    return xp.where(fix, q + 1, q).astype(q.dtype)
-
-
-def _check_int_zero(xp, b):
-    if getattr(b, "dtype", None) is not None and b.dtype.kind in "iub" and bool(xp.any(b == 0)):
-        raise RuntimeError("ZeroDivisionError")
+    except ValueError as error:
+        _reraise(error, a, b)
 
 
 def _div_backward(ctx, grad):
-    if ctx.attrs.get("rounding_mode") is not None:
-        return None, None
     a, b = ctx.saved_inputs
     need_a, need_b = ctx.needs_input_grad
     grad_a = grad / b if need_a else None
@@ -126,57 +203,126 @@ def _div_backward(ctx, grad):
 
 
 DIV = Op("aten::div", _div_kernel, _div_backward, promote=INT_TO_FLOAT, save="inputs")
-_DIV_ROUNDED = Op("aten::div_rounding", _div_kernel, None, promote=DEFAULT, backward_name="DivBackward1")
+
+
+@quiet
+def _rounded_div_kernel(xp, a, b, rounding_mode):
+    if rounding_mode == "floor":
+        return _floor_divide_kernel(xp, a, b)
+    if rounding_mode != "trunc":
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    dtype = _dtype_of(a, b)
+    if dtype.kind == "b":
+        raise not_implemented_for("div_trunc_cpu", dtype)
+    try:
+        if dtype.kind == "f":
+            return xp.trunc(xp.true_divide(a, b))
+        _check_integer_divisor(xp, b)
+        # Integer floor division, then one step toward zero where the signs differ.
+        quotient = xp.floor_divide(a, b)
+        inexact = (xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+        return xp.where(inexact, quotient + 1, quotient).astype(dtype, copy=False)
+    except ValueError as error:
+        _reraise(error, a, b)
+
+
+def _zero_grads(ctx, grad):
+    # Rounded quotients are piecewise constant: PyTorch defines their gradient as 0.
+    from ember.native.factory import zeros_like
+
+    zero = zeros_like(grad)
+    return tuple(zero if need else None for need in ctx.needs_input_grad)
+
+
+_ROUNDED_DIV = Op("aten::div_rounding", _rounded_div_kernel, _zero_grads, promote=DEFAULT,
+                  backward_name="DivBackward2")
 
 
 def div(input, other, *, rounding_mode=None):
-    """``input / other``; integers divide to the default float dtype unless
-    ``rounding_mode`` is ``"trunc"`` or ``"floor"``."""
+    """``input / other``. Integers divide to the default float dtype unless
+    ``rounding_mode`` is ``"trunc"`` (toward zero) or ``"floor"`` (toward -inf).
+
+    >>> ember.div(ember.tensor([-7, 7]), 2)
+    tensor([-3.5000,  3.5000])
+    >>> ember.div(ember.tensor([-7, 7]), 2, rounding_mode="trunc")
+    tensor([-3,  3])
+    """
     if rounding_mode is None:
         return DIV(input, other)
-    return _DIV_ROUNDED(input, other, rounding_mode=rounding_mode)
+    return _ROUNDED_DIV(input, other, rounding_mode=rounding_mode)
 
 
 divide = div
 true_divide = div
 
 
+@quiet
 def _floor_divide_kernel(xp, a, b):
-    if getattr(a, "dtype", None) is not None and a.dtype.kind in "iu":
-        _check_int_zero(xp, b)
-    return xp.floor_divide(a, b)
+    dtype = _dtype_of(a, b)
+    if dtype.kind == "b":
+        raise not_implemented_for("div_floor_cpu", dtype)
+    if dtype.kind != "f":
+        _check_integer_divisor(xp, b)
+    try:
+        return xp.floor_divide(a, b)
+    except ValueError as error:
+        _reraise(error, a, b)
 
 
-FLOOR_DIVIDE = Op("aten::floor_divide", _floor_divide_kernel, None, promote=DEFAULT)
+def _floor_divide_backward(ctx, grad):
+    # PyTorch records floor_divide in the graph but has no formula for it.
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+FLOOR_DIVIDE = Op("aten::floor_divide", _floor_divide_kernel, _floor_divide_backward, promote=DEFAULT,
+                  backward_name="NotImplemented")
 
 
 def floor_divide(input, other):
-    """``input // other``, rounding toward negative infinity (Python's rule)."""
+    """``input // other``, rounding toward negative infinity (Python's rule).
+
+    >>> ember.floor_divide(ember.tensor([-7, 7]), 2)
+    tensor([-4,  3])
+    """
     return FLOOR_DIVIDE(input, other)
 
 
-def _remainder_kernel(xp, a, b):
-    if getattr(a, "dtype", None) is not None and a.dtype.kind in "iu":
-        _check_int_zero(xp, b)
-    return xp.remainder(a, b)
+def _modulo_kernel(name, ufunc):
+    @quiet
+    def kernel(xp, a, b):
+        dtype = _dtype_of(a, b)
+        if dtype.kind == "b":
+            raise not_implemented_for(f"{name}_cpu", dtype)
+        if dtype.kind != "f":
+            _check_integer_divisor(xp, b)
+        try:
+            return ufunc(xp)(a, b)
+        except ValueError as error:
+            _reraise(error, a, b)
+    return kernel
 
 
 def _remainder_backward(ctx, grad):
     a, b = ctx.saved_inputs
     need_a, need_b = ctx.needs_input_grad
-    return (grad if need_a else None), (-grad * floor_divide(a, b) if need_b else None)
+    if need_b and not hasattr(a, "_data"):
+        # PyTorch has no formula for `number % tensor` (remainder.Scalar_Tensor).
+        raise RuntimeError("derivative for aten::remainder is not implemented")
+    return (grad if need_a else None), (-grad * div(a, b, rounding_mode="floor") if need_b else None)
 
 
-REMAINDER = Op("aten::remainder", _remainder_kernel, _remainder_backward, promote=DEFAULT, save="inputs")
+REMAINDER = Op("aten::remainder", _modulo_kernel("remainder", lambda xp: xp.remainder), _remainder_backward,
+               promote=DEFAULT, save="inputs")
 
 
 def remainder(input, other):
-    """Python's ``%``: the result has the sign of ``other``."""
+    """Python's ``%``: the result has the sign of ``other``.
+
+    >>> ember.remainder(ember.tensor([-3, 3]), 2)
+    tensor([1, 1])
+    """
     return REMAINDER(input, other)
-
-
-def _fmod_kernel(xp, a, b):
-    return xp.fmod(a, b)
 
 
 def _fmod_backward(ctx, grad):
@@ -185,25 +331,53 @@ def _fmod_backward(ctx, grad):
     return (grad if need_a else None), (-grad * div(a, b, rounding_mode="trunc") if need_b else None)
 
 
-FMOD = Op("aten::fmod", _fmod_kernel, _fmod_backward, promote=DEFAULT, save="inputs")
+FMOD = Op("aten::fmod", _modulo_kernel("fmod", lambda xp: xp.fmod), _fmod_backward, promote=DEFAULT,
+          save="inputs")
 
 
 def fmod(input, other):
-    """C's ``fmod``: the result has the sign of ``input``."""
+    """C's ``fmod``: the result has the sign of ``input``.
+
+    >>> ember.fmod(ember.tensor([-3, 3]), 2)
+    tensor([-1,  1])
+    """
     return FMOD(input, other)
 
 
 # --- pow ------------------------------------------------------------------------
 
 
+@quiet
 def _pow_kernel(xp, a, b):
-    return xp.power(a, b)
+    dtype = _dtype_of(a, b)
+    if dtype.kind == "b":
+        if not hasattr(b, "dtype"):  # bool ** True is the tensor, bool ** False all True
+            return a.copy() if b else xp.ones_like(a)
+        raise not_implemented_for("pow", dtype)
+    try:
+        return xp.power(a, b)
+    except ValueError as error:
+        if "negative integer powers" not in str(error):
+            _reraise(error, a, b)
+        if not hasattr(b, "dtype"):
+            raise RuntimeError("Integers to negative integer powers are not allowed.") from None
+        return _integer_pow_with_negative_exponents(xp, a, b)
+
+
+def _integer_pow_with_negative_exponents(xp, a, b):
+    # PyTorch truncates 1 / a**n for integers: 1 for a == 1, -1 or 1 for a == -1
+    # (by the parity of n), 0 for every other base (0 included).
+    negative = b < 0
+    result = xp.power(a, xp.where(negative, 0, b).astype(b.dtype, copy=False))
+    odd = xp.remainder(b, 2) == 1
+    inverse = xp.where(a == 1, 1, xp.where(a == -1, xp.where(odd, -1, 1), 0))
+    return xp.where(negative, inverse, result).astype(result.dtype, copy=False)
 
 
 def _pow_backward(ctx, grad):
     from ember.native.comparison import eq, ge, logical_and
-    from ember.native.unary import log
     from ember.native.indexing import where
+    from ember.native.unary import log
 
     base, exponent = ctx.saved_inputs
     need_base, need_exp = ctx.needs_input_grad
@@ -216,7 +390,11 @@ def _pow_backward(ctx, grad):
     if need_exp:
         (result,) = ctx.saved_outputs
         if isinstance(base, (int, float)):
-            grad_exp = grad * result * _log_scalar(base)
+            if base == 0:
+                # 0 ** y is 0 for y > 0 and 1 for y == 0; PyTorch takes the gradient as 0 there.
+                grad_exp = where(ge(exponent, 0), 0.0, grad * result * float("-inf"))
+            else:
+                grad_exp = grad * result * (math.log(base) if base > 0 else float("nan"))
         else:
             # d/dy x**y = x**y * log(x); PyTorch defines it as 0 where x == 0 and y >= 0.
             safe = where(logical_and(eq(base, 0), ge(exponent, 0)), 1.0, base)
@@ -224,36 +402,46 @@ def _pow_backward(ctx, grad):
     return grad_base, grad_exp
 
 
-def _log_scalar(x):
-    import math
-
-    return math.log(x) if x > 0 else (float("-inf") if x == 0 else float("nan"))
-
-
 POW = Op("aten::pow", _pow_kernel, _pow_backward, promote=DEFAULT, save="both")
 
 
 def pow(input, exponent):
-    """``input ** exponent``; either may be a Python number."""
+    """``input ** exponent``; either may be a Python number.
+
+    >>> ember.pow(ember.tensor([1.0, 2.0, 3.0]), 2)
+    tensor([1., 4., 9.])
+    >>> ember.pow(2, ember.tensor([0, 1, 2]))
+    tensor([1, 2, 4])
+    """
     return POW(input, exponent)
 
 
 def float_power(input, exponent):
-    """``pow`` computed in float64."""
-    from ember import dtypes
-
+    """``pow`` computed in float64, whatever the inputs' dtypes."""
     def as_double(x):
         return x.double() if hasattr(x, "_data") else float(x)
 
-    del dtypes
     return POW(as_double(input), as_double(exponent))
 
 
-# --- atan2, maximum, minimum, lerp ----------------------------------------------
+# --- atan2, maximum, minimum, fmax, fmin ------------------------------------------
 
 
+def _require_tensors(name, input, other):
+    # These ops take no Python numbers in PyTorch (they have no Scalar overload).
+    for position, x in ((1, input), (2, other)):
+        if not hasattr(x, "_data"):
+            argument = "input" if position == 1 else "other"
+            raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
+                            f"not {type(x).__name__}")
+
+
+@quiet
 def _atan2_kernel(xp, a, b):
-    return xp.arctan2(a, b)
+    try:
+        return xp.arctan2(a, b)
+    except ValueError as error:
+        _reraise(error, a, b)
 
 
 def _atan2_backward(ctx, grad):
@@ -267,64 +455,116 @@ ATAN2 = Op("aten::atan2", _atan2_kernel, _atan2_backward, promote=INT_TO_FLOAT, 
 
 
 def atan2(input, other):
-    """Elementwise arctangent of ``input / other`` with the quadrant from both signs."""
+    """Elementwise arctangent of ``input / other`` with the quadrant from both signs.
+
+    >>> ember.atan2(ember.tensor([1.0, -1.0]), ember.tensor([-1.0, -1.0]))
+    tensor([ 2.3562, -2.3562])
+    """
+    _require_tensors("atan2", input, other)
     return ATAN2(input, other)
 
 
 arctan2 = atan2
 
 
-def _max_min_backward(ctx, grad, pick_first):
+def _elementwise(ufunc):
+    @quiet
+    def kernel(xp, a, b):
+        try:
+            return getattr(xp, ufunc)(a, b)
+        except ValueError as error:
+            _reraise(error, a, b)
+    return kernel
+
+
+def _maximum_backward(ctx, grad):
+    # Ties share the gradient; where either is NaN (so is the result) both get it all.
+    return _split_grad(ctx, grad, lambda a, b: a < b, lambda a, b: a > b)
+
+
+def _minimum_backward(ctx, grad):
+    return _split_grad(ctx, grad, lambda a, b: a > b, lambda a, b: a < b)
+
+
+def _split_grad(ctx, grad, a_loses, b_loses):
     from ember.native.indexing import where
 
     a, b = ctx.saved_inputs
     need_a, need_b = ctx.needs_input_grad
-    # Ties share the gradient equally, as PyTorch does.
-    half = grad / 2
-    first = pick_first(a, b)
-    grad_a = where(a == b, half, where(first, grad, 0.0)) if need_a else None
-    grad_b = where(a == b, half, where(first, 0.0, grad)) if need_b else None
-    return grad_a, grad_b
+    shared = where(a == b, grad / 2, grad)
+    return (where(a_loses(a, b), 0.0, shared) if need_a else None), \
+           (where(b_loses(a, b), 0.0, shared) if need_b else None)
 
 
-MAXIMUM = Op("aten::maximum", lambda xp, a, b: xp.maximum(a, b),
-             lambda ctx, grad: _max_min_backward(ctx, grad, lambda a, b: a > b),
-             promote=DEFAULT, save="inputs")
-MINIMUM = Op("aten::minimum", lambda xp, a, b: xp.minimum(a, b),
-             lambda ctx, grad: _max_min_backward(ctx, grad, lambda a, b: a < b),
-             promote=DEFAULT, save="inputs")
+def _fmax_backward(ctx, grad):
+    # fmax picks `input` on ties and where `other` is NaN; the pick gets the whole gradient.
+    return _pick_grad(ctx, grad, lambda a, b: (a >= b) | b.isnan())
+
+
+def _fmin_backward(ctx, grad):
+    return _pick_grad(ctx, grad, lambda a, b: (a <= b) | b.isnan())
+
+
+def _pick_grad(ctx, grad, picks_a):
+    from ember.native.indexing import where
+
+    a, b = ctx.saved_inputs
+    need_a, need_b = ctx.needs_input_grad
+    first = picks_a(a, b)
+    return (where(first, grad, 0.0) if need_a else None), (where(first, 0.0, grad) if need_b else None)
+
+
+MAXIMUM = Op("aten::maximum", _elementwise("maximum"), _maximum_backward, promote=DEFAULT, save="inputs")
+MINIMUM = Op("aten::minimum", _elementwise("minimum"), _minimum_backward, promote=DEFAULT, save="inputs")
+FMAX = Op("aten::fmax", _elementwise("fmax"), _fmax_backward, promote=DEFAULT, save="inputs")
+FMIN = Op("aten::fmin", _elementwise("fmin"), _fmin_backward, promote=DEFAULT, save="inputs")
 
 
 def maximum(input, other):
-    """Elementwise maximum; NaN propagates."""
+    """Elementwise maximum; NaN propagates.
+
+    >>> ember.maximum(ember.tensor([1.0, 5.0]), ember.tensor([3.0, float("nan")]))
+    tensor([3., nan])
+    """
+    _require_tensors("maximum", input, other)
     return MAXIMUM(input, other)
 
 
 def minimum(input, other):
     """Elementwise minimum; NaN propagates."""
+    _require_tensors("minimum", input, other)
     return MINIMUM(input, other)
 
 
 def fmax(input, other):
-    """Elementwise maximum that ignores NaN."""
+    """Elementwise maximum that ignores NaN (NaN only where both are NaN).
+
+    >>> ember.fmax(ember.tensor([1.0, 5.0]), ember.tensor([3.0, float("nan")]))
+    tensor([3., 5.])
+    """
+    _require_tensors("fmax", input, other)
     return FMAX(input, other)
 
 
 def fmin(input, other):
     """Elementwise minimum that ignores NaN."""
+    _require_tensors("fmin", input, other)
     return FMIN(input, other)
 
 
-FMAX = Op("aten::fmax", lambda xp, a, b: xp.fmax(a, b),
-          lambda ctx, grad: _max_min_backward(ctx, grad, lambda a, b: (a > b) | b.isnan()),
-          promote=DEFAULT, save="inputs")
-FMIN = Op("aten::fmin", lambda xp, a, b: xp.fmin(a, b),
-          lambda ctx, grad: _max_min_backward(ctx, grad, lambda a, b: (a < b) | b.isnan()),
-          promote=DEFAULT, save="inputs")
+# --- lerp -------------------------------------------------------------------------
 
 
+@quiet
 def _lerp_kernel(xp, start, end, weight):
-    return start + weight * (end - start)
+    try:
+        # From the nearer end, as PyTorch does: exact at weight 0 and 1.
+        diff = end - start
+        if not hasattr(weight, "dtype"):
+            return start + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+        return xp.where(xp.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
+    except ValueError as error:
+        _reraise(error, start, end, weight)
 
 
 def _lerp_backward(ctx, grad):
@@ -339,5 +579,25 @@ LERP = Op("aten::lerp", _lerp_kernel, _lerp_backward, promote=DEFAULT, save="inp
 
 
 def lerp(input, end, weight):
-    """``input + weight * (end - input)``."""
+    """Linear interpolation ``input + weight * (end - input)``; ``input`` and ``end`` are
+    floating tensors of one dtype, ``weight`` a number or a tensor.
+
+    >>> ember.lerp(ember.tensor([0.0, 10.0]), ember.tensor([10.0, 20.0]), 0.5)
+    tensor([ 5., 15.])
+    """
+    _require_tensors("lerp", input, end)
+    kind = "tensor" if hasattr(weight, "_data") else "scalar"
+    if not input.dtype.is_floating_point:
+        raise not_implemented_for(f"lerp_kernel_{kind}", input._data.dtype)
+    for name, x in (("end", end), ("weight", weight)):
+        if hasattr(x, "_data") and x.dtype is not input.dtype and (name == "end" or x.ndim > 0):
+            raise RuntimeError(f"expected dtype {_c_name(input.dtype)} for `{name}` but got dtype "
+                               f"{_c_name(x.dtype)}")
     return LERP(input, end, weight)
+
+
+def _c_name(dtype):
+    # PyTorch names dtypes by their C++ type in this message.
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}[dtype.name]

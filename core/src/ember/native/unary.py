@@ -33,11 +33,11 @@ def quiet(kernel):
     return run
 
 
-def not_implemented_for(op_name, dtype):
+def not_implemented_for(kernel_name, dtype):
     """PyTorch's error for a kernel that has no version for ``dtype`` (a NumPy dtype)."""
     from ember.native._inplace import _type_name
 
-    return NotImplementedError(f"\"{op_name}_cpu\" not implemented for '{_type_name(dtype)}'")
+    return NotImplementedError(f"\"{kernel_name}\" not implemented for '{_type_name(dtype)}'")
 
 
 def _unary(name, kernel, backward, promote=INT_TO_FLOAT, save="inputs"):
@@ -64,7 +64,7 @@ def _neg_kernel(xp, a):
 
 def _abs_kernel(xp, a):
     if a.dtype.kind == "b":
-        raise not_implemented_for("abs", a.dtype)
+        raise not_implemented_for("abs_cpu", a.dtype)
     return xp.abs(a)
 
 
@@ -193,8 +193,11 @@ def rsqrt(input):
 
 
 def square(input):
-    """``input * input`` (promotes bool to int64 like ``pow(input, 2)``)."""
-    return input * input if input.dtype.name != "bool" else input.long() * input.long()
+    """``input ** 2`` (bool becomes int64, as for ``pow(input, 2)``)."""
+    from ember.native.binary import pow
+
+    # pow, not input * input: square_ then saves one old value, as PyTorch's does.
+    return pow(input, 2)
 
 
 # --- trigonometric and hyperbolic -----------------------------------------------
@@ -311,7 +314,7 @@ def erfinv(input):
 def _rounding(name, ufunc):
     def kernel(xp, a):
         if a.dtype.kind == "b":
-            raise not_implemented_for(f"{name}_vml", a.dtype)
+            raise not_implemented_for(f"{name}_vml_cpu", a.dtype)
         return a.copy() if a.dtype.kind in "iu" else getattr(xp, ufunc)(a)
     return _unary(name, kernel, lambda ctx, g: (g * 0,), promote=NONE, save=None)
 
@@ -323,7 +326,7 @@ TRUNC = _rounding("trunc", "trunc")
 
 def _round_kernel(xp, a, decimals=0):
     if a.dtype.kind == "b" or a.dtype.kind in "iu" and decimals != 0:
-        raise not_implemented_for("round" if decimals else "round_vml", a.dtype)
+        raise not_implemented_for("round_cpu" if decimals else "round_vml_cpu", a.dtype)
     if a.dtype.kind in "iu":
         return a.copy()
     return xp.round(a, decimals)  # round half to even, as PyTorch
@@ -354,7 +357,7 @@ def round(input, *, decimals=0):
 
 def _frac_kernel(xp, a):
     if a.dtype.kind != "f":
-        raise not_implemented_for("frac", a.dtype)
+        raise not_implemented_for("frac_cpu", a.dtype)
     return a - xp.trunc(a)
 
 
