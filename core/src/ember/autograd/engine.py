@@ -64,18 +64,19 @@ def _make_root_grads(outputs, grad_outputs):
 
 
 def _dependencies(root):
-    """Number of edges into each node reachable from ``root``."""
+    """Number of edges into each node reachable from ``root`` (a node's first visit
+    is when it enters the dict, so the dict doubles as the visited set)."""
     deps = {}
     stack = [root]
-    seen = {root}
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:
             if child is None:
                 continue
-            deps[child] = deps.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
+            if child in deps:
+                deps[child] += 1
+            else:
+                deps[child] = 1
                 stack.append(child)
     return deps
 
@@ -125,33 +126,42 @@ def _call_pre_hooks(node, grads):
 
 def _validate(node, outputs):
     """Check count, shape and dtype of the gradients a node returned; reduce gradients
-    of broadcast inputs to the input's shape, cast to the input's dtype."""
+    of broadcast inputs to the input's shape, cast to the input's dtype
+    (engine.cpp ``validate_outputs``). Returns ``outputs`` itself when all conform."""
     edges = node.next_functions
     if len(outputs) != len(edges):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(edges)}, got {len(outputs)})")
-    meta = getattr(node, "input_meta", None)
+    meta = node.input_meta
     if meta is None:
         return outputs
-    outputs = list(outputs)
+    conformed = None
     for i, g in enumerate(outputs):
         if g is None or meta[i] is None:
             continue
-        shape, dtype = meta[i]
-        if g.shape != shape:
-            from ember.native.reduction import sum_to_size
+        a = g._data
+        if a.shape != meta[i][0] or a.dtype != meta[i][1]:
+            if conformed is None:
+                conformed = list(outputs)
+            conformed[i] = _conform(node, i, g, meta[i])
+    return outputs if conformed is None else conformed
 
-            try:
-                g = sum_to_size(g, shape)
-            except RuntimeError:
-                raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - "
-                                   f"got {list(g.shape)} but expected shape compatible with {list(shape)}") from None
-        if g._data.dtype != dtype:
-            from ember.dtypes import _BY_NUMPY
 
-            g = g.to(_BY_NUMPY[dtype])  # meta holds NumPy dtypes; ``to`` takes ember's
-        outputs[i] = g
-    return outputs
+def _conform(node, i, g, meta):
+    shape, dtype = meta
+    if g._data.shape != shape:
+        from ember.native.reduction import sum_to_size
+
+        try:
+            g = sum_to_size(g, shape)
+        except RuntimeError:
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - "
+                               f"got {list(g.shape)} but expected shape compatible with {list(shape)}") from None
+    if g._data.dtype != dtype:
+        from ember.dtypes import _BY_NUMPY
+
+        g = g.to(_BY_NUMPY[dtype])  # meta holds NumPy dtypes; ``to`` takes ember's
+    return g
 
 
 def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
@@ -167,17 +177,18 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
     detect = anomaly_mode.is_anomaly_enabled()
     prev_mode = grad_state.enabled
     grad_state.enabled = create_graph
+    heappop, heappush = heapq.heappop, heapq.heappush
     # Backward formulas meet inf and 0 as forward ops do; keep NumPy's floating-point
     # warnings quiet, as PyTorch is (NOTE [ Floating-point warnings ] in native/unary.py).
     quiet = np.errstate(all="ignore")
     quiet.__enter__()
     try:
         while ready:
-            node = heapq.heappop(ready)[2]
+            node = heappop(ready)[2]
             grads = buffers.pop(node, None) or [None] * node.num_outputs
             if node._tensor_pre_hooks or node._retains_grad or node._pre_hooks:
                 grads = _call_pre_hooks(node, grads)
-            if node in target_nodes:
+            if target_nodes and node in target_nodes:
                 for (target, output_nr) in captured:
                     if target is node:
                         captured[target, output_nr] = grads[output_nr]
@@ -210,7 +221,7 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
                 remaining = deps[child] - 1
                 deps[child] = remaining
                 if remaining == 0:
-                    heapq.heappush(ready, (-child._seq, tiebreak, child))
+                    heappush(ready, (-child._seq, tiebreak, child))
                     tiebreak += 1
             # Hold no gradient past its routing: AccumulateGrad may steal a buffer only
             # when the engine's own references are gone (NOTE [ Stealing the incoming gradient ]).
