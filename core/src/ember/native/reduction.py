@@ -553,7 +553,7 @@ def logsumexp(input, dim, keepdim=False):
 
     >>> import ember
     >>> ember.tensor([1000., 1000.]).logsumexp(0)
-    tensor(1000.6931)
+    tensor(1000.6932)
     """
     return LOGSUMEXP(input, dims=reduction_dims(dim, input.ndim), keepdim=keepdim)
 

@@ -1,6 +1,14 @@
-"""Sorting and selection: ``sort argsort topk kthvalue msort unique``.
+"""Sorting and selection: ``sort argsort msort topk kthvalue``.
 
-PyTorch counterpart: aten/src/ATen/native/Sorting.cpp, TensorTopK and Unique.cpp (v2.13).
+PyTorch counterpart: aten/src/ATen/native/Sorting.cpp, TopKImpl.h and the ``sort``
+/ ``topk`` / ``kthvalue`` entries of derivatives.yaml (v2.13).
+
+Every sort here is stable: equal elements keep their original order, in ascending
+and in descending order alike (PyTorch's ``stable=True``; its default sort gives the
+same values, but may order the indices of ties differently). NaN counts as larger
+than every number, so it comes last ascending and first descending, as in PyTorch.
+``topk`` and ``kthvalue`` select from the sorted order; the gradient of every op here
+flows back to the positions the selected values came from.
 """
 
 import collections
@@ -10,33 +18,29 @@ from ember.tensor import _wrap_dim
 
 return_types_sort = collections.namedtuple("sort", ["values", "indices"])
 return_types_topk = collections.namedtuple("topk", ["values", "indices"])
+return_types_kthvalue = collections.namedtuple("kthvalue", ["values", "indices"])
 
 
-def _sort_kernel(xp, a, dim, descending, stable):
+def _stable_argsort(xp, a, dim, descending):
+    if not descending:
+        return xp.argsort(a, axis=dim, kind="stable")
+    # A stable *descending* order without negating (which overflows the smallest
+    # integer, cannot negate bool and would put NaN last): sort the reversed line
+    # ascending, then reverse the result and map the positions back. Ties end up in
+    # increasing original order, NaN (last ascending) first.
+    reversed_order = xp.argsort(xp.flip(a, axis=dim), axis=dim, kind="stable")
+    return (a.shape[dim] - 1) - xp.flip(reversed_order, axis=dim)
+
+
+def _sort_kernel(xp, a, dim, descending):
     if a.ndim == 0:
         return a.copy(), xp.zeros((), dtype="int64")
-    # Always a stable sort: equal elements keep their order, as PyTorch's stable=True.
-    key = _descending_key(xp, a) if descending else a
-    idx = xp.argsort(key, axis=dim, kind="stable")
-    return xp.take_along_axis(a, idx, axis=dim), idx.astype("int64", copy=False)
-
-
-def _descending_key(xp, a):
-    if a.dtype.kind == "f":
-        # NaN sorts first in descending order (it is the largest), as in PyTorch.
-        key = -a
-        return xp.where(xp.isnan(a), -xp.inf, key)
-    if a.dtype.kind == "u":
-        return -(a.astype("int64"))
-    return -(a.astype("int64")) if a.dtype.itemsize < 8 else _int64_desc(xp, a)
-
-
-def _int64_desc(xp, a):
-    # -x overflows for the smallest int64; invert the bits instead (order-reversing).
-    return xp.invert(a)
+    indices = _stable_argsort(xp, a, dim, descending)
+    return xp.take_along_axis(a, indices, axis=dim), indices.astype("int64", copy=False)
 
 
 def _sort_backward(ctx, grad, grad_indices=None):
+    # Each sorted value came from input[indices]: send its gradient back there.
     from ember.native.factory import zeros
     from ember.native.indexing import scatter
 
@@ -50,35 +54,71 @@ def _sort_backward(ctx, grad, grad_indices=None):
 SORT = Op("aten::sort", _sort_kernel, _sort_backward, promote=NONE, save="outputs", num_outputs=2)
 
 
-def sort(input, dim=-1, descending=False, stable=False):
-    """Sorted values and their original indices along ``dim`` (ties keep order)."""
+def sort(input, dim=-1, descending=False, *, stable=False):
+    """Sorted values along ``dim`` and the indices they came from, a ``(values,
+    indices)`` named tuple. Always stable (``stable`` is accepted for PyTorch's
+    signature); NaN sorts as the largest value.
+
+    >>> import ember
+    >>> ember.tensor([3., 1., 2., 1.]).sort(descending=True)
+    sort(values=tensor([3., 2., 1., 1.]), indices=tensor([0, 2, 1, 3]))
+    """
     dim = _wrap_dim(dim, input.ndim)
-    return return_types_sort(*SORT(input, dim=dim, descending=descending, stable=stable))
+    return return_types_sort(*SORT(input, dim=dim, descending=descending))
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
-    return sort(input, dim, descending, stable).indices
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    """The indices that sort ``input`` along ``dim``: ``sort(...).indices``."""
+    return sort(input, dim, descending, stable=stable).indices
 
 
 def msort(input):
+    """Values sorted along dim 0."""
     return sort(input, 0).values
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
-    """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
+    """The ``k`` largest (``largest=False``: smallest) elements along ``dim`` and their
+    indices, a ``(values, indices)`` named tuple, in sorted order.
+
+    >>> import ember
+    >>> ember.tensor([1., 5., 3., 4.]).topk(2)
+    topk(values=tensor([5., 4.]), indices=tensor([1, 3]))
+    """
     dim = _wrap_dim(dim, input.ndim)
+    if input.dtype.name == "bool":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     size = input.shape[dim] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
     values, indices = sort(input, dim, descending=largest)
-    return return_types_topk(values.narrow(dim, 0, k) if input.ndim else values,
-                             indices.narrow(dim, 0, k) if input.ndim else indices)
+    if input.ndim:
+        values, indices = values.narrow(dim, 0, k), indices.narrow(dim, 0, k)
+    return return_types_topk(values, indices)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
+    """The ``k``-th smallest element along ``dim`` (``k`` counts from 1) and its index,
+    a ``(values, indices)`` named tuple.
+
+    >>> import ember
+    >>> ember.tensor([4., 1., 3.]).kthvalue(2)
+    kthvalue(values=tensor(3.), indices=tensor(2))
+    """
+    from ember.native._inplace import _type_name
+
     dim = _wrap_dim(dim, input.ndim)
+    if input.dtype.name == "bool":
+        raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{_type_name(input.dtype)}'")
+    size = input.shape[dim] if input.ndim else 1
+    if size == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
     values, indices = sort(input, dim)
-    v, i = values.narrow(dim, k - 1, 1), indices.narrow(dim, k - 1, 1)
+    if input.ndim == 0:
+        return return_types_kthvalue(values, indices)
+    values, indices = values.narrow(dim, k - 1, 1), indices.narrow(dim, k - 1, 1)
     if not keepdim:
-        v, i = v.squeeze(dim), i.squeeze(dim)
-    return collections.namedtuple("kthvalue", ["values", "indices"])(v, i)
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return return_types_kthvalue(values, indices)
