@@ -121,6 +121,15 @@ def test_matmul_gradcheck(shape_a, shape_b):
     assert gradcheck(lambda a, b: a @ b, (a, b))
 
 
+@pytest.mark.parametrize("name, shape_a, shape_b", [("mm", (2, 3), (3, 4)), ("mv", (2, 3), (3,)),
+                                                    ("bmm", (2, 3, 4), (2, 4, 2)), ("dot", (3,), (3,)),
+                                                    ("outer", (3,), (2,))])
+def test_products_gradcheck(name, shape_a, shape_b):
+    a = ember.tensor(make_tensor(shape_a, "float64")).requires_grad_()
+    b = ember.tensor(make_tensor(shape_b, "float64", seed=1)).requires_grad_()
+    assert gradcheck(getattr(ember, name), (a, b))
+
+
 def test_matmul_gradgradcheck():
     a = ember.tensor(make_tensor((2, 3), "float64")).requires_grad_()
     b = ember.tensor(make_tensor((3,), "float64", seed=1)).requires_grad_()

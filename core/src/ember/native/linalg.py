@@ -319,15 +319,15 @@ def _einsum_operand_grad(grad, output, operands, terms, i):
     for c, size in zip(term, x.shape):
         if c in seen:
             c_new = next(fresh)
-            eyes.append((c_new, [t for t, _ in zip(term, x.shape)].index(c), size))
+            eyes.append((c, c_new, size))
             target.append(c_new)
         else:
             seen.add(c)
             target.append(c)
     subscripts = [output] + [t for j, t in enumerate(terms) if j != i]
     inputs = [grad] + [o for j, o in enumerate(operands) if j != i]
-    for c_new, first, size in eyes:
-        subscripts.append(term[first] + c_new)
+    for c, c_new, size in eyes:
+        subscripts.append(c + c_new)
         inputs.append(eye(size, dtype=grad.dtype, device=grad.device))
     available = set("".join(subscripts))
     kept = "".join(c for c in target if c in available)
