@@ -22,12 +22,13 @@ def make_tensor(shape, dtype="float32", low=-3.0, high=3.0, seed=0, exclude_zero
     """A NumPy array of random values for a parity test (reproducible by ``seed``)."""
     rng = np.random.default_rng(seed)
     dtype = np.dtype(dtype)
+    # np.asarray: for shape () NumPy returns a scalar, which would not become a tensor.
     if dtype.kind == "b":
-        return rng.random(shape) > 0.5
+        return np.asarray(rng.random(shape) > 0.5)
     if dtype.kind in "iu":
         low_i = int(max(low, 0 if dtype.kind == "u" else low))
-        return rng.integers(low_i, int(high) + 1, size=shape).astype(dtype)
-    values = rng.uniform(low, high, size=shape)
+        return np.asarray(rng.integers(low_i, int(high) + 1, size=shape).astype(dtype))
+    values = np.asarray(rng.uniform(low, high, size=shape))
     if exclude_zero:
         values[np.abs(values) < 1e-3] = 0.5
     return values.astype(dtype)
