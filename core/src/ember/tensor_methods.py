@@ -178,12 +178,12 @@ def attach():
     Tensor.__neg__ = unary.neg
     Tensor.__pos__ = unary.positive
     Tensor.__abs__ = unary.abs
-    Tensor.__invert__ = comparison.bitwise_not
+    Tensor.__invert__ = comparison.tensor_invert
     Tensor.__and__ = Tensor.__rand__ = comparison.bitwise_and
     Tensor.__or__ = Tensor.__ror__ = comparison.bitwise_or
     Tensor.__xor__ = Tensor.__rxor__ = comparison.bitwise_xor
-    Tensor.__eq__ = comparison.eq
-    Tensor.__ne__ = comparison.ne
+    Tensor.__eq__ = comparison.tensor_eq
+    Tensor.__ne__ = comparison.tensor_ne
     Tensor.__lt__ = comparison.lt
     Tensor.__le__ = comparison.le
     Tensor.__gt__ = comparison.gt

@@ -427,8 +427,8 @@ def float_power(input, exponent):
 # --- atan2, maximum, minimum, fmax, fmin ------------------------------------------
 
 
-def _require_tensors(name, input, other):
-    # These ops take no Python numbers in PyTorch (they have no Scalar overload).
+def require_tensors(name, input, other):
+    """PyTorch's TypeError for ops that take no Python number (no Scalar overload)."""
     for position, x in ((1, input), (2, other)):
         if not hasattr(x, "_data"):
             argument = "input" if position == 1 else "other"
@@ -460,7 +460,7 @@ def atan2(input, other):
     >>> ember.atan2(ember.tensor([1.0, -1.0]), ember.tensor([-1.0, -1.0]))
     tensor([ 2.3562, -2.3562])
     """
-    _require_tensors("atan2", input, other)
+    require_tensors("atan2", input, other)
     return ATAN2(input, other)
 
 
@@ -526,13 +526,13 @@ def maximum(input, other):
     >>> ember.maximum(ember.tensor([1.0, 5.0]), ember.tensor([3.0, float("nan")]))
     tensor([3., nan])
     """
-    _require_tensors("maximum", input, other)
+    require_tensors("maximum", input, other)
     return MAXIMUM(input, other)
 
 
 def minimum(input, other):
     """Elementwise minimum; NaN propagates."""
-    _require_tensors("minimum", input, other)
+    require_tensors("minimum", input, other)
     return MINIMUM(input, other)
 
 
@@ -542,13 +542,13 @@ def fmax(input, other):
     >>> ember.fmax(ember.tensor([1.0, 5.0]), ember.tensor([3.0, float("nan")]))
     tensor([3., 5.])
     """
-    _require_tensors("fmax", input, other)
+    require_tensors("fmax", input, other)
     return FMAX(input, other)
 
 
 def fmin(input, other):
     """Elementwise minimum that ignores NaN."""
-    _require_tensors("fmin", input, other)
+    require_tensors("fmin", input, other)
     return FMIN(input, other)
 
 
@@ -585,7 +585,7 @@ def lerp(input, end, weight):
     >>> ember.lerp(ember.tensor([0.0, 10.0]), ember.tensor([10.0, 20.0]), 0.5)
     tensor([ 5., 15.])
     """
-    _require_tensors("lerp", input, end)
+    require_tensors("lerp", input, end)
     kind = "tensor" if hasattr(weight, "_data") else "scalar"
     if not input.dtype.is_floating_point:
         raise not_implemented_for(f"lerp_kernel_{kind}", input._data.dtype)
