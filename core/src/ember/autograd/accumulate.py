@@ -27,13 +27,33 @@ _STEAL_REFS = 3
 _STEAL_ARRAY_REFS = 2
 
 
-def _can_steal(new_grad):
+def _can_steal(new_grad, variable):
     # The counts hold for this helper's frame: `new_grad` is one reference more than in
     # the caller, and the array is never bound to a name here.
     return (sys.getrefcount(new_grad) <= _STEAL_REFS + 1
             and sys.getrefcount(new_grad._data) <= _STEAL_ARRAY_REFS
-            and getattr(new_grad._data, "base", None) is None
-            and not new_grad._requires_grad)
+            and _owns_its_memory(new_grad._data)
+            and not new_grad._requires_grad
+            and _same_layout(new_grad._data, variable._data))
+
+
+def _owns_its_memory(array):
+    """True when no one but ``array`` can reach its memory: it is no view, or every
+    array in its chain of bases is held only by the view above it (a transposed
+    matmul result, a reshaped sum: temporaries nobody else kept)."""
+    base = getattr(array, "base", None)
+    while base is not None:
+        # References: the child's .base, the name `base` here, getrefcount's argument.
+        if not hasattr(base, "dtype") or sys.getrefcount(base) > 3:
+            return False
+        base = getattr(base, "base", None)
+    return True
+
+
+def _same_layout(grad, param):
+    # PyTorch's layout contract: a contiguous parameter gets a contiguous .grad (a
+    # transposed gradient is copied, so optimizer updates run over matching layouts).
+    return not param.flags.c_contiguous or grad.flags.c_contiguous
 
 
 def accumulate_grad(variable, new_grad):
@@ -47,7 +67,7 @@ def accumulate_grad(variable, new_grad):
     if grad is None:
         if grad_state.enabled:
             variable.grad = new_grad.clone()
-        elif _can_steal(new_grad):
+        elif _can_steal(new_grad, variable):
             variable.grad = new_grad
         else:
             variable.grad = new_grad.detach().clone()

@@ -37,10 +37,17 @@ def _matmul_backward(ctx, grad):
         if a.ndim == 1:  # (..., 1, k): sum the batch away, drop the lifted dim
             grad_a = grad_a.sum_to_size(1, a.shape[0]).reshape(a.shape)
     if need_b:
-        grad_b = a2.mT.matmul(g)
+        # A transposed operand (x @ W.t()) gets its gradient as a transposed product,
+        # so that after TBackward W.grad is contiguous like W and can be stolen
+        # instead of copied (NOTE [ Stealing the incoming gradient ]).
+        grad_b = g.mT.matmul(a2).mT if _is_transposed(b2) else a2.mT.matmul(g)
         if b.ndim == 1:
             grad_b = grad_b.sum_to_size(b.shape[0], 1).reshape(b.shape)
     return grad_a, grad_b
+
+
+def _is_transposed(t):
+    return t.ndim == 2 and not t.is_contiguous() and t._data.flags.f_contiguous
 
 
 # Operands have one dtype (checked below), so no promotion pass is needed.

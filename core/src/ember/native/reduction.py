@@ -161,9 +161,11 @@ def sum_to_size(input, *size):
     lead = len(shape) - len(size)
     if lead < 0 or builtins.any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
-    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1)
-    out = sum(input, dims, keepdim=True) if dims else input
-    return out.reshape(size) if lead or out.shape != size else out
+    # Sum broadcast size-1 dims keeping them, then the leading dims away: the result
+    # is a fresh array of exactly `size`, never a reshaped view of a temporary.
+    kept = tuple(lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1)
+    out = sum(input, kept, keepdim=True) if kept else input
+    return sum(out, tuple(range(lead))) if lead else out
 
 
 # --- prod -----------------------------------------------------------------------
