@@ -50,6 +50,8 @@ from ember import plugins as _plugins
 
 _plugins._register_builtins()
 
+from ember import nn  # noqa: E402  (after the plugins: ember.nn looks names up in their catalogues)
+
 float = float32
 double = float64
 half = float16

@@ -113,6 +113,17 @@ def test_ember_register_modules(use_plugin):
     _check_class_catalogue(use_plugin, "ember_register_modules", "modules")
 
 
+def test_ember_register_functionals(use_plugin):
+    def hookspec_softsquare(x):
+        return x * x
+
+    use_plugin(make_plugin("hookspec_functionals",
+                           ember_register_functionals=lambda register: register(hookspec_softsquare)))
+    assert registry.catalogue("functionals")["hookspec_softsquare"].obj is hookspec_softsquare
+    assert _owner("functionals", "hookspec_softsquare") == "hookspec_functionals"
+    assert ember.nn.functional.hookspec_softsquare is hookspec_softsquare
+
+
 def test_ember_register_optimizers(use_plugin):
     _check_class_catalogue(use_plugin, "ember_register_optimizers", "optimizers")
 

@@ -1,5 +1,5 @@
-"""The core's own plugin: it registers every ``aten::`` op through the same hook a
-third-party operator plugin uses.
+"""The core's own plugin: it registers every ``aten::`` op and the core's module
+classes through the same hooks a third-party plugin uses.
 
 PyTorch counterpart: aten/src/ATen/native/native_functions.yaml, whose entries the
 dispatcher loads at start-up (v2.13).
@@ -19,3 +19,19 @@ def ember_register_ops(register):
         # (plugin=None) must go through its own plugin, where a clash is reported.
         if op.namespace == "aten" and op.plugin == "ember":
             register(op)
+
+
+# The core's module classes, as "module:Class" import paths: the registry imports
+# them on first need. Engineers adding a core layer add its path here.
+CORE_MODULES = (
+    "ember.nn.modules.module:Module",
+)
+
+
+@hookimpl
+def ember_register_modules(register):
+    from importlib import import_module
+
+    for path in CORE_MODULES:
+        module_name, class_name = path.split(":")
+        register(getattr(import_module(module_name), class_name))

@@ -31,6 +31,11 @@ def ember_register_modules(register):
 
 
 @hookspec
+def ember_register_functionals(register):
+    """Register functional forms: ``register(fn, name=None)``, reachable as ``ember.nn.functional.<name>``."""
+
+
+@hookspec
 def ember_register_optimizers(register):
     """Register optimizers and lr schedulers: ``register(cls, name=None)``."""
 
@@ -50,6 +55,7 @@ CATALOGUES = {
     "ember_register_backends": "backends",
     "ember_register_ops": "ops",
     "ember_register_modules": "modules",
+    "ember_register_functionals": "functionals",
     "ember_register_optimizers": "optimizers",
     "ember_register_data": "data",
     "ember_register_models": "models",
