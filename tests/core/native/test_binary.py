@@ -13,10 +13,14 @@ import operator
 import warnings
 from typing import Callable, NamedTuple
 
-import ember
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import mutually_broadcastable_shapes
+
+import ember
 from ember.testing import assert_parity, make_tensor
 
 
@@ -95,6 +99,15 @@ def inputs_for(op, shapes, dtype="float32", seed=0):
 @pytest.mark.parametrize("op", BINARY, ids=BINARY_IDS)
 def test_values_and_gradients(op, shapes, dtype):
     assert_parity(op.fn, *inputs_for(op, shapes, dtype))
+
+
+@settings(max_examples=40, deadline=None)
+@given(shapes=mutually_broadcastable_shapes(num_shapes=2, max_dims=4, min_side=0, max_side=3),
+       op=st.sampled_from(DIFFERENTIABLE))
+def test_any_broadcastable_shapes(shapes, op):
+    # The law of broadcasting, on random shape pairs: same result shape, values and
+    # gradients (reduced back to each input's shape) as PyTorch.
+    assert_parity(op.fn, *inputs_for(op, shapes.input_shapes, "float64"))
 
 
 @pytest.mark.parametrize("op", BINARY, ids=BINARY_IDS)
@@ -209,6 +222,12 @@ PROMOTION = [
     ("int_atan2", lambda lib, x: lib.atan2(x, x + 1), "int32"),
     ("int_maximum_float", lambda lib, x: lib.maximum(x, x.float()), "int64"),
     ("int_remainder_float_scalar", lambda lib, x: x % 1.5, "int64"),
+    ("uint8_plus_negative_scalar_wraps", lambda lib, x: x + (-1), "uint8"),
+    ("int8_plus_big_scalar_wraps", lambda lib, x: x + 1000, "int8"),
+    ("uint8_times_big_scalar_wraps", lambda lib, x: x * 300, "uint8"),
+    ("uint8_minus_big_scalar_wraps", lambda lib, x: x - 300, "uint8"),
+    ("uint8_floordiv_256_is_by_zero", lambda lib, x: x // 256, "uint8"),
+    ("int8_remainder_big_scalar", lambda lib, x: x % 1001, "int8"),
     ("int_div_by_zero_int", lambda lib, x: x // (x * 0), "int64"),
     ("int_remainder_by_zero", lambda lib, x: x % 0, "int64"),
     ("int_div_trunc_by_zero", lambda lib, x: lib.div(x, 0, rounding_mode="trunc"), "int64"),

@@ -18,8 +18,11 @@ pays nothing.
 
 import math
 
+import numpy as np
+
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, Op
 from ember.native.unary import not_implemented_for, quiet
+from ember.tensor import Tensor
 
 
 def broadcast_error(*operands):
@@ -52,6 +55,13 @@ def _dtype_of(a, b):
     return a.dtype if hasattr(a, "dtype") else b.dtype
 
 
+def _wrap_integers(xp, a, b):
+    """Python ints beyond the integer dtype's range wrap around into it, as in PyTorch
+    (``uint8 + -1`` is ``uint8 + 255``); NumPy raises OverflowError instead."""
+    dtype = _dtype_of(a, b)
+    return tuple(xp.asarray(x).astype(dtype) if x.__class__ is int else x for x in (a, b))
+
+
 def _check_integer_divisor(xp, b):
     # Integer division by zero has no result; PyTorch raises instead of NumPy's 0.
     if (bool(xp.any(b == 0)) if hasattr(b, "dtype") else b == 0):
@@ -81,6 +91,8 @@ def _add_kernel(xp, a, b, alpha=1):
         return xp.add(a, _scaled(xp, b, alpha))
     except ValueError as error:
         _reraise(error, a, b)
+    except OverflowError:
+        return _add_kernel(xp, *_wrap_integers(xp, a, b), alpha)
 
 
 def _add_backward(ctx, grad):
@@ -111,15 +123,16 @@ def _sub_kernel(xp, a, b, alpha=1):
         return xp.subtract(a, _scaled(xp, b, alpha))
     except ValueError as error:
         _reraise(error, a, b)
+    except OverflowError:
+        return _sub_kernel(xp, *_wrap_integers(xp, a, b), alpha)
 
 
-def _is_bool(x):
-    return x.__class__ is bool or x.__class__ is not float and x.__class__ is not int and x._data.dtype.kind == "b"
+_BOOL = np.dtype(bool)
 
 
 def _raise_bool_sub(input, other):
     # PyTorch refuses any bool operand, tensor or Python bool, with its own advice.
-    if hasattr(input, "_data") and hasattr(other, "_data") and _is_bool(input) and _is_bool(other):
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and input._data.dtype is other._data.dtype:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
     raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
@@ -140,7 +153,9 @@ def sub(input, other, *, alpha=1):
     >>> ember.sub(ember.tensor([3.0, 4.0]), 1, alpha=2)
     tensor([1., 2.])
     """
-    if _is_bool(input) or _is_bool(other):
+    if (input.__class__ is bool or other.__class__ is bool
+            or isinstance(input, Tensor) and input._data.dtype is _BOOL
+            or isinstance(other, Tensor) and other._data.dtype is _BOOL):
         _raise_bool_sub(input, other)
     if alpha == 1:
         return SUB(input, other)
@@ -163,6 +178,8 @@ def _mul_kernel(xp, a, b):
         return xp.multiply(a, b)
     except ValueError as error:
         _reraise(error, a, b)
+    except OverflowError:
+        return _mul_kernel(xp, *_wrap_integers(xp, a, b))
 
 
 def _mul_backward(ctx, grad):
@@ -218,6 +235,7 @@ def _rounded_div_kernel(xp, a, b, rounding_mode):
     try:
         if dtype.kind == "f":
             return xp.trunc(xp.true_divide(a, b))
+        a, b = _wrap_integers(xp, a, b)
         _check_integer_divisor(xp, b)
         # Integer floor division, then one step toward zero where the signs differ.
         quotient = xp.floor_divide(a, b)
@@ -263,6 +281,7 @@ def _floor_divide_kernel(xp, a, b):
     if dtype.kind == "b":
         raise not_implemented_for("div_floor_cpu", dtype)
     if dtype.kind != "f":
+        a, b = _wrap_integers(xp, a, b)
         _check_integer_divisor(xp, b)
     try:
         return xp.floor_divide(a, b)
@@ -295,6 +314,7 @@ def _modulo_kernel(name, ufunc):
         if dtype.kind == "b":
             raise not_implemented_for(f"{name}_cpu", dtype)
         if dtype.kind != "f":
+            a, b = _wrap_integers(xp, a, b)
             _check_integer_divisor(xp, b)
         try:
             return ufunc(xp)(a, b)
