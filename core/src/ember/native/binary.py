@@ -150,6 +150,7 @@ SUB = Op("aten::sub", _sub_kernel, _sub_backward, promote=DEFAULT)
 def sub(input, other, *, alpha=1):
     """``input - alpha * other``; not defined for bool operands.
 
+    >>> import ember
     >>> ember.sub(ember.tensor([3.0, 4.0]), 1, alpha=2)
     tensor([1., 2.])
     """
@@ -194,6 +195,7 @@ MUL = Op("aten::mul", _mul_kernel, _mul_backward, promote=DEFAULT, save="inputs"
 def mul(input, other):
     """Elementwise product ``input * other``.
 
+    >>> import ember
     >>> ember.mul(ember.tensor([1.0, 2.0]), 3)
     tensor([3., 6.])
     """
@@ -261,6 +263,7 @@ def div(input, other, *, rounding_mode=None):
     """``input / other``. Integers divide to the default float dtype unless
     ``rounding_mode`` is ``"trunc"`` (toward zero) or ``"floor"`` (toward -inf).
 
+    >>> import ember
     >>> ember.div(ember.tensor([-7, 7]), 2)
     tensor([-3.5000,  3.5000])
     >>> ember.div(ember.tensor([-7, 7]), 2, rounding_mode="trunc")
@@ -301,6 +304,7 @@ FLOOR_DIVIDE = Op("aten::floor_divide", _floor_divide_kernel, _floor_divide_back
 def floor_divide(input, other):
     """``input // other``, rounding toward negative infinity (Python's rule).
 
+    >>> import ember
     >>> ember.floor_divide(ember.tensor([-7, 7]), 2)
     tensor([-4,  3])
     """
@@ -339,6 +343,7 @@ REMAINDER = Op("aten::remainder", _modulo_kernel("remainder", lambda xp: xp.rema
 def remainder(input, other):
     """Python's ``%``: the result has the sign of ``other``.
 
+    >>> import ember
     >>> ember.remainder(ember.tensor([-3, 3]), 2)
     tensor([1, 1])
     """
@@ -358,6 +363,7 @@ FMOD = Op("aten::fmod", _modulo_kernel("fmod", lambda xp: xp.fmod), _fmod_backwa
 def fmod(input, other):
     """C's ``fmod``: the result has the sign of ``input``.
 
+    >>> import ember
     >>> ember.fmod(ember.tensor([-3, 3]), 2)
     tensor([-1,  1])
     """
@@ -428,6 +434,7 @@ POW = Op("aten::pow", _pow_kernel, _pow_backward, promote=DEFAULT, save="both")
 def pow(input, exponent):
     """``input ** exponent``; either may be a Python number.
 
+    >>> import ember
     >>> ember.pow(ember.tensor([1.0, 2.0, 3.0]), 2)
     tensor([1., 4., 9.])
     >>> ember.pow(2, ember.tensor([0, 1, 2]))
@@ -477,6 +484,7 @@ ATAN2 = Op("aten::atan2", _atan2_kernel, _atan2_backward, promote=INT_TO_FLOAT, 
 def atan2(input, other):
     """Elementwise arctangent of ``input / other`` with the quadrant from both signs.
 
+    >>> import ember
     >>> ember.atan2(ember.tensor([1.0, -1.0]), ember.tensor([-1.0, -1.0]))
     tensor([ 2.3562, -2.3562])
     """
@@ -543,6 +551,7 @@ FMIN = Op("aten::fmin", _elementwise("fmin"), _fmin_backward, promote=DEFAULT, s
 def maximum(input, other):
     """Elementwise maximum; NaN propagates.
 
+    >>> import ember
     >>> ember.maximum(ember.tensor([1.0, 5.0]), ember.tensor([3.0, float("nan")]))
     tensor([3., nan])
     """
@@ -559,6 +568,7 @@ def minimum(input, other):
 def fmax(input, other):
     """Elementwise maximum that ignores NaN (NaN only where both are NaN).
 
+    >>> import ember
     >>> ember.fmax(ember.tensor([1.0, 5.0]), ember.tensor([3.0, float("nan")]))
     tensor([3., 5.])
     """
@@ -602,6 +612,7 @@ def lerp(input, end, weight):
     """Linear interpolation ``input + weight * (end - input)``; ``input`` and ``end`` are
     floating tensors of one dtype, ``weight`` a number or a tensor.
 
+    >>> import ember
     >>> ember.lerp(ember.tensor([0.0, 10.0]), ember.tensor([10.0, 20.0]), 0.5)
     tensor([ 5., 15.])
     """

@@ -125,6 +125,7 @@ LOGICAL_NOT = Op("aten::logical_not", lambda xp, a: xp.logical_not(a), None)
 def logical_and(input, other):
     """Elementwise AND of the truth values (nonzero is true), as a bool tensor.
 
+    >>> import ember
     >>> ember.logical_and(ember.tensor([0, 1, 2]), ember.tensor([1.0, 0.0, 3.0]))
     tensor([False, False,  True])
     """
@@ -181,6 +182,7 @@ BITWISE_NOT = Op("aten::bitwise_not", _bitwise_not_kernel, None)
 def bitwise_and(input, other):
     """``&`` on bool or integer tensors (either side may be a number).
 
+    >>> import ember
     >>> ember.bitwise_and(ember.tensor([12, 10]), 6)
     tensor([4, 2])
     """
@@ -231,6 +233,7 @@ ISNEGINF = _classifier("isneginf", "isneginf", False)
 def isnan(input):
     """True where ``input`` is NaN.
 
+    >>> import ember
     >>> ember.isnan(ember.tensor([1.0, float("nan")]))
     tensor([False,  True])
     """
@@ -275,6 +278,7 @@ ISCLOSE = Op("aten::isclose", _isclose_kernel, None, promote=NONE)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``|input - other| <= atol + rtol * |other|`` elementwise; both tensors of one dtype.
 
+    >>> import ember
     >>> ember.isclose(ember.tensor([1.0, 2.0]), ember.tensor([1.0 + 1e-7, 2.1]))
     tensor([ True, False])
     """

@@ -119,6 +119,7 @@ def sign(input):
 
 
 def sgn(input):
+    """Alias of ``sign`` for real tensors."""
     return SIGN(input)
 
 
@@ -171,10 +172,12 @@ def log(input):
 
 
 def log2(input):
+    """Base-2 logarithm."""
     return LOG2(input)
 
 
 def log10(input):
+    """Base-10 logarithm."""
     return LOG10(input)
 
 
@@ -184,6 +187,7 @@ def log1p(input):
 
 
 def sqrt(input):
+    """Square root; NaN for negative inputs."""
     return SQRT(input)
 
 
@@ -214,26 +218,32 @@ TANH = _unary("tanh", lambda xp, a: xp.tanh(a), lambda ctx, g: (g * (1 - _y(ctx)
 
 
 def sin(input):
+    """Sine (radians)."""
     return SIN(input)
 
 
 def cos(input):
+    """Cosine (radians)."""
     return COS(input)
 
 
 def tan(input):
+    """Tangent (radians)."""
     return TAN(input)
 
 
 def asin(input):
+    """Arcsine on [-1, 1]; NaN outside."""
     return ASIN(input)
 
 
 def acos(input):
+    """Arccosine on [-1, 1]; NaN outside."""
     return ACOS(input)
 
 
 def atan(input):
+    """Arctangent."""
     return ATAN(input)
 
 
@@ -241,10 +251,12 @@ arcsin, arccos, arctan = asin, acos, atan
 
 
 def sinh(input):
+    """Hyperbolic sine."""
     return SINH(input)
 
 
 def cosh(input):
+    """Hyperbolic cosine."""
     return COSH(input)
 
 
@@ -300,6 +312,7 @@ def erf(input):
 
 
 def erfc(input):
+    """``1 - erf(input)``, accurate for large inputs."""
     return ERFC(input)
 
 
@@ -336,14 +349,17 @@ ROUND = Op("aten::round", quiet(_round_kernel), lambda ctx, g: (g * 0,), promote
 
 
 def floor(input):
+    """Largest integer not above each element (integer tensors are returned as they are)."""
     return FLOOR(input)
 
 
 def ceil(input):
+    """Smallest integer not below each element."""
     return CEIL(input)
 
 
 def trunc(input):
+    """Round toward zero."""
     return TRUNC(input)
 
 
@@ -412,10 +428,12 @@ clip = clamp
 
 
 def clamp_min(input, min):
+    """``clamp(input, min=min)``."""
     return CLAMP(input, min, None)
 
 
 def clamp_max(input, max):
+    """``clamp(input, max=max)``."""
     return CLAMP(input, None, max)
 
 
