@@ -1,0 +1,223 @@
+"""Piecewise-linear activations: relu, relu6, leaky_relu, prelu, hardtanh, threshold,
+hardshrink, softshrink.
+
+PyTorch counterpart: the functional forms in torch/nn/functional.py and the kernels
+of aten/src/ATen/native/Activation.cpp (hardtanh, leaky_relu, prelu, threshold,
+hardshrink, softshrink) (v2.13).
+
+Their derivatives are piecewise constant, so each backward op is a mask and the
+second derivative is zero. ``relu`` is the core's ``aten::relu`` op.
+"""
+
+import ember
+from ember_activation._pointwise import define, run_inplace
+
+# --- relu ------------------------------------------------------------------------
+
+
+def relu(input, inplace=False):
+    """``max(input, 0)``, the core's ``aten::relu`` op (backward: ``threshold_backward``).
+
+    Args:
+        inplace: overwrite ``input`` with the result.
+
+    >>> import ember
+    >>> relu(ember.tensor([-1., 0., 2.]))
+    tensor([0., 0., 2.])
+    """
+    return input.relu_() if inplace else ember.relu(input)
+
+
+def relu_(input):
+    """In-place :func:`relu`."""
+    return input.relu_()
+
+
+# --- hardtanh and relu6 ----------------------------------------------------------
+
+
+def _hardtanh_kernel(xp, x, *, min_val, max_val):
+    return xp.minimum(xp.maximum(x, min_val), max_val).astype(x.dtype, copy=False)
+
+
+def _hardtanh_backward_kernel(xp, grad, x, *, min_val, max_val):
+    # Zero on the bounds themselves, as PyTorch (clamp's gradient is one there).
+    outside = (x <= min_val) | (x >= max_val)
+    return xp.where(outside, 0, grad).astype(grad.dtype, copy=False)
+
+
+HARDTANH, HARDTANH_BACKWARD = define("hardtanh", _hardtanh_kernel, _hardtanh_backward_kernel,
+                                     lambda x, **attrs: None)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """``clamp(input, min_val, max_val)``, with gradient 0 on and outside the bounds.
+
+    >>> import ember
+    >>> hardtanh(ember.tensor([-2., 0.5, 2.]))
+    tensor([-1.0000,  0.5000,  1.0000])
+    """
+    if inplace:
+        return run_inplace(input, HARDTANH, min_val=min_val, max_val=max_val)
+    return HARDTANH(input, min_val=min_val, max_val=max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """In-place :func:`hardtanh`."""
+    return run_inplace(input, HARDTANH, min_val=min_val, max_val=max_val)
+
+
+def relu6(input, inplace=False):
+    """``min(max(input, 0), 6)``: :func:`hardtanh` with bounds 0 and 6.
+
+    >>> import ember
+    >>> relu6(ember.tensor([-1., 3., 9.]))
+    tensor([0., 3., 6.])
+    """
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+# --- leaky_relu ------------------------------------------------------------------
+
+
+def _leaky_relu_kernel(xp, x, *, negative_slope):
+    return xp.where(x > 0, x, x * negative_slope)
+
+
+def _leaky_relu_backward_kernel(xp, grad, x, *, negative_slope):
+    return xp.where(x > 0, grad, grad * negative_slope)
+
+
+LEAKY_RELU, LEAKY_RELU_BACKWARD = define("leaky_relu", _leaky_relu_kernel, _leaky_relu_backward_kernel,
+                                         lambda x, **attrs: None, kernel_name="leaky_relu_cpu")
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``input`` where positive, ``negative_slope * input`` elsewhere.
+
+    >>> import ember
+    >>> leaky_relu(ember.tensor([-100., 1.]))
+    tensor([-1.,  1.])
+    """
+    if inplace:
+        return run_inplace(input, LEAKY_RELU, negative_slope=negative_slope)
+    return LEAKY_RELU(input, negative_slope=negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """In-place :func:`leaky_relu`."""
+    return run_inplace(input, LEAKY_RELU, negative_slope=negative_slope)
+
+
+# --- prelu -----------------------------------------------------------------------
+
+
+def prelu(input, weight):
+    """Leaky ReLU with a learned slope per channel (dim 1): ``max(0, x) + weight * min(0, x)``.
+
+    Args:
+        weight: 1-D, one element or one per channel (``input.shape[1]``).
+
+    >>> import ember
+    >>> prelu(ember.tensor([[-2., 2.]]), ember.tensor([0.25]))
+    tensor([[-0.5000,  2.0000]])
+    """
+    if input.ndim == 0:
+        raise RuntimeError("Not allow zero-dim input tensor.")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    count = weight.numel()
+    if count != 1 and count != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{count} and channel size = {channels}.")
+    if count != 1:
+        weight = weight.reshape((count,) + (1,) * (input.ndim - 2))
+    # One where: the slope's gradient is x where x <= 0, reduced over the broadcast dims.
+    return ember.where(input > 0, input, weight * input)
+
+
+# --- threshold -------------------------------------------------------------------
+
+
+def _threshold_kernel(xp, x, *, threshold, value):
+    return xp.where(x > threshold, x, value).astype(x.dtype, copy=False)
+
+
+def _threshold_backward_kernel(xp, grad, x, *, threshold, value):
+    return xp.where(x > threshold, grad, 0).astype(grad.dtype, copy=False)
+
+
+THRESHOLD, THRESHOLD_BACKWARD = define("threshold", _threshold_kernel, _threshold_backward_kernel,
+                                       lambda x, **attrs: None)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``input`` where it is greater than ``threshold``, ``value`` elsewhere.
+
+    >>> import ember
+    >>> threshold(ember.tensor([0.5, 2.]), 1.0, -7.0)
+    tensor([-7.,  2.])
+    """
+    if inplace:
+        return run_inplace(input, THRESHOLD, threshold=threshold, value=value)
+    return THRESHOLD(input, threshold=threshold, value=value)
+
+
+def threshold_(input, threshold, value):
+    """In-place :func:`threshold`."""
+    return run_inplace(input, THRESHOLD, threshold=threshold, value=value)
+
+
+# --- hardshrink and softshrink ---------------------------------------------------
+
+
+def _hardshrink_kernel(xp, x, *, lambd):
+    return xp.where((x >= -lambd) & (x <= lambd), 0, x).astype(x.dtype, copy=False)
+
+
+def _shrink_backward_kernel(xp, grad, x, *, lambd):
+    return xp.where((x >= -lambd) & (x <= lambd), 0, grad).astype(grad.dtype, copy=False)
+
+
+HARDSHRINK, HARDSHRINK_BACKWARD = define("hardshrink", _hardshrink_kernel, _shrink_backward_kernel,
+                                         lambda x, **attrs: None, kernel_name="hardshrink_cpu")
+
+
+def hardshrink(input, lambd=0.5):
+    """``input`` where ``|input| > lambd``, 0 elsewhere.
+
+    >>> import ember
+    >>> hardshrink(ember.tensor([-1., 0.2, 0.7]))
+    tensor([-1.0000,  0.0000,  0.7000])
+    """
+    return HARDSHRINK(input, lambd=lambd)
+
+
+def _softshrink_kernel(xp, x, *, lambd):
+    shrunk = xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, 0))
+    return shrunk.astype(x.dtype, copy=False)
+
+
+SOFTSHRINK, SOFTSHRINK_BACKWARD = define("softshrink", _softshrink_kernel, _shrink_backward_kernel,
+                                         lambda x, **attrs: None, kernel_name="softshrink_check")
+
+
+def softshrink(input, lambd=0.5):
+    """Move ``input`` towards 0 by ``lambd``, stopping at 0: ``sign(x) * max(|x| - lambd, 0)``.
+
+    >>> import ember
+    >>> softshrink(ember.tensor([-1., 0.2, 0.75]))
+    tensor([-0.5000,  0.0000,  0.2500])
+    """
+    if lambd < 0:
+        from ember.native._inplace import _type_name
+
+        limit = ember.finfo(input.dtype).max if input.dtype.is_floating_point else lambd
+        raise RuntimeError(f"lambda must be in range [0, {limit:g}] for input dtype "
+                           f"{_type_name(input._data.dtype)}, but found {lambd:g}")
+    return SOFTSHRINK(input, lambd=lambd)
+
+
+OPS = (HARDTANH, HARDTANH_BACKWARD, LEAKY_RELU, LEAKY_RELU_BACKWARD, THRESHOLD, THRESHOLD_BACKWARD, HARDSHRINK,
+       HARDSHRINK_BACKWARD, SOFTSHRINK, SOFTSHRINK_BACKWARD)
