@@ -183,12 +183,20 @@ def dispatch(op, *inputs, **attrs):
         arrays = [a.astype(target) if isinstance(x, Tensor) and a.dtype != target else a
                   for x, a in zip(inputs, arrays)]
 
-    out = kernel(xp, *arrays, **attrs)
+    out = kernel(xp, *arrays, **attrs) if attrs else kernel(xp, *arrays)
 
     if op.num_outputs == 1:
         if out.__class__ is not array_type:
             out = xp.asarray(out)
-        outputs = (_wrap(out, device),)
+        # _wrap, inlined: this line runs for every op ember executes.
+        t = _new_tensor(Tensor)
+        t._data = out
+        t._device = device
+        t._requires_grad = False
+        t.grad_fn = None
+        t._output_nr = 0
+        t._version = [0]
+        outputs = (t,)
     else:
         outputs = tuple(_wrap(o if o.__class__ is array_type else xp.asarray(o), device) for o in out)
 
@@ -274,15 +282,18 @@ def _check_same_device(op, inputs):
 def _record(op, inputs, outputs, attrs):
     next_functions = []
     meta = []
+    needs = []
     for x in inputs:
         if isinstance(x, Tensor) and x._requires_grad:
             fn = x.grad_fn
             next_functions.append((fn, x._output_nr) if fn is not None else (x._get_grad_accumulator(), 0))
             meta.append((x._data.shape, x._data.dtype))
+            needs.append(True)
         else:
             next_functions.append(_NO_EDGE)
             meta.append(None)
-    node = OpNode(op, tuple(next_functions), attrs, tuple(meta))
+            needs.append(False)
+    node = OpNode(op, tuple(next_functions), attrs, tuple(meta), tuple(needs))
     save = op.save
     if save is not None:
         saved_outputs = ()

@@ -223,6 +223,7 @@ class Tensor:
         node = self.grad_fn
         if node._retains_grad is None:
             node._retains_grad = {}
+            node._any_hooks = True
         node._retains_grad[self._output_nr] = weakref.ref(self)
 
     @property

@@ -186,7 +186,7 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
         while ready:
             node = heappop(ready)[2]
             grads = buffers.pop(node, None) or [None] * node.num_outputs
-            if node._tensor_pre_hooks or node._retains_grad or node._pre_hooks:
+            if node._any_hooks:
                 grads = _call_pre_hooks(node, grads)
             if target_nodes and node in target_nodes:
                 for (target, output_nr) in captured:
@@ -203,16 +203,29 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
             edges = node.next_functions
             if not edges:
                 continue
-            outputs = _validate(node, outputs)
-            if node._hooks:
+            if len(outputs) != len(edges):
+                raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                                   f"(expected {len(edges)}, got {len(outputs)})")
+            meta = node.input_meta
+            if node._any_hooks and node._hooks:
+                outputs = _validate(node, outputs)
+                meta = None  # validated above
                 for hook in tuple(node._hooks.values()):
                     result = hook(tuple(outputs), tuple(grads))
                     if result is not None:
                         outputs = list(result)
-            for (child, output_nr), g in zip(edges, outputs):
+            i = -1
+            for child, output_nr in edges:
+                i += 1
                 if child is None:
                     continue
+                g = outputs[i]
                 if g is not None:
+                    if meta is not None and meta[i] is not None:
+                        # _validate, inlined for the common case: shapes and dtypes agree.
+                        a = g._data
+                        if a.shape != meta[i][0] or a.dtype != meta[i][1]:
+                            g = _conform(node, i, g, meta[i])
                     buf = buffers.get(child)
                     if buf is None:
                         buf = buffers[child] = [None] * child.num_outputs
@@ -225,7 +238,7 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
                     tiebreak += 1
             # Hold no gradient past its routing: AccumulateGrad may steal a buffer only
             # when the engine's own references are gone (NOTE [ Stealing the incoming gradient ]).
-            outputs = g = None
+            outputs = g = a = None
     finally:
         grad_state.enabled = prev_mode
         quiet.__exit__(None, None, None)

@@ -36,6 +36,7 @@ class Node:
     _tensor_pre_hooks = None
     _hooks = None
     _retains_grad = None
+    _any_hooks = False  # set by every register_* below: the engine checks this one flag
     _anomaly_trace = None
 
     def __init__(self, next_functions=()):
@@ -60,18 +61,21 @@ class Node:
         """``fn(grad_inputs, grad_outputs)`` runs after this node; may return new grad_inputs."""
         if self._hooks is None:
             self._hooks = {}
+        self._any_hooks = True
         return _add_hook(self._hooks, fn)
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` runs before this node; may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = {}
+        self._any_hooks = True
         return _add_hook(self._pre_hooks, fn)
 
     def _register_tensor_hook(self, output_nr, fn):
         # A hook registered on a non-leaf tensor sees the gradient of that output only.
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
+        self._any_hooks = True
         return _add_hook(self._tensor_pre_hooks, (output_nr, fn))
 
     def release(self):
@@ -227,20 +231,17 @@ class OpNode(Node):
     the outputs.
     """
 
-    __slots__ = ("op", "attrs", "input_meta", "_saved")
+    __slots__ = ("op", "attrs", "input_meta", "needs_input_grad", "_saved")
 
-    def __init__(self, op, next_functions, attrs, input_meta):
+    def __init__(self, op, next_functions, attrs, input_meta, needs_input_grad):
         self.next_functions = next_functions
         self._seq = next(_sequence)
         self.op = op
         self.attrs = attrs
         self.input_meta = input_meta
+        self.needs_input_grad = needs_input_grad  # one bool per input
         self._saved = None
 
-    @property
-    def needs_input_grad(self):
-        """One bool per input: does that input need a gradient?"""
-        return tuple([fn is not None for fn, _ in self.next_functions])
 
     @property
     def num_outputs(self):
