@@ -25,6 +25,11 @@ def ember_register_ops(register):
 # them on first need. Engineers adding a core layer add its path here.
 CORE_MODULES = (
     "ember.nn.modules.module:Module",
+    "ember.nn.modules.container:Sequential",
+    "ember.nn.modules.container:ModuleList",
+    "ember.nn.modules.container:ModuleDict",
+    "ember.nn.modules.container:ParameterList",
+    "ember.nn.modules.container:ParameterDict",
 )
 
 

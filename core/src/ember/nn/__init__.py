@@ -7,10 +7,11 @@ fill through ``ember_register_modules``.
 """
 
 from ember.nn import functional
-from ember.nn.modules.module import Module
+from ember.nn.modules import Module, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from ember.nn.parameter import Parameter
 
-__all__ = ["Parameter", "Module", "functional", "create"]
+__all__ = ["Parameter", "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+           "functional", "create"]
 
 
 def create(name, **kwargs):

@@ -5,6 +5,7 @@ families (norms, activations, losses) live in plugins and are reached through
 ``ember.nn.<Name>`` (see ember/nn/__init__.py).
 """
 
+from ember.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from ember.nn.modules.module import Module
 
-__all__ = ["Module"]
+__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
