@@ -131,7 +131,9 @@ def try_fast_inplace(target, ufunc_name, other, alpha=1):
     xp = target._device.backend.xp
     try:
         getattr(xp, ufunc_name)(a, operand, out=a, casting="unsafe")
-    except ValueError:
-        return None  # not broadcastable into `a`: the general path raises PyTorch's error
+    except (ValueError, OverflowError):
+        # Not broadcastable into `a`, or a Python int out of `a`'s range: the general
+        # path raises PyTorch's error, or wraps the int around as PyTorch does.
+        return None
     target._version[0] += 1
     return target
