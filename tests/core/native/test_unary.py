@@ -11,10 +11,11 @@ gradcheck, the in-place method and the absence of NumPy warnings.
 import warnings
 from typing import Callable, NamedTuple
 
-import ember
 import numpy as np
 import pytest
 import torch
+
+import ember
 from ember.testing import assert_parity, make_tensor
 
 
@@ -245,6 +246,21 @@ def test_clamp_gradient_flows_to_tensor_bounds():
     assert_parity(lambda lib, x, lo, hi: lib.clamp(x, lo, hi), make_tensor((3, 4), "float64"),
                   make_tensor((4,), "float64", low=-2, high=0, seed=1),
                   make_tensor((3, 1), "float64", low=0, high=2, seed=2))
+
+
+@pytest.mark.parametrize("bounds", ["crossed", "equal", "nan", "min_only", "max_only"])
+def test_clamp_gradients_at_odd_bounds(bounds):
+    # Bounds that cross (min > max: the output is max), touch, or hold NaN; x holds NaN too.
+    x = np.array([-3.0, -1.0, 0.0, 0.2, 0.5, 0.8, 1.0, 3.0, np.nan])
+    lo, hi = {"crossed": (0.8, 0.2), "equal": (0.5, 0.5), "nan": (np.nan, 1.0), "min_only": (0.2, None),
+              "max_only": (None, 0.8)}[bounds]
+    tensors = [np.full(x.shape, b) for b in (lo, hi) if b is not None]
+
+    def fn(lib, x, *bounds):
+        given = iter(bounds)
+        return lib.clamp(x, next(given) if lo is not None else None, next(given) if hi is not None else None)
+
+    assert_parity(fn, x, *tensors)
 
 
 def test_clamp_of_int_tensor_with_float_bound_promotes():

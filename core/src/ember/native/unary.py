@@ -409,8 +409,14 @@ def _clamp_backward(ctx, grad):
         upper = x <= hi
         inside = upper if inside is None else inside & upper
     grad_x = where(inside, grad, 0.0) if need_x else None
-    grad_lo = where(x < lo, grad, 0.0) if need_lo else None
-    grad_hi = where(x > hi, grad, 0.0) if need_hi else None
+    grad_lo = grad_hi = None
+    # With min > max (or min == max) the output is max everywhere: max takes the gradient.
+    if need_lo:
+        below = x < lo
+        grad_lo = where(below if hi is None else below & (lo < hi), grad, 0.0)
+    if need_hi:
+        above = x > hi
+        grad_hi = where(above if lo is None else above | (hi < lo), grad, 0.0)
     return grad_x, grad_lo, grad_hi
 
 
