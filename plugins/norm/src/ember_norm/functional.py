@@ -1,0 +1,270 @@
+"""The functional forms of ember-norm: ``batch_norm``, ``instance_norm``, ``layer_norm``,
+``group_norm``, ``rms_norm`` and ``local_response_norm``.
+
+PyTorch counterpart: torch/nn/functional.py (v2.13), the normalization section. They
+are reachable as ``ember.nn.functional.<name>`` through ``ember_register_functionals``.
+
+batch_norm and layer_norm run the fused ops of ember_norm/ops; instance_norm is
+batch_norm over an (1, N*C, *) view, as in PyTorch; group_norm is the layer-norm op
+over (N, G, C/G * spatial) rows followed by the per-channel affine. rms_norm and
+local_response_norm are composed of core ops (see their docstrings for why).
+"""
+
+
+import numpy as np
+
+import ember
+from ember_norm.ops.batch_norm import batch_norm as _batch_norm_op
+from ember_norm.ops.batch_norm import batch_norm_stats
+from ember_norm.ops.layer_norm import layer_norm as _layer_norm_op
+from ember_norm.ops.layer_norm import layer_norm_stats
+
+
+def _verify_batch_size(size):
+    values = size[0]
+    for s in size[2:]:
+        values *= s
+    if values == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def _verify_spatial_size(size):
+    values = 1
+    for s in size[2:]:
+        values *= s
+    if values == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def _check_channel_vectors(input, **vectors):
+    channels = input.shape[1] if input.dim() > 1 else 0
+    for name, t in vectors.items():
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+               eps=1e-5):
+    """Normalize each channel of an (N, C, *) input: ``(x - mean) / sqrt(var + eps) * weight + bias``.
+
+    In training the statistics are the batch's (biased variance), and ``running_mean`` /
+    ``running_var`` (if given) move toward the batch mean and the *unbiased* batch
+    variance: ``running = (1 - momentum) * running + momentum * batch``. In evaluation
+    the running statistics are used.
+
+    Args:
+        input: (N, C) or (N, C, *).
+        running_mean, running_var: (C,) tensors updated in place, or None.
+        weight, bias: (C,) tensors or None.
+        training: use (and track) batch statistics.
+        momentum: the running-average factor.
+        eps: added to the variance.
+
+    Returns:
+        A tensor shaped like ``input``.
+
+    >>> import ember
+    >>> x = ember.tensor([[1.0, 2.0], [3.0, 6.0]])
+    >>> ember.nn.functional.batch_norm(x, None, None, training=True, eps=0.0)
+    tensor([[-1., -1.],
+            [ 1.,  1.]])
+    """
+    if training:
+        _verify_batch_size(input.size())
+    _check_channel_vectors(input, running_mean=running_mean, running_var=running_var, weight=weight,
+                           bias=bias)
+    if training:
+        mean, invstd, unbiased_var = batch_norm_stats(input, eps=eps)
+        if running_mean is not None or running_var is not None:
+            _update_running_stats(running_mean, running_var, mean, unbiased_var, momentum)
+    else:
+        if running_mean is None:
+            raise RuntimeError("running_mean must be defined in evaluation mode")
+        if running_var is None:
+            raise RuntimeError("running_var must be defined in evaluation mode")
+        with ember.no_grad():
+            mean = running_mean.detach()
+            invstd = (running_var.detach() + eps).rsqrt()
+    return _batch_norm_op(input, weight, bias, mean, invstd, training=bool(training), eps=eps)
+
+
+def _update_running_stats(running_mean, running_var, mean, unbiased_var, momentum):
+    """``running = (1 - momentum) * running + momentum * batch``, outside autograd."""
+    with ember.no_grad():
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(mean.to(running_mean.dtype), alpha=momentum)
+        if running_var is not None:
+            running_var.mul_(1 - momentum).add_(unbiased_var.to(running_var.dtype), alpha=momentum)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalize each channel of each sample of an (N, C, *) input over its spatial dims.
+
+    Computed as batch_norm over the input viewed as (1, N*C, *); running statistics
+    (if given) are updated with the average over the batch of the per-sample ones.
+
+    Args:
+        input: (N, C, *) with at least one spatial dim.
+        running_mean, running_var: (C,) tensors or None.
+        weight, bias: (C,) tensors or None.
+        use_input_stats: normalize with the sample's statistics (else the running ones).
+        momentum, eps: as in ``batch_norm``.
+
+    >>> import ember
+    >>> ember.nn.functional.instance_norm(ember.tensor([[[1.0, 3.0]]]), eps=0.0)
+    tensor([[[-1.,  1.]]])
+    """
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    n, c = input.shape[0], input.shape[1]
+    _check_channel_vectors(input, running_mean=running_mean, running_var=running_var, weight=weight,
+                           bias=bias)
+    folded = input.reshape((1, n * c) + tuple(input.shape[2:]))
+    mean_n = running_mean.repeat(n) if running_mean is not None else None
+    var_n = running_var.repeat(n) if running_var is not None else None
+    weight_n = weight.repeat(n) if weight is not None else None
+    bias_n = bias.repeat(n) if bias is not None else None
+    out = batch_norm(folded, mean_n, var_n, weight_n, bias_n, use_input_stats, momentum, eps)
+    if use_input_stats:
+        with ember.no_grad():
+            if running_mean is not None:
+                running_mean.copy_(mean_n.reshape(n, c).mean(0))
+            if running_var is not None:
+                running_var.copy_(var_n.reshape(n, c).mean(0))
+    return out.reshape(input.shape)
+
+
+def _as_shape(normalized_shape, fn_name):
+    if isinstance(normalized_shape, int):
+        return (normalized_shape,)
+    try:
+        return tuple(int(s) for s in normalized_shape)
+    except TypeError:
+        raise TypeError(f"{fn_name}(): argument 'normalized_shape' (position 2) must be tuple of ints, "
+                        f"not {type(normalized_shape).__name__}") from None
+
+
+def _check_normalized_shape(input, shape, weight, bias, star):
+    k = len(shape)
+    if k == 0 or input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[{star}{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
+                               f"shape {list(t.shape)} and normalized_shape = {list(shape)}")
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize over the trailing ``normalized_shape`` dims: ``(x - mean) / sqrt(var + eps) * weight + bias``.
+
+    Args:
+        input: (*, *normalized_shape).
+        normalized_shape: an int or a tuple of the trailing sizes.
+        weight, bias: tensors of shape ``normalized_shape``, or None.
+        eps: added to the (biased) variance.
+
+    >>> import ember
+    >>> ember.nn.functional.layer_norm(ember.tensor([[1.0, 3.0]]), (2,), eps=0.0)
+    tensor([[-1.,  1.]])
+    """
+    shape = _as_shape(normalized_shape, "layer_norm")
+    _check_normalized_shape(input, shape, weight, bias, "*, ")
+    mean, rstd = layer_norm_stats(input, normalized_ndim=len(shape), eps=eps)
+    return _layer_norm_op(input, weight, bias, mean, rstd, normalized_ndim=len(shape), eps=eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize each group of ``C / num_groups`` channels of each sample, then scale and
+    shift per channel.
+
+    Args:
+        input: (N, C, *), C divisible by ``num_groups``.
+        num_groups: how many groups the channels are split into.
+        weight, bias: (C,) tensors or None.
+        eps: added to the variance.
+
+    >>> import ember
+    >>> ember.nn.functional.group_norm(ember.tensor([[[1.0], [3.0]]]), 1, eps=0.0)
+    tensor([[[-1.],
+             [ 1.]]])
+    """
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    n, c = input.shape[0], input.shape[1]
+    _verify_batch_size([n * c // num_groups, num_groups] + list(input.shape[2:]))
+    if c % num_groups != 0:
+        raise RuntimeError("Expected number of channels in input to be divisible by num_groups, but got input "
+                           f"of shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in "
+                               f"input, but got {name} of shape {list(t.shape)} and input of shape "
+                               f"{list(input.shape)}")
+    rows = input.reshape(n, num_groups, -1)
+    mean, rstd = layer_norm_stats(rows, normalized_ndim=1, eps=eps)
+    out = _layer_norm_op(rows, None, None, mean, rstd, normalized_ndim=1, eps=eps).reshape(input.shape)
+    channel_shape = (c,) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(channel_shape)
+    if bias is not None:
+        out = out + bias.reshape(channel_shape)
+    return out
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``x / sqrt(mean(x ** 2) + eps) * weight`` over the trailing ``normalized_shape`` dims.
+
+    ``eps=None`` uses the machine epsilon of the input's dtype, as PyTorch does. Composed
+    of core ops (square, mean, add, rsqrt, mul): it has no subtraction of the mean, so a
+    fused op saves little here.
+
+    >>> import ember
+    >>> ember.nn.functional.rms_norm(ember.tensor([[3.0, 4.0]]), (2,), eps=0.0)
+    tensor([[0.8485, 1.1314]])
+    """
+    shape = _as_shape(normalized_shape, "rms_norm")
+    _check_normalized_shape(input, shape, weight, None, "*")
+    if eps is None:
+        eps = float(np.finfo(input.dtype.np).eps)
+    dims = list(range(input.dim() - len(shape), input.dim()))
+    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return out if weight is None else out * weight
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Divide each value by ``(k + alpha / size * sum of squares over size neighbouring
+    channels) ** beta``; the window is zero-padded, ``size // 2`` channels before.
+
+    Args:
+        input: (N, C, *) with at least one spatial dim.
+        size: how many channels the window spans.
+
+    >>> import ember
+    >>> ember.nn.functional.local_response_norm(ember.tensor([[[1.0], [1.0]]]), 2, alpha=1.0, beta=1.0, k=0.0)
+    tensor([[[2.],
+             [1.]]])
+    """
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    channels = input.shape[1]
+    squares = input * input
+    before, after = size // 2, (size - 1) // 2
+    spatial = tuple(input.shape[2:])
+    pieces = [squares]
+    if before:
+        pieces.insert(0, ember.zeros((input.shape[0], before) + spatial, dtype=input.dtype))
+    if after:
+        pieces.append(ember.zeros((input.shape[0], after) + spatial, dtype=input.dtype))
+    padded = ember.cat(pieces, dim=1) if len(pieces) > 1 else squares
+    # A window of `size` channels: a sum of `size` shifted slices (size is small, 2 to 5).
+    window = padded.narrow(1, 0, channels)
+    for shift in range(1, size):
+        window = window + padded.narrow(1, shift, channels)
+    return input / (window / size * alpha + k) ** beta
+
+
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "local_response_norm"]
