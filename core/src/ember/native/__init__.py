@@ -6,7 +6,8 @@ PyTorch counterpart: aten/src/ATen/native/ (v2.13).
 import importlib
 
 MODULES = ("factory", "copy", "binary", "unary", "comparison", "reduction", "softmax", "shape",
-           "indexing", "linalg", "sorting")
+           "indexing", "linalg", "sorting",
+           "linear", "embedding", "dropout", "attention")
 
 
 def all_modules():

@@ -1,0 +1,163 @@
+"""Dropout: zero elements (``dropout``) or whole channels (``dropout1d``,
+``dropout2d``) with probability ``p`` during training and scale the survivors by
+``1 / (1 - p)``, so the expected value is unchanged.
+
+PyTorch counterpart: aten/src/ATen/native/Dropout.cpp (``native_dropout``,
+``native_dropout_backward``, ``feature_dropout``), torch/nn/functional.py
+(``dropout``, ``dropout1d``, ``dropout2d``) (v2.13).
+
+The masks come from ember's default generator (``ember.manual_seed`` makes them
+reproducible), drawn on the host as every ember random number is; the values differ
+from PyTorch's, whose generator is a different algorithm. ``dropout`` is one op,
+``aten::native_dropout``, returning the output and the boolean mask it kept; the
+backward multiplies the gradient by the same mask and scale. The channel-wise forms
+multiply by a broadcast noise tensor of shape ``(N, C, 1, ...)``, as PyTorch does.
+"""
+
+import numpy as np
+
+from ember.dispatcher import NONE, Op
+
+
+def _bernoulli_host(shape, keep):
+    """A host boolean array, True with probability ``keep`` (the default generator)."""
+    from ember.random import generator_or_default
+
+    return generator_or_default(None).numpy.random(shape, dtype=np.float32) < keep
+
+
+def _native_dropout_kernel(xp, a, p):
+    mask = xp.asarray(_bernoulli_host(a.shape, 1.0 - p))
+    out = xp.multiply(a, mask)
+    out *= 1.0 / (1.0 - p)  # in place on the fresh product; keeps the dtype
+    return out, mask
+
+
+def _native_dropout_backward(ctx, grad, grad_mask):
+    _, mask = ctx.saved_outputs
+    return (NATIVE_DROPOUT_BACKWARD(grad, mask, scale=1.0 / (1.0 - ctx.attrs["p"])),)
+
+
+NATIVE_DROPOUT = Op("aten::native_dropout", _native_dropout_kernel, _native_dropout_backward, promote=NONE,
+                    save="outputs", num_outputs=2)
+
+
+def _native_dropout_backward_kernel(xp, grad, mask, scale):
+    out = xp.multiply(grad, mask)
+    out *= scale
+    return out
+
+
+def _native_dropout_backward_backward(ctx, grad):
+    # Linear in the incoming gradient: the same mask and scale again.
+    _, mask = ctx.saved_inputs
+    return NATIVE_DROPOUT_BACKWARD(grad, mask, scale=ctx.attrs["scale"]), None
+
+
+NATIVE_DROPOUT_BACKWARD = Op("aten::native_dropout_backward", _native_dropout_backward_kernel,
+                             _native_dropout_backward_backward, promote=NONE, save="inputs")
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _check_floating(input):
+    if not input.dtype.is_floating_point:
+        from ember.native._inplace import _type_name
+
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {_type_name(input.dtype)}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    Args:
+        p: the probability of zeroing an element, in [0, 1].
+        training: apply dropout; when False the input is returned unchanged.
+        inplace: write the result into ``input``.
+
+    Returns ``input`` itself when ``training`` is False or ``p`` is 0 (PyTorch's rule).
+
+    >>> import ember
+    >>> _ = ember.manual_seed(0)
+    >>> y = ember.nn.functional.dropout(ember.ones(1000), 0.25)
+    >>> sorted(set(y.tolist()))
+    [0.0, 1.3333333730697632]
+    """
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    _check_floating(input)
+    if p == 1:  # everything dropped: multiply by zero keeps NaNs and signs, as PyTorch
+        return input.mul_(0.0) if inplace else input * 0.0
+    if inplace:
+        return input.mul_(_noise(input, tuple(input.shape), p))
+    output, _ = NATIVE_DROPOUT(input, p=float(p))
+    return output
+
+
+def _noise(input, shape, p):
+    """A float tensor of ``shape``: 0 with probability ``p``, else ``1 / (1 - p)``."""
+    from ember.native.factory import _finish
+
+    host = _bernoulli_host(shape, 1.0 - p) * np.asarray(1.0 / (1.0 - p), dtype=input.dtype.np)
+    return _finish(host.astype(input.dtype.np, copy=False), input.dtype, input.device, False)
+
+
+def _feature_dropout(input, p, training, inplace):
+    """Dropout of whole channels: one draw per (sample, channel), broadcast over the rest."""
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not training or p == 0:
+        return input
+    _check_floating(input)
+    if p == 1:
+        return input.mul_(0.0) if inplace else input * 0.0
+    noise = _noise(input, tuple(input.shape[:2]) + (1,) * (input.ndim - 2), p)
+    return input.mul_(noise) if inplace else input * noise
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of a ``(N, C, L)`` or ``(C, L)`` input with probability ``p``
+    and scale the rest by ``1 / (1 - p)``.
+
+    >>> import ember
+    >>> ember.nn.functional.dropout1d(ember.ones(2, 3, 4), 0.5, training=False).shape
+    ember.Size([2, 3, 4])
+    """
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    if input.ndim == 3:
+        return _feature_dropout(input, p, training, inplace)
+    if inplace:
+        _feature_dropout(input.unsqueeze(0), p, training, True)
+        return input
+    return _feature_dropout(input.unsqueeze(0), p, training, False).squeeze(0)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of a ``(N, C, H, W)`` input with probability ``p`` and scale
+    the rest by ``1 / (1 - p)``. A 3-d input is read as ``(N, C, L)`` (PyTorch's
+    current behaviour, with its warning).
+
+    >>> import ember
+    >>> ember.nn.functional.dropout2d(ember.ones(2, 3, 4, 4), 0.5, training=False).shape
+    ember.Size([2, 3, 4, 4])
+    """
+    import warnings
+
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will "
+                      "result in an error in a future release. Use dropout for inputs without 2 spatial "
+                      "dimensions.", stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
+                      "dim. Use dropout1d for that behaviour.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace)
