@@ -30,6 +30,17 @@ CORE_MODULES = (
     "ember.nn.modules.container:ModuleDict",
     "ember.nn.modules.container:ParameterList",
     "ember.nn.modules.container:ParameterDict",
+    # dense layers, embedding, dropout, attention
+    "ember.nn.modules.linear:Identity",
+    "ember.nn.modules.linear:Linear",
+    "ember.nn.modules.linear:Bilinear",
+    "ember.nn.modules.flatten:Flatten",
+    "ember.nn.modules.flatten:Unflatten",
+    "ember.nn.modules.dropout:Dropout",
+    "ember.nn.modules.dropout:Dropout1d",
+    "ember.nn.modules.dropout:Dropout2d",
+    "ember.nn.modules.sparse:Embedding",
+    "ember.nn.modules.activation:MultiheadAttention",
 )
 
 

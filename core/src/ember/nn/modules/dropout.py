@@ -1,0 +1,49 @@
+"""``Dropout``, ``Dropout1d``, ``Dropout2d``: zero elements or channels in training.
+
+PyTorch counterpart: torch/nn/modules/dropout.py (v2.13). ember leaves out
+``Dropout3d``, ``AlphaDropout`` and ``FeatureAlphaDropout``.
+
+In ``eval()`` mode every dropout layer returns its input unchanged.
+"""
+
+from ember.nn import functional as F
+from ember.nn.modules.module import Module
+
+
+class _DropoutNd(Module):
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """Zero each element with probability ``p`` in training and scale the rest by
+    ``1 / (1 - p)`` (draws from ember's default generator).
+
+    >>> m = ember.nn.Dropout(p=0.2)
+    >>> m(ember.ones(20, 16)).shape
+    ember.Size([20, 16])
+    """
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` inputs with probability ``p``."""
+
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    """Zero whole channels of ``(N, C, H, W)`` inputs with probability ``p``."""
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
