@@ -46,6 +46,7 @@ from ember.native.sorting import argsort, kthvalue, msort, sort, topk
 from ember.native.copy import clone
 from ember._ops import ops
 from ember import cuda
+from ember.serialization import load, load_safetensors, save, save_safetensors
 from ember import plugins as _plugins
 
 _plugins._register_builtins()

@@ -1,0 +1,19 @@
+"""Saving and loading: PyTorch zip checkpoints and safetensors files.
+
+PyTorch counterpart: torch/serialization.py and torch/_weights_only_unpickler.py (v2.13),
+split here by concept:
+
+- ``checkpoint.py``: ``save`` / ``load`` (the zip layout, storages, devices);
+- ``pickler.py``: ember objects as protocol-2 opcodes naming torch's globals;
+- ``unpickler.py``: the weights-only pickle machine (torch/_weights_only_unpickler.py);
+- ``torch_globals.py``: the allowed torch names and the ember objects they build;
+- ``zip_reader.py``: the strict zip reader;
+- ``atomic.py``: atomic file replacement;
+- ``safetensors_format.py``: the safetensors format, read and written on raw bytes.
+"""
+
+from ember.serialization.checkpoint import load, save
+from ember.serialization.errors import CheckpointError
+from ember.serialization.safetensors_format import load_safetensors, save_safetensors
+
+__all__ = ["CheckpointError", "load", "load_safetensors", "save", "save_safetensors"]

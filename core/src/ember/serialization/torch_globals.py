@@ -1,0 +1,273 @@
+"""The table of torch global names a weights-only checkpoint may use, mapped to ember.
+
+PyTorch counterpart: ``_get_allowed_globals`` in torch/_weights_only_unpickler.py and
+the rebuild functions of torch/_utils.py (``_rebuild_tensor_v2``, ``_rebuild_parameter``)
+(v2.13).
+
+Nothing here is imported by name: each allowed ``(module, name)`` maps to an ember value
+(a dtype, ``ember.Size``, a storage marker) or to a :class:`SafeCallable` that checks its
+arguments and builds the ember object. A name that is not in the table is refused.
+"""
+
+import collections
+
+import numpy as np
+
+from ember import dtypes
+from ember.device import device as ember_device
+from ember.serialization.errors import CheckpointError
+from ember.serialization.unpickler import Refused, SafeCallable
+from ember.tensor import Size, Tensor, _make_tensor
+
+
+# NOTE [ bfloat16 checkpoints ]
+# ember has no bfloat16 dtype. A bfloat16 storage is widened to float32 on load: every
+# bfloat16 value is exactly a float32 whose low 16 bits are zero, so nothing is lost,
+# at twice the memory. Saving it back writes float32. The same holds for safetensors.
+class StorageType:
+    """A legacy ``torch.<Name>Storage`` class: how the bytes of a storage are typed."""
+
+    __slots__ = ("name", "file_dtype", "dtype", "refusal")
+
+    def __init__(self, name, file_dtype=None, dtype=None, refusal=None):
+        self.name = name
+        self.file_dtype = np.dtype(file_dtype) if file_dtype is not None else None  # as stored, little-endian
+        self.dtype = dtype  # the ember dtype it loads as
+        self.refusal = refusal
+
+    def __repr__(self):
+        return f"<torch.{self.name}>"
+
+
+class TypeMarker:
+    """``torch.Tensor`` or ``torch.nn.parameter.Parameter``, only as ``_rebuild_from_type_v2``'s type."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"<torch type {self.name}>"
+
+
+class LoadedStorage:
+    """One ``data/<key>`` record: a flat backend array typed by its storage class."""
+
+    __slots__ = ("key", "storage_type", "array", "device", "numel")
+
+    def __init__(self, key, storage_type, array, device, numel):
+        self.key = key
+        self.storage_type = storage_type
+        self.array = array
+        self.device = device
+        self.numel = numel
+
+    def __repr__(self):
+        return f"<checkpoint storage {self.key} ({self.storage_type.name}, {self.numel} elements)>"
+
+
+STORAGE_TYPES = {
+    "FloatStorage": StorageType("FloatStorage", "<f4", dtypes.float32),
+    "DoubleStorage": StorageType("DoubleStorage", "<f8", dtypes.float64),
+    "HalfStorage": StorageType("HalfStorage", "<f2", dtypes.float16),
+    "BFloat16Storage": StorageType("BFloat16Storage", "<u2", dtypes.float32),  # widened, see the NOTE
+    "LongStorage": StorageType("LongStorage", "<i8", dtypes.int64),
+    "IntStorage": StorageType("IntStorage", "<i4", dtypes.int32),
+    "ShortStorage": StorageType("ShortStorage", "<i2", dtypes.int16),
+    "CharStorage": StorageType("CharStorage", "<i1", dtypes.int8),
+    "ByteStorage": StorageType("ByteStorage", "<u1", dtypes.uint8),
+    "BoolStorage": StorageType("BoolStorage", "<u1", dtypes.bool_),
+}
+for _name in ("ComplexFloatStorage", "ComplexDoubleStorage", "QInt8Storage", "QUInt8Storage", "QInt32Storage",
+              "QUInt4x2Storage", "QUInt2x4Storage"):
+    STORAGE_TYPES[_name] = StorageType(_name, refusal=f"torch.{_name} has no ember dtype")
+LEGACY_STORAGE_NAMES = {st.dtype.name: name for name, st in STORAGE_TYPES.items()
+                        if st.dtype is not None and name != "BFloat16Storage"}
+
+
+# --- argument checks -----------------------------------------------------------------------
+def _is_int(value):
+    return type(value) is int
+
+
+_MAX_DIMS = 64  # NumPy's limit
+_MAX_EXTENT = 2**62  # far beyond any file; keeps NumPy's index arithmetic in range
+
+
+def _check_int_tuple(value, what):
+    if (type(value) is not tuple or len(value) > _MAX_DIMS
+            or not all(_is_int(v) and 0 <= v < _MAX_EXTENT for v in value)):
+        raise CheckpointError(f"{what} must be a tuple of at most {_MAX_DIMS} non-negative ints below 2**62, "
+                              f"got {value!r:.200}")
+    return value
+
+
+def _check_empty_mapping(value, what):
+    if value is not None and (type(value) not in (dict, collections.OrderedDict) or value):
+        raise CheckpointError(f"{what} must be empty, got {value!r:.200}")
+
+
+# --- the rebuild functions -------------------------------------------------------------------
+def rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
+    """A tensor viewing ``storage``, after checking the view stays inside it."""
+    if type(storage) is not LoadedStorage:
+        raise CheckpointError(f"_rebuild_tensor_v2 needs a storage, got {type(storage).__name__}")
+    if not _is_int(storage_offset) or not 0 <= storage_offset < _MAX_EXTENT:
+        raise CheckpointError(f"storage offset must be a non-negative int, got {storage_offset!r:.100}")
+    _check_int_tuple(size, "tensor size")
+    _check_int_tuple(stride, "tensor stride")
+    if len(size) != len(stride):
+        raise CheckpointError(f"tensor size {size} and stride {stride} have different lengths")
+    if type(requires_grad) is not bool:
+        raise CheckpointError(f"requires_grad must be a bool, got {requires_grad!r:.100}")
+    _check_empty_mapping(backward_hooks, "backward_hooks")
+    _check_empty_mapping(metadata, "tensor metadata")
+    numel = 1
+    for n in size:
+        numel *= n
+    # Python ints do not overflow, so a huge size is simply out of the storage's range.
+    extent = storage_offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if numel else storage_offset
+    if extent > storage.numel:
+        raise CheckpointError(f"tensor of size {list(size)}, stride {list(stride)} and offset {storage_offset} "
+                              f"reaches element {extent - 1} of storage {storage.key}, which has {storage.numel}")
+    itemsize = storage.array.itemsize
+    xp = storage.device.backend.xp
+    view = xp.lib.stride_tricks.as_strided(storage.array[storage_offset:], shape=size,
+                                           strides=tuple(s * itemsize for s in stride))
+    tensor = _make_tensor(view, storage.device)
+    return _set_requires_grad(tensor, requires_grad)
+
+
+def _set_requires_grad(tensor, requires_grad):
+    if requires_grad and not tensor.is_floating_point():
+        raise CheckpointError(f"a {tensor.dtype} tensor cannot require grad")
+    tensor._requires_grad = requires_grad
+    return tensor
+
+
+def rebuild_parameter(data, requires_grad, backward_hooks, state=None):
+    """An ``ember.nn.Parameter`` (or, before ember.nn exists, a tensor that requires grad)."""
+    if not isinstance(data, Tensor) or type(requires_grad) is not bool:
+        raise CheckpointError("_rebuild_parameter needs a tensor and a bool")
+    _check_empty_mapping(backward_hooks, "backward_hooks")
+    _check_empty_mapping(state, "parameter state")
+    if requires_grad and not data.is_floating_point():
+        raise CheckpointError(f"a {data.dtype} parameter cannot require grad")
+    try:
+        from ember.nn.parameter import Parameter
+    except ImportError:
+        return _set_requires_grad(data, requires_grad)
+    return Parameter(data, requires_grad)
+
+
+def rebuild_from_type_v2(function, new_type, args, state):
+    """torch's wrapper for tensors pickled with their Python type; only plain types pass."""
+    if function is not _REBUILD_TENSOR_V2 and function is not _REBUILD_PARAMETER:
+        raise CheckpointError(f"_rebuild_from_type_v2 of {function!r:.100} is not allowed")
+    if type(new_type) is not TypeMarker or type(args) is not tuple:
+        raise CheckpointError("_rebuild_from_type_v2 needs torch.Tensor or Parameter and an argument tuple")
+    _check_empty_mapping(state, "tensor state")
+    result = function.function(*args)
+    if new_type.name == "Parameter" and function is _REBUILD_TENSOR_V2:
+        return rebuild_parameter(result, result.requires_grad, None)
+    return result
+
+
+def _ordered_dict(*args):
+    if args:
+        raise CheckpointError("collections.OrderedDict is rebuilt empty and filled by SETITEMS")
+    return collections.OrderedDict()
+
+
+def _counter(*args):
+    if args == ():
+        return collections.Counter()
+    if len(args) == 1 and type(args[0]) is dict:
+        return collections.Counter(args[0])
+    raise CheckpointError("collections.Counter takes one dict")
+
+
+def _size(*args):
+    if len(args) != 1:
+        raise CheckpointError("torch.Size takes one tuple")
+    return Size(_check_int_tuple(args[0], "torch.Size"))
+
+
+def _device(*args):
+    if not 1 <= len(args) <= 2 or type(args[0]) is not str or (len(args) == 2 and not _is_int(args[1])):
+        raise CheckpointError(f"torch.device takes a string and an optional int, got {args!r:.200}")
+    try:
+        return ember_device(*args)
+    except (RuntimeError, TypeError) as e:
+        raise CheckpointError(f"bad torch.device: {e}") from None
+
+
+def _codecs_encode(*args):
+    if len(args) != 2 or type(args[0]) is not str or args[1] not in ("latin1", "latin-1"):
+        raise CheckpointError("_codecs.encode is only accepted as (str, 'latin1'), the pickling of bytes")
+    try:
+        return args[0].encode("latin1")
+    except UnicodeEncodeError:
+        raise CheckpointError("_codecs.encode: string is not latin-1") from None
+
+
+def _bytearray(*args):
+    if args == ():
+        return bytearray()
+    if len(args) == 1 and type(args[0]) is bytes:
+        return bytearray(args[0])
+    raise CheckpointError("bytearray takes one bytes object")
+
+
+def _set(*args):
+    if args == ():
+        return set()
+    if len(args) == 1 and type(args[0]) is list:
+        return set(args[0])
+    raise CheckpointError("set takes one list")
+
+
+def _complex(*args):
+    if len(args) != 2 or not all(type(a) in (int, float) for a in args):
+        raise CheckpointError("complex takes two real numbers")
+    return complex(*args)
+
+
+_REBUILD_TENSOR_V2 = SafeCallable("torch._utils._rebuild_tensor_v2", rebuild_tensor_v2)
+_REBUILD_PARAMETER = SafeCallable("torch._utils._rebuild_parameter", rebuild_parameter)
+
+
+def _build_table():
+    table = {
+        ("collections", "OrderedDict"): SafeCallable("collections.OrderedDict", _ordered_dict, is_class=True),
+        ("collections", "Counter"): SafeCallable("collections.Counter", _counter, is_class=True),
+        ("torch._utils", "_rebuild_tensor_v2"): _REBUILD_TENSOR_V2,
+        ("torch._utils", "_rebuild_parameter"): _REBUILD_PARAMETER,
+        ("torch._utils", "_rebuild_parameter_with_state"):
+            SafeCallable("torch._utils._rebuild_parameter_with_state", rebuild_parameter),
+        ("torch._tensor", "_rebuild_from_type_v2"):
+            SafeCallable("torch._tensor._rebuild_from_type_v2", rebuild_from_type_v2),
+        ("torch", "Tensor"): TypeMarker("Tensor"),
+        ("torch.nn.parameter", "Parameter"): TypeMarker("Parameter"),
+        ("torch", "Size"): SafeCallable("torch.Size", _size, is_class=True),
+        ("torch", "device"): SafeCallable("torch.device", _device, is_class=True),
+        ("_codecs", "encode"): SafeCallable("_codecs.encode", _codecs_encode),
+    }
+    for builtins_name in ("builtins", "__builtin__"):  # protocol 2 writes Python 2's module name
+        table[builtins_name, "set"] = SafeCallable("builtins.set", _set, is_class=True)
+        table[builtins_name, "complex"] = SafeCallable("builtins.complex", _complex, is_class=True)
+        table[builtins_name, "bytearray"] = SafeCallable("builtins.bytearray", _bytearray, is_class=True)
+    for name, storage_type in STORAGE_TYPES.items():
+        table["torch", name] = storage_type
+    for dtype in dtypes.ALL_DTYPES:
+        table["torch", dtype.name] = dtype
+    for alias, dtype in dtypes.ALIASES.items():
+        table["torch", alias] = dtype
+    for name in ("bfloat16", "complex64", "complex128", "cfloat", "cdouble", "uint16", "uint32", "uint64",
+                 "float8_e4m3fn", "float8_e5m2", "qint8", "quint8", "qint32"):
+        table["torch", name] = Refused(f"torch.{name} has no ember dtype")
+    return table
+
+
+TORCH_GLOBALS = _build_table()
