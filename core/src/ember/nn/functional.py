@@ -6,7 +6,7 @@ forms of its own layers here; names provided by plugins (``relu``'s relatives,
 (``ember_register_functionals``) by the module-level ``__getattr__`` below.
 """
 
-from ember.native.unary import relu  # noqa: F401  (the core's own relu op)
+from ember.native import unary as _unary
 
 # --- dense layers, embedding, dropout, attention ------------------------------------
 # (ember/native/linear.py, embedding.py, dropout.py, attention.py)
@@ -17,6 +17,12 @@ from ember.native.embedding import embedding, one_hot  # noqa: F401
 from ember.native.linear import bilinear, linear  # noqa: F401
 
 # --- end of dense layers, embedding, dropout, attention -----------------------------
+
+
+def relu(input, inplace=False):
+    """``max(input, 0)``, the core's ``aten::relu`` op; ``inplace=True`` overwrites ``input``
+    (torch.nn.functional.relu's signature; ember-activation's ``relu`` is the same function)."""
+    return input.relu_() if inplace else _unary.relu(input)
 
 
 def __getattr__(name):
