@@ -9,7 +9,10 @@ Their derivatives are piecewise constant, so each backward op is a mask and the
 second derivative is zero. ``relu`` is the core's ``aten::relu`` op.
 """
 
+import numpy as np
+
 import ember
+from ember.native.unary import not_implemented_for
 from ember_activation._pointwise import define, run_inplace
 
 # --- relu ------------------------------------------------------------------------
@@ -37,6 +40,8 @@ def relu_(input):
 
 
 def _hardtanh_kernel(xp, x, *, min_val, max_val):
+    if x.dtype.kind == "b":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
     return xp.minimum(xp.maximum(x, min_val), max_val).astype(x.dtype, copy=False)
 
 
@@ -122,12 +127,12 @@ def prelu(input, weight):
     >>> prelu(ember.tensor([[-2., 2.]]), ember.tensor([0.25]))
     tensor([[-0.5000,  2.0000]])
     """
-    if input.ndim == 0:
-        raise RuntimeError("Not allow zero-dim input tensor.")
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
-    channels = input.shape[1] if input.ndim >= 2 else 1
     count = weight.numel()
+    if input.ndim == 0 and count != 1:
+        raise RuntimeError("Not allow zero-dim input tensor.")
+    channels = input.shape[1] if input.ndim >= 2 else 1
     if count != 1 and count != channels:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
                            f"{count} and channel size = {channels}.")
@@ -141,6 +146,8 @@ def prelu(input, weight):
 
 
 def _threshold_kernel(xp, x, *, threshold, value):
+    if x.dtype.kind == "b":
+        raise not_implemented_for("threshold_cpu", x.dtype)
     return xp.where(x > threshold, x, value).astype(x.dtype, copy=False)
 
 
@@ -213,7 +220,7 @@ def softshrink(input, lambd=0.5):
     if lambd < 0:
         from ember.native._inplace import _type_name
 
-        limit = ember.finfo(input.dtype).max if input.dtype.is_floating_point else lambd
+        limit = float(np.finfo(input._data.dtype).max) if input.dtype.is_floating_point else lambd
         raise RuntimeError(f"lambda must be in range [0, {limit:g}] for input dtype "
                            f"{_type_name(input._data.dtype)}, but found {lambd:g}")
     return SOFTSHRINK(input, lambd=lambd)

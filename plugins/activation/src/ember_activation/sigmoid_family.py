@@ -206,7 +206,8 @@ def _hardswish_kernel(xp, x):
 
 
 def _hardswish_backward_kernel(xp, grad, x):
-    slope = xp.where(x < -3, 0, xp.where(x <= 3, x / 3 + 0.5, 1))
+    # 0 up to -3 included, 1 from 3 included, as PyTorch.
+    slope = xp.where(x <= -3, 0, xp.where(x < 3, x / 3 + 0.5, 1))
     return (grad * slope).astype(grad.dtype, copy=False)
 
 
