@@ -12,6 +12,7 @@ type, and a backward formula written with ember ops, so higher-order gradients c
 for free. Calling the op runs ``dispatch``; see NOTE [ The dispatch path ].
 """
 
+import functools
 import inspect
 
 from ember import dtypes
@@ -43,11 +44,11 @@ class Op:
     """
 
     __slots__ = ("qualname", "namespace", "name", "generic", "kernels", "backward", "promote",
-                 "save", "num_outputs", "view", "backward_name", "plugin", "doc", "_resolved",
+                 "save", "num_outputs", "view", "backward_name", "plugin", "doc", "ufunc", "_resolved",
                  "__weakref__")
 
     def __init__(self, qualname, generic=None, backward=None, promote=NONE, save=None,
-                 num_outputs=1, view=False, backward_name=None, plugin="ember"):
+                 num_outputs=1, view=False, backward_name=None, plugin="ember", ufunc=None):
         namespace, _, name = qualname.partition("::")
         if not name:
             raise ValueError(f"operator name must be 'namespace::name', got {qualname!r}")
@@ -64,6 +65,9 @@ class Op:
         self.backward_name = backward_name or _camel(name) + "Backward0"
         self.plugin = plugin
         self.doc = None
+        # The name of an array-namespace function equal to the generic kernel (e.g.
+        # "multiply"): dispatch then calls it directly, one Python frame less.
+        self.ufunc = ufunc
         self._resolved = {}
         _ALL_OPS.append(self)
 
@@ -92,13 +96,27 @@ class Op:
         return {"kernel": _where(self.generic), "backward": _where(self.backward),
                 **{f"kernel[{k}]": _where(v) for k, v in self.kernels.items()}}
 
+    def kernel_for(self, device):
+        """The kernel function this op runs on ``device`` (an override, or the generic one)."""
+        from ember.device import device as Device
+
+        call = (self._resolved.get(Device(device).type) or self._resolve(Device(device)))[0]
+        return getattr(call, "func", call)
+
     def _resolve(self, device):
+        """The entry dispatch uses on ``device``: (call, xp, array type), where
+        ``call(*arrays, **attrs)`` is the kernel with the namespace bound."""
         backend = device.backend
-        kernel = backend.kernels.get(self.qualname) or self.kernels.get(device.type) or self.generic
-        if kernel is None:
-            raise NotImplementedError(f"Could not run '{self.qualname}' with arguments from the "
-                                      f"'{device.type}' backend: no kernel is registered for it.")
-        entry = (kernel, backend.xp, backend.array_type)
+        kernel = backend.kernels.get(self.qualname) or self.kernels.get(device.type)
+        if kernel is None and self.ufunc is not None and hasattr(backend.xp, self.ufunc):
+            call = getattr(backend.xp, self.ufunc)
+        else:
+            kernel = kernel or self.generic
+            if kernel is None:
+                raise NotImplementedError(f"Could not run '{self.qualname}' with arguments from the "
+                                          f"'{device.type}' backend: no kernel is registered for it.")
+            call = functools.partial(kernel, backend.xp)
+        entry = (call, backend.xp, backend.array_type)
         self._resolved[device.type] = entry
         return entry
 
@@ -174,7 +192,7 @@ def dispatch(op, *inputs, **attrs):
     entry = op._resolved.get(device.type)
     if entry is None:
         entry = op._resolve(device)
-    kernel, xp, array_type = entry
+    call, xp, array_type = entry
 
     # Floating tensors of one dtype with Python scalars need no promotion: NumPy and
     # CuPy treat Python scalars as "weak", PyTorch's rule for wrapped numbers.
@@ -183,7 +201,7 @@ def dispatch(op, *inputs, **attrs):
         arrays = [a.astype(target) if isinstance(x, Tensor) and a.dtype != target else a
                   for x, a in zip(inputs, arrays)]
 
-    out = kernel(xp, *arrays, **attrs) if attrs else kernel(xp, *arrays)
+    out = call(*arrays, **attrs) if attrs else call(*arrays)
 
     if op.num_outputs == 1:
         if out.__class__ is not array_type:

@@ -61,7 +61,7 @@ def test_the_installed_plugin_computes_softclamp_and_its_gradient(env):
         ember.testing.opcheck(ember.ops.example.softclamp, samples, reference)
         op = ember.ops.example.softclamp
         print(json.dumps({"y": y.tolist(), "grad": x.grad.tolist(), "grad_fn": y.grad_fn.name(),
-                          "cpu_kernel_used": op._resolved["cpu"][0] is op.kernels["cpu"],
+                          "cpu_kernel_used": op.kernel_for("cpu") is op.kernels["cpu"],
                           "module": ember_example_ops.__file__, "plugin": op.plugin}))
     """, python=env / "python")
     got = json.loads(result.stdout)

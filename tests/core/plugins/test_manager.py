@@ -165,9 +165,10 @@ def test_disable_plugins_skips_them_unimported(site):
         {LIST_PLUGINS}
     """, path=[site], env={"EMBER_DISABLE_PLUGINS": "cupy, good,raising,ember-secondcpu"})
     infos = plugins_json(result)
-    assert {name: infos[name]["status"] for name in infos} == {
-        "ember": "ok", "numpy": "ok", "good": "disabled", "cupy": "disabled", "raising": "disabled",
-        "secondcpu": "disabled"}
+    expected = {"ember": "ok", "numpy": "ok", "good": "disabled", "cupy": "disabled", "raising": "disabled",
+                "secondcpu": "disabled"}
+    # Other first-party plugins installed beside these (norm, loss, ...) are not this test's business.
+    assert {name: infos[name]["status"] for name in expected if name in infos} == expected
 
 
 def test_autoload_off_loads_no_entry_point(site):
