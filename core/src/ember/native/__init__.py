@@ -6,7 +6,7 @@ PyTorch counterpart: aten/src/ATen/native/ (v2.13).
 import importlib
 
 MODULES = ("factory", "copy", "binary", "unary", "comparison", "reduction", "softmax", "shape",
-           "indexing", "linalg", "sorting",
+           "indexing", "linalg", "sorting", "fold", "padding", "convolution", "pooling", "upsampling",
            "linear", "embedding", "dropout", "attention")
 
 

@@ -1,0 +1,387 @@
+"""Convolution: ``conv1d``, ``conv2d``, ``conv_transpose1d``, ``conv_transpose2d``, one
+fused ``aten::convolution`` op and its ``aten::convolution_backward``.
+
+PyTorch counterpart: aten/src/ATen/native/Convolution.cpp (``_convolution``, the shape
+checks), NaiveConvolutionTranspose2d.cpp, derivatives.yaml (``convolution_backward``,
+``_convolution_double_backward``) and torch/nn/functional.py (conv*d) (v2.13).
+
+Kernels are im2col + one batched matrix product (NOTE [ Windows as strided views ] in
+ember/native/fold.py). A 1-D convolution runs as a 2-D one over images of height 1.
+
+# NOTE [ Convolution as a bilinear map ]
+# Write the op without bias as F(x, W) (a convolution, or a transposed one). It is
+# linear in each argument, so its backward needs only two adjoints:
+#   grad_input  = F(., W)^T g   (for a convolution: col2im(W^T g); transposed: a convolution of g)
+#   grad_weight = F(x, .)^T g   (im2col(x) against g, summed over the batch)
+# ``aten::convolution_backward`` computes both (and grad_bias = sum(g)) in one kernel.
+# Being bilinear too, its own backward is made of the same two ops, given the
+# gradients (ggI, ggW, ggB) of its outputs:
+#   d g = F(ggI, W) + F(x, ggW) + ggB      d x = F(., ggW)^T g      d W = F(ggI, .)^T g
+# so double (and higher) backward of a convolution comes for free.
+"""
+
+import math
+
+from ember.dispatcher import NONE, Op
+from ember.native.fold import Geometry, col2im_array, im2col_array
+from ember.native.padding import pad as _pad
+
+# --- kernels -----------------------------------------------------------------------
+
+
+def _lift(arrays, attrs):
+    """Run 1-D as 2-D: insert a height-1 axis in the arrays, a leading 1 (or 0) in attrs."""
+    arrays = [a if a is None or a.ndim < 3 else a[:, :, None] for a in arrays]
+    lifted = dict(attrs)
+    for name, value in attrs.items():
+        if isinstance(value, tuple) and len(value) == 1:
+            lifted[name] = ((0,) if name in ("padding", "output_padding") else (1,)) + value
+    return arrays, lifted
+
+
+def _geometry(image_shape, weight_shape, stride, padding, dilation, out_size=None):
+    return Geometry(image_shape, weight_shape[2:], stride, padding, dilation, out_size)
+
+
+def _forward_rows(xp, x, weight, geometry, groups):
+    """F(x, W) for a convolution, as ``(N, O, L)`` rows: one matmul per group against im2col(x)."""
+    N = x.shape[0]
+    out_channels = weight.shape[0]
+    cols = im2col_array(xp, x, geometry)
+    w = weight.reshape(groups, out_channels // groups, -1)
+    if groups == 1:
+        return xp.matmul(w[0], cols)
+    cols = cols.reshape(N, groups, -1, geometry.L)
+    return xp.matmul(w, cols).reshape(N, out_channels, geometry.L)
+
+
+def _input_adjoint(xp, rows, weight, geometry, groups):
+    """F(., W)^T for a convolution: ``(N, O, L)`` rows -> the ``(N, C, H, W)`` image."""
+    N, out_channels = rows.shape[:2]
+    w = weight.reshape(groups, out_channels // groups, -1)
+    w_t = xp.ascontiguousarray(w.transpose(0, 2, 1))  # BLAS is faster on a contiguous left operand
+    if groups == 1:
+        cols = xp.matmul(w_t[0], rows)
+    else:
+        cols = xp.matmul(w_t, rows.reshape(N, groups, out_channels // groups, -1)).reshape(N, -1, geometry.L)
+    return col2im_array(xp, cols, geometry)
+
+
+def _weight_adjoint(xp, x, rows, weight_shape, geometry, groups):
+    """F(x, .)^T for a convolution: im2col(x) against the ``(N, O, L)`` rows, summed over N."""
+    N, out_channels = rows.shape[:2]
+    cols = im2col_array(xp, x, geometry)
+    og = out_channels // groups
+    rows = rows.reshape(N, groups, og, geometry.L)
+    cols = cols.reshape(N, groups, -1, geometry.L)
+    grad = xp.matmul(rows, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+    return grad.reshape(weight_shape)
+
+
+def _rows(image):
+    """``(N, C, H, W)`` -> ``(N, C, H*W)``: an output laid out like the columns of im2col."""
+    return image.reshape(image.shape[0], image.shape[1], -1)
+
+
+def _add_bias(y, bias):
+    if bias is not None:
+        y += bias.reshape((1, -1) + (1,) * (y.ndim - 2))
+    return y
+
+
+def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    squeeze = x.ndim == 3
+    if squeeze:
+        (x, weight), attrs = _lift([x, weight], dict(stride=stride, padding=padding, dilation=dilation,
+                                                       output_padding=output_padding))
+        stride, padding, dilation, output_padding = (attrs[k] for k in ("stride", "padding", "dilation",
+                                                                         "output_padding"))
+    if not transposed:
+        g = _geometry(x.shape, weight.shape, stride, padding, dilation)
+        y = _forward_rows(xp, x, weight, g, groups).reshape(g.N, -1, g.OH, g.OW)
+    else:
+        out_shape = _transposed_shape(x.shape, weight.shape, stride, padding, dilation, output_padding, groups)
+        g = _geometry(out_shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
+        y = _input_adjoint(xp, _rows(x), weight, g, groups)
+    y = _add_bias(y, bias)
+    return y[:, :, 0] if squeeze else y
+
+
+def _transposed_shape(shape, weight_shape, stride, padding, dilation, output_padding, groups):
+    spatial = tuple((size - 1) * s - 2 * p + d * (k - 1) + op + 1 for size, k, s, p, d, op
+                    in zip(shape[2:], weight_shape[2:], stride, padding, dilation, output_padding))
+    return (shape[0], weight_shape[1] * groups) + spatial
+
+
+def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation, transposed, output_padding,
+                                 groups, output_mask):
+    squeeze = x.ndim == 3
+    if squeeze:
+        (grad, x, weight), attrs = _lift([grad, x, weight], dict(stride=stride, padding=padding,
+                                                                 dilation=dilation))
+        stride, padding, dilation = attrs["stride"], attrs["padding"], attrs["dilation"]
+    empty = xp.empty((0,), dtype=grad.dtype)
+    grad_input = grad_weight = grad_bias = empty
+    if not transposed:
+        g = _geometry(x.shape, weight.shape, stride, padding, dilation)
+        rows = _rows(grad)
+        if output_mask[0]:
+            grad_input = _input_adjoint(xp, rows, weight, g, groups)
+        if output_mask[1]:
+            grad_weight = _weight_adjoint(xp, x, rows, weight.shape, g, groups)
+    else:
+        # The roles swap: the "image" of the windows is the output gradient.
+        g = _geometry(grad.shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
+        if output_mask[0]:
+            grad_input = _forward_rows(xp, grad, weight, g, groups).reshape(x.shape)
+        if output_mask[1]:
+            grad_weight = _weight_adjoint(xp, grad, _rows(x), weight.shape, g, groups)
+    if output_mask[2]:
+        grad_bias = grad.sum(axis=(0, 2, 3))
+    if squeeze:
+        grad_input = grad_input[:, :, 0] if grad_input.ndim == 4 else grad_input
+        grad_weight = grad_weight[:, :, 0] if grad_weight.ndim == 4 else grad_weight
+    return grad_input, grad_weight, grad_bias
+
+
+# --- autograd formulas (NOTE [ Convolution as a bilinear map ]) ---------------------
+
+
+def _convolution_backward(ctx, grad):
+    x, weight, bias = ctx.saved_inputs
+    needs = ctx.needs_input_grad
+    mask = (needs[0], needs[1], bias is not None and needs[2])
+    grads = convolution_backward(grad, x, weight, output_mask=mask, **ctx.attrs)
+    return grads
+
+
+def _convolution_double_backward(ctx, gg_input, gg_weight, gg_bias):
+    grad, x, weight = ctx.saved_inputs
+    attrs = {k: v for k, v in ctx.attrs.items() if k != "output_mask"}
+    needs = ctx.needs_input_grad
+    d_grad = d_x = d_weight = None
+    if needs[0]:
+        terms = []
+        if gg_input is not None:
+            terms.append(CONVOLUTION(gg_input, weight, gg_bias, **attrs))
+        elif gg_bias is not None:
+            terms.append(gg_bias.reshape((1, -1) + (1,) * (grad.ndim - 2)).expand(grad.shape))
+        if gg_weight is not None:
+            terms.append(CONVOLUTION(x, gg_weight, None, **attrs))
+        for term in terms:
+            d_grad = term if d_grad is None else d_grad + term
+    if needs[1] and gg_weight is not None:
+        d_x = convolution_backward(grad, x, gg_weight, output_mask=(True, False, False), **attrs)[0]
+    if needs[2] and gg_input is not None:
+        d_weight = convolution_backward(grad, gg_input, weight, output_mask=(False, True, False), **attrs)[1]
+    return d_grad, d_x, d_weight
+
+
+CONVOLUTION = Op("aten::convolution", _convolution_kernel, _convolution_backward, promote=NONE, save="inputs")
+CONVOLUTION_BACKWARD = Op("aten::convolution_backward", _convolution_backward_kernel,
+                          _convolution_double_backward, promote=NONE, save="inputs", num_outputs=3)
+
+
+def convolution_backward(grad, input, weight, output_mask, **attrs):
+    """``(grad_input, grad_weight, grad_bias)`` of :func:`convolution`; None where
+    ``output_mask`` says the gradient is not wanted."""
+    outs = CONVOLUTION_BACKWARD(grad, input, weight, output_mask=tuple(output_mask), **attrs)
+    return tuple(o if wanted else None for o, wanted in zip(outs, output_mask))
+
+
+# --- argument checks (the messages follow PyTorch's Convolution.cpp) ---------------
+
+
+def _expand(value, dims, name):
+    if isinstance(value, int):
+        return (value,) * dims
+    value = tuple(value)
+    if len(value) == 1:
+        return value * dims
+    if len(value) != dims:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {dims} values to match "
+                           f"the convolution dimensions, but got {name}={list(value)}")
+    return value
+
+
+def _shape_str(shape):
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if weight.ndim != input.ndim:
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
+                           f"{_shape_str(weight.shape)}, but got {input.ndim}-dimensional input of size "
+                           f"{_shape_str(input.shape)} instead")
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(padding) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError("non-positive dilation is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                           f"but got weight of size [{_shape_str(weight.shape)}] instead")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(input.dtype)} but found "
+                           f"{_scalar_name(weight.dtype)}")
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({_type_name(input.dtype)}) and bias type ({_type_name(bias.dtype)}) "
+                           "should be the same")
+    channels = input.shape[1]
+    if not transposed:
+        expected = weight.shape[1] * groups
+        out_channels = weight.shape[0]
+        where = f"Given groups={groups}, weight of size {_shape_str(weight.shape)}"
+    else:
+        expected = weight.shape[0]
+        out_channels = weight.shape[1] * groups
+        where = f"Given transposed=1, weight of size {_shape_str(weight.shape)}"
+        for op, s, d in zip(output_padding, stride, dilation):
+            if op >= s and op >= d:
+                names = ("height", "width") if len(stride) == 2 else ("width",)
+                parts = [f"output_padding_{n}: {v}" for n, v in zip(names, output_padding)]
+                parts += [f"stride_{n}: {v}" for n, v in zip(names, stride)]
+                parts += [f"dilation_{n}: {v}" for n, v in zip(names, dilation)]
+                raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                                   + " ".join(parts))
+    if channels != expected:
+        raise RuntimeError(f"{where}, expected input{_shape_str(input.shape)} to have {expected} channels, but "
+                           f"got {channels} channels instead")
+    if bias is not None and tuple(bias.shape) != (out_channels,):
+        raise RuntimeError(f"{where.replace(f'groups={groups}, ', '')}, expected bias to be 1-dimensional with "
+                           f"{out_channels} elements, but got bias of size {_shape_str(bias.shape)} instead")
+    if not transposed:
+        padded = [size + 2 * p for size, p in zip(input.shape[2:], padding)]
+        kernel = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
+        if any(k > p for k, p in zip(kernel, padded)):
+            raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+                               f"Kernel size: ({' x '.join(map(str, kernel))}). Kernel size can't be greater than "
+                               "actual input size")
+    else:
+        out = _transposed_shape(input.shape, weight.shape, stride, padding, dilation, output_padding, groups)
+        if min(out[2:]) <= 0:
+            raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, input.shape[2:]))}). "
+                               f"Calculated output size per channel: ({' x '.join(map(str, out[2:]))}). "
+                               "Output size is too small")
+
+
+def _type_name(dtype):
+    return str(dtype).split(".")[-1]
+
+
+def _scalar_name(dtype):
+    from ember.native._inplace import _type_name as torch_scalar_name
+
+    return torch_scalar_name(dtype)
+
+
+# --- public functions --------------------------------------------------------------
+
+
+def convolution(input, weight, bias=None, stride=1, padding=0, dilation=1, transposed=False, output_padding=0,
+                groups=1):
+    """The convolution every ``conv*`` function calls: checks the arguments like
+    PyTorch, then runs the fused ``aten::convolution`` op on a batched input."""
+    dims = weight.ndim - 2
+    stride, padding = _expand(stride, dims, "stride"), _expand(padding, dims, "padding")
+    dilation, output_padding = _expand(dilation, dims, "dilation"), _expand(output_padding, dims, "output_padding")
+    _check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    return CONVOLUTION(input, weight, bias, stride=stride, padding=padding, dilation=dilation,
+                       transposed=bool(transposed), output_padding=output_padding, groups=groups)
+
+
+def _batched(input, dims, name):
+    if input.ndim == dims + 2:
+        return input, False
+    if input.ndim == dims + 1:
+        return input.unsqueeze(0), True
+    raise RuntimeError(f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {name}, but got input "
+                       f"of size: {_shape_str(input.shape)}")
+
+
+def _same_padding(input, weight, stride, dilation, dims):
+    """Padding for ``padding='same'``: the total ``d*(k-1)`` split evenly, any odd one
+    extra on the right (done by an explicit pad, as PyTorch does)."""
+    if any(s != 1 for s in _expand(stride, dims, "stride")):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    dilation = _expand(dilation, dims, "dilation")
+    totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
+    padding = tuple(t // 2 for t in totals)
+    extra = [t % 2 for t in totals]
+    if any(extra):
+        pads = []
+        for e in reversed(extra):  # F.pad lists the last dim first
+            pads += [0, e]
+        input = _pad(input, pads)
+    return input, padding
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, dims, name):
+    input, unbatched = _batched(input, dims, name)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = 0
+        elif padding == "same":
+            input, padding = _same_padding(input, weight, stride, dilation, dims)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    out = convolution(input, weight, bias, stride, padding, dilation, False, 0, groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution (cross-correlation, as in PyTorch) of ``(N, C, L)`` with
+    ``(O, C/groups, k)``; ``padding`` may be an int, a tuple, ``'valid'`` or ``'same'``.
+
+    >>> import ember
+    >>> ember.nn.functional.conv1d(ember.ones(1, 1, 4), ember.ones(1, 1, 2)).tolist()
+    [[[2.0, 2.0, 2.0]]]
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution: ``out[n, o] = bias[o] + sum_c,i,j weight[o, c, i, j] *
+    input[n, c, s*h + d*i - p, s*w + d*j - p]`` (per group).
+
+    >>> import ember
+    >>> ember.nn.functional.conv2d(ember.ones(1, 1, 3, 3), ember.ones(1, 1, 2, 2)).tolist()
+    [[[[4.0, 4.0], [4.0, 4.0]]]]
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, dims, name):
+    if isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+    input, unbatched = _batched(input, dims, name)
+    out = convolution(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """1-D transposed convolution: the adjoint of :func:`conv1d` with the same weight
+    ``(C_in, C_out/groups, k)``; output length ``(L-1)*s - 2p + d*(k-1) + output_padding + 1``."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+                           "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """2-D transposed convolution ("deconvolution"): the gradient of :func:`conv2d`
+    with respect to its input, with weight ``(C_in, C_out/groups, kh, kw)``.
+
+    >>> import ember
+    >>> ember.nn.functional.conv_transpose2d(ember.ones(1, 1, 2, 2), ember.ones(1, 1, 2, 2)).tolist()
+    [[[[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]]]
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                           "conv_transpose2d")
+
+
+def fan_in_bound(weight):
+    """``1 / sqrt(fan_in)``: the bound of PyTorch's default bias initialisation."""
+    fan_in = weight.shape[1] * math.prod(weight.shape[2:])
+    return 1 / math.sqrt(fan_in) if fan_in > 0 else 0

@@ -1,0 +1,393 @@
+"""Pooling: ``max_pool1d/2d`` (with indices), ``avg_pool1d/2d``,
+``adaptive_avg_pool1d/2d`` and ``adaptive_max_pool1d/2d``.
+
+PyTorch counterpart: aten/src/ATen/native/DilatedMaxPool2d.cpp, AveragePool2d.cpp,
+AdaptiveAveragePooling.cpp, AdaptiveMaxPooling2d.cpp, Pool.h (output sizes and
+checks), derivatives.yaml and torch/nn/functional.py (v2.13).
+
+The 2-D ops are the kernels; a 1-D pool runs on ``(N, C, 1, L)``. A kernel visits the
+``kh*kw`` taps of the window (each a strided slice of the padded image, NOTE
+[ Windows as strided views ] in ember/native/fold.py), so every step is vectorised
+over the whole batch. Max pooling returns the argmax as a flat index into each input
+plane (PyTorch's ``indices``); its backward adds the gradient at those indices
+(``scatter_add``), whose backward is a ``gather``: double backward for free.
+"""
+
+import math
+
+import numpy as np
+
+from ember.dispatcher import NONE, Op
+from ember.native.fold import Geometry, window_count
+
+
+def _fill_low(xp, dtype):
+    """The padding value max pooling never picks: -inf, or the integer minimum."""
+    return -math.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _taps(g):
+    for i in range(g.kh):
+        for j in range(g.kw):
+            yield i, j
+
+
+def _tap(g, plane, i, j):
+    """The ``(N, C, OH, OW)`` slice of the padded plane that tap ``(i, j)`` of every window reads."""
+    top, left = i * g.dh, j * g.dw
+    return plane[:, :, top:top + g.sh * (g.OH - 1) + 1:g.sh, left:left + g.sw * (g.OW - 1) + 1:g.sw]
+
+
+def _pool_geometry(shape, kernel_size, stride, padding, dilation, ceil_mode):
+    out = tuple(window_count(shape[2 + d], kernel_size[d], stride[d], padding[d], dilation[d], ceil_mode)
+                for d in (0, 1))
+    return Geometry(shape, kernel_size, stride, padding, dilation, out_size=out)
+
+
+# --- max pooling ---------------------------------------------------------------------
+
+
+def _max_pool_kernel(xp, x, kernel_size, stride, padding, dilation, ceil_mode):
+    g = _pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    plane = g.padded(xp, x, _fill_low(xp, x.dtype))
+    best = _tap(g, plane, 0, 0).copy()
+    best_tap = xp.zeros(best.shape, dtype=xp.int64)
+    for number, (i, j) in enumerate(_taps(g)):
+        if number == 0:
+            continue
+        value = _tap(g, plane, i, j)
+        # Strictly greater keeps the first maximum; a NaN always wins (PyTorch's rule).
+        better = value > best
+        if x.dtype.kind == "f":
+            better |= xp.isnan(value)
+        best = xp.where(better, value, best)
+        best_tap = xp.where(better, number, best_tap)
+    # The tap number -> the position in the unpadded input plane.
+    rows = xp.arange(g.OH).reshape(-1, 1) * g.sh - g.ph + (best_tap // g.kw) * g.dh
+    cols = xp.arange(g.OW) * g.sw - g.pw + (best_tap % g.kw) * g.dw
+    return best, rows * g.W + cols
+
+
+def _scatter_to_planes(grad, indices, shape):
+    """Add ``grad`` into zeros of ``shape`` at the flat per-plane ``indices``."""
+    from ember.native.factory import zeros
+
+    planes = zeros(tuple(shape[:-2]) + (shape[-2] * shape[-1],), dtype=grad.dtype, device=grad.device)
+    return planes.scatter_add(-1, indices.flatten(-2), grad.flatten(-2)).view(tuple(shape))
+
+
+def _indexed_pool_backward(ctx, grad, grad_indices):
+    _, indices = ctx.saved_outputs
+    return (_scatter_to_planes(grad, indices, ctx.input_meta[0][0]),)
+
+
+MAX_POOL2D = Op("aten::max_pool2d_with_indices", _max_pool_kernel, _indexed_pool_backward, promote=NONE,
+                save="outputs", num_outputs=2)
+
+
+# --- average pooling -----------------------------------------------------------------
+
+
+def _avg_divisor(xp, g, count_include_pad, divisor_override, dtype):
+    """How many elements each window averages, an ``(OH, OW)`` array (or the override)."""
+    if divisor_override is not None:
+        return divisor_override
+
+    def spans(out, size, kernel, stride, pad):
+        start = np.arange(out) * stride - pad
+        end = np.minimum(start + kernel, size + pad)
+        if count_include_pad:
+            return end - start
+        return np.minimum(end, size) - np.maximum(start, 0)
+
+    divisor = np.outer(spans(g.OH, g.H, g.kh, g.sh, g.ph), spans(g.OW, g.W, g.kw, g.sw, g.pw))
+    return xp.asarray(divisor.astype(dtype))
+
+
+def _avg_pool_kernel(xp, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    g = _pool_geometry(x.shape, kernel_size, stride, padding, (1, 1), ceil_mode)
+    plane = g.padded(xp, x)
+    total = _tap(g, plane, 0, 0).copy()
+    for i, j in list(_taps(g))[1:]:
+        total += _tap(g, plane, i, j)
+    divisor = _avg_divisor(xp, g, count_include_pad, divisor_override, x.dtype)
+    if x.dtype.kind != "f":
+        return total // divisor
+    total /= divisor
+    return total
+
+
+def _avg_pool_backward_kernel(xp, grad, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                              divisor_override):
+    g = _pool_geometry(input_size, kernel_size, stride, padding, (1, 1), ceil_mode)
+    share = grad / _avg_divisor(xp, g, count_include_pad, divisor_override, grad.dtype)
+    plane = xp.zeros(tuple(input_size[:2]) + (g.Hp, g.Wp), dtype=grad.dtype)
+    for i, j in _taps(g):
+        _tap(g, plane, i, j)[...] += share
+    return xp.ascontiguousarray(plane[:, :, g.ph:g.ph + g.H, g.pw:g.pw + g.W])
+
+
+def _avg_pool_backward(ctx, grad):
+    return (AVG_POOL2D_BACKWARD(grad, input_size=ctx.input_meta[0][0], **ctx.attrs),)
+
+
+def _avg_pool_double_backward(ctx, grad):
+    attrs = {k: v for k, v in ctx.attrs.items() if k != "input_size"}
+    return (AVG_POOL2D(grad, **attrs),)
+
+
+AVG_POOL2D = Op("aten::avg_pool2d", _avg_pool_kernel, _avg_pool_backward, promote=NONE)
+AVG_POOL2D_BACKWARD = Op("aten::avg_pool2d_backward", _avg_pool_backward_kernel, _avg_pool_double_backward,
+                         promote=NONE)
+
+
+# --- adaptive pooling ----------------------------------------------------------------
+
+
+def adaptive_ranges(size, out):
+    """Window ``i`` of an adaptive pool covers ``[floor(i*size/out), ceil((i+1)*size/out))``."""
+    index = np.arange(out)
+    return (index * size) // out, -((-(index + 1) * size) // out)
+
+
+def _adaptive_max_kernel(xp, x, output_size):
+    H, W = x.shape[-2:]
+    gathers = []
+    for size, out in zip((H, W), output_size):
+        start, end = adaptive_ranges(size, out)
+        width = int((end - start).max()) if out else 1
+        # Windows shorter than the longest repeat their last element (harmless for a max).
+        gathers.append(np.minimum(start[:, None] + np.arange(width), end[:, None] - 1))
+    rows, cols = (xp.asarray(a) for a in gathers)
+    windows = x[..., rows[:, :, None, None], cols[None, None, :, :]]  # (N, C, OH, kh, OW, kw)
+    windows = windows.swapaxes(-3, -2)
+    windows = windows.reshape(windows.shape[:-2] + (-1,))
+    best = windows.argmax(axis=-1)
+    kw = cols.shape[1]
+    out = xp.take_along_axis(windows, best[..., None], axis=-1)[..., 0]
+    h = _pick(xp, rows, best // kw, axis=-2)
+    w = _pick(xp, cols, best % kw, axis=-1)
+    return out, h * W + w
+
+
+def _pick(xp, table, choice, axis):
+    """``table[o, choice]`` for each output position, ``o`` the row (axis -2) or column (axis -1)."""
+    if axis == -2:
+        o = xp.arange(table.shape[0]).reshape(-1, 1)
+    else:
+        o = xp.arange(table.shape[0])
+    return table[o, choice]
+
+
+ADAPTIVE_MAX_POOL2D = Op("aten::adaptive_max_pool2d", _adaptive_max_kernel, _indexed_pool_backward,
+                         promote=NONE, save="outputs", num_outputs=2)
+
+
+# --- public functions ----------------------------------------------------------------
+
+
+def _pair(value):
+    if isinstance(value, int):
+        return (value, value)
+    value = tuple(value)
+    return value * 2 if len(value) == 1 else value
+
+
+def _single(value):
+    return value if isinstance(value, int) else tuple(value)[0]
+
+
+def _to_batched(input, dims, message):
+    if input.ndim == dims + 2:
+        return input, False
+    if input.ndim == dims + 1:
+        return input.unsqueeze(0), True
+    raise RuntimeError(message)
+
+
+def _check_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode):
+    if min(kernel_size) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel_size[0]} "
+                           f"kW: {kernel_size[1]}")
+    if min(stride) <= 0:
+        raise RuntimeError("stride should not be zero")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {dilation[0]} "
+                           f"dilationW: {dilation[1]}")
+    for k, p, d in zip(kernel_size, padding, dilation):
+        if p < 0 or p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d}")
+    C, H, W = input.shape[-3:]
+    out = [window_count(size, k, s, p, d, ceil_mode) for size, k, s, p, d
+           in zip((H, W), kernel_size, stride, padding, dilation)]
+    if min(out) < 1:
+        raise RuntimeError(f"Given input size: ({C}x{H}x{W}). Calculated output size: ({C}x{out[0]}x{out[1]}). "
+                           "Output size is too small")
+
+
+def _pool2d_args(kernel_size, stride, padding, dilation):
+    kernel_size = _pair(kernel_size)
+    stride = kernel_size if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _pair(stride)
+    return kernel_size, stride, _pair(padding), _pair(dilation)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """The maximum of each ``kh x kw`` window (implicit ``-inf`` padding); with
+    ``return_indices`` also its flat position in the input plane (for ``max_unpool``).
+
+    >>> import ember
+    >>> ember.nn.functional.max_pool2d(ember.arange(16.).view(1, 1, 4, 4), 2).tolist()
+    [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+    kernel_size, stride, padding, dilation = _pool2d_args(kernel_size, stride, padding, dilation)
+    if input.ndim not in (3, 4) or input.numel() == 0 and input.ndim == 3:
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    _check_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+    batched, unbatched = _to_batched(input, 2, "")
+    out, indices = MAX_POOL2D(batched, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation,
+                              ceil_mode=bool(ceil_mode))
+    if unbatched:
+        out, indices = out.squeeze(0), indices.squeeze(0)
+    return (out, indices) if return_indices else out
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """:func:`max_pool2d` over the last dim of ``(N, C, L)`` or ``(C, L)``."""
+    kernel, pad = _single(kernel_size), _single(padding)
+    step = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _single(stride)
+    dilation = _single(dilation)
+    if input.ndim not in (2, 3) or 0 in input.shape[1:]:
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:[{', '.join(map(str, input.shape))}]")
+    if kernel <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {kernel}")
+    if step <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {step}")
+    if pad < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {pad}")
+    if pad > kernel // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={pad} and "
+                           f"kernel_size={kernel}")
+    if dilation <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {dilation}")
+    length = window_count(input.shape[-1], kernel, step, pad, dilation, ceil_mode)
+    if length < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {length}")
+    out, indices = MAX_POOL2D(input.unsqueeze(-2), kernel_size=(1, kernel), stride=(1, step), padding=(0, pad),
+                              dilation=(1, dilation), ceil_mode=bool(ceil_mode))
+    out, indices = out.squeeze(-2), indices.squeeze(-2)
+    return (out, indices) if return_indices else out
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """The mean of each ``kh x kw`` window (zero padding, counted unless
+    ``count_include_pad=False``; ``divisor_override`` replaces the window size).
+
+    >>> import ember
+    >>> ember.nn.functional.avg_pool2d(ember.arange(16.).view(1, 1, 4, 4), 2).tolist()
+    [[[[2.5, 4.5], [10.5, 12.5]]]]
+    """
+    kernel_size, stride, padding, _ = _pool2d_args(kernel_size, stride, padding, 1)
+    if input.ndim not in (3, 4) or input.numel() == 0 and input.ndim == 3:
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    _check_pool2d(input, kernel_size, stride, padding, (1, 1), ceil_mode)
+    batched, unbatched = _to_batched(input, 2, "")
+    out = AVG_POOL2D(batched, kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=bool(ceil_mode),
+                     count_include_pad=bool(count_include_pad), divisor_override=divisor_override)
+    return out.squeeze(0) if unbatched else out
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """:func:`avg_pool2d` over the last dim of ``(N, C, L)`` or ``(C, L)``."""
+    kernel, pad = _single(kernel_size), _single(padding)
+    step = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _single(stride)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input, but got {input.ndim}D")
+    out = avg_pool2d(input.unsqueeze(-2), (1, kernel), (1, step), (0, pad), ceil_mode, count_include_pad)
+    return out.squeeze(-2)
+
+
+def _adaptive_output(input, output_size, dims, name):
+    if dims == 2 and input.ndim < 3:
+        raise ValueError("Input dimension should be at least 3")
+    if dims == 1 and input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {name})")
+    sizes = (output_size,) * dims if isinstance(output_size, int) or output_size is None else tuple(output_size)
+    if len(sizes) == 1 and dims == 2:
+        sizes = sizes * 2
+    sizes = tuple(input.shape[-dims + i] if s is None else int(s) for i, s in enumerate(sizes))
+    for d in range(input.ndim - dims, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
+                               f"input has sizes [{', '.join(map(str, input.shape))}] with dimension {d} being empty")
+    return sizes
+
+
+def _averaging_matrix(size, out, like):
+    """``(out, size)`` matrix whose row ``i`` averages window ``i`` of an adaptive pool."""
+    from ember.native.factory import tensor
+
+    start, end = adaptive_ranges(size, out)
+    position = np.arange(size)
+    inside = (position >= start[:, None]) & (position < end[:, None])
+    matrix = inside / (end - start)[:, None]
+    return tensor(matrix.astype(like._data.dtype), device=like.device)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed ``output_size`` (an int, a pair, None keeps a size):
+    window ``i`` covers ``[floor(i*H/OH), ceil((i+1)*H/OH))``.
+
+    Global pooling is a ``mean``; otherwise the pool is separable, ``A_h @ x @ A_w^T``
+    with small averaging matrices, so autograd (and double backward) come from matmul.
+
+    >>> import ember
+    >>> ember.nn.functional.adaptive_avg_pool2d(ember.arange(16.).view(1, 1, 4, 4), 1).tolist()
+    [[[[7.5]]]]
+    """
+    out_h, out_w = _adaptive_output(input, output_size, 2, "adaptive_avg_pool2d")
+    H, W = input.shape[-2:]
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"\"adaptive_avg_pool2d\" not implemented for '{_scalar_name(input.dtype)}'")
+    if (out_h, out_w) == (1, 1):
+        return input.mean((-2, -1), keepdim=True)
+    if out_h and out_w and H % out_h == 0 and W % out_w == 0:
+        return avg_pool2d(input, (H // out_h, W // out_w))
+    return _averaging_matrix(H, out_h, input) @ input @ _averaging_matrix(W, out_w, input).t()
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """:func:`adaptive_avg_pool2d` over the last dim of ``(N, C, L)`` or ``(C, L)``."""
+    (length,) = _adaptive_output(input, output_size, 1, "adaptive_avg_pool1d")
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, length)).squeeze(-2)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling to a fixed ``output_size`` (windows as in :func:`adaptive_avg_pool2d`).
+
+    >>> import ember
+    >>> ember.nn.functional.adaptive_max_pool2d(ember.arange(16.).view(1, 1, 4, 4), 1).tolist()
+    [[[[15.0]]]]
+    """
+    sizes = _adaptive_output(input, output_size, 2, "adaptive_max_pool2d")
+    out, indices = ADAPTIVE_MAX_POOL2D(input, output_size=sizes)
+    return (out, indices) if return_indices else out
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """:func:`adaptive_max_pool2d` over the last dim of ``(N, C, L)`` or ``(C, L)``."""
+    (length,) = _adaptive_output(input, output_size, 1, "adaptive_max_pool1d")
+    out, indices = ADAPTIVE_MAX_POOL2D(input.unsqueeze(-2), output_size=(1, length))
+    out, indices = out.squeeze(-2), indices.squeeze(-2)
+    return (out, indices) if return_indices else out
+
+
+def _scalar_name(dtype):
+    from ember.native._inplace import _type_name
+
+    return _type_name(dtype)

@@ -1,0 +1,164 @@
+"""``F.interpolate``: resize the spatial dims by nearest, nearest-exact, (bi)linear
+or area interpolation.
+
+PyTorch counterpart: torch/nn/functional.py (``interpolate``),
+aten/src/ATen/native/UpSample.h (source-index formulas), UpSampleNearest*.cpp,
+UpSampleBilinear2d.cpp and UpSampleLinear1d.cpp (v2.13).
+
+Each mode is separable: along each spatial dim an output position reads one input
+position (nearest) or two with weights ``1 - t`` and ``t`` (linear). Both are built
+from ``index_select`` and elementwise ops, one dim at a time, so the backward (an
+``index_add``) and double backward come from those ops. The positions are computed
+in the input's precision with PyTorch's formulas, so ties fall the same way.
+"""
+
+import math
+
+import numpy as np
+
+_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "area")
+_DIMS = {"linear": 1, "bilinear": 2}
+
+
+def _scale(in_size, out_size, scale_factor, align_corners, dtype):
+    """Input pixels per output pixel (PyTorch's ``area_pixel_compute_scale``)."""
+    if align_corners:
+        return dtype.type((in_size - 1) / (out_size - 1)) if out_size > 1 else dtype.type(0)
+    if scale_factor is not None and scale_factor > 0:
+        return dtype.type(1.0 / scale_factor)
+    return dtype.type(in_size) / dtype.type(out_size)
+
+
+def nearest_positions(in_size, out_size, scale_factor, exact=False):
+    """The input position each output position copies (``floor(dst * scale)``,
+    or ``floor((dst + 0.5) * scale)`` for nearest-exact), in float32 as PyTorch."""
+    scale = _scale(in_size, out_size, scale_factor, False, np.dtype(np.float32))
+    dst = np.arange(out_size)
+    if exact:
+        source = np.floor(((dst + 0.5) * np.float64(scale)).astype(np.float32))
+    else:
+        if out_size == in_size:
+            return dst
+        source = np.floor(dst.astype(np.float32) * scale)
+    return np.minimum(source.astype(np.int64), in_size - 1)
+
+
+def linear_positions(in_size, out_size, scale_factor, align_corners, dtype):
+    """``(left, right, weight_right)``: each output blends input ``left`` and ``right``."""
+    scale = _scale(in_size, out_size, scale_factor, align_corners, dtype)
+    dst = np.arange(out_size).astype(dtype)
+    if align_corners:
+        source = scale * dst
+    else:
+        source = np.maximum(scale * (dst + dtype.type(0.5)) - dtype.type(0.5), dtype.type(0))
+    left = np.floor(source).astype(np.int64)
+    left = np.minimum(left, in_size - 1)
+    right = np.minimum(left + 1, in_size - 1)
+    return left, right, (source - left).astype(dtype)
+
+
+def _output_sizes(input, size, scale_factor, dims, recompute_scale_factor):
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        sizes = (size,) * dims if isinstance(size, int) else tuple(size)
+        if len(sizes) != dims:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input "
+                             f"with spatial dimensions of {list(input.shape[2:])} and output size of {list(sizes)}. "
+                             "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                             "(o1, o2, ...,oK) format.")
+        return tuple(int(s) for s in sizes), (None,) * dims
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    scales = (scale_factor,) * dims if isinstance(scale_factor, (int, float)) else tuple(scale_factor)
+    if len(scales) != dims:
+        raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                         f"with spatial dimensions of {list(input.shape[2:])} and scale_factor of shape "
+                         f"{list(scales)}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                         "scale_factor in (s1, s2, ...,sK) format.")
+    sizes = tuple(math.floor(float(input.shape[2 + d]) * scales[d]) for d in range(dims))
+    return sizes, (None,) * dims if recompute_scale_factor else tuple(float(s) for s in scales)
+
+
+def _index(array, like):
+    from ember import int64
+    from ember.native.factory import tensor
+
+    return tensor(array, dtype=int64, device=like.device)
+
+
+def _weights(array, like, dim):
+    from ember.native.factory import tensor
+
+    shape = [1] * like.ndim
+    shape[dim] = -1
+    return tensor(array, dtype=like.dtype, device=like.device).view(shape)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize the spatial dims of ``(N, C, ...)`` to ``size`` or by ``scale_factor``.
+
+    Modes: ``'nearest'`` (PyTorch's legacy ``floor(dst * scale)``), ``'nearest-exact'``
+    (pixel centres), ``'linear'`` (3-D input), ``'bilinear'`` (4-D input), ``'area'``
+    (adaptive average pooling). ``align_corners=True`` maps the corner pixels of input
+    and output onto each other; ``False`` (default) maps pixel areas.
+
+    >>> import ember
+    >>> ember.nn.functional.interpolate(ember.tensor([[[1., 2.]]]), scale_factor=2).tolist()
+    [[[1.0, 1.0, 2.0, 2.0]]]
+    """
+    if mode not in _MODES:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) "
+                                  f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"nearest-exact (got {mode})")
+    if mode in ("nearest", "nearest-exact", "area"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if antialias:
+        raise NotImplementedError("ember's interpolate does not implement antialias=True")
+    dims = input.ndim - 2
+    if dims not in (1, 2):
+        raise NotImplementedError(f"Input Error: Only 3D and 4D input Tensors are supported by ember (got "
+                                  f"{input.ndim}D) for the modes: nearest | linear | bilinear | area | nearest-exact "
+                                  f"(got {mode})")
+    if mode in _DIMS and _DIMS[mode] != dims:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_DIMS[mode] + 2}D input")
+    sizes, scales = _output_sizes(input, size, scale_factor, dims, recompute_scale_factor)
+    if mode == "area":
+        from ember.native.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
+
+        return (adaptive_avg_pool1d if dims == 1 else adaptive_avg_pool2d)(input, sizes)
+    if min(sizes) <= 0 or min(input.shape[2:]) <= 0:
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({', '.join(map(str, input.shape[2:]))}) and output ({', '.join(map(str, sizes))})")
+    out = input
+    for d in range(dims):
+        dim = 2 + d
+        in_size = input.shape[dim]
+        if mode.startswith("nearest"):
+            positions = nearest_positions(in_size, sizes[d], scales[d], exact=mode == "nearest-exact")
+            out = out.index_select(dim, _index(positions, input))
+        else:
+            left, right, t = linear_positions(in_size, sizes[d], scales[d], align_corners,
+                                              np.dtype(input._data.dtype))
+            t_right = _weights(t, input, dim)
+            out = out.index_select(dim, _index(left, input)) * (1 - t_right) + \
+                out.index_select(dim, _index(right, input)) * t_right
+    return out
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """:func:`interpolate` under its old name."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
