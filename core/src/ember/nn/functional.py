@@ -18,6 +18,38 @@ from ember.native.linear import bilinear, linear  # noqa: F401
 
 # --- end of dense layers, embedding, dropout, attention -----------------------------
 
+# --- convolution, pooling, padding, folding, interpolation ---------------------------
+# (ember/native/convolution.py, pooling.py, padding.py, fold.py, upsampling.py)
+# isort: split
+from ember.native.convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: F401
+from ember.native.fold import fold, unfold  # noqa: F401
+from ember.native.padding import pad  # noqa: F401
+from ember.native.pooling import (  # noqa: F401
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
+from ember.native.upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: F401
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size):
+    return adaptive_max_pool2d(input, output_size, return_indices=True)
+
+# --- end of convolution, pooling, padding, folding, interpolation --------------------
+
 
 def relu(input, inplace=False):
     """``max(input, 0)``, the core's ``aten::relu`` op; ``inplace=True`` overwrites ``input``
