@@ -331,6 +331,8 @@ def test_inplace_integer_target_refuses_what_torch_refuses(call):
     lambda lib, x: x.remainder_(2),
     lambda lib, x: x.pow_(2),
     lambda lib, x: x.clamp_(min=2),
+    lambda lib, x: x.div_(2, rounding_mode="floor"),
+    lambda lib, x: x.div_(-2, rounding_mode="trunc"),
     lambda lib, x: x.to(lib.uint8).add_(-1),
     lambda lib, x: x.to(lib.uint8).mul_(300),
     lambda lib, x: x.to(lib.int8).sub_(300),
@@ -338,6 +340,15 @@ def test_inplace_integer_target_refuses_what_torch_refuses(call):
 def test_inplace_integer_results_keep_the_dtype(call):
     # Python ints beyond the dtype's range wrap around, on the no-grad fast path too.
     assert_parity(lambda lib, x: call(lib, x.clone()), make_tensor((2,), "int32", low=1, high=5))
+
+
+def test_inplace_div_with_rounding_mode_through_non_leaf():
+    def fn(lib, x, y):
+        z = x * 1.0
+        z.div_(y, rounding_mode="floor")
+        return z * x
+
+    assert_parity(fn, make_tensor((2, 3), "float64"), make_tensor((3,), "float64", low=1.1, high=2.9, seed=5))
 
 
 def test_inplace_float32_target_accepts_float64_operand():
