@@ -90,8 +90,10 @@ def test_defaults_repr_and_state_dict_keys():
             assert repr(e) == repr(t)
             assert list(e.state_dict()) == list(t.state_dict())
             for key, value in t.state_dict().items():
-                assert_close(e.state_dict()[key], value, "float32", key) if value.is_floating_point() else \
-                    (e.state_dict()[key].item() == value.item())
+                if value.is_floating_point():
+                    assert_close(e.state_dict()[key], value, "float32", key)
+                else:
+                    assert e.state_dict()[key].item() == value.item()
     e = ember.nn.BatchNorm2d(64)
     assert e.num_batches_tracked.dtype == ember.int64 and e.num_batches_tracked.shape == ()
     assert type(e)._version == torch.nn.BatchNorm2d._version == 2
