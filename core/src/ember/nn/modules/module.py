@@ -105,7 +105,7 @@ class Module:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
-                            "(torch Tensor or None required)")
+                            "(ember Tensor or None required)")
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -124,7 +124,7 @@ class Module:
             return
         if not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
-                            "(torch.nn.Parameter or None required)")
+                            "(ember.nn.Parameter or None required)")
         if param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
                              f"created explicitly. To express '{name}' as a function of another Tensor, "
@@ -161,7 +161,7 @@ class Module:
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
-                                "(torch.nn.Parameter or None expected)")
+                                "(ember.nn.Parameter or None expected)")
             self.register_parameter(name, value)
         elif isinstance(value, Module):
             modules = self.__dict__.get("_modules")
@@ -172,12 +172,12 @@ class Module:
         elif name in self.__dict__.get("_modules", ()):
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
-                                "(torch.nn.Module or None expected)")
+                                "(ember.nn.Module or None expected)")
             self._modules[name] = value
         elif name in self.__dict__.get("_buffers", ()):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
-                                "(torch.nn.Buffer, torch.Tensor or None expected)")
+                                "(ember.Tensor or None expected)")
             self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
@@ -409,7 +409,7 @@ class Module:
                             f"dtype={dtype}")
 
         def convert(t):
-            return t.to(device, dtype if t.is_floating_point() else None)
+            return t.to(device=device, dtype=dtype if t.is_floating_point() else None)
 
         return self._apply(convert)
 
@@ -556,7 +556,7 @@ class Module:
 
     def _load_one(self, name, key, param, input_param, assign, error_msgs):
         if not isinstance(input_param, Tensor):
-            error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+            error_msgs.append(f'While copying the parameter named "{key}", expected ember.Tensor or Tensor-like '
                               f"object from checkpoint but received {type(input_param)}")
             return
         if param.ndim == 0 and input_param.ndim == 1:  # 0-d entries saved as 1-d by old versions

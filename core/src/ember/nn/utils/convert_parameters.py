@@ -27,7 +27,7 @@ def parameters_to_vector(parameters):
 def vector_to_parameters(vec, parameters):
     """Copy consecutive slices of the 1-D ``vec`` into the parameters' data."""
     if not isinstance(vec, Tensor):
-        raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
+        raise TypeError(f"expected ember.Tensor, but got: {type(vec).__name__}")
     parameters = list(parameters)
     _check_same_device(parameters)
     pointer = 0
