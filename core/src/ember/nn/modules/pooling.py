@@ -1,0 +1,156 @@
+"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``,
+``AdaptiveMaxPool1d/2d``.
+
+PyTorch counterpart: torch/nn/modules/pooling.py (v2.13). ember leaves out 3-D,
+fractional, LP and unpooling layers. Each layer stores its arguments as PyTorch does
+(so ``extra_repr`` prints the same) and calls its functional form.
+"""
+
+from ember.native import pooling as P
+from ember.nn.modules.module import Module
+
+
+def _single(value):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+class _MaxPoolNd(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd):
+    """Max over windows of ``kernel_size`` along the last dim of ``(N, C, L)``.
+
+    >>> ember.nn.MaxPool1d(3, stride=2)(ember.randn(20, 16, 50)).shape
+    ember.Size([20, 16, 24])
+    """
+
+    def forward(self, input):
+        return P.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Max over ``kh x kw`` windows of ``(N, C, H, W)``; with ``return_indices`` also
+    the argmax positions.
+
+    >>> ember.nn.MaxPool2d(3, stride=2)(ember.randn(20, 16, 50, 32)).shape
+    ember.Size([20, 16, 24, 15])
+    """
+
+    def forward(self, input):
+        return P.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class AvgPool1d(Module):
+    """Mean over windows of ``kernel_size`` along the last dim of ``(N, C, L)``.
+
+    >>> ember.nn.AvgPool1d(3, stride=2)(ember.ones(1, 1, 7)).tolist()
+    [[[1.0, 1.0, 1.0]]]
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input):
+        return P.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(Module):
+    """Mean over ``kh x kw`` windows of ``(N, C, H, W)`` (see
+    :func:`ember.nn.functional.avg_pool2d` for padding and ``divisor_override``).
+
+    >>> ember.nn.AvgPool2d(2)(ember.ones(1, 1, 4, 4)).shape
+    ember.Size([1, 1, 2, 2])
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input):
+        return P.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _AdaptivePoolNd(Module):
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptivePoolNd):
+    """Average pooling of ``(N, C, L)`` to ``output_size`` positions."""
+
+    def forward(self, input):
+        return P.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveAvgPool2d(_AdaptivePoolNd):
+    """Average pooling of ``(N, C, H, W)`` to ``output_size`` (an int, a pair, None
+    keeps that size); ``AdaptiveAvgPool2d(1)`` is global average pooling.
+
+    >>> ember.nn.AdaptiveAvgPool2d((5, 7))(ember.randn(1, 64, 8, 9)).shape
+    ember.Size([1, 64, 5, 7])
+    """
+
+    def forward(self, input):
+        return P.adaptive_avg_pool2d(input, self.output_size)
+
+
+class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Max pooling of ``(N, C, L)`` to ``output_size`` positions."""
+
+    def forward(self, input):
+        return P.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Max pooling of ``(N, C, H, W)`` to ``output_size``; with ``return_indices`` also
+    the argmax positions.
+
+    >>> ember.nn.AdaptiveMaxPool2d((5, 7))(ember.randn(1, 64, 8, 9)).shape
+    ember.Size([1, 64, 5, 7])
+    """
+
+    def forward(self, input):
+        return P.adaptive_max_pool2d(input, self.output_size, self.return_indices)
