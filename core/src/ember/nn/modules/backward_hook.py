@@ -13,10 +13,13 @@ torch/nn/modules/_functions.py (``BackwardHookFunction``) (v2.13).
 #   2. the module's own nodes run;
 #   3. the input identity node runs last; a hook on it sees ``grad_input`` and calls
 #      ``hook(module, grad_input, grad_output)``, which may replace ``grad_input``.
-# Inputs that are no tensors, or do not require grad, get None in ``grad_input``.
+# Inputs that are no tensors get None in ``grad_input``; tensors that need no grad get
+# zeros (the identity's materialised gradient), as in PyTorch.
 # When no input requires grad there is no input node, so step 1 calls the hooks
 # with an all-None ``grad_input``.
 """
+
+import warnings
 
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import grad_state
@@ -33,7 +36,8 @@ class BackwardHookFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        return tuple(g if needed else None for g, needed in zip(grads, ctx.needs_input_grad))
+        # Inputs that need no grad get zeros here, as in PyTorch: the hook sees them.
+        return grads
 
 
 class BackwardHook:
@@ -82,6 +86,9 @@ class BackwardHook:
         grad_fn.register_prehook(hook)
 
     def _call_hooks_without_input_grads(self):
+        if self.user_hooks:
+            warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
+                          "outputs since no inputs require gradients.", stacklevel=2)
         grad_inputs = (None,) * self.n_inputs
         for user_hook in self.user_hooks:
             result = user_hook(self.module, grad_inputs, self.grad_outputs)
