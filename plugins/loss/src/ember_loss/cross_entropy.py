@@ -1,0 +1,286 @@
+"""``cross_entropy``: log-softmax and negative log-likelihood in one fused op.
+
+PyTorch counterpart: aten/src/ATen/native/LossNLL.cpp (``cross_entropy_loss``,
+``cross_entropy_loss_prob_target``, ``cross_entropy_loss_label_smoothing``) and
+torch/nn/functional.py ``cross_entropy`` (v2.13).
+
+With ``logp = log_softmax(x)`` over the class dim, every variant is
+``loss = -sum_c a[c] * logp[c]`` at each position, for coefficients ``a`` that do not
+depend on ``x``:
+
+- class indices ``t``: ``a = (1 - eps) * w[t] * onehot(t) + eps / C * w`` (0 if ignored);
+- class probabilities ``q``: ``a = ((1 - eps) * q + eps / C) * w``;
+
+with ``eps`` the label smoothing and ``w`` the class weights (1 if absent). ``'mean'``
+divides by the sum of ``w[t]`` over positions not ignored (indices) or by the number of
+positions (probabilities). The gradient is then
+
+    d loss / d x = a_sum * softmax(x) - a,       a_sum = sum_c a[c]
+
+which is ``softmax - onehot`` (scaled) in the common case.
+
+# NOTE [ Fused cross-entropy ]
+# Cross-entropy runs on every training step, so it is one graph node (``loss::cross_entropy``)
+# whose backward is one op (``loss::cross_entropy_backward``) computing the formula above
+# in a single kernel, instead of the log_softmax and nll nodes (and the handful of ops
+# in their backward formulas) of the composite. Measured in bench/loss_cross_entropy.py.
+# When the backward itself is recorded (``create_graph=True``), the formula is built from
+# differentiable ember ops instead, so second derivatives need no extra kernels.
+"""
+
+import ember
+from ember import library
+from ember.autograd.grad_mode import grad_state
+from ember_loss import nll
+
+
+def _log_softmax(xp, x, class_dim):
+    shifted = x - x.max(axis=class_dim, keepdims=True)
+    shifted -= xp.log(xp.exp(shifted).sum(axis=class_dim, keepdims=True))
+    return shifted
+
+
+def _softmax(xp, x, class_dim):
+    e = x - x.max(axis=class_dim, keepdims=True)
+    xp.exp(e, out=e)
+    e /= e.sum(axis=class_dim, keepdims=True)
+    return e
+
+
+def _class_shape(x, class_dim, classes):
+    shape = [1] * x.ndim
+    shape[class_dim] = classes
+    return shape
+
+
+def _smoothing(label_smoothing):
+    # PyTorch applies label smoothing only when it is positive (a negative value is ignored).
+    return label_smoothing if label_smoothing > 0 else 0.0
+
+
+@library.custom_op("loss::cross_entropy", save="inputs")
+def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-100, label_smoothing=0.0):
+    """``-sum_c a[c] * log_softmax(x)[c]`` per position, then reduced (module docstring)."""
+    if x.size == 0 and x.ndim > 1:
+        return _empty_loss(xp, x, reduction)
+    class_dim = nll.class_dim_of(x)
+    if target.dtype.kind == "f":
+        return _soft_forward(xp, x, target, weight, class_dim, reduction, _smoothing(label_smoothing))
+    classes = x.shape[class_dim]
+    safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, classes, x.dtype)
+    eps = _smoothing(label_smoothing)
+    if eps == 0:
+        # Only the target entry of log_softmax is needed: x[t] - logsumexp(x).
+        top = x.max(axis=class_dim, keepdims=True)
+        lse = xp.log(xp.exp(x - top).sum(axis=class_dim)) + top.squeeze(class_dim)
+        losses = picked_weight * (lse - x[nll.target_positions(xp, safe, class_dim)])
+    else:
+        logp = _log_softmax(xp, x, class_dim)
+        losses = -picked_weight * nll.pick(xp, logp, safe, class_dim)
+        if weight is not None:
+            logp = logp * weight.reshape(_class_shape(x, class_dim, classes))
+        smooth = xp.where(valid, -logp.sum(axis=class_dim), 0)
+        losses = (1 - eps) * losses + (eps / classes) * smooth
+    return nll.reduce_weighted(xp, losses, picked_weight, reduction)
+
+
+def _empty_loss(xp, x, reduction):
+    shape = (x.shape[0],) + x.shape[2:]
+    if reduction == "none":
+        return xp.zeros(shape, dtype=x.dtype)
+    return xp.asarray(float("nan") if reduction == "mean" else 0.0, dtype=x.dtype)
+
+
+def _soft_forward(xp, x, target, weight, class_dim, reduction, eps):
+    classes = x.shape[class_dim]
+    q = target * (1 - eps) + eps / classes if eps else target
+    products = _log_softmax(xp, x, class_dim) * q
+    if weight is not None:
+        products = products * weight.reshape(_class_shape(x, class_dim, classes))
+    if reduction == "none":
+        return -products.sum(axis=class_dim)
+    total = -products.sum()
+    if reduction == "sum":
+        return total
+    return total / (x.size // classes)
+
+
+def coefficients(xp, x, target, weight, reduction, ignore_index, label_smoothing):
+    """``(a, a_sum)`` of the module docstring for class indices, scaled for ``'mean'``,
+    each shaped to broadcast against ``x``."""
+    class_dim = nll.class_dim_of(x)
+    classes = x.shape[class_dim]
+    safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, classes, x.dtype, check=False)
+    scale = nll.with_class_dim(nll.mean_scale(xp, picked_weight, valid, reduction), class_dim)
+    a = nll.onehot(xp, safe, classes, class_dim, x.dtype) * scale
+    a_sum = scale
+    eps = _smoothing(label_smoothing)
+    if eps:
+        per_class = xp.ones(classes, dtype=x.dtype) if weight is None else weight
+        per_class = per_class.reshape(_class_shape(x, class_dim, classes))
+        unit = nll.with_class_dim(_unit_scale(xp, picked_weight, valid, reduction), class_dim)
+        a = (1 - eps) * a + (eps / classes) * per_class * unit
+        a_sum = (1 - eps) * a_sum + (eps / classes) * per_class.sum() * unit
+    return a, a_sum
+
+
+def _unit_scale(xp, picked_weight, valid, reduction):
+    """Per position: 1 over the mean's denominator (or 1) where not ignored, else 0."""
+    if reduction != "mean":
+        return valid.astype(picked_weight.dtype)
+    denominator = picked_weight.sum()
+    unit = float("inf") if denominator == 0 else 1 / denominator  # inf * 0 weights = nan, as in PyTorch
+    return xp.where(valid, unit, 0).astype(picked_weight.dtype)
+
+
+@library.custom_op("loss::cross_entropy_coefficients", num_outputs=2)
+def coefficients_op(xp, x, target, weight, *, reduction="mean", ignore_index=-100, label_smoothing=0.0):
+    """Constant ``(a, a_sum)`` for class-index targets (for the differentiable backward)."""
+    return coefficients(xp, x, target, weight, reduction, ignore_index, label_smoothing)
+
+
+@library.custom_op("loss::cross_entropy_backward")
+def cross_entropy_backward_op(xp, grad, x, target, weight, *, reduction="mean", ignore_index=-100,
+                              label_smoothing=0.0):
+    """``grad * (a_sum * softmax(x) - a)`` (NOTE [ Fused cross-entropy ])."""
+    class_dim = nll.class_dim_of(x)
+    if reduction == "none" and x.ndim > 1:
+        grad = nll.with_class_dim(grad, class_dim)
+    out = _softmax(xp, x, class_dim)
+    if target.dtype.kind == "f":
+        a, a_sum = _soft_coefficients(xp, x, target, weight, reduction, label_smoothing)
+        out *= a_sum
+        out -= a
+    elif _smoothing(label_smoothing):
+        a, a_sum = coefficients(xp, x, target, weight, reduction, ignore_index, label_smoothing)
+        out *= a_sum
+        out -= a
+    else:
+        # a = scale * onehot(t), a_sum = scale: subtract the scale at the targets only
+        safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, x.shape[class_dim],
+                                                        x.dtype, check=False)
+        scale = nll.mean_scale(xp, picked_weight, valid, reduction)
+        out *= nll.with_class_dim(scale, class_dim)
+        out[nll.target_positions(xp, safe, class_dim)] -= scale
+    out *= grad
+    return out
+
+
+def _soft_coefficients(xp, x, target, weight, reduction, label_smoothing):
+    class_dim = nll.class_dim_of(x)
+    classes = x.shape[class_dim]
+    eps = _smoothing(label_smoothing)
+    a = target * (1 - eps) + eps / classes if eps else target
+    if weight is not None:
+        a = a * weight.reshape(_class_shape(x, class_dim, classes))
+    if reduction == "mean":
+        a = a / (x.size // classes)
+    return a, a.sum(axis=class_dim, keepdims=True)
+
+
+def _cross_entropy_backward(ctx, grad):
+    x, target, weight = ctx.saved_inputs
+    attrs = ctx.attrs
+    class_dim = nll.class_dim_of(x)
+    soft = target.dtype.is_floating_point
+    grad_input = grad_target = None
+    if ctx.needs_input_grad[0]:
+        if grad_state.enabled:  # create_graph: differentiable ember ops (NOTE [ Fused cross-entropy ])
+            a, a_sum = _differentiable_coefficients(x, target, weight, attrs)
+            g = grad.unsqueeze(class_dim) if attrs.get("reduction", "mean") == "none" and x.ndim > 1 else grad
+            grad_input = g * (x.softmax(class_dim) * a_sum - a)
+        else:
+            grad_input = cross_entropy_backward_op(grad, x, target, weight, **attrs)
+    if soft and ctx.needs_input_grad[1]:
+        grad_target = _soft_target_grad(grad, x, weight, attrs)
+    return grad_input, grad_target, None
+
+
+def _differentiable_coefficients(x, target, weight, attrs):
+    if not target.dtype.is_floating_point:
+        return coefficients_op(x.detach(), target, weight, **attrs)
+    class_dim = nll.class_dim_of(x)
+    classes = x.shape[class_dim]
+    eps = _smoothing(attrs.get("label_smoothing", 0.0))
+    a = target * (1 - eps) + eps / classes if eps else target
+    if weight is not None:
+        a = a * weight.reshape(_class_shape(x, class_dim, classes))
+    if attrs.get("reduction", "mean") == "mean":
+        a = a / (x.numel() // classes)
+    return a, a.sum(class_dim, keepdim=True)
+
+
+def _soft_target_grad(grad, x, weight, attrs):
+    # loss = -sum(((1 - eps) * q + eps / C) * w * logp): d/dq = -(1 - eps) * w * logp.
+    class_dim = nll.class_dim_of(x)
+    classes = x.shape[class_dim]
+    reduction = attrs.get("reduction", "mean")
+    coefficient = -x.log_softmax(class_dim) * (1 - _smoothing(attrs.get("label_smoothing", 0.0)))
+    if weight is not None:
+        coefficient = coefficient * weight.reshape(_class_shape(x, class_dim, classes))
+    if reduction == "mean":
+        coefficient = coefficient / (x.numel() // classes)
+    elif reduction == "none" and x.ndim > 1:
+        grad = grad.unsqueeze(class_dim)
+    return grad * coefficient
+
+
+library.register_autograd(cross_entropy_op, _cross_entropy_backward)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """The cross-entropy between ``softmax(input)`` and the target classes, from logits.
+
+    Args:
+        input: unnormalised logits ``(N, C)``, ``(C,)`` or ``(N, C, d1, ..., dK)``.
+        target: class indices (int64) of shape ``(N,)``, ``()`` or ``(N, d1, ..., dK)``,
+            or class probabilities of the input's shape (floating point).
+        weight: a ``(C,)`` tensor of per-class weights.
+        ignore_index: a class index that contributes no loss (class indices only).
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+        label_smoothing: in ``[0, 1]``; mixes the target with the uniform distribution.
+
+    Returns:
+        A scalar, or the per-position losses for ``reduction='none'``.
+
+    >>> import ember
+    >>> from ember_loss.cross_entropy import cross_entropy
+    >>> cross_entropy(ember.tensor([[2.0, 0.0], [0.0, 2.0]]), ember.tensor([0, 1]))
+    tensor(0.1269)
+    """
+    from ember_loss import reduction as reductions
+
+    reduction = reductions.resolve(size_average, reduce, reduction)
+    if tuple(input.shape) == tuple(target.shape):
+        input, target, weight = _check_probabilities(input, target, weight, ignore_index, label_smoothing)
+    else:
+        if label_smoothing > 0.0 and label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        target = nll.check_class_target(input, target, weight)
+    if not input.dtype.is_floating_point:
+        kernel = "lastdim_kernel_impl" if input.ndim <= 2 else "kernel_impl"
+        raise NotImplementedError(f"\"log_softmax_{kernel}\" not implemented for '{nll._type_name(input.dtype)}'")
+    return cross_entropy_op(input, target, weight, reduction=reduction, ignore_index=ignore_index,
+                            label_smoothing=float(label_smoothing))
+
+
+def _check_probabilities(input, target, weight, ignore_index, label_smoothing):
+    if not target.dtype.is_floating_point:
+        raise RuntimeError("Expected floating point type for target with class probabilities, got "
+                           f"{nll._type_name(target.dtype)}")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    nll.check_weight(input, weight, prefix="cross_entropy: ")
+    if input.dtype.is_floating_point:
+        # the composite in PyTorch multiplies input, target and weight: they promote together
+        common = ember.promote_types(input.dtype, target.dtype)
+        if weight is not None:
+            common = ember.promote_types(common, weight.dtype)
+        input, target = input.to(common), target.to(common)
+        weight = weight.to(common) if weight is not None else None
+    return input, target, weight

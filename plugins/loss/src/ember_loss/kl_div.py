@@ -1,0 +1,55 @@
+"""``kl_div``: the Kullback-Leibler divergence of a target distribution from log-probabilities.
+
+PyTorch counterpart: aten/src/ATen/native/Loss.cpp (``kl_div``) and torch/nn/functional.py
+``kl_div`` (``'batchmean'`` and the warning on ``'mean'``) (v2.13).
+
+With ``input`` the log-probabilities ``log q`` and ``target`` the distribution ``p``:
+
+    loss = p * (log p - log q)          (0 where p == 0)
+    loss = exp(t) * (t - log q)         with log_target=True, t = log p
+
+``'batchmean'`` divides the sum by the batch size (the first dim), which is the
+mathematical KL divergence per sample; ``'mean'`` divides by every element.
+"""
+
+import warnings
+
+import ember
+from ember_loss import reduction as reductions
+
+
+def _xlogx(t):
+    # t * log(t), defined as 0 at t == 0 (PyTorch's xlogy(t, t))
+    return ember.where(t == 0, ember.zeros_like(t), t * t.log())
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """``target * (log(target) - input)``, reduced.
+
+    Args:
+        input: log-probabilities.
+        target: probabilities, or log-probabilities with ``log_target=True``.
+        reduction: ``'none'``, ``'batchmean'``, ``'sum'`` or ``'mean'``.
+
+    >>> import ember
+    >>> from ember_loss.kl_div import kl_div
+    >>> kl_div(ember.tensor([0.5, 0.5]).log(), ember.tensor([0.25, 0.75]), reduction="sum")
+    tensor(0.1308)
+    """
+    if size_average is not None or reduce is not None:
+        reduction = reductions.legacy_get_string(size_average, reduce)
+    elif reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
+    if reduction != "batchmean":
+        reduction = reductions.check(reduction)
+    if log_target:
+        losses = target.exp() * (target - input)
+    else:
+        losses = _xlogx(target) - target * input
+    if reduction == "batchmean":
+        total = losses.sum()
+        return total / input.shape[0] if input.ndim != 0 else total
+    return reductions.apply(losses, reduction)

@@ -1,0 +1,54 @@
+"""The ``reduction`` argument every loss takes, and the legacy ``size_average``/``reduce`` pair.
+
+PyTorch counterpart: torch/nn/_reduction.py and ``apply_loss_reduction`` in
+aten/src/ATen/native/Loss.cpp (v2.13).
+
+``'none'`` returns the per-element losses, ``'sum'`` their sum, ``'mean'`` their mean.
+"""
+
+import warnings
+
+REDUCTIONS = ("none", "mean", "sum")
+
+
+def check(reduction):
+    """Raise PyTorch's ValueError for an unknown reduction; ``'elementwise_mean'`` is the old 'mean'."""
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+                      stacklevel=3)
+        return "mean"
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def legacy_get_string(size_average, reduce, emit_warning=True):
+    """The reduction the deprecated ``size_average`` and ``reduce`` flags ask for (None means True)."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if size_average and reduce:
+        result = "mean"
+    elif reduce:
+        result = "sum"
+    else:
+        result = "none"
+    if emit_warning:
+        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{result}' instead.",
+                      stacklevel=3)
+    return result
+
+
+def resolve(size_average, reduce, reduction):
+    """``reduction``, unless a legacy flag is given, which then decides (as in PyTorch)."""
+    if size_average is not None or reduce is not None:
+        return legacy_get_string(size_average, reduce)
+    return check(reduction)
+
+
+def apply(loss, reduction):
+    """Reduce per-element losses: ``loss`` itself, its mean, or its sum."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
