@@ -12,6 +12,7 @@ On any error the temporary file is removed and the target is as it was.
 """
 
 import contextlib
+import errno
 import os
 import secrets
 from pathlib import Path
@@ -50,12 +51,14 @@ def _create_temp(folder, name):
             return os.open(temp, flags, 0o666), temp
         except FileExistsError:
             continue
-        except PermissionError as e:
+        except FileNotFoundError:
+            raise FileNotFoundError(errno.ENOENT, f"cannot save '{folder / name}': the folder does not exist",
+                                    str(folder)) from None
+        except OSError as e:
+            if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise
             raise PermissionError(e.errno, f"cannot save '{folder / name}': the folder '{folder}' is not "
                                   f"writable ({e.strerror})", str(folder)) from None
-        except FileNotFoundError as e:
-            raise FileNotFoundError(e.errno, f"cannot save '{folder / name}': the folder '{folder}' does not "
-                                    "exist", str(folder)) from None
     raise FileExistsError(f"cannot create a temporary file in '{folder}'")
 
 

@@ -12,8 +12,8 @@ declares (CVE-2018-20406) and trusts lengths before reading them. Here:
   their own arguments;
 - APPEND(S) only on lists, SETITEM(S) only on dicts, BUILD only to give a state_dict
   its ``_metadata``;
-- the memo is a dict, so an index costs nothing until used; every length field is
-  checked against the bytes that remain before anything is read or allocated.
+- the memo is a dict whose indices must come in order (no huge index), and every length
+  field is checked against the bytes that remain before anything is read or allocated.
 
 Every refusal raises :class:`~ember.serialization.errors.CheckpointError`.
 """
@@ -313,7 +313,11 @@ def _get(fmt):
 
 def _put(fmt):
     def handler(u):
-        u._memo[u._unpack(fmt)] = u._top()
+        index = u._unpack(fmt)
+        # Picklers number memo entries 0, 1, 2, ...; a larger index is a memo bomb (CVE-2018-20406).
+        if index > len(u._memo):
+            raise CheckpointError(f"memo index {index} out of range: only {len(u._memo)} entries so far")
+        u._memo[index] = u._top()
     return handler
 
 
