@@ -136,8 +136,9 @@ def prelu(input, weight):
     if count != 1 and count != channels:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
                            f"{count} and channel size = {channels}.")
-    if count != 1:
-        weight = weight.reshape((count,) + (1,) * (input.ndim - 2))
+    # One slope broadcasts as a scalar (a 0-d input stays 0-d); C slopes along dim 1.
+    shape = () if count == 1 else (count,) + (1,) * (input.ndim - 2)
+    weight = weight.reshape(shape)
     # One where: the slope's gradient is x where x <= 0, reduced over the broadcast dims.
     return ember.where(input > 0, input, weight * input)
 
