@@ -118,8 +118,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if use_input_stats:
         _verify_spatial_size(input.size())
     n, c = input.shape[0], input.shape[1]
-    _check_channel_vectors(input, running_mean=running_mean, running_var=running_var, weight=weight,
-                           bias=bias)
+    # Sizes are checked by batch_norm on the (1, N*C) view, so messages count N*C, like torch's.
     folded = input.reshape((1, n * c) + tuple(input.shape[2:]))
     mean_n = running_mean.repeat(n) if running_mean is not None else None
     var_n = running_var.repeat(n) if running_var is not None else None
