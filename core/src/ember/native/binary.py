@@ -100,7 +100,7 @@ def _add_backward(ctx, grad):
     return grad, (grad if alpha == 1 else grad * alpha)
 
 
-ADD = Op("aten::add", _add_kernel, _add_backward, promote=DEFAULT)
+ADD = Op("aten::add", _add_kernel, _add_backward, promote=DEFAULT, ufunc="add")
 
 
 def add(input, other, *, alpha=1):
@@ -144,7 +144,7 @@ def _sub_backward(ctx, grad):
     return grad, (-grad if alpha == 1 else grad * -alpha)
 
 
-SUB = Op("aten::sub", _sub_kernel, _sub_backward, promote=DEFAULT)
+SUB = Op("aten::sub", _sub_kernel, _sub_backward, promote=DEFAULT, ufunc="subtract")
 
 
 def sub(input, other, *, alpha=1):
@@ -189,7 +189,7 @@ def _mul_backward(ctx, grad):
     return (grad * b if need_a else None), (grad * a if need_b else None)
 
 
-MUL = Op("aten::mul", _mul_kernel, _mul_backward, promote=DEFAULT, save="inputs")
+MUL = Op("aten::mul", _mul_kernel, _mul_backward, promote=DEFAULT, save="inputs", ufunc="multiply")
 
 
 def mul(input, other):
