@@ -39,7 +39,7 @@ def _elementwise(ufunc):
 
 
 def _compare(name, ufunc):
-    return Op(f"aten::{name}", _elementwise(ufunc), None, promote=COMPARE)
+    return Op(f"aten::{name}", _elementwise(ufunc), None, promote=COMPARE, ufunc=ufunc)
 
 
 EQ = _compare("eq", "equal")
