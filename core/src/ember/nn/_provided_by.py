@@ -16,11 +16,13 @@ _NORM_FUNCTIONALS = ("batch_norm", "layer_norm", "group_norm", "instance_norm", 
 
 _ACTIVATION_MODULES = ("ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish",
                        "Hardswish", "Hardsigmoid", "Hardtanh", "Sigmoid", "Tanh", "Softplus", "Softsign",
-                       "Tanhshrink", "Threshold", "GLU", "Softmax", "LogSoftmax", "Softmin")
+                       "Tanhshrink", "Threshold", "GLU", "Softmax", "LogSoftmax", "Softmin", "Hardshrink",
+                       "Softshrink", "LogSigmoid", "Softmax2d")
 _ACTIVATION_FUNCTIONALS = ("relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_",
                            "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish", "hardswish",
                            "hardsigmoid", "hardtanh", "hardtanh_", "sigmoid", "tanh", "softplus", "softsign",
-                           "tanhshrink", "threshold", "threshold_", "glu", "softmax", "log_softmax", "softmin")
+                           "tanhshrink", "threshold", "threshold_", "glu", "softmax", "log_softmax", "softmin",
+                           "hardshrink", "softshrink", "logsigmoid")
 
 _LOSS_MODULES = ("L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
                  "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
