@@ -18,9 +18,10 @@ BENCHMARKS = ["overhead.py", "mlp_step.py"]
 
 
 def run(script, threads):
+    """The JSON result lines a benchmark script prints (one per variant it measures)."""
     out = subprocess.run([sys.executable, str(HERE / script), str(threads)], cwd=HERE, check=True,
                          capture_output=True, text=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return [json.loads(line) for line in out.stdout.strip().splitlines() if line.startswith("{")]
 
 
 def main():
@@ -30,10 +31,10 @@ def main():
     print(f"{'benchmark':<48} {'threads':>7} {'ember':>10} {'torch':>10} {'ratio':>7}")
     for threads in dict.fromkeys(args.threads):
         for script in BENCHMARKS:
-            r = run(script, threads)
-            extra = f"  (forward only {r['forward ratio']:.2f})" if "forward ratio" in r else ""
-            print(f"{r['benchmark']:<48} {threads:>7} {r['ember']:>10.3f} {r['torch']:>10.3f} "
-                  f"{r['ratio']:>7.2f}{extra}")
+            for r in run(script, threads):
+                extra = f"  (forward only {r['forward ratio']:.2f})" if "forward ratio" in r else ""
+                print(f"{r['benchmark']:<48} {threads:>7} {r['ember']:>10.3f} {r['torch']:>10.3f} "
+                      f"{r['ratio']:>7.2f}{extra}")
 
 
 if __name__ == "__main__":

@@ -268,8 +268,14 @@ def _check_convolution(input, weight, bias, stride, padding, dilation, transpose
                                "Output size is too small")
 
 
+_C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+                 "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
 def _type_name(dtype):
-    return str(dtype).split(".")[-1]
+    """The C++ name PyTorch prints for a dtype in its type-mismatch messages."""
+    name = str(dtype).split(".")[-1]
+    return _C_TYPE_NAMES.get(name, name)
 
 
 def _scalar_name(dtype):

@@ -1,0 +1,81 @@
+"""One training step of a CIFAR-style CNN (issue 3): conv3x3 3->32 pad 1, conv3x3
+32->64 stride 2, conv3x3 64->128 stride 2, ReLU after each, global average pool,
+linear 128->10, cross-entropy, SGD with momentum 0.9; batch 32 of 3x32x32. ember
+against torch on the same data and initial weights.
+
+PyTorch counterpart: torch.nn.functional.conv2d/relu/adaptive_avg_pool2d/linear with
+a hand-written SGD update, the same calls on both sides so the comparison is of the
+frameworks' kernels and autograd costs.
+"""
+
+import json
+import sys
+
+BATCH = 32
+# (out_channels, in_channels, stride, padding) of each 3x3 convolution.
+CONVS = ((32, 3, 1, 1), (64, 32, 2, 1), (128, 64, 2, 1))
+CLASSES = 10
+
+
+def make_step(lib, weights, x_np, y_np):
+    F = lib.nn.functional
+    params = [lib.tensor(w).requires_grad_() for w in weights]
+    velocities = [lib.zeros_like(p) for p in params]
+    x, y = lib.tensor(x_np), lib.tensor(y_np)
+
+    def step():
+        h = x
+        for i, (_, _, stride, padding) in enumerate(CONVS):
+            h = F.conv2d(h, params[2 * i], params[2 * i + 1], stride=stride, padding=padding).relu()
+        h = F.adaptive_avg_pool2d(h, 1).flatten(1)
+        logits = F.linear(h, params[-2], params[-1])
+        loss = -logits.log_softmax(1).gather(1, y.unsqueeze(1)).mean()
+        loss.backward()
+        with lib.no_grad():
+            for p, v in zip(params, velocities):
+                v.mul_(0.9).add_(p.grad)
+                p.sub_(v, alpha=0.01)
+                p.grad = None
+        return loss
+    return step
+
+
+def initial_weights(rng, np):
+    """PyTorch's default init: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and biases."""
+    weights = []
+    for out_channels, in_channels, _, _ in CONVS:
+        bound = 1 / np.sqrt(in_channels * 9)
+        weights += [rng.uniform(-bound, bound, (out_channels, in_channels, 3, 3)).astype(np.float32),
+                    rng.uniform(-bound, bound, out_channels).astype(np.float32)]
+    bound = 1 / np.sqrt(CONVS[-1][0])
+    weights += [rng.uniform(-bound, bound, (CLASSES, CONVS[-1][0])).astype(np.float32),
+                rng.uniform(-bound, bound, CLASSES).astype(np.float32)]
+    return weights
+
+
+def main(threads):
+    from common import interleaved, pin_threads
+
+    pin_threads(threads)
+    import numpy as np
+    import torch
+
+    import ember
+
+    torch.set_num_threads(threads)
+    rng = np.random.default_rng(0)
+    weights = initial_weights(rng, np)
+    x = rng.standard_normal((BATCH, 3, 32, 32)).astype(np.float32)
+    y = rng.integers(0, CLASSES, BATCH)
+    steps = {"ember": make_step(ember, weights, x, y), "torch": make_step(torch, weights, x, y)}
+    for _ in range(2):  # same work on both sides: the losses agree step after step
+        losses = {name: float(step()) for name, step in steps.items()}
+        assert abs(losses["ember"] - losses["torch"]) < 1e-4, losses
+    medians = interleaved(steps, rounds=15, inner=2)
+    print(json.dumps({"benchmark": "CNN (CIFAR-style) train step (ms)", "threads": threads,
+                      "ember": medians["ember"] * 1e3, "torch": medians["torch"] * 1e3,
+                      "ratio": medians["ember"] / medians["torch"]}))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
