@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 import torch
+from spatial_parity import TOLERANCE, check_layer, same_error
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 from ember.testing import assert_close, assert_parity, make_tensor
-from spatial_parity import TOLERANCE, check_layer, same_error
 
 FLOATS = ["float32", "float64"]
 
