@@ -72,7 +72,6 @@ class Module:
 
     _version = 1
     training: bool
-    call_super_init = False
 
     def __init__(self, *args, **kwargs):
         if args or kwargs:
