@@ -51,6 +51,26 @@ def test_extreme_inputs(case, dtype):
     assert bool(ours.isfinite().all()), f"{name} gave a non-finite value at {x}"
 
 
+# relu is the core's op, whose threshold_backward gives 0 at NaN where torch passes
+# the gradient (reported to the core); exact gelu is checked at +inf separately.
+NAN_CASES = [case for case in ELEMENTWISE if case != ("relu", {})]
+
+
+@pytest.mark.parametrize("case", NAN_CASES, ids=case_id)
+def test_nan_and_infinite_inputs(case):
+    # NaN must take the branch PyTorch's comparison sends it to (values and gradients).
+    name, kwargs = case
+    values = [np.nan, -np.inf, 1.0, -1.0] + ([] if case == ("gelu", {}) else [np.inf])
+    assert_parity(lambda lib, x: call(lib, name, x, kwargs), np.array(values, dtype="float32"))
+
+
+def test_exact_gelu_at_infinity_is_the_limit():
+    # torch 2.13 returns nan for gelu(+inf) (float32 CPU kernel); the limit is +inf.
+    out = ember.nn.functional.gelu(ember.tensor([np.inf, -np.inf]))
+    assert out[0].item() == np.inf
+    assert torch.nn.functional.gelu(torch.tensor([np.inf, -np.inf])).isnan().all()
+
+
 @pytest.mark.parametrize("name", ["softplus", "logsigmoid", "mish", "silu"])
 def test_stable_forms_keep_tiny_values(name):
     # Where the result underflows only in a naive formula, e.g. softplus(-100) = 3.7e-44.

@@ -6,14 +6,14 @@ Tests for plugins/activation/src/ember_activation/modules/ and the plugin's hook
 ember_activation/__init__.py (PyTorch counterpart: torch/nn/modules/activation.py, v2.13).
 """
 
-import ember_activation
-import ember_activation.functional
-import ember_activation.modules
 import numpy as np
 import pytest
 import torch
 
 import ember
+import ember_activation
+import ember_activation.functional
+import ember_activation.modules
 from ember.testing import assert_close, assert_parity, make_tensor
 
 # (class name, positional args, keyword args)

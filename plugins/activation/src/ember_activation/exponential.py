@@ -9,7 +9,7 @@ activations at zero mean and unit variance; CELU ``input_scale = 1 / alpha``.
 """
 
 import ember
-from ember_activation._pointwise import define, run_inplace
+from ember_activation._pointwise import define, run_inplace, select
 
 # SELU's constants (Klambauer et al., "Self-Normalizing Neural Networks", 2017).
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -18,13 +18,14 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 def _elu_kernel(xp, x, *, alpha, scale, input_scale):
     # exp only of non-positive numbers: the unused branch never overflows.
+    # The positive branch is "not x <= 0", so NaN takes it (PyTorch's slope there is scale).
     negative = xp.expm1(xp.minimum(x, 0) * input_scale) * (alpha * scale)
-    return xp.where(x > 0, x * scale, negative)
+    return select(xp, ~(x <= 0), x * scale, negative)
 
 
 def _elu_backward_kernel(xp, grad, x, *, alpha, scale, input_scale):
     slope = xp.exp(xp.minimum(x, 0) * input_scale) * (alpha * scale * input_scale)
-    return xp.where(x > 0, grad * scale, grad * slope)
+    return select(xp, ~(x <= 0), grad * scale, grad * slope)
 
 
 def _elu_second_derivative(x, *, alpha, scale, input_scale):

@@ -12,8 +12,8 @@ second derivative is zero. ``relu`` is the core's ``aten::relu`` op.
 import numpy as np
 
 import ember
-from ember.native.unary import not_implemented_for
-from ember_activation._pointwise import define, run_inplace
+from ember.native.unary import not_implemented_for, zero_where_not
+from ember_activation._pointwise import define, run_inplace, select
 
 # --- relu ------------------------------------------------------------------------
 
@@ -46,9 +46,8 @@ def _hardtanh_kernel(xp, x, *, min_val, max_val):
 
 
 def _hardtanh_backward_kernel(xp, grad, x, *, min_val, max_val):
-    # Zero on the bounds themselves, as PyTorch (clamp's gradient is one there).
-    outside = (x <= min_val) | (x >= max_val)
-    return xp.where(outside, 0, grad).astype(grad.dtype, copy=False)
+    # Zero on the bounds themselves, as PyTorch (clamp's gradient is one there); NaN passes.
+    return zero_where_not(xp, grad, ~((x <= min_val) | (x >= max_val)))
 
 
 HARDTANH, HARDTANH_BACKWARD = define("hardtanh", _hardtanh_kernel, _hardtanh_backward_kernel,
@@ -86,11 +85,11 @@ def relu6(input, inplace=False):
 
 
 def _leaky_relu_kernel(xp, x, *, negative_slope):
-    return xp.where(x > 0, x, x * negative_slope)
+    return select(xp, x > 0, x, x * negative_slope)
 
 
 def _leaky_relu_backward_kernel(xp, grad, x, *, negative_slope):
-    return xp.where(x > 0, grad, grad * negative_slope)
+    return select(xp, x > 0, grad, grad * negative_slope)
 
 
 LEAKY_RELU, LEAKY_RELU_BACKWARD = define("leaky_relu", _leaky_relu_kernel, _leaky_relu_backward_kernel,
@@ -149,11 +148,14 @@ def prelu(input, weight):
 def _threshold_kernel(xp, x, *, threshold, value):
     if x.dtype.kind == "b":
         raise not_implemented_for("threshold_cpu", x.dtype)
-    return xp.where(x > threshold, x, value).astype(x.dtype, copy=False)
+    # Written as "not x <= threshold", so NaN stays NaN, as in PyTorch.
+    if x.dtype.kind != "f":
+        return xp.where(x <= threshold, value, x).astype(x.dtype, copy=False)
+    return select(xp, ~(x <= threshold), x, xp.full_like(x, value))
 
 
 def _threshold_backward_kernel(xp, grad, x, *, threshold, value):
-    return xp.where(x > threshold, grad, 0).astype(grad.dtype, copy=False)
+    return zero_where_not(xp, grad, ~(x <= threshold))
 
 
 THRESHOLD, THRESHOLD_BACKWARD = define("threshold", _threshold_kernel, _threshold_backward_kernel,
@@ -181,11 +183,11 @@ def threshold_(input, threshold, value):
 
 
 def _hardshrink_kernel(xp, x, *, lambd):
-    return xp.where((x >= -lambd) & (x <= lambd), 0, x).astype(x.dtype, copy=False)
+    return zero_where_not(xp, x, ~((x >= -lambd) & (x <= lambd)))
 
 
 def _shrink_backward_kernel(xp, grad, x, *, lambd):
-    return xp.where((x >= -lambd) & (x <= lambd), 0, grad).astype(grad.dtype, copy=False)
+    return zero_where_not(xp, grad, ~((x >= -lambd) & (x <= lambd)))
 
 
 HARDSHRINK, HARDSHRINK_BACKWARD = define("hardshrink", _hardshrink_kernel, _shrink_backward_kernel,
@@ -203,8 +205,8 @@ def hardshrink(input, lambd=0.5):
 
 
 def _softshrink_kernel(xp, x, *, lambd):
-    shrunk = xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, 0))
-    return shrunk.astype(x.dtype, copy=False)
+    # x - lambd above, x + lambd below, exactly 0 between; NaN stays NaN.
+    return x - xp.clip(x, -lambd, lambd)
 
 
 SOFTSHRINK, SOFTSHRINK_BACKWARD = define("softshrink", _softshrink_kernel, _shrink_backward_kernel,

@@ -8,17 +8,19 @@ hardsigmoid, hardswish) (v2.13).
 # NOTE [ Stable softplus ]
 # ``log(1 + exp(z))`` overflows for large z and loses everything for z below about
 # -37 in float64. ``max(z, 0) + log1p(exp(-|z|))`` is the same function and only ever
-# exponentiates a non-positive number; softplus, mish and logsigmoid use it, and the
-# sigmoid is taken the same way (``exp(-|z|)`` only).
+# exponentiates a non-positive number; softplus, mish and logsigmoid use it. The
+# sigmoid is ``1 / (1 + exp(-z))``: where exp overflows to inf the result is the exact
+# limit 0, never NaN, and no branch per element is needed.
 """
 
 import ember
-from ember_activation._pointwise import define, run_inplace
+from ember.native.unary import zero_where_not
+from ember_activation._pointwise import define, run_inplace, select
 
 
 def _sigmoid(xp, z):
-    e = xp.exp(-xp.abs(z))
-    return xp.where(z >= 0, 1 / (1 + e), e / (1 + e)).astype(z.dtype, copy=False)
+    # exp(-z) may overflow to inf for very negative z; 1 / inf is then the exact limit 0.
+    return 1 / (1 + xp.exp(-z))
 
 
 def _softplus(xp, z):
@@ -84,12 +86,12 @@ def silu(input, inplace=False):
 
 def _softplus_kernel(xp, x, *, beta, threshold):
     z = x * beta
-    return xp.where(z > threshold, x, _softplus(xp, z) / beta).astype(x.dtype, copy=False)
+    return select(xp, z > threshold, x, (_softplus(xp, z) / beta).astype(x.dtype, copy=False))
 
 
 def _softplus_backward_kernel(xp, grad, x, *, beta, threshold):
     z = x * beta
-    return xp.where(z > threshold, grad, grad * _sigmoid(xp, z))
+    return select(xp, z > threshold, grad, grad * _sigmoid(xp, z))
 
 
 def _softplus_second_derivative(x, *, beta, threshold):
@@ -184,7 +186,7 @@ def _hardsigmoid_kernel(xp, x):
 
 
 def _hardsigmoid_backward_kernel(xp, grad, x):
-    return xp.where((x > -3) & (x < 3), grad / 6, 0).astype(grad.dtype, copy=False)
+    return zero_where_not(xp, grad / 6, (x > -3) & (x < 3))
 
 
 HARDSIGMOID, HARDSIGMOID_BACKWARD = define("hardsigmoid", _hardsigmoid_kernel, _hardsigmoid_backward_kernel,
@@ -206,9 +208,9 @@ def _hardswish_kernel(xp, x):
 
 
 def _hardswish_backward_kernel(xp, grad, x):
-    # 0 up to -3 included, 1 from 3 included, as PyTorch.
-    slope = xp.where(x <= -3, 0, xp.where(x < 3, x / 3 + 0.5, 1))
-    return (grad * slope).astype(grad.dtype, copy=False)
+    # 0 up to -3 included, x / 3 + 1/2 between, 1 from 3 on (and for NaN), as PyTorch.
+    slope = zero_where_not(xp, x / 3 + 0.5, (x > -3) & (x < 3)) + ~(x < 3)
+    return grad * slope
 
 
 def _hardswish_second_derivative(x):
