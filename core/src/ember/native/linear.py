@@ -11,8 +11,13 @@ ember's Python overhead per layer to a single dispatch (see NOTE [ Fused linear 
 ``bilinear`` is a composite of ``einsum`` and ``add``.
 """
 
+import math
+
+from ember import dtypes
 from ember.dispatcher import NONE, Op
-from ember.native.linalg import _C_NAMES
+from ember.native._inplace import _type_name
+from ember.native.linalg import _C_NAMES, MM
+from ember.native.shape import broadcast_shapes
 
 # NOTE [ Fused linear ]
 # The composite ``x @ W.t() + b`` records three nodes (t, mm, add) and its backward
@@ -24,13 +29,14 @@ from ember.native.linalg import _C_NAMES
 # small ones. The products are ember ops, so the backward is itself differentiable.
 
 
-def _rows(xp, a):
-    """``a`` as a matrix (leading dims flattened); a 1-d vector becomes one row."""
-    return a.reshape(-1, a.shape[-1])
+def _rows(a):
+    """``a`` as a matrix (leading dims flattened); a 1-d vector becomes one row.
+    (The row count is explicit: ``reshape(-1, 0)`` is ambiguous.)"""
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
 def _linear_kernel(xp, x, weight, bias):
-    out = xp.matmul(_rows(xp, x), weight.T)
+    out = xp.matmul(_rows(x), weight.T)
     if bias is not None:
         out += bias  # in place into the fresh product: no temporary
     return out.reshape(x.shape[:-1] + (weight.shape[0],))
@@ -39,13 +45,16 @@ def _linear_kernel(xp, x, weight, bias):
 def _linear_backward(ctx, grad):
     x, weight, bias = ctx.saved_inputs
     need_x, need_weight, need_bias = ctx.needs_input_grad
-    out_features, in_features = weight.shape
-    grad_rows = grad.reshape(-1, out_features)
+    # The products go straight to aten::mm: the shapes are known to fit.
+    grad_rows = grad if grad.ndim == 2 else _rows(grad)
     grad_x = grad_weight = grad_bias = None
     if need_x:
-        grad_x = grad_rows.matmul(weight).reshape(x.shape)
+        grad_x = MM(grad_rows, weight)
+        if x.ndim != 2:
+            grad_x = grad_x.reshape(x.shape)
     if need_weight:
-        grad_weight = grad_rows.mT.matmul(x.reshape(-1, in_features))
+        x_rows = x if x.ndim == 2 else _rows(x)
+        grad_weight = MM(grad_rows.mT, x_rows)
     if need_bias:
         # A bias of shape (out,) gets the column sums; any other broadcastable shape
         # gets the full gradient and the engine reduces it to the bias's shape.
@@ -57,36 +66,39 @@ LINEAR = Op("aten::linear", _linear_kernel, _linear_backward, promote=NONE, save
 
 
 def _check_linear(input, weight, bias):
-    if input.ndim == 0 or weight.ndim == 0:
-        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.ndim}D and "
-                           f"{weight.ndim}D")
-    if weight.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D")
-    if input.shape[-1] != weight.shape[-1]:
+    x_shape, w_shape = input.shape, weight.shape
+    if not x_shape or not w_shape:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {len(x_shape)}D and "
+                           f"{len(w_shape)}D")
+    if len(w_shape) > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {len(w_shape)}D")
+    if x_shape[-1] != w_shape[-1]:
         rows = 1
-        for s in input.shape[:-1]:
+        for s in x_shape[:-1]:
             rows *= s
-        out = weight.shape[0] if weight.ndim == 2 else 1
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
-                           f"{weight.shape[-1]}x{out})")
-    if input.dtype is not weight.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_C_NAMES[input.dtype.name]} != "
-                           f"{_C_NAMES[weight.dtype.name]}")
-    if input.dtype.name == "bool":
-        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
-    if bias is not None:
-        _check_linear_bias(input, weight, bias)
-
-
-def _check_linear_bias(input, weight, bias):
-    from ember.native._inplace import _type_name
-    from ember.native.shape import broadcast_shapes
-
-    if bias.dtype is not weight.dtype:
+        out = w_shape[0] if len(w_shape) == 2 else 1
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x_shape[-1]} and "
+                           f"{w_shape[-1]}x{out})")
+    # PyTorch's three messages: addmm's (bias first, then input) or mm's without a bias.
+    dtype = weight.dtype
+    if bias is not None and bias.dtype is not dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_type_name(bias.dtype)} and "
-                           f"{_type_name(weight.dtype)}")
-    out_shape = tuple(input.shape[:-1]) + tuple(weight.shape[:-1])
-    if bias.ndim > len(out_shape) or tuple(broadcast_shapes(bias.shape, out_shape)) != out_shape:
+                           f"{_type_name(dtype)}")
+    if input.dtype is not dtype:
+        if bias is not None:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_type_name(input.dtype)} and "
+                               f"{_type_name(dtype)}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_C_NAMES[input.dtype.name]} != "
+                           f"{_C_NAMES[dtype.name]}")
+    if dtype is dtypes.bool_:
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+    if bias is None:
+        return
+    b_shape = bias.shape
+    if len(b_shape) == 1 and len(w_shape) == 2 and b_shape[0] == w_shape[0]:
+        return  # the usual (out_features,) bias
+    out_shape = tuple(x_shape[:-1]) + tuple(w_shape[:-1])
+    if len(b_shape) > len(out_shape) or tuple(broadcast_shapes(b_shape, out_shape)) != out_shape:
         bias.expand(out_shape)  # raises PyTorch's "The expanded size of the tensor ..." error
 
 
@@ -108,6 +120,8 @@ def linear(input, weight, bias=None):
     """
     _check_linear(input, weight, bias)
     if weight.ndim == 1:  # a vector of weights: a dot product per row (rare; composite)
+        if bias is not None and input.ndim == 2:  # PyTorch sends this case to addmm, which refuses it
+            raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
         out = input.matmul(weight)
         return out if bias is None else out + bias
     return LINEAR(input, weight, bias)

@@ -318,9 +318,25 @@ def flatten(input, start_dim=0, end_dim=-1):
 def unflatten(input, dim, sizes):
     """Split dim ``dim`` into ``sizes`` (one entry may be -1)."""
     dim = _wrap_dim(dim, input.ndim)
+    _check_unflatten_sizes(tuple(sizes), input.shape[dim], dim)
     sizes = infer_size(tuple(sizes), input.shape[dim])
     # Splitting one dim in several is always possible without a copy.
     return view(input, tuple(input.shape[:dim]) + sizes + tuple(input.shape[dim + 1:]))
+
+
+def _check_unflatten_sizes(sizes, size, dim):
+    """PyTorch's unflatten message when the sizes cannot multiply up to the dim's size
+    (more than one -1, or -1 next to a 0, are left to infer_size's errors)."""
+    known = 1
+    for s in sizes:
+        if s != -1:
+            known *= s
+    inferred = sizes.count(-1)
+    if inferred > 1 or (inferred == 1 and known == 0):
+        return
+    if (size % known if inferred else known != size):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f"({size}) in the input tensor")
 
 
 def _slice_kernel(xp, a, dim, start, end, step):
