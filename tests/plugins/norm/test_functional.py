@@ -8,14 +8,14 @@ and __init__.py (PyTorch counterpart: torch/nn/functional.py and
 aten/src/ATen/native/Normalization.cpp, layer_norm.cpp, v2.13).
 """
 
-import ember_norm
 import numpy as np
 import pytest
 import torch
-from ember_norm import functional
 
 import ember
+import ember_norm
 from ember.autograd import gradcheck, gradgradcheck
+from ember_norm import functional
 from tests.plugins.norm.helpers import assert_close, random_input
 
 F = ember.nn.functional
@@ -57,24 +57,28 @@ def test_gradcheck(name):
     assert gradcheck(fn, inputs)
 
 
-@pytest.mark.parametrize("name", ["batch_norm_train", "batch_norm_eval", "layer_norm", "group_norm"])
+@pytest.mark.parametrize("name", ["batch_norm_train", "batch_norm_eval", "layer_norm", "group_norm", "rms_norm"])
 def test_gradgradcheck(name):
     fn, inputs = GRADCHECK_CASES[name]
     assert gradgradcheck(fn, inputs)
 
 
-@pytest.mark.parametrize("name", ["batch_norm", "layer_norm"])
+FUSED_CASES = {
+    "batch_norm_train": lambda x, w, b: F.batch_norm(x, None, None, w[:3], b[:3], training=True),
+    "batch_norm_eval": lambda x, w, b: F.batch_norm(x, ember.zeros(3, dtype=x.dtype), ember.ones(3, dtype=x.dtype),
+                                                    w[:3], b[:3]),
+    "layer_norm": lambda x, w, b: F.layer_norm(x, (5,), w, b),
+    "rms_norm": lambda x, w, b: F.rms_norm(x, (5,), w) + b,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUSED_CASES))
 def test_fused_and_graph_backward_agree(name):
     # Without create_graph backward runs the fused kernel, with it the ember-op formula.
-    x, w, b = leaf((4, 3, 5)), leaf((3,) if name == "batch_norm" else (5,), 1), leaf((3,) if name ==
-                                                                                    "batch_norm" else (5,), 2)
-    def run():
-        if name == "batch_norm":
-            return F.batch_norm(x, None, None, w, b, training=True)
-        return F.layer_norm(x, (5,), w, b)
+    x, w, b = leaf((4, 3, 5)), leaf((5,), 1), leaf((5,), 2)
     g = ember.tensor(random_input((4, 3, 5), "float64", seed=9))
-    fused = ember.autograd.grad(run(), (x, w, b), g)
-    graph = ember.autograd.grad(run(), (x, w, b), g, create_graph=True)
+    fused = ember.autograd.grad(FUSED_CASES[name](x, w, b), (x, w, b), g)
+    graph = ember.autograd.grad(FUSED_CASES[name](x, w, b), (x, w, b), g, create_graph=True)
     for a, c in zip(fused, graph):
         np.testing.assert_allclose(a.numpy(), c.detach().numpy(), rtol=1e-12, atol=1e-12)
 
@@ -192,7 +196,7 @@ def test_registered_through_the_hooks():
         assert cls.__module__.startswith("ember_norm.")
     assert ember.nn.create("BatchNorm2d", num_features=8).num_features == 8
     for op in ("batch_norm_stats", "batch_norm", "batch_norm_backward", "layer_norm_stats", "layer_norm",
-               "layer_norm_backward"):
+               "layer_norm_backward", "rms_norm", "rms_norm_backward"):
         assert getattr(ember.ops.norm, op).qualname == f"norm::{op}"
     info = [p for p in ember.plugins.registry.plugin_infos() if p.name == "norm"]
     assert info and info[0].status == "ok" and info[0].distribution == "ember-norm"

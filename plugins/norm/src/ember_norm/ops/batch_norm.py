@@ -58,9 +58,8 @@ def batch_norm_stats(xp, input, *, eps):
     x = _per_channel(input)
     count = x.shape[0] * x.shape[2]
     mean = _channel_sum(x) / count
-    centered = x - mean[:, None]
-    centered *= centered
-    square_sum = _channel_sum(centered)
+    centered = x - mean[:, None]  # two passes (mean, then squares) for accuracy, as torch does
+    square_sum = xp.einsum("ncl,ncl->c", centered, centered)
     invstd = 1.0 / xp.sqrt(square_sum / count + eps)
     unbiased = square_sum / (count - 1) if count > 1 else square_sum * float("nan")
     return mean, invstd, unbiased
@@ -91,21 +90,23 @@ def batch_norm(xp, input, weight, bias, mean, invstd, *, training, eps):
 
 @library.custom_op("norm::batch_norm_backward", num_outputs=3)
 def batch_norm_backward(xp, grad, input, weight, mean, invstd, *, training):
-    """The gradients of ``norm::batch_norm`` for input, weight and bias (no autograd)."""
+    """The gradients of ``norm::batch_norm`` for input, weight and bias (no autograd).
+
+    Two arrays of the input's size are allocated (``x - mean`` and the result); the
+    rest happens in place, with ``einsum`` for the per-channel sums of products.
+    """
     g = _per_channel(grad)
-    xhat = _per_channel(input) - mean[:, None]
-    xhat *= invstd[:, None]
+    centered = _per_channel(input) - mean[:, None]
     count = g.shape[0] * g.shape[2]
     grad_bias = _channel_sum(g)
-    grad_weight = _channel_sum(g * xhat)
+    grad_weight = xp.einsum("ncl,ncl->c", g, centered) * invstd
     scale = invstd if weight is None else invstd * weight
+    grad_input = g * scale[:, None]
     if training:
-        xhat *= (grad_weight / count)[:, None]
-        grad_input = g - xhat
-        grad_input -= (grad_bias / count)[:, None]
-        grad_input *= scale[:, None]
-    else:
-        grad_input = g * scale[:, None]
+        # scale * (g - grad_bias / M - xhat * grad_weight / M), with xhat = centered * invstd
+        centered *= (scale * invstd * grad_weight / count)[:, None]
+        centered += (scale * grad_bias / count)[:, None]
+        grad_input -= centered
     return grad_input.reshape(input.shape), grad_weight, grad_bias
 
 

@@ -25,7 +25,12 @@ from ember.autograd.grad_mode import grad_state
 
 
 def _rows(array, normalized_numel):
-    return array.reshape(-1, normalized_numel)
+    """View the input as (rows, normalized values); an empty input keeps its row count."""
+    rows = 1
+    for size in array.shape:
+        rows *= size
+    rows = rows // normalized_numel if normalized_numel else 0
+    return array.reshape(rows, normalized_numel)
 
 
 @library.custom_op("norm::layer_norm_stats", num_outputs=2)
@@ -38,11 +43,13 @@ def layer_norm_stats(xp, input, *, normalized_ndim, eps):
     """
     kept = input.shape[:input.ndim - normalized_ndim]
     stats_shape = kept + (1,) * normalized_ndim
-    rows = input.reshape(kept + (-1,)) if input.size else input.reshape(kept + (0,))
-    mean = rows.mean(axis=-1, keepdims=True)
-    centered = rows - mean
-    centered *= centered
-    rstd = 1.0 / xp.sqrt(centered.mean(axis=-1, keepdims=True) + eps)
+    numel = 1
+    for size in input.shape[input.ndim - normalized_ndim:]:
+        numel *= size
+    rows = _rows(input, numel)
+    mean = rows.sum(axis=1) / numel
+    centered = rows - mean[:, None]  # two passes (mean, then squares) for accuracy
+    rstd = 1.0 / xp.sqrt(xp.einsum("bd,bd->b", centered, centered) / numel + eps)
     return mean.reshape(stats_shape), rstd.reshape(stats_shape)
 
 
@@ -78,15 +85,16 @@ def layer_norm_backward(xp, grad, input, weight, mean, rstd, *, normalized_ndim)
     r = rstd.reshape(-1, 1)
     xhat *= r
     grad_bias = g.sum(axis=0).reshape(normalized_shape)
-    grad_weight = (g * xhat).sum(axis=0).reshape(normalized_shape)
-    h = g if weight is None else g * weight.reshape(1, -1)
-    mean_h = h.mean(axis=1, keepdims=True)
-    mean_hx = (h * xhat).mean(axis=1, keepdims=True)
+    grad_weight = xp.einsum("bd,bd->d", g, xhat).reshape(normalized_shape)
+    # h = g * weight becomes grad_input in place: two arrays of the input's size in all.
+    h = g * weight.reshape(1, -1) if weight is not None else g.copy()
+    mean_h = h.sum(axis=1, keepdims=True) / numel
+    mean_hx = xp.einsum("bd,bd->b", h, xhat)[:, None] / numel
     xhat *= mean_hx
-    grad_input = h - xhat
-    grad_input -= mean_h
-    grad_input *= r
-    return grad_input.reshape(input.shape), grad_weight, grad_bias
+    h -= xhat
+    h -= mean_h
+    h *= r
+    return h.reshape(input.shape), grad_weight, grad_bias
 
 
 def _layer_norm_formula(ctx, grad):
