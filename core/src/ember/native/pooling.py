@@ -274,9 +274,12 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     length = window_count(input.shape[-1], kernel, step, pad, dilation, ceil_mode)
     if length < 1:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {length}")
-    out, indices = MAX_POOL2D(input.unsqueeze(-2), kernel_size=(1, kernel), stride=(1, step), padding=(0, pad),
+    batched, unbatched = _to_batched(input, 1, "")
+    out, indices = MAX_POOL2D(batched.unsqueeze(-2), kernel_size=(1, kernel), stride=(1, step), padding=(0, pad),
                               dilation=(1, dilation), ceil_mode=bool(ceil_mode))
     out, indices = out.squeeze(-2), indices.squeeze(-2)
+    if unbatched:
+        out, indices = out.squeeze(0), indices.squeeze(0)
     return (out, indices) if return_indices else out
 
 

@@ -1,0 +1,179 @@
+"""Pooling against torch: max_pool1d/2d (indices, padding, dilation, ceil_mode),
+avg_pool1d/2d (count_include_pad, ceil_mode, divisor_override), adaptive avg/max
+pooling (sizes that do and do not divide), functional and layers: outputs, indices,
+input gradients, float32/float64, non-contiguous and unbatched inputs; gradcheck and
+double backward; errors."""
+
+import numpy as np
+import pytest
+import torch
+from spatial_parity import TOLERANCE, check_layer, same_error
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+from ember.testing import assert_close, assert_parity, make_tensor
+
+FLOATS = ["float32", "float64"]
+
+MAX_POOL2D_CASES = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(2, 1), ceil_mode=True),
+    dict(kernel_size=3, stride=2, ceil_mode=True),
+    dict(kernel_size=2, stride=1, dilation=2),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("kwargs", MAX_POOL2D_CASES)
+def test_max_pool2d(dtype, kwargs):
+    x = make_tensor((2, 3, 7, 6), dtype)
+    assert_parity(lambda lib, x: lib.nn.functional.max_pool2d(x, **kwargs, return_indices=True), x)
+    assert_parity(lambda lib, x: lib.nn.functional.max_pool2d(x, **kwargs), x, noncontiguous=True)
+
+
+def test_max_pool2d_ties_and_nan():
+    """Ties keep the first maximum; a NaN wins its window (PyTorch's rule)."""
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    x[0, 0, 1, 1] = np.nan
+    assert_parity(lambda lib, x: lib.nn.functional.max_pool2d(x, 2, stride=1, return_indices=True), x)
+    assert_parity(lambda lib, x: lib.nn.functional.max_pool2d(x, 3, stride=1, padding=1, return_indices=True),
+                  np.ones((1, 2, 3, 3), np.float32))
+
+
+def test_max_pool_integers():
+    x = np.random.default_rng(0).integers(-50, 50, (2, 3, 6, 6))
+    assert_parity(lambda lib, x: lib.nn.functional.max_pool2d(x, 3, 2, 1, return_indices=True), x)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+                                    dict(kernel_size=2, dilation=3), dict(kernel_size=4)])
+def test_max_pool1d(dtype, kwargs):
+    x = make_tensor((2, 3, 11), dtype)
+    assert_parity(lambda lib, x: lib.nn.functional.max_pool1d(x, **kwargs, return_indices=True), x)
+    assert_parity(lambda lib, x: lib.nn.functional.max_pool1d(x[0], **kwargs), x)  # unbatched
+
+
+AVG_POOL2D_CASES = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+    dict(kernel_size=(3, 2), stride=(2, 3), padding=(1, 1), ceil_mode=True, count_include_pad=False),
+    dict(kernel_size=3, stride=2, padding=1, divisor_override=5),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("kwargs", AVG_POOL2D_CASES)
+def test_avg_pool2d(dtype, kwargs):
+    x = make_tensor((2, 3, 7, 6), dtype)
+    assert_parity(lambda lib, x: lib.nn.functional.avg_pool2d(x, **kwargs), x, noncontiguous=True,
+                  **TOLERANCE[dtype])
+    assert_parity(lambda lib, x: lib.nn.functional.avg_pool2d(x[0], **kwargs), x, **TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+                                    dict(kernel_size=3, padding=1, count_include_pad=False), dict(kernel_size=5)])
+def test_avg_pool1d(dtype, kwargs):
+    assert_parity(lambda lib, x: lib.nn.functional.avg_pool1d(x, **kwargs), make_tensor((2, 3, 11), dtype),
+                  **TOLERANCE[dtype])
+
+
+ADAPTIVE_SIZES = [1, (3, 4), (4, None), (7, 6), (5, 2), (2, 3)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("size", ADAPTIVE_SIZES)
+def test_adaptive_pool2d(dtype, size):
+    x = make_tensor((2, 3, 7, 6), dtype)
+    assert_parity(lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, size), x, **TOLERANCE[dtype])
+    assert_parity(lambda lib, x: lib.nn.functional.adaptive_max_pool2d(x, size, return_indices=True), x)
+    assert_parity(lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x[1], size), x, noncontiguous=True,
+                  **TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("size", [1, 3, 5, 8])
+def test_adaptive_pool1d(size):
+    x = make_tensor((2, 3, 8))
+    assert_parity(lambda lib, x: lib.nn.functional.adaptive_avg_pool1d(x, size), x, **TOLERANCE["float32"])
+    assert_parity(lambda lib, x: lib.nn.functional.adaptive_max_pool1d(x, size, return_indices=True), x)
+
+
+def test_gradcheck_and_double_backward():
+    x = ember.tensor(make_tensor((1, 2, 5, 6), "float64")).requires_grad_()
+    F = ember.nn.functional
+    functions = [
+        lambda x: F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+        lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False, ceil_mode=True),
+        lambda x: F.adaptive_avg_pool2d(x, (3, 4)),
+        lambda x: F.adaptive_max_pool2d(x, (4, 4)),
+        lambda x: F.max_pool1d(x[0], 2, dilation=2),
+    ]
+    for fn in functions:
+        assert gradcheck(fn, (x,))
+        assert gradgradcheck(fn, (x,))
+
+
+def test_double_backward_matches_torch():
+    x = make_tensor((2, 3, 6, 6), "float64")
+    results = []
+    for lib in (ember, torch):
+        F = lib.nn.functional
+        xs = lib.tensor(x).requires_grad_()
+        y = F.max_pool2d(xs.sin(), 2) * F.avg_pool2d(xs, 3, 1, 1)[..., ::2, ::2]
+        (g,) = lib.autograd.grad(y.sum(), xs, create_graph=True)
+        results.append(lib.autograd.grad((g * g).sum(), xs))
+    assert_close(results[0][0], results[1][0], rtol=1e-7, atol=1e-9)
+
+
+LAYERS = [
+    ("MaxPool2d", (3,), dict(stride=2, padding=1, return_indices=True)),
+    ("MaxPool2d", ((2, 3),), dict(ceil_mode=True, dilation=(1, 2))),
+    ("MaxPool1d", (3,), dict(stride=2, padding=1)),
+    ("AvgPool2d", (3,), dict(stride=2, padding=1, count_include_pad=False)),
+    ("AvgPool2d", (2,), dict(divisor_override=3, ceil_mode=True)),
+    ("AvgPool1d", (3,), dict(stride=2)),
+    ("AdaptiveAvgPool2d", ((3, None),), {}),
+    ("AdaptiveAvgPool2d", (1,), {}),
+    ("AdaptiveAvgPool1d", (4,), {}),
+    ("AdaptiveMaxPool2d", ((3, 5),), dict(return_indices=True)),
+    ("AdaptiveMaxPool1d", (3,), {}),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name, args, kwargs", LAYERS)
+def test_layers(dtype, name, args, kwargs):
+    ours, theirs = getattr(ember.nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    assert repr(ours) == repr(theirs)
+    shape = (2, 3, 9) if name.endswith("1d") else (1, 3, 7, 9)
+    check_layer(ours, theirs, make_tensor(shape, dtype), dtype)
+
+
+ERRORS = [
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(2, 3, 5, 5), 3, padding=2),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(2, 3, 5, 5), 6),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(2, 3, 5, 5, 5), 2),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(5), 2),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(2, 3, 5, 5), 2, stride=0),
+    lambda lib: lib.nn.functional.max_pool2d(lib.zeros(2, 3, 5, 5), 2, dilation=0),
+    lambda lib: lib.nn.functional.max_pool1d(lib.zeros(2, 3, 5), 6),
+    lambda lib: lib.nn.functional.max_pool1d(lib.zeros(2, 3, 5), 3, padding=2),
+    lambda lib: lib.nn.functional.max_pool1d(lib.zeros(2, 3, 3, 5), 3),
+    lambda lib: lib.nn.functional.avg_pool2d(lib.zeros(2, 3, 5, 5), 3, padding=2),
+    lambda lib: lib.nn.functional.avg_pool2d(lib.zeros(2, 3, 5, 5), 6),
+    lambda lib: lib.nn.functional.avg_pool1d(lib.zeros(2, 3, 5), 6),
+    lambda lib: lib.nn.functional.avg_pool2d(lib.zeros(2, 3, 5, 5), 2, divisor_override=0),
+    lambda lib: lib.nn.functional.adaptive_avg_pool2d(lib.zeros(2, 3, 0, 4), (2, 2)),
+    lambda lib: lib.nn.functional.adaptive_avg_pool2d(lib.zeros(5, 5), (2, 2)),
+    lambda lib: lib.nn.functional.adaptive_max_pool2d(lib.zeros(5, 5), (2, 2)),
+    lambda lib: lib.nn.functional.adaptive_avg_pool1d(lib.zeros(2, 3, 5, 5), 2),
+]
+
+
+@pytest.mark.parametrize("index", range(len(ERRORS)))
+def test_errors(index):
+    same_error(ERRORS[index])
