@@ -174,3 +174,30 @@ def test_in_place_relu_after_batch_norm():
     ember_bn(e_in).relu_().sum().backward()
     assert_close(e_in.grad, t_in.grad, "float32", "input grad")
     assert_close(ember_bn.weight.grad, torch_bn.weight.grad, "float32", "weight grad")
+
+
+def test_state_dict_metadata_version_and_nested_prefixes():
+    torch_seq = torch.nn.Sequential(torch.nn.BatchNorm1d(4), torch.nn.LayerNorm(4))
+    for _ in range(2):
+        torch_seq(torch.randn(5, 4) * 3 + 1)
+    ember_seq = ember.nn.Sequential(ember.nn.BatchNorm1d(4), ember.nn.LayerNorm(4))
+    assert ember_seq.state_dict()._metadata["0"] == torch_seq.state_dict()._metadata["0"] == {"version": 2}
+    ember_seq.load_state_dict({k: to_ember(v) for k, v in torch_seq.state_dict().items()})
+    torch_seq.eval()
+    ember_seq.eval()
+    x = random_input((3, 4), "float32")
+    assert_close(ember_seq(ember.tensor(x)), torch_seq(torch.from_numpy(x)), "float32", "output")
+    # ... and back: torch loads the ember state dict.
+    fresh = torch.nn.Sequential(torch.nn.BatchNorm1d(4), torch.nn.LayerNorm(4)).eval()
+    fresh.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in ember_seq.state_dict().items()})
+    assert_close(ember_seq(ember.tensor(x)), fresh(torch.from_numpy(x)), "float32", "output after round trip")
+
+
+def test_double_keeps_num_batches_tracked_int64():
+    bn = ember.nn.BatchNorm2d(3).double()
+    assert bn.num_batches_tracked.dtype == ember.int64
+    assert bn.running_mean.dtype == bn.weight.dtype == ember.float64
+    torch_bn = torch.nn.BatchNorm2d(3).double()
+    x = random_input((2, 3, 2, 2), "float64")
+    assert_close(bn(ember.tensor(x)), torch_bn(torch.from_numpy(x)), "float64", "output")
+    assert_same_state(torch_bn, bn, "float64")
