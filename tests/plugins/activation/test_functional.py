@@ -174,7 +174,8 @@ def test_grad_fn_names_follow_torchs():
     x = ember.randn(4, requires_grad=True)
     t = torch.randn(4, requires_grad=True)
     for name in ("gelu", "silu", "mish", "softplus", "elu", "leaky_relu", "hardtanh", "hardsigmoid", "hardswish",
-                 "logsigmoid", "hardshrink", "softshrink", "relu"):
-        ours = getattr(ember.nn.functional, name)(x).grad_fn.name()
-        theirs = getattr(torch.nn.functional, name)(t).grad_fn.name()
+                 "logsigmoid", "hardshrink", "softshrink", "relu", "relu6", "selu", "celu", "threshold"):
+        args = (0.5, 2.0) if name == "threshold" else ()
+        ours = getattr(ember.nn.functional, name)(x, *args).grad_fn.name()
+        theirs = getattr(torch.nn.functional, name)(t, *args).grad_fn.name()
         assert ours == theirs, name

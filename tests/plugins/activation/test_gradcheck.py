@@ -107,7 +107,7 @@ def test_third_derivative_by_finite_differences(case):
     assert gradgradcheck(second, (x,))
 
 
-@pytest.mark.parametrize("op_name", ["gelu", "silu", "mish", "softplus", "log_sigmoid", "elu", "leaky_relu",
+@pytest.mark.parametrize("op_name", ["gelu", "silu", "mish", "softplus", "log_sigmoid", "elu", "celu", "leaky_relu",
                                      "hardtanh", "hardsigmoid", "hardswish", "threshold", "hardshrink",
                                      "softshrink"])
 def test_each_fused_op_and_its_backward_are_registered(op_name):

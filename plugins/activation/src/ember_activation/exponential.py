@@ -1,4 +1,4 @@
-"""The exponential linear units: elu, selu, celu, one fused op for all three.
+"""The exponential linear units: elu, selu, celu, from one pair of kernels.
 
 PyTorch counterpart: ``elu``/``elu_backward`` in aten/src/ATen/native/Activation.cpp
 and torch/nn/functional.py's ``elu``, ``selu``, ``celu`` (v2.13).
@@ -35,12 +35,15 @@ def _elu_second_derivative(x, *, alpha, scale, input_scale):
 
 ELU, ELU_BACKWARD = define("elu", _elu_kernel, _elu_backward_kernel, _elu_second_derivative,
                            kernel_name="elu_cpu")
+# The same kernels under CELU's name, so its grad_fn is CeluBackward0 as in PyTorch.
+CELU, CELU_BACKWARD = define("celu", _elu_kernel, _elu_backward_kernel, _elu_second_derivative,
+                             kernel_name="elu_cpu")
 
 
-def _elu(input, inplace, alpha, scale, input_scale):
+def _elu(input, inplace, alpha, scale, input_scale, op=ELU):
     if inplace:
-        return run_inplace(input, ELU, alpha=alpha, scale=scale, input_scale=input_scale)
-    return ELU(input, alpha=alpha, scale=scale, input_scale=input_scale)
+        return run_inplace(input, op, alpha=alpha, scale=scale, input_scale=input_scale)
+    return op(input, alpha=alpha, scale=scale, input_scale=input_scale)
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -82,7 +85,7 @@ def celu(input, alpha=1.0, inplace=False):
     """
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _elu(input, inplace, alpha, 1.0, 1.0 / alpha)
+    return _elu(input, inplace, alpha, 1.0, 1.0 / alpha, op=CELU)
 
 
 def celu_(input, alpha=1.0):
@@ -90,4 +93,4 @@ def celu_(input, alpha=1.0):
     return celu(input, alpha, True)
 
 
-OPS = (ELU, ELU_BACKWARD)
+OPS = (ELU, ELU_BACKWARD, CELU, CELU_BACKWARD)
