@@ -239,3 +239,25 @@ def test_plugin_module_imports_nothing_heavy(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
     assert ember_activation.__version__ == "0.1.0"
+
+
+def test_distribution_declares_the_entry_point():
+    from importlib.metadata import distribution
+
+    points = [ep for ep in distribution("ember-activation").entry_points if ep.group == "ember"]
+    assert [(ep.name, ep.value) for ep in points] == [("activation", "ember_activation")]
+    assert any(req.startswith("ember-core") for req in distribution("ember-activation").requires)
+
+
+def test_disabled_plugin_names_its_distribution():
+    import os
+    import subprocess
+    import sys
+
+    code = ("import ember\n"
+            "for get in (lambda: ember.nn.GELU, lambda: ember.nn.functional.gelu):\n"
+            "    try:\n        get()\n    except AttributeError as e:\n        print(e)\n")
+    env = dict(os.environ, EMBER_DISABLE_PLUGINS="activation")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 2 and all("ember-activation" in line for line in lines), out.stdout
