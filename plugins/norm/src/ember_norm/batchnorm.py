@@ -103,6 +103,7 @@ class _BatchNorm(_NormBase):
 class BatchNorm1d(_BatchNorm):
     """Batch normalization over a (N, C) or (N, C, L) input, per channel C.
 
+    >>> import ember
     >>> bn = ember.nn.BatchNorm1d(3)
     >>> bn(ember.randn(4, 3)).shape
     ember.Size([4, 3])
@@ -116,6 +117,7 @@ class BatchNorm1d(_BatchNorm):
 class BatchNorm2d(_BatchNorm):
     """Batch normalization over a (N, C, H, W) input, per channel C.
 
+    >>> import ember
     >>> ember.nn.BatchNorm2d(64)
     BatchNorm2d(64, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
     """

@@ -19,6 +19,7 @@ class GroupNorm(Module):
         affine: learn per-channel ``weight`` (ones) and ``bias`` (zeros).
         bias: with ``affine``, whether to learn the bias.
 
+    >>> import ember
     >>> ember.nn.GroupNorm(2, 4)
     GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
     """

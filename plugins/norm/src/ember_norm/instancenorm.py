@@ -66,6 +66,7 @@ class _InstanceNorm(_NormBase):
 class InstanceNorm1d(_InstanceNorm):
     """Instance normalization of a (N, C, L) or unbatched (C, L) input.
 
+    >>> import ember
     >>> ember.nn.InstanceNorm1d(3)
     InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)
     """

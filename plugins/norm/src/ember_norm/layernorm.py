@@ -24,6 +24,7 @@ class LayerNorm(Module):
         elementwise_affine: learn ``weight`` (ones) and ``bias`` (zeros) of that shape.
         bias: with ``elementwise_affine``, whether to learn the bias.
 
+    >>> import ember
     >>> ember.nn.LayerNorm(4)
     LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
     """

@@ -10,6 +10,7 @@ from ember_norm.functional import local_response_norm
 class LocalResponseNorm(Module):
     """Divide each value by ``(k + alpha / size * sum of squares of size neighbouring channels) ** beta``.
 
+    >>> import ember
     >>> ember.nn.LocalResponseNorm(2)
     LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
     """

@@ -17,6 +17,7 @@ class RMSNorm(Module):
         eps: added to the mean square; None uses the input dtype's machine epsilon.
         elementwise_affine: learn ``weight`` (ones) of that shape.
 
+    >>> import ember
     >>> ember.nn.RMSNorm(4)
     RMSNorm((4,), eps=None, elementwise_affine=True)
     """
