@@ -145,12 +145,12 @@ def _pair(value, name):
     return value
 
 
-def _check_window_args(op, kernel_size, dilation, padding, stride):
+def _check_window_args(kernel_size, dilation, padding, stride):
     for name, value, low in (("kernel size", kernel_size, 1), ("dilation", dilation, 1),
                              ("padding", padding, 0), ("stride", stride, 1)):
         if min(value) < low:
             relation = "greater than zero" if low else "non-negative"
-            raise RuntimeError(f"{op}: {name} should be {relation}, but got "
+            raise RuntimeError(f"{name} should be {relation}, but got "
                                f"{name.split()[0]}_height: {value[0]} {name.split()[0]}_width: {value[1]}")
 
 
@@ -165,9 +165,9 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     kernel_size, dilation = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
     padding, stride = _pair(padding, "padding"), _pair(stride, "stride")
     if input.ndim not in (3, 4) or 0 in input.shape[1:]:
-        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
-                           f"but got:{list(input.shape)}")
-    _check_window_args("im2col", kernel_size, dilation, padding, stride)
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
+    _check_window_args(kernel_size, dilation, padding, stride)
     height, width = input.shape[-2:]
     out_h = window_count(height, kernel_size[0], stride[0], padding[0], dilation[0])
     out_w = window_count(width, kernel_size[1], stride[1], padding[1], dilation[1])
@@ -189,13 +189,13 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     output_size, kernel_size = _pair(output_size, "output_size"), _pair(kernel_size, "kernel_size")
     dilation, padding, stride = _pair(dilation, "dilation"), _pair(padding, "padding"), _pair(stride, "stride")
     if input.ndim not in (2, 3) or 0 in input.shape[1:]:
-        raise RuntimeError("Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, "
-                           f"but got:{list(input.shape)}")
-    _check_window_args("col2im", kernel_size, dilation, padding, stride)
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+                           f"non-zero dimensions for input, but got: {list(input.shape)}")
+    _check_window_args(kernel_size, dilation, padding, stride)
     taps = kernel_size[0] * kernel_size[1]
     if input.shape[-2] % taps:
         raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product of "
-                           f"kernel_size, but got input.size(1)={input.shape[-2]} and kernel_size={kernel_size}")
+                           f"kernel_size, but got input.size(1)={input.shape[-2]} and kernel_size={kernel_size}.")
     blocks = [window_count(output_size[d], kernel_size[d], stride[d], padding[d], dilation[d]) for d in (0, 1)]
     if blocks[0] * blocks[1] != input.shape[-1]:
         raise RuntimeError(f"Given output_size={output_size}, kernel_size={kernel_size}, dilation={dilation}, "

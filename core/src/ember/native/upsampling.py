@@ -64,7 +64,7 @@ def _output_sizes(input, size, scale_factor, dims, recompute_scale_factor):
         sizes = (size,) * dims if isinstance(size, int) else tuple(size)
         if len(sizes) != dims:
             raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input "
-                             f"with spatial dimensions of {list(input.shape[2:])} and output size of {list(sizes)}. "
+                             f"with spatial dimensions of {list(input.shape[2:])} and output size of {sizes}. "
                              "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
                              "(o1, o2, ...,oK) format.")
         return tuple(int(s) for s in sizes), (None,) * dims
@@ -74,7 +74,7 @@ def _output_sizes(input, size, scale_factor, dims, recompute_scale_factor):
     if len(scales) != dims:
         raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
                          f"with spatial dimensions of {list(input.shape[2:])} and scale_factor of shape "
-                         f"{list(scales)}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                         f"{scales}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
                          "scale_factor in (s1, s2, ...,sK) format.")
     sizes = tuple(math.floor(float(input.shape[2 + d]) * scales[d]) for d in range(dims))
     return sizes, (None,) * dims if recompute_scale_factor else tuple(float(s) for s in scales)
