@@ -24,9 +24,9 @@ def main(threads):
     pin_threads(threads)
     import numpy as np
     import torch
-    from ember_loss.nll import nll_loss
 
     import ember
+    from ember_loss.nll import nll_loss
 
     composite = lambda x, t: nll_loss(x.log_softmax(1), t)
     for n, c in SHAPES:

@@ -8,7 +8,8 @@ On probabilities ``p`` and targets ``y`` (both per element, weight ``w``):
 
     loss = -w * (y * max(log p, -100) + (1 - y) * max(log(1 - p), -100))
 
-the log clamp keeps ``p = 0`` or ``1`` finite, as in PyTorch. On logits ``x`` with
+the log clamp keeps the loss at ``p = 0`` or ``1`` finite, as in PyTorch (the target
+gradient ``-logit(p)`` is not clamped there, in PyTorch either). On logits ``x`` with
 ``pos_weight`` ``pw`` (the weight of the positive term), in the stable form:
 
     loss = w * ((1 - y) * x - (1 + (pw - 1) * y) * log_sigmoid(x))
@@ -54,7 +55,8 @@ def _bce_backward(ctx, grad):
     if ctx.needs_input_grad[0]:
         grad_input = grad * (p - y) / ((1 - p) * p).clamp_min(EPSILON)
     if ctx.needs_input_grad[1]:
-        grad_target = grad * ((-p).log1p().clamp_min(LOG_CLAMP) - p.log().clamp_min(LOG_CLAMP))
+        # -logit(p), unclamped as in PyTorch (infinite at p = 0 or 1)
+        grad_target = grad * ((-p).log1p() - p.log())
     return grad_input, grad_target, None
 
 
@@ -79,6 +81,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    _check_no_grad("binary_cross_entropy", weight=weight)
     if weight is not None:
         weight = weight.expand(ember.broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
         _check_inplace_broadcast(input, weight)
@@ -103,7 +106,7 @@ def _log_sigmoid_ops(x):
 
 def _bce_logits_backward(ctx, grad):
     x, y, pos_weight = ctx.saved_inputs
-    grad_input = grad_target = grad_pos_weight = None
+    grad_input = grad_target = None
     if ctx.needs_input_grad[0]:
         # d/dx = (1 - y) - (1 + (pw - 1) y) * sigmoid(-x)
         if pos_weight is None:
@@ -112,13 +115,19 @@ def _bce_logits_backward(ctx, grad):
             grad_input = grad * ((1 - y) - ((pos_weight - 1) * y + 1) * (-x).sigmoid())
     if ctx.needs_input_grad[1]:
         grad_target = grad * (-x) if pos_weight is None else grad * (-x - (pos_weight - 1) * _log_sigmoid_ops(x))
-    if pos_weight is not None and ctx.needs_input_grad[2]:
-        grad_pos_weight = grad * (-y * _log_sigmoid_ops(x))
-    return grad_input, grad_target, grad_pos_weight
+    return grad_input, grad_target, None
 
 
 BINARY_CROSS_ENTROPY_WITH_LOGITS = library.custom_op("loss::binary_cross_entropy_with_logits", save="inputs",
                                                      backward=_bce_logits_backward)(_bce_logits_kernel)
+
+
+def _check_no_grad(function, **tensors):
+    # PyTorch gives weight and pos_weight no derivative and refuses them when they require grad.
+    for name, tensor in tensors.items():
+        if tensor is not None and tensor.requires_grad and ember.is_grad_enabled():
+            raise RuntimeError(f"The function '{function}' is not differentiable with respect to argument "
+                               f"'{name}'. This input cannot have requires_grad True.")
 
 
 def _check_inplace_broadcast(input, other):
@@ -147,6 +156,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     reduction = reductions.resolve(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    _check_no_grad("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     if pos_weight is not None:
         _check_inplace_broadcast(input, pos_weight)
     losses = BINARY_CROSS_ENTROPY_WITH_LOGITS(input, target, pos_weight)

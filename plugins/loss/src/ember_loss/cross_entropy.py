@@ -257,7 +257,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     else:
         if label_smoothing > 0.0 and label_smoothing > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-        target = nll.check_class_target(input, target, weight)
+        target, weight = nll.check_class_target(input, target, weight)
     if not input.dtype.is_floating_point:
         kernel = "lastdim_kernel_impl" if input.ndim <= 2 else "kernel_impl"
         raise NotImplementedError(f"\"log_softmax_{kernel}\" not implemented for '{nll._type_name(input.dtype)}'")

@@ -14,13 +14,24 @@ mathematical KL divergence per sample; ``'mean'`` divides by every element.
 
 import warnings
 
-import ember
+from ember import library
 from ember_loss import reduction as reductions
 
 
-def _xlogx(t):
-    # t * log(t), defined as 0 at t == 0 (PyTorch's xlogy(t, t))
-    return ember.where(t == 0, ember.zeros_like(t), t * t.log())
+def _xlogx_kernel(xp, t):
+    out = t.copy()
+    positive = t != 0
+    out[positive] = t[positive] * xp.log(t[positive])  # log only where it is needed: no 0 * -inf
+    return out
+
+
+def _xlogx_backward(ctx, grad):
+    # PyTorch's xlogy(t, t) derivative: log(t) + t / t, which is nan at t == 0
+    (t,) = ctx.saved_inputs
+    return (grad * (t.log() + t / t),)
+
+
+XLOGX = library.custom_op("loss::xlogx", save="inputs", backward=_xlogx_backward)(_xlogx_kernel)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -31,7 +42,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         target: probabilities, or log-probabilities with ``log_target=True``.
         reduction: ``'none'``, ``'batchmean'``, ``'sum'`` or ``'mean'``.
 
-    >>> import ember
+    >>> from ember import library
     >>> from ember_loss.kl_div import kl_div
     >>> kl_div(ember.tensor([0.5, 0.5]).log(), ember.tensor([0.25, 0.75]), reduction="sum")
     tensor(0.1308)
@@ -48,7 +59,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if log_target:
         losses = target.exp() * (target - input)
     else:
-        losses = _xlogx(target) - target * input
+        losses = XLOGX(target) - target * input
     if reduction == "batchmean":
         total = losses.sum()
         return total / input.shape[0] if input.ndim != 0 else total

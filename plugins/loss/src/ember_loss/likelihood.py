@@ -38,8 +38,13 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     else:
         losses = input - target * (input + eps).log()
     if full:
-        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
-        losses = losses + ember.where(target <= 1, ember.zeros_like(stirling), stirling)
+        # NOTE: the term is computed on max(target, 1), so counts 0 and 1 (where it is
+        # dropped) take no log of 0. PyTorch computes 0 * log(0) there, which makes its
+        # target gradient nan at 0; ember's is 0.
+        small = target <= 1
+        safe = ember.where(small, ember.ones_like(target), target)
+        stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
+        losses = losses + ember.where(small, ember.zeros_like(stirling), stirling)
     return reductions.apply(losses, reduction)
 
 

@@ -31,7 +31,8 @@ def _shape(shape):
 def check_class_target(input, target, weight):
     """Validate ``(input, target, weight)`` for class-index losses like PyTorch's ``nll_loss_nd``.
 
-    Returns the target reshaped to the input's shape without the class dim.
+    Returns the target reshaped to the input's shape without the class dim, and the weight
+    as a flat ``(C,)`` tensor.
     """
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
@@ -57,7 +58,7 @@ def check_class_target(input, target, weight):
     check_weight(input, weight, spatial=input.ndim == 4)
     if input.ndim == 1:
         target = target.reshape(())
-    return target
+    return target, (weight.reshape(-1) if weight is not None else None)
 
 
 def check_weight(input, weight, spatial=False, prefix=""):
@@ -65,9 +66,10 @@ def check_weight(input, weight, spatial=False, prefix=""):
     if weight is None:
         return
     classes = input.shape[0] if input.ndim == 1 else input.shape[1]
-    if weight.ndim != 1 or weight.shape[0] != classes:
-        if spatial:
+    if spatial:  # PyTorch's nll_loss2d checks only the number of elements
+        if weight.numel() != classes:
             raise RuntimeError("weight tensor should be defined either for all or no classes")
+    elif weight.ndim != 1 or weight.shape[0] != classes:
         raise RuntimeError(f"{prefix}weight tensor should be defined either for all {classes} classes or no "
                            f"classes but got weight tensor of shape: {_shape(weight.shape)}")
     if not prefix and weight.dtype != input.dtype:
@@ -216,7 +218,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     from ember_loss import reduction as reductions
 
     reduction = reductions.resolve(size_average, reduce, reduction)
-    target = check_class_target(input, target, weight)
+    target, weight = check_class_target(input, target, weight)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"nll_loss_out_frame\" not implemented for '{_type_name(input.dtype)}'")
     return nll_loss_op(input, target, weight, reduction=reduction, ignore_index=ignore_index)

@@ -63,12 +63,14 @@ def _mse_kernel(xp, x, t, *, reduction="mean"):
     d *= d
     if reduction == "none":
         return d
-    return d.mean() if reduction == "mean" else d.sum()
+    if reduction == "mean":
+        return d.sum() / d.size if d.size else xp.asarray(float("nan"), dtype=d.dtype)
+    return d.sum()
 
 
 def _mse_backward(ctx, grad):
     x, t = ctx.saved_inputs
-    scale = 2.0 / x.numel() if ctx.attrs["reduction"] == "mean" else 2.0
+    scale = 2.0 / max(x.numel(), 1) if ctx.attrs["reduction"] == "mean" else 2.0
     grad_input = (x - t) * (grad * scale)
     return grad_input, -grad_input if ctx.needs_input_grad[1] else None
 
