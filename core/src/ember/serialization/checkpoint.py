@@ -37,7 +37,6 @@ from ember.serialization.zip_reader import ZipCheckpoint
 from ember.storage import UntypedStorage
 
 FORMAT_VERSION = 3  # what torch.save writes in the ``version`` record
-_ARCHIVE_NAME = re.compile(r"[A-Za-z0-9_.\-]+\Z")
 _STORAGE_KEY = re.compile(r"(0|[1-9][0-9]{0,18})\Z")
 # Records torch.save writes besides data.pkl and data/<key>; their contents are not needed.
 _KNOWN_RECORDS = {"data.pkl", "version", ".data/version", "byteorder", ".format_version", ".storage_alignment",
@@ -59,12 +58,18 @@ def save(obj, f):
     data_pkl = pickler.dump(obj)
     storages = list(pickler.storages.values())
     if isinstance(f, (str, os.PathLike)):
-        stem = os.path.splitext(os.path.basename(os.fspath(f)))[0]
-        prefix = stem if _ARCHIVE_NAME.match(stem) else "archive"
+        prefix = _archive_name(os.path.splitext(os.path.basename(os.fspath(f)))[0])
         with atomic_write(f) as out:
             _write_archive(out, prefix, data_pkl, storages)
     else:
         _write_archive(f, "archive", data_pkl, storages)
+
+
+def _archive_name(stem):
+    """The top folder for a file: its stem, as torch names it, when the stem is a plain
+    printable ASCII name that ember's own reader accepts; else torch's fallback 'archive'."""
+    plain = stem.isascii() and stem.isprintable() and not set(stem) & set("/\\:") and stem not in ("", ".", "..")
+    return stem if plain else "archive"
 
 
 def _write_archive(out, prefix, data_pkl, storages):
