@@ -231,3 +231,12 @@ def test_fused_op_is_one_graph_node():
     loss = ember.nn.functional.cross_entropy(x, ember.tensor([0, 1, 2, 3]))
     assert type(loss.grad_fn).__name__ != "" and loss.grad_fn.name() == "CrossEntropyBackward0"
     assert loss.grad_fn.next_functions[0][0] is x._get_grad_accumulator()
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("shape", [(4,), (3, 4), (2, 4, 3)])
+def test_probabilities_weight_gradient_like_torch(reduction, shape):
+    # torch differentiates weight for class probabilities (a composite there), not for indices
+    fn = lambda lib, x, q, w: lib.nn.functional.cross_entropy(x, q, weight=w, reduction=reduction,
+                                                              label_smoothing=0.1)
+    assert_parity(fn, make_tensor(shape, "float64"), probabilities(shape, "float64"), class_weight(shape, "float64"))

@@ -151,7 +151,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     >>> import ember
     >>> from ember_loss.binary import binary_cross_entropy_with_logits
     >>> binary_cross_entropy_with_logits(ember.tensor([0.0, 2.0]), ember.tensor([1.0, 0.0]))
-    tensor(1.4160)
+    tensor(1.4100)
     """
     reduction = reductions.resolve(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):

@@ -191,9 +191,12 @@ def _cross_entropy_backward(ctx, grad):
             grad_input = g * (x.softmax(class_dim) * a_sum - a)
         else:
             grad_input = cross_entropy_backward_op(grad, x, target, weight, **attrs)
+    grad_weight = None
     if soft and ctx.needs_input_grad[1]:
         grad_target = _soft_target_grad(grad, x, weight, attrs)
-    return grad_input, grad_target, None
+    if soft and weight is not None and ctx.needs_input_grad[2]:
+        grad_weight = _soft_weight_grad(grad, x, target, attrs)
+    return grad_input, grad_target, grad_weight
 
 
 def _differentiable_coefficients(x, target, weight, attrs):
@@ -223,6 +226,23 @@ def _soft_target_grad(grad, x, weight, attrs):
     elif reduction == "none" and x.ndim > 1:
         grad = grad.unsqueeze(class_dim)
     return grad * coefficient
+
+
+def _soft_weight_grad(grad, x, target, attrs):
+    # loss = -sum(q_s * w * logp): d/dw[c] = -sum over positions of q_s[c] * logp[c] (scaled)
+    class_dim = nll.class_dim_of(x)
+    classes = x.shape[class_dim]
+    reduction = attrs.get("reduction", "mean")
+    eps = _smoothing(attrs.get("label_smoothing", 0.0))
+    q = target * (1 - eps) + eps / classes if eps else target
+    per_position = -(q * x.log_softmax(class_dim))
+    if reduction == "mean":
+        per_position = per_position / (x.numel() // classes)
+    elif reduction == "none" and x.ndim > 1:
+        grad = grad.unsqueeze(class_dim)
+    other_dims = tuple(d for d in range(x.ndim) if d != class_dim)
+    contribution = grad * per_position
+    return contribution.sum(other_dims) if other_dims else contribution
 
 
 library.register_autograd(cross_entropy_op, _cross_entropy_backward)

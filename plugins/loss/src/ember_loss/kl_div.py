@@ -42,7 +42,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         target: probabilities, or log-probabilities with ``log_target=True``.
         reduction: ``'none'``, ``'batchmean'``, ``'sum'`` or ``'mean'``.
 
-    >>> from ember import library
+    >>> import ember
     >>> from ember_loss.kl_div import kl_div
     >>> kl_div(ember.tensor([0.5, 0.5]).log(), ember.tensor([0.25, 0.75]), reduction="sum")
     tensor(0.1308)

@@ -62,7 +62,8 @@ def check_class_target(input, target, weight):
 
 
 def check_weight(input, weight, spatial=False, prefix=""):
-    """PyTorch's checks on a per-class ``weight``: one entry per class, the input's dtype."""
+    """PyTorch's checks on a per-class ``weight``: one entry per class, the input's dtype,
+    and (for class indices, ``prefix=""``) no ``requires_grad``: NLL has no weight gradient."""
     if weight is None:
         return
     classes = input.shape[0] if input.ndim == 1 else input.shape[1]
@@ -72,7 +73,9 @@ def check_weight(input, weight, spatial=False, prefix=""):
     elif weight.ndim != 1 or weight.shape[0] != classes:
         raise RuntimeError(f"{prefix}weight tensor should be defined either for all {classes} classes or no "
                            f"classes but got weight tensor of shape: {_shape(weight.shape)}")
-    if not prefix and weight.dtype != input.dtype:
+    if prefix:  # class probabilities: PyTorch's composite promotes dtypes and differentiates weight
+        return
+    if weight.dtype != input.dtype:
         raise RuntimeError(f"expected scalar type {_type_name(input.dtype)} but found {_type_name(weight.dtype)}")
     if weight.requires_grad and ember.is_grad_enabled():
         name = "nll_loss2d_forward" if spatial else "nll_loss_forward"
