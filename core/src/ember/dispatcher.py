@@ -130,6 +130,7 @@ def _camel(name):
 def _where(fn):
     if fn is None:
         return None
+    fn = inspect.unwrap(fn)  # a decorated kernel (unary.quiet) is found where it is written
     try:
         return inspect.getsourcefile(fn), inspect.getsourcelines(fn)[1]
     except (OSError, TypeError):

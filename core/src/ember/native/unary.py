@@ -501,7 +501,8 @@ def _relu_kernel(xp, a):
 
 
 def _threshold_backward_kernel(xp, grad, output, threshold=0):
-    return zero_where_not(xp, grad, output > threshold)
+    # "not <=" rather than ">": a NaN output passes its gradient through, as in PyTorch.
+    return zero_where_not(xp, grad, xp.logical_not(output <= threshold))
 
 
 _SAME_WIDTH_INT = {2: "int16", 4: "int32", 8: "int64"}
@@ -523,7 +524,10 @@ def zero_where_not(xp, values, keep):
 
 def _threshold_backward_backward(ctx, grad):
     _, output = ctx.saved_inputs
-    return THRESHOLD_BACKWARD(grad, output, threshold=ctx.attrs.get("threshold", 0)), None
+    # The mask does not vary with the output: its gradient is zero (not None), as in PyTorch.
+    from ember.native.factory import zeros_like
+
+    return THRESHOLD_BACKWARD(grad, output, threshold=ctx.attrs.get("threshold", 0)), zeros_like(output)
 
 
 THRESHOLD_BACKWARD = Op("aten::threshold_backward", _threshold_backward_kernel, _threshold_backward_backward,
