@@ -107,6 +107,11 @@ def _memo_and_length_cases():
         "tuple_without_mark": (P2 + b"Nt.", r"needs a MARK"),
         "trailing_bytes": (P2 + b"N." + b"os.system", r"bytes after STOP"),
         "bad_utf8": (P2 + b"X\x02\x00\x00\x00\xff\xfe.", r"invalid UTF-8"),
+        # Hashing a tuple nested a million deep crashes CPython (no recursion check in C).
+        "deep_tuple_as_key": (pickle_of(b"}" + b")" + b"\x85" * 1_000_000 + num(1) + b"s"), r"tuples nested deeper"),
+        "deep_tuple_in_set": (pickle_of(glob("builtins", "set") + b"])" + b"\x85" * 1_000_000 + b"a\x85R"),
+                              r"tuples nested deeper than 100"),
+        "deep_tuple_via_mark": (pickle_of(b"(" * 200 + b"t" * 200), r"tuples nested deeper than 100"),
     }
 
 
@@ -137,6 +142,8 @@ def _persistent_id_cases():
         "pid_not_tuple": (checkpoint(pickle_of(uni("storage") + b"Q")), r"bad persistent id 'storage'"),
         "pid_short": (checkpoint(body(tup(uni("storage"), glob("torch", "FloatStorage")) + b"Q")),
                       r"bad persistent id"),
+        "pid_tag_is_tensor": (checkpoint(body(tup(tensor(), glob("torch", "FloatStorage"), uni("0"), uni("cpu"),
+                                                  num(6)) + b"Q")), r"bad persistent id"),
         "pid_tag": (checkpoint(body(tup(uni("module"), glob("torch", "FloatStorage"), uni("0"), uni("cpu"), num(6))
                                     + b"Q")), r"bad persistent id"),
         "key_dotdot": (simple_checkpoint(key="../0"), r"bad storage key '\.\./0'"),
@@ -193,6 +200,7 @@ def _zip_cases():
         "empty_file": (b"", r"the file is empty"),
         "random_bytes": (random.Random(0).randbytes(4096), r"not a zip checkpoint"),
         "pk_only": (b"PK\x05\x06", r"not a zip checkpoint"),
+        "prepended_data": (b"#!/bin/sh\nrm -rf ~\n" + simple_checkpoint(), r"unexplained bytes before its first"),
         "truncated_half": (simple_checkpoint()[:300], r"not a zip checkpoint"),
         "truncated_directory": (simple_checkpoint()[:-30], r"not a zip checkpoint"),
     }

@@ -29,7 +29,7 @@ import numpy as np
 
 from ember.device import device as ember_device
 from ember.serialization.atomic import atomic_write
-from ember.serialization.errors import CheckpointError
+from ember.serialization.errors import CheckpointError, describe
 from ember.serialization.pickler import CheckpointPickler
 from ember.serialization.torch_globals import TORCH_GLOBALS, LoadedStorage, StorageType
 from ember.serialization.unpickler import WeightsOnlyUnpickler
@@ -139,7 +139,7 @@ def _check_records(archive):
         raise CheckpointError("the checkpoint has no version record")
     text = _small_record(archive, version_name)
     if not re.fullmatch(r"[0-9]{1,4}\n?", text) or not 1 <= int(text) <= FORMAT_VERSION:
-        raise CheckpointError(f"unsupported checkpoint version {text.strip()!r:.40}: ember reads versions 1 to "
+        raise CheckpointError(f"unsupported checkpoint version {describe(text.strip())}: ember reads versions 1 to "
                               f"{FORMAT_VERSION}")
 
 
@@ -148,7 +148,7 @@ def _byteorder(archive):
         return "<"  # files from before the record existed are little-endian
     text = _small_record(archive, "byteorder")
     if text not in ("little", "big"):
-        raise CheckpointError(f"unknown byteorder {text!r:.40} (expected 'little' or 'big')")
+        raise CheckpointError(f"unknown byteorder {describe(text)} (expected 'little' or 'big')")
     return "<" if text == "little" else ">"
 
 
@@ -171,19 +171,21 @@ class _StorageLoader:
         self._storages = {}  # key -> LoadedStorage
 
     def persistent_load(self, pid):
-        if type(pid) is not tuple or len(pid) != 5 or pid[0] != "storage":
-            raise CheckpointError(f"bad persistent id {pid!r:.200}: expected ('storage', type, key, location, numel)")
+        # Types first: an ember tensor compared with a string would not give a bool.
+        if type(pid) is not tuple or len(pid) != 5 or type(pid[0]) is not str or pid[0] != "storage":
+            raise CheckpointError(f"bad persistent id {describe(pid)}: expected "
+                                  "('storage', type, key, location, numel)")
         _, storage_type, key, location, numel = pid
         if type(storage_type) is not StorageType:
-            raise CheckpointError(f"persistent id names {storage_type!r:.100}, not a torch storage class")
+            raise CheckpointError(f"persistent id names {describe(storage_type)}, not a torch storage class")
         if storage_type.refusal:
             raise CheckpointError(storage_type.refusal)
         if type(key) is not str or not _STORAGE_KEY.match(key):
-            raise CheckpointError(f"bad storage key {key!r:.100}: expected a decimal string")
+            raise CheckpointError(f"bad storage key {describe(key)}: expected a decimal string")
         if type(location) is not str or len(location) > 64:
-            raise CheckpointError(f"bad storage location {location!r:.100}")
+            raise CheckpointError(f"bad storage location {describe(location)}")
         if type(numel) is not int or numel < 0:
-            raise CheckpointError(f"bad storage size {numel!r:.100}")
+            raise CheckpointError(f"bad storage size {describe(numel)}")
         loaded = self._storages.get(key)
         if loaded is None:
             loaded = self._storages[key] = self._load_storage(storage_type, key, location, numel)
@@ -226,7 +228,7 @@ def _checked_device(target):
     try:
         device = ember_device(target)
     except (RuntimeError, TypeError) as e:
-        raise CheckpointError(f"bad storage location {target!r:.100}: {e}") from None
+        raise CheckpointError(f"bad storage location {describe(target)}: {e}") from None
     if device.type == "cpu":
         return device
     try:

@@ -7,6 +7,7 @@ for torch's exceptions still catches ember's.
 """
 
 import pickle
+import reprlib
 
 
 class CheckpointError(pickle.UnpicklingError, RuntimeError):
@@ -15,3 +16,16 @@ class CheckpointError(pickle.UnpicklingError, RuntimeError):
     Raised before anything from the file runs and before any allocation larger than
     the file's real content.
     """
+
+
+# Bounded repr for error messages: values from a hostile file may be huge or nested
+# thousands of levels deep, where the builtin repr would raise RecursionError.
+_BRIEF = reprlib.Repr()
+_BRIEF.maxlevel = 3
+_BRIEF.maxstring = _BRIEF.maxother = 80
+_BRIEF.maxtuple = _BRIEF.maxlist = _BRIEF.maxdict = _BRIEF.maxset = 8
+
+
+def describe(value):
+    """A short, safe repr of ``value`` for an error message."""
+    return _BRIEF.repr(value)

@@ -26,7 +26,7 @@ import numpy as np
 from ember import dtypes
 from ember.device import device as ember_device
 from ember.serialization.atomic import atomic_write
-from ember.serialization.errors import CheckpointError
+from ember.serialization.errors import CheckpointError, describe
 from ember.tensor import Tensor, _make_tensor
 
 MAX_HEADER_SIZE = 100_000_000
@@ -171,36 +171,36 @@ def _no_duplicates(pairs):
     result = {}
     for key, value in pairs:
         if key in result:
-            raise CheckpointError(f"safetensors header repeats the name {key!r:.100}")
+            raise CheckpointError(f"safetensors header repeats the name {describe(key)}")
         result[key] = value
     return result
 
 
 def _check_entry(name, info):
     if type(info) is not dict or set(info) != _TENSOR_FIELDS:
-        raise CheckpointError(f"safetensors entry {name!r:.100} must have exactly the fields dtype, shape and "
+        raise CheckpointError(f"safetensors entry {describe(name)} must have exactly the fields dtype, shape and "
                               "data_offsets")
     dtype_name, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
     if dtype_name in _UNSUPPORTED:
-        raise CheckpointError(f"safetensors dtype {dtype_name} of {name!r:.100} has no ember dtype")
+        raise CheckpointError(f"safetensors dtype {dtype_name} of {describe(name)} has no ember dtype")
     if dtype_name not in _DTYPES:
-        raise CheckpointError(f"unknown safetensors dtype {dtype_name!r:.40} for {name!r:.100}")
+        raise CheckpointError(f"unknown safetensors dtype {describe(dtype_name)} for {describe(name)}")
     if type(shape) is not list or not all(type(n) is int and n >= 0 for n in shape) or len(shape) > 64:
-        raise CheckpointError(f"bad shape {shape!r:.100} for {name!r:.100}")
+        raise CheckpointError(f"bad shape {describe(shape)} for {describe(name)}")
     if (type(offsets) is not list or len(offsets) != 2
             or not all(type(n) is int and 0 <= n < 2**64 for n in offsets)):
-        raise CheckpointError(f"bad data_offsets {offsets!r:.100} for {name!r:.100}")
+        raise CheckpointError(f"bad data_offsets {describe(offsets)} for {describe(name)}")
     begin, end = offsets
     if end < begin:
-        raise CheckpointError(f"data_offsets of {name!r:.100} end before they begin: {offsets}")
+        raise CheckpointError(f"data_offsets of {describe(name)} end before they begin: {offsets}")
     file_dtype, dtype = _DTYPES[dtype_name]
     nbytes = np.dtype(file_dtype).itemsize
     for n in shape:
         nbytes *= n
         if nbytes >= 2**64:
-            raise CheckpointError(f"shape {shape} of {name!r:.100} overflows")
+            raise CheckpointError(f"shape {shape} of {describe(name)} overflows")
     if nbytes != end - begin:
-        raise CheckpointError(f"{name!r:.100} has shape {shape} of {dtype_name} ({nbytes} bytes) but its "
+        raise CheckpointError(f"{describe(name)} has shape {shape} of {dtype_name} ({nbytes} bytes) but its "
                               f"data_offsets span {end - begin} bytes")
     return file_dtype, dtype, tuple(shape), begin, end
 
@@ -218,7 +218,7 @@ def _check_tiling(entries):
     for name, (_, _, _, begin, end) in sorted(entries.items(), key=lambda item: (item[1][3], item[1][4])):
         if begin != position:
             kind = "gap" if begin > position else "overlap"
-            raise CheckpointError(f"safetensors data has a {kind} before {name!r:.100} (offset {begin}, "
+            raise CheckpointError(f"safetensors data has a {kind} before {describe(name)} (offset {begin}, "
                                   f"expected {position})")
         position = end
     return position

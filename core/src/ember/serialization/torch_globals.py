@@ -15,7 +15,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.device import device as ember_device
-from ember.serialization.errors import CheckpointError
+from ember.serialization.errors import CheckpointError, describe
 from ember.serialization.unpickler import Refused, SafeCallable
 from ember.tensor import Size, Tensor, _make_tensor
 
@@ -99,13 +99,13 @@ def _check_int_tuple(value, what):
     if (type(value) is not tuple or len(value) > _MAX_DIMS
             or not all(_is_int(v) and 0 <= v < _MAX_EXTENT for v in value)):
         raise CheckpointError(f"{what} must be a tuple of at most {_MAX_DIMS} non-negative ints below 2**62, "
-                              f"got {value!r:.200}")
+                              f"got {describe(value)}")
     return value
 
 
 def _check_empty_mapping(value, what):
     if value is not None and (type(value) not in (dict, collections.OrderedDict) or value):
-        raise CheckpointError(f"{what} must be empty, got {value!r:.200}")
+        raise CheckpointError(f"{what} must be empty, got {describe(value)}")
 
 
 # --- the rebuild functions -------------------------------------------------------------------
@@ -114,13 +114,13 @@ def rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, back
     if type(storage) is not LoadedStorage:
         raise CheckpointError(f"_rebuild_tensor_v2 needs a storage, got {type(storage).__name__}")
     if not _is_int(storage_offset) or not 0 <= storage_offset < _MAX_EXTENT:
-        raise CheckpointError(f"storage offset must be a non-negative int, got {storage_offset!r:.100}")
+        raise CheckpointError(f"storage offset must be a non-negative int, got {describe(storage_offset)}")
     _check_int_tuple(size, "tensor size")
     _check_int_tuple(stride, "tensor stride")
     if len(size) != len(stride):
         raise CheckpointError(f"tensor size {size} and stride {stride} have different lengths")
     if type(requires_grad) is not bool:
-        raise CheckpointError(f"requires_grad must be a bool, got {requires_grad!r:.100}")
+        raise CheckpointError(f"requires_grad must be a bool, got {describe(requires_grad)}")
     _check_empty_mapping(backward_hooks, "backward_hooks")
     _check_empty_mapping(metadata, "tensor metadata")
     numel = 1
@@ -164,7 +164,7 @@ def rebuild_parameter(data, requires_grad, backward_hooks, state=None):
 def rebuild_from_type_v2(function, new_type, args, state):
     """torch's wrapper for tensors pickled with their Python type; only plain types pass."""
     if function is not _REBUILD_TENSOR_V2 and function is not _REBUILD_PARAMETER:
-        raise CheckpointError(f"_rebuild_from_type_v2 of {function!r:.100} is not allowed")
+        raise CheckpointError(f"_rebuild_from_type_v2 of {describe(function)} is not allowed")
     if type(new_type) is not TypeMarker or type(args) is not tuple:
         raise CheckpointError("_rebuild_from_type_v2 needs torch.Tensor or Parameter and an argument tuple")
     _check_empty_mapping(state, "tensor state")
@@ -196,7 +196,7 @@ def _size(*args):
 
 def _device(*args):
     if not 1 <= len(args) <= 2 or type(args[0]) is not str or (len(args) == 2 and not _is_int(args[1])):
-        raise CheckpointError(f"torch.device takes a string and an optional int, got {args!r:.200}")
+        raise CheckpointError(f"torch.device takes a string and an optional int, got {describe(args)}")
     try:
         return ember_device(*args)
     except (RuntimeError, TypeError) as e:
@@ -204,7 +204,7 @@ def _device(*args):
 
 
 def _codecs_encode(*args):
-    if len(args) != 2 or type(args[0]) is not str or args[1] not in ("latin1", "latin-1"):
+    if len(args) != 2 or type(args[0]) is not str or type(args[1]) is not str or args[1] not in ("latin1", "latin-1"):
         raise CheckpointError("_codecs.encode is only accepted as (str, 'latin1'), the pickling of bytes")
     try:
         return args[0].encode("latin1")

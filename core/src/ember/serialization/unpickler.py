@@ -21,10 +21,11 @@ Every refusal raises :class:`~ember.serialization.errors.CheckpointError`.
 import collections
 import struct
 
-from ember.serialization.errors import CheckpointError
+from ember.serialization.errors import CheckpointError, describe
 
 _MARK = object()  # stands on the stack for a MARK opcode
 _MAX_GLOBAL_NAME = 256
+MAX_TUPLE_DEPTH = 100  # see NOTE [ Tuple depth ]
 
 
 class SafeCallable:
@@ -72,6 +73,7 @@ class WeightsOnlyUnpickler:
         self._stack = []
         self._metastack = []
         self._memo = {}
+        self._tuple_depths = {}  # id -> (tuple, depth) for tuples holding tuples
 
     def load(self):
         handlers = _HANDLERS
@@ -135,9 +137,25 @@ class WeightsOnlyUnpickler:
             raise CheckpointError(f"data.pkl has {len(self._data) - self._pos} bytes after STOP")
         return self._stack[0]
 
+    def _checked_tuple(self, items):
+        # NOTE [ Tuple depth ]
+        # Hashing a tuple (as a dict key or set item) recurses in C without a recursion
+        # check: a tuple nested a million deep crashes CPython 3.11. Lists, dicts and sets
+        # are unhashable and stop that recursion, so only tuple-in-tuple chains count.
+        # Nested tuples are kept alive in the table, so their ids cannot be reused.
+        depth = 1
+        for item in items:
+            if type(item) is tuple:
+                depth = max(depth, 1 + self._tuple_depths.get(id(item), (None, 1))[1])
+        if depth > MAX_TUPLE_DEPTH:
+            raise CheckpointError(f"tuples nested deeper than {MAX_TUPLE_DEPTH} levels")
+        if depth > 1:
+            self._tuple_depths[id(items)] = (items, depth)
+        return items
+
     def _call(self, target, args, opcode_name):
         if not isinstance(target, SafeCallable) or (opcode_name == "NEWOBJ" and not target.is_class):
-            raise CheckpointError(f"{opcode_name} of {target!r} is not allowed: only ember's table of "
+            raise CheckpointError(f"{opcode_name} of {describe(target)} is not allowed: only ember's table of "
                                   "weights-only constructors may be called")
         if type(args) is not tuple:
             raise CheckpointError(f"{opcode_name} of {target.name} needs an argument tuple, got "
@@ -192,8 +210,9 @@ def _build(u):
     target = u._top()
     # A state_dict carries its per-module versions as BUILD {'_metadata': OrderedDict}.
     # Anything else could set attributes that shadow methods, so it is refused.
-    if (type(target) is collections.OrderedDict and type(state) is dict and list(state) == ["_metadata"]
-            and type(state["_metadata"]) in (dict, collections.OrderedDict)):
+    keys = list(state) if type(state) is dict else None
+    if (type(target) is collections.OrderedDict and keys is not None and len(keys) == 1 and type(keys[0]) is str
+            and keys[0] == "_metadata" and type(state["_metadata"]) in (dict, collections.OrderedDict)):
         target._metadata = state["_metadata"]
         return
     raise CheckpointError(f"BUILD of a {type(target).__name__} with a {type(state).__name__} state is not "
@@ -241,7 +260,7 @@ def _setitems(u):
 
 def _tuple(u):
     items = tuple(u._pop_mark())  # first: popping the mark swaps u._stack
-    u._stack.append(items)
+    u._stack.append(u._checked_tuple(items))
 
 
 def _tuple_n(n):
@@ -250,7 +269,7 @@ def _tuple_n(n):
             raise CheckpointError(f"pickle stack underflow at byte {u._pos - 1}")
         items = tuple(u._stack[len(u._stack) - n:])
         del u._stack[len(u._stack) - n:]
-        u._stack.append(items)
+        u._stack.append(u._checked_tuple(items))
     return handler
 
 

@@ -102,6 +102,8 @@ class ZipCheckpoint:
         if len(prefixes) != 1:
             raise CheckpointError(f"a checkpoint has exactly one top folder, found {sorted(prefixes)}")
         spans.sort()
+        if spans[0][0] != 0:  # data hidden in front of the archive (a polyglot file)
+            raise CheckpointError(f"the zip archive has {spans[0][0]} unexplained bytes before its first member")
         for (_, end, name), (start, _, next_name) in zip(spans, spans[1:]):
             if start < end:
                 raise CheckpointError(f"zip members '{name}' and '{next_name}' overlap")
