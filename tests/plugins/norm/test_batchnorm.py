@@ -201,3 +201,10 @@ def test_double_keeps_num_batches_tracked_int64():
     x = random_input((2, 3, 2, 2), "float64")
     assert_close(bn(ember.tensor(x)), torch_bn(torch.from_numpy(x)), "float64", "output")
     assert_same_state(torch_bn, bn, "float64")
+
+
+def test_empty_batch_leaves_running_stats_alone():
+    torch_bn, ember_bn = make_pair("BatchNorm1d", 3, dtype="float64")
+    step(torch_bn, ember_bn, np.zeros((0, 3, 4)), "float64")
+    assert ember_bn.num_batches_tracked.item() == torch_bn.num_batches_tracked.item() == 1
+

@@ -93,3 +93,10 @@ def test_group_norm_divisibility_errors():
     with pytest.raises(ValueError) as actual:
         ember.nn.GroupNorm(4, 6)
     assert str(actual.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("name, args, shape", [("LayerNorm", (4,), (0, 4)), ("GroupNorm", (2, 4), (0, 4, 3)),
+                                               ("RMSNorm", (4,), (0, 4))])
+def test_empty_batch(name, args, shape):
+    torch_m, ember_m = make_pair(name, *args, dtype="float64")
+    step(torch_m, ember_m, random_input(shape, "float64"), "float64")

@@ -77,7 +77,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                            bias=bias)
     if training:
         mean, invstd, unbiased_var = batch_norm_stats(input, eps=eps)
-        if running_mean is not None or running_var is not None:
+        # An empty batch says nothing about the statistics: leave them as they are (torch).
+        if (running_mean is not None or running_var is not None) and input.numel() > 0:
             _update_running_stats(running_mean, running_var, mean, unbiased_var, momentum)
     else:
         if running_mean is None:
@@ -203,7 +204,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in "
                                f"input, but got {name} of shape {list(t.shape)} and input of shape "
                                f"{list(input.shape)}")
-    rows = input.reshape(n, num_groups, -1)
+    rows = input.reshape(n, num_groups, input.numel() // max(n * num_groups, 1))
     mean, rstd = layer_norm_stats(rows, normalized_ndim=1, eps=eps)
     out = _layer_norm_op(rows, None, None, mean, rstd, normalized_ndim=1, eps=eps).reshape(input.shape)
     channel_shape = (c,) + (1,) * (input.dim() - 2)
