@@ -118,6 +118,20 @@ def test_dropout_inplace_in_graph():
     np.testing.assert_allclose(x.grad.numpy(), np.where(kept, 4.0, 0.0))
 
 
+@pytest.mark.parametrize("fn, shape", [("dropout", (20, 20)), ("dropout2d", (4, 5, 3, 3))])
+def test_inplace_change_after_dropout_keeps_the_gradient(fn, shape):
+    """The backward reads only the mask: changing the input or the output in place
+    afterwards is fine (as in torch, whose native_dropout saves only the mask)."""
+    x = (ember.rand(*shape) + 0.5).requires_grad_()
+    h = x * 1
+    y = getattr(F, fn)(h, 0.5)
+    kept = y.detach().numpy() != 0
+    y.add_(1)
+    h.mul_(3)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.where(kept, 2.0, 0.0))
+
+
 def _channels_all_or_nothing(x, y, p):
     """Every (sample, channel) slice is either all zero or all scaled by 1/(1-p)."""
     n, c = x.shape[:2]

@@ -8,54 +8,50 @@ PyTorch counterpart: aten/src/ATen/native/Dropout.cpp (``native_dropout``,
 
 The masks come from ember's default generator (``ember.manual_seed`` makes them
 reproducible), drawn on the host as every ember random number is; the values differ
-from PyTorch's, whose generator is a different algorithm. ``dropout`` is one op,
-``aten::native_dropout``, returning the output and the boolean mask it kept; the
-backward multiplies the gradient by the same mask and scale. The channel-wise forms
-multiply by a broadcast noise tensor of shape ``(N, C, 1, ...)``, as PyTorch does.
+from PyTorch's, whose generator is a different algorithm. Every form is one op,
+``aten::native_dropout``: the input times a boolean mask times ``1 / (1 - p)``, the
+mask of the input's shape or, for the channel-wise forms, of shape ``(N, C, 1, ...)``
+(broadcast); the backward applies the same mask and scale to the gradient.
 """
 
 import numpy as np
 
+from ember import dtypes
 from ember.dispatcher import NONE, Op
 
+# NOTE [ The dropout mask travels as an attribute ]
+# The backward needs only the mask (PyTorch's native_dropout saves only it). Were the
+# mask an input or an output of the op, the node would save the op's other tensors
+# too, and their version check would reject an in-place change of the dropout's
+# input or output that the gradient never reads (``y = dropout(x); y.add_(1)``). So
+# the mask is drawn by the front end and handed to the op as an attribute, which the
+# node keeps as it is. Nothing else holds the mask, so nothing can change it.
 
-def _bernoulli_host(shape, keep):
-    """A host boolean array, True with probability ``keep`` (the default generator)."""
+
+def _mask(input, shape, keep):
+    """A bool tensor of ``shape`` on ``input``'s device, True with probability ``keep``,
+    drawn from the default generator (on the host, as every ember random number)."""
+    from ember.native.factory import _finish
     from ember.random import generator_or_default
 
-    return generator_or_default(None).numpy.random(shape, dtype=np.float32) < keep
+    host = generator_or_default(None).numpy.random(shape, dtype=np.float32) < keep
+    return _finish(host, dtypes.bool_, input.device, False)
 
 
-def _native_dropout_kernel(xp, a, p):
-    mask = xp.asarray(_bernoulli_host(a.shape, 1.0 - p))
-    out = xp.multiply(a, mask)
-    out *= 1.0 / (1.0 - p)  # in place on the fresh product; keeps the dtype
-    return out, mask
-
-
-def _native_dropout_backward(ctx, grad, grad_mask):
-    _, mask = ctx.saved_outputs
-    return (NATIVE_DROPOUT_BACKWARD(grad, mask, scale=1.0 / (1.0 - ctx.attrs["p"])),)
-
-
-NATIVE_DROPOUT = Op("aten::native_dropout", _native_dropout_kernel, _native_dropout_backward, promote=NONE,
-                    save="outputs", num_outputs=2)
-
-
-def _native_dropout_backward_kernel(xp, grad, mask, scale):
-    out = xp.multiply(grad, mask)
-    out *= scale
+def _masked_scale_kernel(xp, a, mask, scale):
+    out = xp.multiply(a, mask._data)  # the mask broadcasts (one draw per channel)
+    out *= scale  # in place on the fresh product; keeps the dtype
     return out
 
 
-def _native_dropout_backward_backward(ctx, grad):
-    # Linear in the incoming gradient: the same mask and scale again.
-    _, mask = ctx.saved_inputs
-    return NATIVE_DROPOUT_BACKWARD(grad, mask, scale=ctx.attrs["scale"]), None
+def _native_dropout_backward(ctx, grad):
+    # Linear in its input: the gradient is the same mask and scale applied to grad.
+    return (NATIVE_DROPOUT_BACKWARD(grad, mask=ctx.attrs["mask"], scale=ctx.attrs["scale"]),)
 
 
-NATIVE_DROPOUT_BACKWARD = Op("aten::native_dropout_backward", _native_dropout_backward_kernel,
-                             _native_dropout_backward_backward, promote=NONE, save="inputs")
+NATIVE_DROPOUT = Op("aten::native_dropout", _masked_scale_kernel, _native_dropout_backward, promote=NONE)
+NATIVE_DROPOUT_BACKWARD = Op("aten::native_dropout_backward", _masked_scale_kernel, _native_dropout_backward,
+                             promote=NONE)
 
 
 def _check_p(p):
@@ -92,18 +88,15 @@ def dropout(input, p=0.5, training=True, inplace=False):
     _check_floating(input)
     if p == 1:  # everything dropped: multiply by zero keeps NaNs and signs, as PyTorch
         return input.mul_(0.0) if inplace else input * 0.0
+    shape = tuple(input.shape)
     if inplace:
-        return input.mul_(_noise(input, tuple(input.shape), p))
-    output, _ = NATIVE_DROPOUT(input, p=float(p))
-    return output
+        return input.mul_(_noise(input, shape, p))
+    return NATIVE_DROPOUT(input, mask=_mask(input, shape, 1.0 - p), scale=1.0 / (1.0 - p))
 
 
 def _noise(input, shape, p):
     """A float tensor of ``shape``: 0 with probability ``p``, else ``1 / (1 - p)``."""
-    from ember.native.factory import _finish
-
-    host = _bernoulli_host(shape, 1.0 - p) * np.asarray(1.0 / (1.0 - p), dtype=input.dtype.np)
-    return _finish(host.astype(input.dtype.np, copy=False), input.dtype, input.device, False)
+    return _mask(input, shape, 1.0 - p).to(input.dtype) * (1.0 / (1.0 - p))
 
 
 def _feature_dropout(input, p, training, inplace):
@@ -115,8 +108,10 @@ def _feature_dropout(input, p, training, inplace):
     _check_floating(input)
     if p == 1:
         return input.mul_(0.0) if inplace else input * 0.0
-    noise = _noise(input, tuple(input.shape[:2]) + (1,) * (input.ndim - 2), p)
-    return input.mul_(noise) if inplace else input * noise
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
+    if inplace:
+        return input.mul_(_noise(input, shape, p))
+    return NATIVE_DROPOUT(input, mask=_mask(input, shape, 1.0 - p), scale=1.0 / (1.0 - p))
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
