@@ -12,7 +12,7 @@ import zipfile
 import numpy as np
 import safetensors.numpy
 import torch
-from checkpoint_builders import checkpoint, pickle_of, tensor, uni
+from checkpoint_builders import P2, checkpoint, glob, num, pickle_of, pid, tensor, uni
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_hostile_files import CASES
@@ -81,6 +81,25 @@ def test_mutated_data_pkl_loads_or_raises_checkpoint_error(pkl):
     data = checkpoint(pkl, records={name[len("archive/data/"):]: records.read(name) for name in records.namelist()
                                     if name.startswith("archive/data/")})
     _load_or_refuse(lambda d: ember.load(io.BytesIO(d)), data)
+
+
+# Opcodes and well-formed fragments (globals, persistent ids, whole tensors) recombined at
+# random: reaches type confusions a byte mutation rarely builds.
+PIECES = [b"(", b"t", b"\x85", b"\x86", b"\x87", b")", b"]", b"}", b"N", b"\x88", b"\x89", b"R", b"\x81", b"b", b"a",
+          b"e", b"s", b"u", b"Q", b"q\x00", b"q\x01", b"h\x00", b"h\x01", b"j\x00\x00\x00\x00", num(0), num(6), num(2),
+          num(-1), num(2**70), uni("storage"), uni("0"), uni("cpu"), uni("_metadata"), uni("latin1"),
+          glob("torch", "FloatStorage"), glob("torch", "BoolStorage"), glob("torch._utils", "_rebuild_tensor_v2"),
+          glob("torch._utils", "_rebuild_parameter"), glob("collections", "OrderedDict"),
+          glob("collections", "Counter"),
+          glob("torch", "Size"), glob("torch", "device"), glob("_codecs", "encode"), glob("builtins", "set"),
+          glob("builtins", "complex"), glob("builtins", "bytearray"), glob("torch._tensor", "_rebuild_from_type_v2"),
+          glob("torch", "Tensor"), glob("torch", "float32"), pid(), tensor(), tensor(size=(2, 3), stride=(3, 1))]
+
+
+@FUZZ
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=30))
+def test_opcode_soup_loads_or_raises_checkpoint_error(pieces):
+    _load_or_refuse(lambda d: ember.load(io.BytesIO(d)), checkpoint(P2 + b"".join(pieces) + b"."))
 
 
 def _valid_safetensors():
