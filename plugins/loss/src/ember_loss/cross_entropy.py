@@ -23,7 +23,10 @@ which is ``softmax - onehot`` (scaled) in the common case.
 # Cross-entropy runs on every training step, so it is one graph node (``loss::cross_entropy``)
 # whose backward is one op (``loss::cross_entropy_backward``) computing the formula above
 # in a single kernel, instead of the log_softmax and nll nodes (and the handful of ops
-# in their backward formulas) of the composite. Measured in bench/loss_cross_entropy.py.
+# in their backward formulas) of the composite. bench/loss_cross_entropy.py, forward +
+# backward on a shared 2-core machine (medians, one thread): (128, 10) fused 0.21 ms vs
+# composite 0.32 ms (torch 0.12 ms); (32, 1000) fused 0.41 ms vs composite 0.62 ms
+# (torch 0.16 ms). The fused op was kept.
 # When the backward itself is recorded (``create_graph=True``), the formula is built from
 # differentiable ember ops instead, so second derivatives need no extra kernels.
 """
