@@ -268,3 +268,21 @@ def _edit_data_pkl(data, edit):
 def test_complex_tensors_are_refused_clearly():
     with pytest.raises(CheckpointError, match="ComplexFloatStorage has no ember dtype"):
         ember.load(io.BytesIO(_torch_bytes({"c": torch.ones(2, dtype=torch.complex64)})))
+
+
+def test_legacy_and_torchscript_files_are_refused_clearly(tmp_path):
+    buffer = io.BytesIO()
+    torch.save({"x": torch.ones(2)}, buffer, _use_new_zipfile_serialization=False)
+    with pytest.raises(CheckpointError, match=r"legacy \(pre-1\.6, tar or raw pickle\) torch checkpoint"):
+        ember.load(io.BytesIO(buffer.getvalue()))
+    path = tmp_path / "scripted.pt"
+    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), path)
+    with pytest.raises(CheckpointError, match=r"TorchScript archive \(torch\.jit\.save\)"):
+        ember.load(path)
+
+
+def test_tensor_with_python_attributes_is_refused():
+    source = torch.ones(2)
+    source.note = "hello"  # torch pickles this through _rebuild_from_type_v2 with a state dict
+    with pytest.raises(CheckpointError, match=r"tensor state must be empty, got \{'note': 'hello'\}"):
+        ember.load(io.BytesIO(_torch_bytes(source)))

@@ -127,8 +127,6 @@ def _load(fileobj, map_location):
 
 def _check_records(archive):
     names = archive.names()
-    if "constants.pkl" in names:
-        raise CheckpointError("this is a TorchScript archive (torch.jit.save), not a torch.save checkpoint")
     for name in names:
         if name not in _KNOWN_RECORDS and not (name.startswith("data/") and _STORAGE_KEY.match(name[5:])):
             raise CheckpointError(f"unexpected record '{name}' in the checkpoint")

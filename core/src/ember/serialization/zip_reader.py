@@ -82,6 +82,8 @@ class ZipCheckpoint:
     def _validate(self, infos, directory_start):
         if not infos:
             raise CheckpointError("the zip archive has no members")
+        if any(info.orig_filename.endswith("/constants.pkl") for info in infos):
+            raise CheckpointError("this is a TorchScript archive (torch.jit.save), not a torch.save checkpoint")
         spans = []
         members = {}
         prefixes = set()
