@@ -75,7 +75,9 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
     if eps == 0:
         # Only the target entry of log_softmax is needed: x[t] - logsumexp(x).
         top = x.max(axis=class_dim, keepdims=True)
-        lse = xp.log(xp.exp(x - top).sum(axis=class_dim)) + top.squeeze(class_dim)
+        exps = x - top
+        xp.exp(exps, out=exps)
+        lse = xp.log(exps.sum(axis=class_dim)) + top.squeeze(class_dim)
         losses = picked_weight * (lse - x[nll.target_positions(xp, safe, class_dim)])
     else:
         logp = _log_softmax(xp, x, class_dim)
