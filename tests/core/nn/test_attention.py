@@ -396,3 +396,30 @@ def test_mha_loads_torch_state_dict_strictly():
         warnings.simplefilter("error")
         for name, p in t.named_parameters():
             np.testing.assert_array_equal(dict(e.named_parameters())[name].detach().numpy(), p.detach().numpy())
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_functional_mha_static_kv(need_weights):
+    """static_k/static_v replace the projected keys and values (torch's functional form)."""
+    torch.manual_seed(0)
+    t = torch.nn.MultiheadAttention(E, H)
+    arrays = {"q": make_tensor((L, N, E)), "k": make_tensor((S, N, E), seed=1),
+              "sk": make_tensor((N * H, S + 1, E // H), seed=2), "sv": make_tensor((N * H, S + 1, E // H), seed=3)}
+    results = {}
+    for lib in (ember, torch):
+        params = {n: lib.tensor(p.detach().numpy()).requires_grad_() for n, p in t.named_parameters()}
+        x = {n: lib.tensor(a).requires_grad_() for n, a in arrays.items()}
+        out, weights = lib.nn.functional.multi_head_attention_forward(
+            x["q"], x["k"], x["k"], E, H, params["in_proj_weight"], params["in_proj_bias"], None, None, False, 0.0,
+            params["out_proj.weight"], params["out_proj.bias"], need_weights=need_weights,
+            static_k=x["sk"], static_v=x["sv"])
+        out.sum().backward()
+        results[lib] = [out, weights] + [x[n].grad for n in ("q", "sk", "sv")] + [params["in_proj_weight"].grad]
+    for a, e in zip(results[ember], results[torch]):
+        if e is None:
+            assert a is None
+        else:
+            np.testing.assert_allclose(a.detach().numpy(), e.detach().numpy(), rtol=1e-5, atol=1e-5)
+    same_error(lambda lib: lib.nn.functional.multi_head_attention_forward(
+        lib.ones(L, N, E), lib.ones(S, N, E), lib.ones(S, N, E), E, H, lib.ones(3 * E, E), None, None, None, False,
+        0.0, lib.ones(E, E), None, static_k=lib.ones(N, S, E // H)))

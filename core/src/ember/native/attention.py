@@ -9,8 +9,7 @@ PyTorch counterpart: aten/src/ATen/native/transformers/attention.cpp
 Only the "math" path exists in ember: products, a mask, a softmax and an optional
 dropout, built from ember ops, so every gradient (and double backward) comes from
 their formulas. ``_safe_softmax`` is the one op of its own, see
-NOTE [ Fully masked rows ]. ``static_k``/``static_v`` of PyTorch's functional form
-are left out.
+NOTE [ Fully masked rows ].
 """
 
 import math
@@ -234,11 +233,23 @@ def _check_attn_mask(attn_mask, tgt_len, src_len, batch_heads):
     return attn_mask
 
 
+def _heads_first(projected, static, name, batch_heads, head_dim):
+    """(S, N, E) -> (N * H, S, head_dim), or the given static tensor after its checks."""
+    if static is None:
+        return projected.reshape(projected.shape[0], batch_heads, head_dim).transpose(0, 1)
+    if static.shape[0] != batch_heads:
+        raise AssertionError(f"expecting {name}.size(0) of {batch_heads}, but got {static.shape[0]}")
+    if static.shape[2] != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {static.shape[2]}")
+    return static
+
+
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
                                  bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
                                  training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
                                  use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
-                                 v_proj_weight=None, average_attn_weights=True, is_causal=False):
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
     """The forward of ``nn.MultiheadAttention`` on sequence-first inputs.
 
     Args:
@@ -251,6 +262,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             softmax: a fully masked row gives NaN, as in PyTorch).
         average_attn_weights: average the returned weights over the heads.
         is_causal: a hint that ``attn_mask`` is the causal mask (it must be given).
+        static_k, static_v: ``(N * num_heads, S, head_dim)`` keys/values used as they
+            are instead of the projected ``key``/``value``.
 
     Returns:
         ``(output, weights)``: ``(L, N, E)`` and ``(N, L, S)`` (or ``(N, H, L, S)``
@@ -301,6 +314,11 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if bias_k is not None:  # one learned key/value appended to every sequence
         from ember.native.shape import cat
 
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
+
         k = cat([k, bias_k.expand(1, batch, embed_dim)])
         v = cat([v, bias_v.expand(1, batch, embed_dim)])
         attn_mask = None if attn_mask is None else _append_column(attn_mask)
@@ -308,8 +326,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
 
     # (L, N, E) -> (N * H, L, head_dim): heads become batch entries.
     q = q.reshape(tgt_len, batch_heads, head_dim).transpose(0, 1)
-    k = k.reshape(k.shape[0], batch_heads, head_dim).transpose(0, 1)
-    v = v.reshape(v.shape[0], batch_heads, head_dim).transpose(0, 1)
+    k = _heads_first(k, static_k, "static_k", batch_heads, head_dim)
+    v = _heads_first(v, static_v, "static_v", batch_heads, head_dim)
     if add_zero_attn:  # one all-zero key/value appended to every sequence
         from ember.native.shape import cat
 
