@@ -157,6 +157,12 @@ ERROR_CASES = [
     ("rms_norm", lambda lib, T: lib.nn.functional.rms_norm(T(2, 3, 4), (3, 5))),
     ("rms_norm", lambda lib, T: lib.nn.functional.rms_norm(T(2, 3, 4), (4,), T(3))),
     ("local_response_norm", lambda lib, T: lib.nn.functional.local_response_norm(T(2, 3), 2)),
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(2, 3), None, None, T(3).double(), training=True)),
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(2, 3).double(), T(3), T(3), training=True)),
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(2, 3).long(), None, None, training=True)),
+    ("layer_norm", lambda lib, T: lib.nn.functional.layer_norm(T(2, 3), (3,), T(3).double())),
+    ("layer_norm", lambda lib, T: lib.nn.functional.layer_norm(T(2, 3).long(), (3,))),
+    ("group_norm", lambda lib, T: lib.nn.functional.group_norm(T(2, 4), 2, None, T(4).double())),
 ]
 
 
@@ -211,3 +217,11 @@ def test_hook_module_imports_nothing_heavy():
             "print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_rms_norm_computes_in_the_input_dtype():
+    x = random_input((2, 4), "float32")
+    w = random_input((4,), "float64", seed=1)
+    with pytest.warns(UserWarning):  # torch warns that it casts the weight; ember casts silently
+        expected = torch.nn.functional.rms_norm(torch.from_numpy(x), (4,), torch.from_numpy(w))
+    assert_close(F.rms_norm(ember.tensor(x), (4,), ember.tensor(w)), expected, "float32", "output")

@@ -21,6 +21,23 @@ from ember_norm.ops.layer_norm import layer_norm as _layer_norm_op
 from ember_norm.ops.layer_norm import layer_norm_stats
 from ember_norm.ops.rms_norm import rms_norm as _rms_norm_op
 
+# PyTorch's legacy scalar-type names, which its dtype errors print.
+_SCALAR_TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+                      "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+                      "bool": "Bool"}
+
+
+def _check_dtypes(kernel_name, input, *params):
+    """Floating input, and parameters of the input's dtype (torch's CPU kernels' rule)."""
+    scalar_type = _SCALAR_TYPE_NAMES.get(input.dtype.name, input.dtype.name)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel_name}" not implemented for \'{scalar_type}\'')
+    for p in params:
+        if p is not None and p.dtype != input.dtype:
+            if input.dtype.name == "float32":
+                raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
 
 def _verify_batch_size(size):
     values = size[0]
@@ -75,6 +92,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         _verify_batch_size(input.size())
     _check_channel_vectors(input, running_mean=running_mean, running_var=running_var, weight=weight,
                            bias=bias)
+    _check_dtypes("batch_norm", input, weight, bias, running_mean, running_var)
     if training:
         mean, invstd, unbiased_var = batch_norm_stats(input, eps=eps)
         # An empty batch says nothing about the statistics: leave them as they are (torch).
@@ -173,6 +191,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """
     shape = _as_shape(normalized_shape, "layer_norm")
     _check_normalized_shape(input, shape, weight, bias, "*, ")
+    _check_dtypes("LayerNormKernelImpl", input, weight, bias)
     mean, rstd = layer_norm_stats(input, normalized_ndim=len(shape), eps=eps)
     return _layer_norm_op(input, weight, bias, mean, rstd, normalized_ndim=len(shape), eps=eps)
 
@@ -204,6 +223,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in "
                                f"input, but got {name} of shape {list(t.shape)} and input of shape "
                                f"{list(input.shape)}")
+    _check_dtypes("GroupNormKernelImpl", input, weight, bias)
     rows = input.reshape(n, num_groups, input.numel() // max(n * num_groups, 1))
     mean, rstd = layer_norm_stats(rows, normalized_ndim=1, eps=eps)
     out = _layer_norm_op(rows, None, None, mean, rstd, normalized_ndim=1, eps=eps).reshape(input.shape)
@@ -229,6 +249,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     _check_normalized_shape(input, shape, weight, None, "*")
     if eps is None:
         eps = float(np.finfo(input.dtype.np).eps)
+    if weight is not None and weight.dtype != input.dtype:  # torch computes in the input's dtype
+        weight = weight.to(input.dtype)
     return _rms_norm_op(input, weight, normalized_ndim=len(shape), eps=eps)
 
 
