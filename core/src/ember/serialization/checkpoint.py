@@ -17,7 +17,9 @@ torch 2.13 still loads files with a wrong CRC-32, DEFLATE members, duplicate mem
 one storage key declared with two dtypes. ember refuses all of them, and decides every
 size before allocating: each ``data/<key>`` must hold exactly ``numel * itemsize`` bytes,
 each view must lie inside its storage, and members may neither overlap nor be compressed,
-so the memory a load takes is bounded by the file's real content.
+so tensor memory is bounded by the file's real content (twice it for widened bfloat16).
+The Python objects data.pkl describes (dicts, lists, strings) cost a bounded multiple of
+its size, as with any unpickler: a one-byte EMPTY_LIST opcode makes a ~56-byte list.
 """
 
 import io
@@ -98,15 +100,16 @@ def load(f, map_location=None, weights_only=True):
         f: a path or a readable binary file.
         map_location: where storages go: ``None`` (where they were saved), a device or
             device string, a dict ``{saved location: device}``, or a callable
-            ``(storage, location) -> device | storage | None`` (a storage or ``None``
-            keeps the saved location's default: the CPU storage it was given, or the location).
-        weights_only: must be True. ember has no unrestricted loader.
+            ``(storage, location) -> device | storage | None``: returning the CPU
+            ``UntypedStorage`` it was given keeps the data on the CPU (torch's
+            ``lambda storage, loc: storage``), ``None`` keeps the saved location.
+        weights_only: True (or None, torch's default). ember has no unrestricted loader.
 
     Raises:
         CheckpointError: the file is malformed, truncated, corrupt or uses anything
             outside the weights-only subset.
     """
-    if weights_only is not True:
+    if weights_only is not True and weights_only is not None:  # None: torch's default, which means True
         raise ValueError("ember.load(weights_only=False) is refused: ember never unpickles arbitrary objects, "
                          "so only weights-only checkpoints (tensors, containers, numbers, strings) load")
     if isinstance(f, (str, os.PathLike)):
