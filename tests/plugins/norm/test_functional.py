@@ -225,3 +225,12 @@ def test_rms_norm_computes_in_the_input_dtype():
     with pytest.warns(UserWarning):  # torch warns that it casts the weight; ember casts silently
         expected = torch.nn.functional.rms_norm(torch.from_numpy(x), (4,), torch.from_numpy(w))
     assert_close(F.rms_norm(ember.tensor(x), (4,), ember.tensor(w)), expected, "float32", "output")
+
+
+@pytest.mark.parametrize("call", [lambda lib, x: lib.nn.functional.batch_norm(x, None, None, training=True),
+                                  lambda lib, x: lib.nn.functional.layer_norm(x, (4,))], ids=["batch", "layer"])
+def test_grad_fn_names_like_torch(call):
+    x = random_input((3, 4), "float32")
+    e = call(ember, ember.tensor(x).requires_grad_())
+    t = call(torch, torch.from_numpy(x).requires_grad_())
+    assert e.grad_fn.name() == t.grad_fn.name()
