@@ -207,11 +207,13 @@ MASK_KINDS = ["none", "kpm_bool", "kpm_float", "attn_bool", "attn_float", "attn3
               "both_float"]
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("need_weights", [True, False])
 @pytest.mark.parametrize("kind", MASK_KINDS)
-def test_mha_masks(kind, need_weights):
+def test_mha_masks(kind, need_weights, dtype):
     e, t = mha_pair()
-    check_module(e, t, *qkv(), kwargs={**masks(kind), "need_weights": need_weights}, atol=1e-5)
+    check_module(e, t, *qkv(dtype=dtype), kwargs={**masks(kind, dtype), "need_weights": need_weights}, atol=1e-5,
+                 dtype=dtype)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
