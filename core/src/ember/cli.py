@@ -28,9 +28,21 @@ def cmd_plugins(args):
         if info["error"]:
             print(f"    error: {info['error']}")
         for catalogue, names in info["registered"].items():
+            if catalogue == "backends":
+                names = [_backend_status(name) for name in names]
             shown = ", ".join(names[:8]) + (f", ... ({len(names)} in all)" if len(names) > 8 else "")
             print(f"    {catalogue}: {shown}")
     return 0
+
+
+def _backend_status(device_type):
+    """``"cuda"``, or ``"cuda (unavailable: <why>)"`` for a backend that cannot be used here."""
+    from ember.plugins import registry
+
+    backend = registry.find_backend(device_type)
+    if backend is None or backend.is_available():
+        return device_type
+    return f"{device_type} (unavailable: {backend.unavailable_reason() or 'no device'})"
 
 
 def cmd_explain(args):

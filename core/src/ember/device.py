@@ -27,13 +27,21 @@ class Backend:
         device_count: ``() -> int``.
         memory_stats: ``(index) -> dict``.
         kernels: ``{op qualname: kernel}`` overrides of generic kernels.
+        module: the device module with the backend's other services, read by
+            ``ember.cuda`` (``current_device``, ``set_device``, ``empty_cache``,
+            ``manual_seed``, ``get_device_name``, ``pin_memory``, ``is_pinned``,
+            ``unavailable_reason``), as ``torch.cuda`` is CUDA's; None when there are none.
+
+    A backend whose array library is expensive to import (CuPy) may pass ``xp=None``
+    and set ``xp`` and ``array_type`` once its ``is_available()`` first answers True:
+    ember reads ``xp`` only through ``device.backend``, which checks availability first.
     """
 
     __slots__ = ("name", "xp", "to_host", "from_host", "synchronize", "is_available",
-                 "device_count", "memory_stats", "kernels", "plugin", "array_type")
+                 "device_count", "memory_stats", "kernels", "plugin", "array_type", "module")
 
     def __init__(self, name, xp, to_host, from_host, synchronize=None, is_available=None,
-                 device_count=None, memory_stats=None, kernels=None):
+                 device_count=None, memory_stats=None, kernels=None, module=None):
         self.name = name
         self.xp = xp
         self.to_host = to_host
@@ -45,6 +53,12 @@ class Backend:
         self.kernels = dict(kernels or {})
         self.plugin = None
         self.array_type = getattr(xp, "ndarray", None)
+        self.module = module
+
+    def unavailable_reason(self):
+        """Why this backend cannot be used now (None when it can, or cannot tell)."""
+        reason = getattr(self.module, "unavailable_reason", None)
+        return reason() if reason is not None else None
 
     def __repr__(self):
         return f"<Backend {self.name!r} from plugin {self.plugin!r}>"
@@ -123,6 +137,15 @@ def _parse(type_or_str, index):
     if index is not None and index < 0:
         raise RuntimeError("Device index must not be negative")
     return dev_type, index
+
+
+def with_index(dev):
+    """``dev``, or for an index-less ``"cuda"`` the backend's current device: a tensor
+    made with ``device="cuda"`` is on ``cuda:0`` (or whichever is current), as in PyTorch."""
+    if dev.index is not None:
+        return dev
+    current = getattr(dev.backend.module, "current_device", None)
+    return dev if current is None else device(dev.type, current())
 
 
 def _forget_backends():

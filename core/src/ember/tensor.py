@@ -281,6 +281,17 @@ class Tensor:
     def cuda(self, device=None):
         return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
 
+    def pin_memory(self, device=None):
+        """A copy in pinned host memory for fast uploads (see ember/native/memory.py)."""
+        from ember.native.memory import pin_memory
+
+        return pin_memory(self)
+
+    def is_pinned(self, device=None):
+        from ember.native.memory import is_pinned
+
+        return is_pinned(self)
+
     def type(self, dtype=None):
         """The legacy type name (``'ember.FloatTensor'``), or a conversion to ``dtype``
         (a dtype or such a name)."""

@@ -6,6 +6,7 @@ PyTorch counterpart: aten/src/ATen/native/TensorConversions.cpp (``to``,
 
 from ember import dtypes
 from ember.device import device as Device
+from ember.device import with_index
 from ember.dispatcher import Op
 from ember.native._inplace import inplace
 
@@ -67,6 +68,8 @@ def _parse_to(tensor, args, kwargs):
 def to(tensor, *args, **kwargs):
     """Return ``tensor`` converted to another dtype and/or device (``Tensor.to``)."""
     device, dtype, copy = _parse_to(tensor, args, dict(kwargs))
+    if device is not None:
+        device = with_index(device)  # "cuda" is the current cuda device, as in PyTorch
     out = tensor
     if device is not None and device != tensor._device:
         out = _move(out, device)

@@ -18,6 +18,7 @@ import numpy as np
 from ember import dtypes
 from ember.device import CPU
 from ember.device import device as Device
+from ember.device import with_index
 from ember.random import Generator, generator_or_default
 from ember.tensor import Tensor, _make_tensor
 
@@ -34,7 +35,7 @@ def _finish(host_array, dtype, device, requires_grad):
     """Move a host array to ``device`` and wrap it as a leaf tensor."""
     if requires_grad and not dtype.is_floating_point:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    dev = _device(device)
+    dev = with_index(_device(device))
     array = dev.backend.from_host(host_array, dev.index)
     return _make_tensor(array, dev, requires_grad=bool(requires_grad))
 

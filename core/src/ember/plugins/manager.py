@@ -23,6 +23,7 @@ pytest's ``-p`` selection and pluggy's historic hooks and wrappers.
 # ``register`` fails loudly: its error is raised to the caller.
 """
 
+import contextlib
 import os
 import warnings
 from collections import namedtuple
@@ -159,6 +160,22 @@ class PluginRegistry:
         self.invalidate()
         return plugin
 
+    @contextlib.contextmanager
+    def without(self, name):
+        """Take the plugin ``name`` out for the ``with`` block, then put it back as it
+        was (tests: e.g. the missing-backend error on a machine with ember-cupy installed)."""
+        info = self.infos.get(name)
+        plugin = self.pm.get_plugin(name) if info is not None else None
+        if plugin is not None:
+            self.unregister(name=name)
+        try:
+            yield
+        finally:
+            if plugin is not None:
+                self.pm.register(plugin, name=name)
+                self.infos[name] = info
+                self.invalidate()
+
     def invalidate(self):
         """Forget every catalogue and the lookups cached from them."""
         self._catalogues = None
@@ -233,8 +250,10 @@ class PluginRegistry:
         if backend is None:
             raise RuntimeError(self._missing_backend_message(device_type))
         if not backend.is_available():
+            reason = backend.unavailable_reason()
             raise RuntimeError(f"the ember backend for device type '{device_type}' (plugin "
-                               f"{backend.plugin!r}) is installed, but no {device_type} device is available")
+                               f"{backend.plugin!r}) is installed, but no {device_type} device is available"
+                               + (f": {reason}" if reason else ""))
         return backend
 
     def _missing_backend_message(self, device_type):
