@@ -270,6 +270,7 @@ def test_complex_tensors_are_refused_clearly():
         ember.load(io.BytesIO(_torch_bytes({"c": torch.ones(2, dtype=torch.complex64)})))
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.(script|save)` is deprecated:DeprecationWarning")
 def test_legacy_and_torchscript_files_are_refused_clearly(tmp_path):
     buffer = io.BytesIO()
     torch.save({"x": torch.ones(2)}, buffer, _use_new_zipfile_serialization=False)
