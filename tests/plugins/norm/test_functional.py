@@ -163,6 +163,12 @@ ERROR_CASES = [
     ("layer_norm", lambda lib, T: lib.nn.functional.layer_norm(T(2, 3), (3,), T(3).double())),
     ("layer_norm", lambda lib, T: lib.nn.functional.layer_norm(T(2, 3).long(), (3,))),
     ("group_norm", lambda lib, T: lib.nn.functional.group_norm(T(2, 4), 2, None, T(4).double())),
+    ("instance_norm", lambda lib, T: lib.nn.functional.instance_norm(T(2, 3, 4), use_input_stats=False)),
+    ("instance_norm", lambda lib, T: lib.nn.functional.instance_norm(T(2, 3, 4), T(3), None, use_input_stats=False)),
+    ("instance_norm", lambda lib, T: lib.nn.functional.instance_norm(T(3, 4))),
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(2, 3, 4), T(3), None)),
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(2), None, None, training=True)),
+    ("layer_norm", lambda lib, T: lib.nn.functional.layer_norm(T(3, 4), [])),
 ]
 
 

@@ -56,7 +56,10 @@ def _verify_spatial_size(size):
 
 
 def _check_channel_vectors(input, **vectors):
-    channels = input.shape[1] if input.dim() > 1 else 0
+    if input.dim() < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(input.dim(), 1)}, "
+                         f"{max(input.dim(), 1) - 1}], but got 1)")
+    channels = input.shape[1]
     for name, t in vectors.items():
         if t is not None and t.numel() != channels:
             raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
@@ -138,6 +141,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     """
     if use_input_stats:
         _verify_spatial_size(input.size())
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
     n, c = input.shape[0], input.shape[1]
     # Sizes are checked by batch_norm on the (1, N*C) view, so messages count N*C, like torch's.
     folded = input.reshape((1, n * c) + tuple(input.shape[2:]))
@@ -167,7 +172,10 @@ def _as_shape(normalized_shape, fn_name):
 
 def _check_normalized_shape(input, shape, weight, bias, star):
     k = len(shape)
-    if k == 0 or input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
+    if k == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           f"element, but got normalized_shape = {list(shape)}")
+    if input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[{star}{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")
     for name, t in (("weight", weight), ("bias", bias)):
