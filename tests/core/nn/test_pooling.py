@@ -177,3 +177,16 @@ ERRORS = [
 @pytest.mark.parametrize("index", range(len(ERRORS)))
 def test_errors(index):
     same_error(ERRORS[index])
+
+
+def test_max_pool_backward_with_infinite_gradient():
+    """An inf in the output gradient reaches only its argmax (no 0 * inf = NaN elsewhere)."""
+    x = make_tensor((1, 2, 4, 4))
+    g = np.ones((1, 2, 2, 2), np.float32)
+    g[0, 1, 0, 1] = np.inf
+    grads = []
+    for lib in (ember, torch):
+        xs = lib.tensor(x).requires_grad_()
+        lib.nn.functional.max_pool2d(xs, 2).backward(lib.tensor(g))
+        grads.append(xs.grad)
+    assert_close(grads[0], grads[1])

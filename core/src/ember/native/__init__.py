@@ -6,8 +6,8 @@ PyTorch counterpart: aten/src/ATen/native/ (v2.13).
 import importlib
 
 MODULES = ("factory", "copy", "binary", "unary", "comparison", "reduction", "softmax", "shape",
-           "indexing", "linalg", "sorting", "fold", "padding", "convolution", "pooling", "upsampling",
-           "linear", "embedding", "dropout", "attention")
+           "indexing", "linalg", "sorting", "fold", "resampling", "padding", "convolution", "pooling", "upsampling",
+           "linear", "embedding", "dropout", "attention", "pointwise")
 
 
 def all_modules():

@@ -7,13 +7,14 @@ torch/nn/functional.py (``pad``) (v2.13).
 ``pad`` lists ``(left, right)`` pairs from the last dim backwards, as PyTorch does.
 Constant padding is one op (``aten::constant_pad_nd``) whose backward is the same op
 with the pads negated (padding and cropping are adjoint). The other modes read the
-input at computed positions, one ``index_select`` per padded dim, so their backward
-(``index_add``) and double backward come from those ops.
+input at computed positions, one ``resample`` per padded dim (ember/native/resampling.py),
+whose backward adds the gradient back without a scatter.
 """
 
 import numpy as np
 
 from ember.dispatcher import NONE, Op
+from ember.native.resampling import resample
 
 _NON_CONSTANT_HELP = ("Supported combinations for non-constant padding:\n"
                       "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
@@ -114,16 +115,7 @@ def pad(input, pad, mode="constant", value=None):
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     _check_non_constant(input, pad, mode)
-    from ember.native.factory import tensor
-
     out = input
     for dim, left, right in _per_dim(pad, input.ndim):
-        index = _positions(input.shape[dim], left, right, mode)
-        out = out.index_select(dim, tensor(index, dtype=_int64(), device=input.device))
+        out = resample(out, dim, [(_positions(input.shape[dim], left, right, mode), None)])
     return out
-
-
-def _int64():
-    from ember import int64
-
-    return int64

@@ -9,8 +9,9 @@ The 2-D ops are the kernels; a 1-D pool runs on ``(N, C, 1, L)``. A kernel visit
 ``kh*kw`` taps of the window (each a strided slice of the padded image, NOTE
 [ Windows as strided views ] in ember/native/fold.py), so every step is vectorised
 over the whole batch. Max pooling returns the argmax as a flat index into each input
-plane (PyTorch's ``indices``); its backward adds the gradient at those indices
-(``scatter_add``), whose backward is a ``gather``: double backward for free.
+plane (PyTorch's ``indices``); its backward adds each gradient at its tap (one masked
+slice-add per tap), and the backward of that is a ``gather``: double backward for free.
+Adaptive max pooling's windows vary in size, so its backward is a ``scatter_add``.
 """
 
 import math
@@ -51,7 +52,8 @@ def _max_pool_kernel(xp, x, kernel_size, stride, padding, dilation, ceil_mode):
     g = _pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
     plane = g.padded(xp, x, _fill_low(xp, x.dtype))
     best = _tap(g, plane, 0, 0).copy()
-    best_tap = xp.zeros(best.shape, dtype=xp.int64)
+    taps = g.kh * g.kw
+    best_tap = xp.zeros(best.shape, dtype=xp.int8 if taps <= 127 else xp.int32)  # small: fewer bytes to touch
     for number, (i, j) in enumerate(_taps(g)):
         if number == 0:
             continue
@@ -60,12 +62,21 @@ def _max_pool_kernel(xp, x, kernel_size, stride, padding, dilation, ceil_mode):
         better = value > best
         if x.dtype.kind == "f":
             better |= xp.isnan(value)
-        best = xp.where(better, value, best)
-        best_tap = xp.where(better, number, best_tap)
-    # The tap number -> the position in the unpadded input plane.
-    rows = xp.arange(g.OH).reshape(-1, 1) * g.sh - g.ph + (best_tap // g.kw) * g.dh
-    cols = xp.arange(g.OW) * g.sw - g.pw + (best_tap % g.kw) * g.dw
-    return best, rows * g.W + cols
+        # Arithmetic instead of masked selects (``where`` on a random mask is ~10x
+        # slower on NumPy): maximum propagates NaN, exactly "take it if better".
+        best = xp.maximum(best, value)
+        best_tap += better * (number - best_tap)
+    # Flat input index = where the window starts + where its chosen tap sits in it.
+    tap_offsets, window_starts = _flat_offsets(g)
+    return best, xp.take(xp.asarray(tap_offsets), best_tap) + xp.asarray(window_starts)
+
+
+def _flat_offsets(g):
+    """Per tap, its offset in a flattened input plane from the window's start; per
+    output, where its window starts (both may point into the padding)."""
+    tap_offsets = np.array([i * g.dh * g.W + j * g.dw for i, j in _taps(g)], dtype=np.int64)
+    window_starts = (np.arange(g.OH)[:, None] * g.sh - g.ph) * g.W + np.arange(g.OW) * g.sw - g.pw
+    return tap_offsets, window_starts
 
 
 def _scatter_to_planes(grad, indices, shape):
@@ -81,8 +92,39 @@ def _indexed_pool_backward(ctx, grad, grad_indices):
     return (_scatter_to_planes(grad, indices, ctx.input_meta[0][0]),)
 
 
-MAX_POOL2D = Op("aten::max_pool2d_with_indices", _max_pool_kernel, _indexed_pool_backward, promote=NONE,
+def _max_pool_backward_kernel(xp, grad, indices, input_size, kernel_size, stride, padding, dilation, ceil_mode):
+    # Which tap of its window each output took, from the flat index it recorded;
+    # then one masked slice-add per tap (no scatter: one tap per window is chosen).
+    g = _pool_geometry(input_size, kernel_size, stride, padding, dilation, ceil_mode)
+    tap_offsets, window_starts = _flat_offsets(g)
+    # A padding tap may share a chosen tap's offset; its slice-add lands in the
+    # padding, which is cropped away.
+    offsets = indices - xp.asarray(window_starts)
+    plane = xp.zeros(tuple(input_size[:2]) + (g.Hp, g.Wp), dtype=grad.dtype)
+    # Multiplying by the mask is faster than ``where`` but spreads inf/NaN (0 * inf).
+    finite = bool(xp.isfinite(grad).all())
+    zero = xp.zeros((), dtype=grad.dtype)
+    for number, (i, j) in enumerate(_taps(g)):
+        mine = offsets == int(tap_offsets[number])
+        _tap(g, plane, i, j)[...] += grad * mine if finite else xp.where(mine, grad, zero)
+    return xp.ascontiguousarray(plane[:, :, g.ph:g.ph + g.H, g.pw:g.pw + g.W])
+
+
+def _max_pool_backward(ctx, grad, grad_indices):
+    _, indices = ctx.saved_outputs
+    return (MAX_POOL2D_BACKWARD(grad, indices, input_size=ctx.input_meta[0][0], **ctx.attrs),)
+
+
+def _max_pool_double_backward(ctx, grad):
+    # The backward puts each output gradient at its argmax: its adjoint reads them back.
+    _, indices = ctx.saved_inputs
+    return grad.flatten(-2).gather(-1, indices.flatten(-2)).view(indices.shape), None
+
+
+MAX_POOL2D = Op("aten::max_pool2d_with_indices", _max_pool_kernel, _max_pool_backward, promote=NONE,
                 save="outputs", num_outputs=2)
+MAX_POOL2D_BACKWARD = Op("aten::max_pool2d_with_indices_backward", _max_pool_backward_kernel,
+                         _max_pool_double_backward, promote=NONE, save="inputs")
 
 
 # --- average pooling -----------------------------------------------------------------

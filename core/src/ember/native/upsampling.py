@@ -6,15 +6,17 @@ aten/src/ATen/native/UpSample.h (source-index formulas), UpSampleNearest*.cpp,
 UpSampleBilinear2d.cpp and UpSampleLinear1d.cpp (v2.13).
 
 Each mode is separable: along each spatial dim an output position reads one input
-position (nearest) or two with weights ``1 - t`` and ``t`` (linear). Both are built
-from ``index_select`` and elementwise ops, one dim at a time, so the backward (an
-``index_add``) and double backward come from those ops. The positions are computed
+position (nearest) or two with weights ``1 - t`` and ``t`` (linear): one ``resample``
+op per dim (ember/native/resampling.py), whose backward and double backward are its
+adjoint pair. The positions are computed
 in the input's precision with PyTorch's formulas, so ties fall the same way.
 """
 
 import math
 
 import numpy as np
+
+from ember.native.resampling import resample
 
 _MODES = ("nearest", "nearest-exact", "linear", "bilinear", "area")
 _DIMS = {"linear": 1, "bilinear": 2}
@@ -80,21 +82,6 @@ def _output_sizes(input, size, scale_factor, dims, recompute_scale_factor):
     return sizes, (None,) * dims if recompute_scale_factor else tuple(float(s) for s in scales)
 
 
-def _index(array, like):
-    from ember import int64
-    from ember.native.factory import tensor
-
-    return tensor(array, dtype=int64, device=like.device)
-
-
-def _weights(array, like, dim):
-    from ember.native.factory import tensor
-
-    shape = [1] * like.ndim
-    shape[dim] = -1
-    return tensor(array, dtype=like.dtype, device=like.device).view(shape)
-
-
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims of ``(N, C, ...)`` to ``size`` or by ``scale_factor``.
@@ -140,14 +127,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         dim = 2 + d
         in_size = input.shape[dim]
         if mode.startswith("nearest"):
-            positions = nearest_positions(in_size, sizes[d], scales[d], exact=mode == "nearest-exact")
-            out = out.index_select(dim, _index(positions, input))
+            taps = [(nearest_positions(in_size, sizes[d], scales[d], exact=mode == "nearest-exact"), None)]
         else:
             left, right, t = linear_positions(in_size, sizes[d], scales[d], align_corners,
                                               np.dtype(input._data.dtype))
-            t_right = _weights(t, input, dim)
-            out = out.index_select(dim, _index(left, input)) * (1 - t_right) + \
-                out.index_select(dim, _index(right, input)) * t_right
+            taps = [(left, 1 - t), (right, t)]
+        out = resample(out, dim, taps)
     return out
 
 
