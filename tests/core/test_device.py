@@ -6,10 +6,11 @@ import importlib.util
 import pathlib
 import pickle
 
-import ember
 import numpy as np
 import pytest
 import torch
+
+import ember
 from ember.autograd import gradcheck
 from ember.testing import make_tensor
 
