@@ -10,7 +10,7 @@ import pytest
 
 MODULES = ["ember_norm.functional", "ember_norm.batchnorm", "ember_norm.instancenorm", "ember_norm.layernorm",
            "ember_norm.groupnorm", "ember_norm.rmsnorm", "ember_norm.lrn", "ember_norm.ops.batch_norm",
-           "ember_norm.ops.layer_norm", "ember_norm.ops.rms_norm"]
+           "ember_norm.ops.layer_norm", "ember_norm.ops.rms_norm", "ember_norm.ops.group_norm"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -69,6 +69,9 @@ FUSED_CASES = {
                                                     w[:3], b[:3]),
     "layer_norm": lambda x, w, b: F.layer_norm(x, (5,), w, b),
     "rms_norm": lambda x, w, b: F.rms_norm(x, (5,), w) + b,
+    "group_norm": lambda x, w, b: F.group_norm(x.reshape(2, 6, 5), 3, w.repeat(2)[:6],
+                                               b.repeat(2)[:6]).reshape(4, 3, 5),
+    "group_norm_no_affine": lambda x, w, b: F.group_norm(x.reshape(2, 6, 5), 2).reshape(4, 3, 5) * w + b,
 }
 
 
@@ -208,7 +211,7 @@ def test_registered_through_the_hooks():
         assert cls.__module__.startswith("ember_norm.")
     assert ember.nn.create("BatchNorm2d", num_features=8).num_features == 8
     for op in ("batch_norm_stats", "batch_norm", "batch_norm_backward", "layer_norm_stats", "layer_norm",
-               "layer_norm_backward", "rms_norm", "rms_norm_backward"):
+               "layer_norm_backward", "group_norm", "group_norm_backward", "rms_norm", "rms_norm_backward"):
         assert getattr(ember.ops.norm, op).qualname == f"norm::{op}"
     info = [p for p in ember.plugins.registry.plugin_infos() if p.name == "norm"]
     assert info and info[0].status == "ok" and info[0].distribution == "ember-norm"
@@ -234,7 +237,8 @@ def test_rms_norm_computes_in_the_input_dtype():
 
 
 @pytest.mark.parametrize("call", [lambda lib, x: lib.nn.functional.batch_norm(x, None, None, training=True),
-                                  lambda lib, x: lib.nn.functional.layer_norm(x, (4,))], ids=["batch", "layer"])
+                                  lambda lib, x: lib.nn.functional.layer_norm(x, (4,)),
+                                  lambda lib, x: lib.nn.functional.group_norm(x, 2)], ids=["batch", "layer", "group"])
 def test_grad_fn_names_like_torch(call):
     x = random_input((3, 4), "float32")
     e = call(ember, ember.tensor(x).requires_grad_())

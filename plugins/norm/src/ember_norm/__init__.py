@@ -15,11 +15,12 @@ __version__ = "0.1.0"
 
 @hookimpl
 def ember_register_ops(register):
-    from ember_norm.ops import batch_norm, layer_norm, rms_norm
+    from ember_norm.ops import batch_norm, group_norm, layer_norm, rms_norm
 
     for op in (batch_norm.batch_norm_stats, batch_norm.batch_norm, batch_norm.batch_norm_backward,
                layer_norm.layer_norm_stats, layer_norm.layer_norm, layer_norm.layer_norm_backward,
-               rms_norm.rms_norm, rms_norm.rms_norm_backward):
+               group_norm.group_norm, group_norm.group_norm_backward, rms_norm.rms_norm,
+               rms_norm.rms_norm_backward):
         register(op)
 
 
