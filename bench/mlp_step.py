@@ -5,11 +5,12 @@ PyTorch counterpart: torch.nn.Linear/ReLU/CrossEntropyLoss with torch.optim.SGD,
 written here with the same raw-tensor operations on both sides so the comparison is
 of the frameworks' op and autograd costs. Two variants, reported on two lines: the
 layers as ``h @ W.t() + b``, and as ``nn.functional.linear(h, W, b)`` (one fused op
-in ember, ``addmm`` in torch).
+in ember, ``addmm`` in torch). ``--device cuda`` runs both sides on the GPU.
 """
 
 import json
-import sys
+
+from overhead import _wait, parse_args
 
 SIZES = (784, 512, 512, 10)
 BATCH = 128
@@ -23,10 +24,10 @@ def _functional_layer(lib, h, weight, bias):
     return lib.nn.functional.linear(h, weight, bias)
 
 
-def make_step(lib, weights, x_np, y_np, layer=_matmul_layer):
-    params = [lib.tensor(w).requires_grad_() for w in weights]
+def make_step(lib, weights, x_np, y_np, layer=_matmul_layer, device="cpu"):
+    params = [lib.tensor(w, device=device).requires_grad_() for w in weights]
     velocities = [lib.zeros_like(p) for p in params]
-    x, y = lib.tensor(x_np), lib.tensor(y_np)
+    x, y = lib.tensor(x_np, device=device), lib.tensor(y_np, device=device)
 
     def step():
         h = x
@@ -40,11 +41,12 @@ def make_step(lib, weights, x_np, y_np, layer=_matmul_layer):
                 v.mul_(0.9).add_(p.grad)
                 p.sub_(v, alpha=0.01)
                 p.grad = None
+        _wait(lib, device)
         return loss
     return step
 
 
-def main(threads):
+def main(threads, device="cpu"):
     from common import interleaved, pin_threads
 
     pin_threads(threads)
@@ -65,14 +67,16 @@ def main(threads):
     variants = [("MLP 784-512-512-10 train step (ms)", _matmul_layer),
                 ("MLP train step, F.linear layers (ms)", _functional_layer)]
     for title, layer in variants:
-        steps = {"ember": make_step(ember, weights, x, y, layer), "torch": make_step(torch, weights, x, y, layer)}
+        steps = {"ember": make_step(ember, weights, x, y, layer, device),
+                 "torch": make_step(torch, weights, x, y, layer, device)}
         losses = {name: float(step()) for name, step in steps.items()}
         assert abs(losses["ember"] - losses["torch"]) < 1e-4, losses  # same work on both sides
         medians = interleaved(steps, rounds=15, inner=3)
-        print(json.dumps({"benchmark": title, "threads": threads,
+        print(json.dumps({"benchmark": title, "threads": threads, **({"device": device} if device != "cpu" else {}),
                           "ember": medians["ember"] * 1e3, "torch": medians["torch"] * 1e3,
                           "ratio": medians["ember"] / medians["torch"]}))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
+    args = parse_args()
+    main(args.threads, args.device)
