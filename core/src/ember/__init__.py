@@ -44,6 +44,7 @@ from ember.native.indexing import (argwhere, gather, index_add, index_put, index
 from ember.native.linalg import addmm, addmv, baddbmm, bmm, dot, einsum, ger, inner, matmul, mm, mv, outer, vdot
 from ember.native.sorting import argsort, kthvalue, msort, sort, topk
 from ember.native.copy import clone
+from ember.native.pointwise import addcdiv, addcmul
 from ember._ops import ops
 from ember import cuda
 from ember.serialization import load, load_safetensors, save, save_safetensors
@@ -52,6 +53,7 @@ from ember import plugins as _plugins
 _plugins._register_builtins()
 
 from ember import nn  # noqa: E402  (after the plugins: ember.nn looks names up in their catalogues)
+from ember import optim  # noqa: E402  (likewise: ember.optim.<Name> comes from the optimizers catalogue)
 
 float = float32
 double = float64

@@ -9,7 +9,20 @@ function itself. An in-place method ``op_`` computes ``op`` and writes the resul
 ``self`` (see NOTE [ In-place ops are out-of-place ops plus a write ]).
 """
 
-from ember.native import binary, comparison, copy, factory, indexing, linalg, reduction, shape, softmax, sorting, unary
+from ember.native import (
+    binary,
+    comparison,
+    copy,
+    factory,
+    indexing,
+    linalg,
+    pointwise,
+    reduction,
+    shape,
+    softmax,
+    sorting,
+    unary,
+)
 from ember.native._inplace import check_inplace, try_fast_inplace, write_result
 from ember.tensor import Tensor
 
@@ -32,11 +45,12 @@ METHODS = {
             "adjoint", "expand", "expand_as", "broadcast_to", "unsqueeze", "squeeze", "flatten", "unflatten",
             "narrow", "movedim", "moveaxis", "as_strided", "split", "chunk", "tensor_split", "select", "unbind",
             "flip", "fliplr", "flipud", "roll", "repeat", "tile", "repeat_interleave"],
-    indexing: ["where", "masked_fill", "masked_select", "gather", "take_along_dim", "scatter", "scatter_add",
+    indexing: ["masked_fill", "masked_select", "gather", "take_along_dim", "scatter", "scatter_add",
                "index_select", "index_add", "index_put", "nonzero", "argwhere"],
     linalg: ["matmul", "mm", "bmm", "mv", "addmm", "addmv", "baddbmm", "outer", "ger", "dot", "inner", "vdot"],
     sorting: ["sort", "argsort", "msort", "topk", "kthvalue"],
     copy: ["clone", "contiguous"],
+    pointwise: ["addcmul", "addcdiv"],
 }
 
 INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "lerp", "neg", "abs",
@@ -129,6 +143,12 @@ def _no_grad():
     return no_grad()
 
 
+def _where(self, condition, other):
+    """``x.where(condition, y)``: ``x`` where ``condition`` holds, else ``y`` (PyTorch's
+    method order: the tensor is the value, not the condition)."""
+    return indexing.where(condition, self, other)
+
+
 def _reflected(fn):
     def method(self, other):
         return fn(other, self)
@@ -147,7 +167,10 @@ def attach():
         setattr(Tensor, name + "_", _inplace_method(getattr(Tensor, name), name + "_"))
     for name, ufunc_name in FAST_INPLACE.items():
         setattr(Tensor, name + "_", _fast_inplace_method(getattr(Tensor, name), name + "_", ufunc_name))
+    Tensor.where = _where
     Tensor.copy_ = copy.copy_
+    Tensor.addcmul_ = pointwise.addcmul_
+    Tensor.addcdiv_ = pointwise.addcdiv_
     Tensor.fill_ = _fill_
     Tensor.zero_ = _zero_
     Tensor.masked_fill_ = indexing.masked_fill_

@@ -1,0 +1,18 @@
+"""``ember.optim.swa_utils``: weight averaging (AveragedModel, SWALR, update_bn, the EMA/SWA
+averaging functions), found by name in the "optimizers" catalogue.
+
+PyTorch counterpart: torch/optim/swa_utils.py (v2.13); the code lives in the
+ember-optim distribution (``ember_optim.swa_utils``).
+"""
+
+
+def __getattr__(name):
+    from ember.optim._registry import lookup
+
+    return lookup("swa_utils", name, __name__)
+
+
+def __dir__():
+    from ember.optim._registry import names
+
+    return sorted(set(globals()) | set(names("swa_utils")))

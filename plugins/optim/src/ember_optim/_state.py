@@ -1,0 +1,17 @@
+"""Helpers the optimizers share to create per-parameter state.
+
+PyTorch counterpart: ``_get_scalar_dtype`` and the ``state["step"] = torch.tensor(0.0)``
+lines of each optimizer's ``_init_group`` in torch/optim/*.py (v2.13).
+"""
+
+import ember
+
+
+def new_step():
+    """The step counter: a float32 scalar tensor, as PyTorch keeps it (so state dicts match)."""
+    return ember.tensor(0.0, dtype=ember.float32)
+
+
+def value(step):
+    """A step counter (tensor or number) as a Python float."""
+    return step.item() if isinstance(step, ember.Tensor) else float(step)

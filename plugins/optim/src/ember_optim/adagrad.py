@@ -1,0 +1,83 @@
+"""Adagrad, with learning-rate decay, weight decay and an initial accumulator value.
+
+PyTorch counterpart: torch/optim/adagrad.py (v2.13), the single-tensor dense path;
+ember has no sparse gradients.
+"""
+
+import ember
+from ember_optim._checks import check_eps, check_lr, check_non_negative
+from ember_optim._state import new_step, value
+from ember_optim.optimizer import Optimizer, optimizer_step
+
+__all__ = ["Adagrad", "adagrad"]
+
+
+class Adagrad(Optimizer):
+    r"""Adagrad: each coordinate's step shrinks with the sum of its squared gradients.
+
+    For each parameter :math:`\theta` with gradient :math:`g` at step :math:`t = 1, 2, ...`::
+
+        if maximize:            g = -g
+        if weight_decay != 0:   g = g + weight_decay * theta
+        clr = lr / (1 + (t - 1) * lr_decay)
+        s = s + g * g                                  (sum, starts at initial_accumulator_value)
+        theta = theta - clr * g / (sqrt(s) + eps)
+
+    Args:
+        params: tensors or parameter groups to optimize.
+        lr: learning rate (default 1e-2).
+        lr_decay: learning-rate decay (default 0).
+        weight_decay: L2 penalty (default 0).
+        initial_accumulator_value: the starting value of ``s`` (default 0).
+        eps: added to the denominator (default 1e-10).
+        maximize: ascend the objective instead of descending it.
+    """
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, *,
+                 maximize=False):
+        check_lr(lr)
+        check_non_negative("lr_decay", lr_decay)
+        check_non_negative("weight_decay", weight_decay)
+        check_non_negative("initial_accumulator_value", initial_accumulator_value)
+        check_eps(eps)
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, maximize=maximize)
+        super().__init__(params, defaults)
+        # Unlike the other optimizers, Adagrad's state exists from the start.
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = new_step()
+                state["sum"] = ember.full_like(p, group["initial_accumulator_value"])
+
+    @optimizer_step
+    def step(self, closure=None):
+        """Do one update; ``closure`` re-evaluates the model and returns the loss."""
+        loss = self._evaluate(closure)
+        for group in self.param_groups:
+            params, grads, state_sums, steps = [], [], [], []
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                params.append(p)
+                grads.append(p.grad)
+                state_sums.append(state["sum"])
+                steps.append(state["step"])
+            adagrad(params, grads, state_sums, steps, lr=group["lr"], weight_decay=group["weight_decay"],
+                    lr_decay=group["lr_decay"], eps=group["eps"], maximize=group["maximize"])
+        return loss
+
+
+def adagrad(params, grads, state_sums, steps, *, lr, weight_decay, lr_decay, eps, maximize):
+    """The Adagrad update of each ``params[i]`` and its state, in place (see :class:`Adagrad`)."""
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        steps[i] += 1
+        step = value(steps[i])
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        clr = lr / (1 + (step - 1) * lr_decay)
+        state_sums[i].addcmul_(grad, grad, value=1)
+        std = state_sums[i].sqrt().add_(eps)
+        param.addcdiv_(grad, std, value=-clr)

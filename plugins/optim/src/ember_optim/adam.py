@@ -1,0 +1,109 @@
+"""Adam, with AMSGrad, L2 or decoupled weight decay, and maximize.
+
+PyTorch counterpart: torch/optim/adam.py (v2.13), the single-tensor path; ember leaves
+out tensor learning rates and betas, and the foreach/fused/capturable variants.
+"""
+
+import ember
+from ember_optim._checks import check_betas, check_eps, check_lr, check_non_negative
+from ember_optim._state import new_step, value
+from ember_optim.optimizer import Optimizer, optimizer_step
+
+__all__ = ["Adam", "adam"]
+
+
+class Adam(Optimizer):
+    r"""Adam: gradient steps scaled by running averages of the gradient and its square.
+
+    For each parameter :math:`\theta` with gradient :math:`g` at step :math:`t = 1, 2, ...`::
+
+        if maximize:                 g = -g
+        if weight_decay != 0:
+            if decoupled_weight_decay:   theta = theta * (1 - lr * weight_decay)   (AdamW)
+            else:                        g = g + weight_decay * theta
+        m = beta1 * m + (1 - beta1) * g                 (exp_avg)
+        v = beta2 * v + (1 - beta2) * g * g             (exp_avg_sq)
+        if amsgrad:  v_max = max(v_max, v);  v_used = v_max   else   v_used = v
+        denom = sqrt(v_used) / sqrt(1 - beta2 ** t) + eps
+        theta = theta - lr / (1 - beta1 ** t) * m / denom
+
+    Args:
+        params: tensors or parameter groups to optimize.
+        lr: learning rate (default 1e-3).
+        betas: decay rates of the two running averages (default (0.9, 0.999)).
+        eps: added to the denominator (default 1e-8).
+        weight_decay: weight decay factor (default 0).
+        amsgrad: use the running maximum of ``v`` (the AMSGrad variant).
+        maximize: ascend the objective instead of descending it.
+        decoupled_weight_decay: shrink the weights directly, as AdamW does.
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 maximize=False, decoupled_weight_decay=False):
+        check_lr(lr)
+        check_eps(eps)
+        check_betas(betas)
+        check_non_negative("weight_decay", weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps):
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = new_step()
+                state["exp_avg"] = ember.zeros_like(p)
+                state["exp_avg_sq"] = ember.zeros_like(p)
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = ember.zeros_like(p)
+            params.append(p)
+            grads.append(p.grad)
+            exp_avgs.append(state["exp_avg"])
+            exp_avg_sqs.append(state["exp_avg_sq"])
+            if group["amsgrad"]:
+                max_exp_avg_sqs.append(state["max_exp_avg_sq"])
+            steps.append(state["step"])
+
+    @optimizer_step
+    def step(self, closure=None):
+        """Do one update; ``closure`` re-evaluates the model and returns the loss."""
+        loss = self._evaluate(closure)
+        for group in self.param_groups:
+            params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = [], [], [], [], [], []
+            self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps)
+            beta1, beta2 = group["betas"]
+            adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, amsgrad=group["amsgrad"],
+                 beta1=beta1, beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
+                 maximize=group["maximize"], decoupled_weight_decay=group["decoupled_weight_decay"])
+        return loss
+
+
+def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, amsgrad, beta1, beta2, lr,
+         weight_decay, eps, maximize, decoupled_weight_decay=False):
+    """The Adam update of each ``params[i]`` and its state, in place (see :class:`Adam`)."""
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        exp_avg, exp_avg_sq = exp_avgs[i], exp_avg_sqs[i]
+        steps[i] += 1
+        step = value(steps[i])
+
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                param.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(param, alpha=weight_decay)
+
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+
+        step_size = lr / (1 - beta1 ** step)
+        bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+        if amsgrad:
+            max_exp_avg_sqs[i].copy_(ember.maximum(max_exp_avg_sqs[i], exp_avg_sq))
+            denom = (max_exp_avg_sqs[i].sqrt() / bias_correction2_sqrt).add_(eps)
+        else:
+            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+        param.addcdiv_(exp_avg, denom, value=-step_size)

@@ -1,0 +1,100 @@
+"""Stochastic gradient descent, with momentum, dampening, Nesterov momentum and weight decay.
+
+PyTorch counterpart: torch/optim/sgd.py (v2.13), the single-tensor path; ember has no
+foreach/fused variants and no sparse gradients.
+"""
+
+from ember_optim._checks import check_lr, check_non_negative
+from ember_optim.optimizer import Optimizer, optimizer_step
+
+__all__ = ["SGD", "sgd"]
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent (optionally with momentum).
+
+    For each parameter :math:`\theta` with gradient :math:`g_t` at step :math:`t`::
+
+        if maximize:            g = -g
+        if weight_decay != 0:   g = g + weight_decay * theta
+        if momentum != 0:
+            b = g                                        (first step)
+            b = momentum * b + (1 - dampening) * g       (later steps)
+            g = g + momentum * b   if nesterov   else   b
+        theta = theta - lr * g
+
+    Args:
+        params: tensors or parameter groups to optimize.
+        lr: learning rate (default 1e-3).
+        momentum: momentum factor (default 0).
+        dampening: dampening of the momentum (default 0).
+        weight_decay: L2 penalty (default 0).
+        nesterov: use Nesterov momentum (needs momentum > 0 and dampening 0).
+        maximize: ascend the objective instead of descending it.
+
+    >>> import ember
+    >>> from ember_optim import SGD
+    >>> w = ember.tensor([1.0, 2.0], requires_grad=True)
+    >>> opt = SGD([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    tensor([0.8000, 1.6000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False):
+        check_lr(lr)
+        check_non_negative("momentum", momentum)
+        check_non_negative("weight_decay", weight_decay)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+
+    @optimizer_step
+    def step(self, closure=None):
+        """Do one update; ``closure`` re-evaluates the model and returns the loss."""
+        loss = self._evaluate(closure)
+        for group in self.param_groups:
+            params, grads, momentum_buffers = [], [], []
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                params.append(p)
+                grads.append(p.grad)
+                if group["momentum"] != 0:
+                    momentum_buffers.append(self.state[p].get("momentum_buffer"))
+            sgd(params, grads, momentum_buffers, lr=group["lr"], momentum=group["momentum"],
+                dampening=group["dampening"], weight_decay=group["weight_decay"], nesterov=group["nesterov"],
+                maximize=group["maximize"])
+            if group["momentum"] != 0:
+                # sgd() created the buffers of the first step: keep them in the state.
+                for p, buffer in zip(params, momentum_buffers):
+                    self.state[p]["momentum_buffer"] = buffer
+        return loss
+
+
+def sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
+    """The SGD update of each ``params[i]`` in place; ``momentum_buffers[i]`` is None on
+    the first step and replaced by the new buffer (see :class:`SGD` for the algorithm)."""
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        if momentum != 0:
+            buffer = momentum_buffers[i]
+            if buffer is None:
+                buffer = grad.detach().clone()
+                momentum_buffers[i] = buffer
+            else:
+                buffer.mul_(momentum).add_(grad, alpha=1 - dampening)
+            grad = grad.add(buffer, alpha=momentum) if nesterov else buffer
+        param.add_(grad, alpha=-lr)
