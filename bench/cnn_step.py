@@ -69,7 +69,7 @@ def main(threads):
     y = rng.integers(0, CLASSES, BATCH)
     steps = {"ember": make_step(ember, weights, x, y), "torch": make_step(torch, weights, x, y)}
     for _ in range(2):  # same work on both sides: the losses agree step after step
-        losses = {name: float(step()) for name, step in steps.items()}
+        losses = {name: float(step().detach()) for name, step in steps.items()}
         assert abs(losses["ember"] - losses["torch"]) < 1e-4, losses
     medians = interleaved(steps, rounds=15, inner=2)
     print(json.dumps({"benchmark": "CNN (CIFAR-style) train step (ms)", "threads": threads,

@@ -17,6 +17,7 @@ CASES = [
     dict(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
     dict(kernel_size=3, padding=(0, 2), stride=3),
     dict(kernel_size=(1, 4), dilation=2),
+    dict(kernel_size=2, padding=3, stride=2),  # some taps read only padding
 ]
 
 

@@ -70,12 +70,25 @@ def _input_adjoint(xp, rows, weight, geometry, groups):
 def _weight_adjoint(xp, x, rows, weight_shape, geometry, groups):
     """F(x, .)^T for a convolution: im2col(x) against the ``(N, O, L)`` rows, summed over N."""
     N, out_channels = rows.shape[:2]
-    cols = im2col_array(xp, x, geometry)
     og = out_channels // groups
-    rows = rows.reshape(N, groups, og, geometry.L)
-    cols = cols.reshape(N, groups, -1, geometry.L)
-    grad = xp.matmul(rows, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+    g = geometry
+    if g.L >= _MANY_WINDOWS:
+        # Per image, (O, L) @ (L, K): the products are large enough for BLAS; sum them.
+        cols = im2col_array(xp, x, g).reshape(N, groups, -1, g.L)
+        grad = xp.matmul(rows.reshape(N, groups, og, g.L), cols.transpose(0, 1, 3, 2)).sum(axis=0)
+    else:
+        # Few windows per image: one product per group over every window of the batch,
+        # with the columns copied straight into (C*kh*kw, N*L) order.
+        windows = g.windows(xp, g.padded(xp, x)).transpose(1, 2, 3, 0, 4, 5)
+        cols = windows.reshape(groups, -1, N * g.L)
+        rows = rows.reshape(N, groups, og, g.L).transpose(1, 2, 0, 3).reshape(groups, og, N * g.L)
+        grad = xp.matmul(rows, cols.transpose(0, 2, 1))
     return grad.reshape(weight_shape)
+
+
+# Windows per image from which per-image products beat one batch-wide product (measured
+# on NumPy/OpenBLAS: 1024 windows favour per image, 256 and 64 the batch-wide one).
+_MANY_WINDOWS = 512
 
 
 def _rows(image):

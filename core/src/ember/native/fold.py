@@ -83,18 +83,30 @@ def im2col_array(xp, x, geometry, fill=0):
 
 def col2im_array(xp, cols, geometry):
     """The adjoint of :func:`im2col_array`: ``(N, C*kh*kw, L)`` -> ``(N, C, H, W)``,
-    adding each tap's columns onto the pixels it read (kh*kw slice-adds)."""
+    adding each tap's columns onto the pixels it read (kh*kw slice-adds). Columns
+    that read padding are skipped, so no padded buffer is built and cropped."""
     g = geometry
     N = cols.shape[0]
     C = cols.shape[1] // (g.kh * g.kw)
     cols = cols.reshape(N, C, g.kh, g.kw, g.OH, g.OW)
-    plane = xp.zeros((N, C, g.Hp, g.Wp), dtype=cols.dtype)
-    h_span, w_span = g.sh * (g.OH - 1) + 1, g.sw * (g.OW - 1) + 1
+    image = xp.zeros((N, C, g.H, g.W), dtype=cols.dtype)
     for i in range(g.kh):
+        rows, out_rows = _inside(g.OH, g.sh, i * g.dh - g.ph, g.H)
         for j in range(g.kw):
-            top, left = i * g.dh, j * g.dw
-            plane[:, :, top:top + h_span:g.sh, left:left + w_span:g.sw] += cols[:, :, i, j]
-    return xp.ascontiguousarray(plane[:, :, g.ph:g.ph + g.H, g.pw:g.pw + g.W])
+            columns, out_columns = _inside(g.OW, g.sw, j * g.dw - g.pw, g.W)
+            image[:, :, rows, columns] += cols[:, :, i, j, out_rows, out_columns]
+    return image
+
+
+def _inside(count, stride, offset, size):
+    """(image slice, output slice) of the outputs ``o`` whose tap reads ``o*stride + offset``
+    inside ``[0, size)``."""
+    first = max(0, -(offset // stride)) if offset < 0 else 0
+    last = min(count - 1, (size - 1 - offset) // stride)  # may be < first: nothing inside
+    if last < first:
+        return slice(0, 0), slice(0, 0)
+    start = first * stride + offset
+    return slice(start, start + (last - first) * stride + 1, stride), slice(first, last + 1)
 
 
 # --- the public ops: F.unfold and F.fold ------------------------------------------
