@@ -173,7 +173,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if dtype is not None or device is not None:
             out = out.to(device=device or out.device, dtype=dtype or out.dtype)
         return out.requires_grad_(requires_grad) if requires_grad else out
-    if isinstance(data, np.ndarray):
+    if isinstance(data, (np.ndarray, np.generic)):  # a NumPy scalar keeps its dtype too
         d = dtypes.from_numpy_dtype(data.dtype) if dtype is None else dtypes.to_dtype(dtype)
         host = np.array(data, dtype=d.np, order="C", copy=True)
     else:
