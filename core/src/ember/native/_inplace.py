@@ -113,6 +113,7 @@ def try_fast_inplace(target, ufunc_name, other, alpha=1):
     if (target._requires_grad or other_grad) and grad_state.enabled:
         return None
     from ember.dispatcher import computation_dtype
+    from ember.native.unary import call_quietly
 
     result = dtypes.from_numpy_dtype(computation_dtype((target, other), "default" if ufunc_name != "true_divide"
                                                        else "int_to_float"))
@@ -130,7 +131,8 @@ def try_fast_inplace(target, ufunc_name, other, alpha=1):
         operand = operand * alpha
     xp = target._device.backend.xp
     try:
-        getattr(xp, ufunc_name)(a, operand, out=a, casting="unsafe")
+        # Silent on inf/NaN like PyTorch (an optimizer may scale an inf gradient).
+        call_quietly(xp, getattr(xp, ufunc_name), a, operand, out=a, casting="unsafe")
     except (ValueError, OverflowError):
         # Not broadcastable into `a`, or a Python int out of `a`'s range: the general
         # path raises PyTorch's error, or wraps the int around as PyTorch does.

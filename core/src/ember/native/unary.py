@@ -41,22 +41,27 @@ def _numpy_error_state():
 _ERROR_STATE = _numpy_error_state()
 
 
+def call_quietly(xp, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with NumPy's floating-point warnings silenced."""
+    if _ERROR_STATE is not None and xp.__name__ == "numpy":
+        var, ignore = _ERROR_STATE
+        token = var.set(ignore)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            var.reset(token)
+    errstate = getattr(xp, "errstate", None)
+    if errstate is None:
+        return fn(*args, **kwargs)
+    with errstate(all="ignore"):
+        return fn(*args, **kwargs)
+
+
 def quiet(kernel):
     """Wrap a generic kernel so that NumPy's floating-point warnings stay silent."""
     @functools.wraps(kernel)
     def run(xp, *arrays, **attrs):
-        if _ERROR_STATE is not None and xp.__name__ == "numpy":
-            var, ignore = _ERROR_STATE
-            token = var.set(ignore)
-            try:
-                return kernel(xp, *arrays, **attrs)
-            finally:
-                var.reset(token)
-        errstate = getattr(xp, "errstate", None)
-        if errstate is None:
-            return kernel(xp, *arrays, **attrs)
-        with errstate(all="ignore"):
-            return kernel(xp, *arrays, **attrs)
+        return call_quietly(xp, kernel, xp, *arrays, **attrs)
     return run
 
 
