@@ -115,11 +115,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 def _update_running_stats(running_mean, running_var, mean, unbiased_var, momentum):
     """``running = (1 - momentum) * running + momentum * batch``, outside autograd."""
+    # (_check_dtypes made sure the running statistics have the input's dtype.)
     with ember.no_grad():
         if running_mean is not None:
-            running_mean.mul_(1 - momentum).add_(mean.to(running_mean.dtype), alpha=momentum)
+            running_mean.mul_(1 - momentum).add_(mean, alpha=momentum)
         if running_var is not None:
-            running_var.mul_(1 - momentum).add_(unbiased_var.to(running_var.dtype), alpha=momentum)
+            running_var.mul_(1 - momentum).add_(unbiased_var, alpha=momentum)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
