@@ -9,23 +9,20 @@ and ember.optim arrive with later work.
 """
 
 import argparse
-import gzip
 import math
-import pathlib
 import time
 
 import numpy as np
 
 import ember
 
-DATA = pathlib.Path(__file__).parent / "data" / "digits.csv.gz"
-
 
 def load_digits():
-    """(images, labels): float32 in [0, 1] of shape (1797, 64), int64 labels."""
-    with gzip.open(DATA, "rt") as f:
-        table = np.loadtxt(f, delimiter=",", dtype=np.float32)
-    return table[:, :-1] / 16.0, table[:, -1].astype(np.int64)
+    """(images, labels): float32 in [0, 1] of shape (1797, 64), int64 labels; the
+    dataset ships inside ember-data (ember_data/datasets/data/digits.csv.gz)."""
+    from ember_data.datasets.digits import load_digits as load
+
+    return load()
 
 
 def split(images, labels, seed, held_out=0.2):

@@ -43,3 +43,15 @@ def test_main_job_matches_torch_on_the_first_step():
     np.testing.assert_allclose(loss.item(), t_loss.item(), rtol=1e-5)
     for p, tp in zip(params, t_params):
         np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_main_job_reads_the_digits_shipped_in_ember_data():
+    import numpy as np
+
+    import ember
+
+    images, labels = load_script().load_digits()
+    assert images.shape == (1797, 64) and labels.shape == (1797,)
+    shipped = ember.data.load_dataset("digits", split="all")
+    np.testing.assert_array_equal(shipped.data.reshape(-1, 64), images)
+    np.testing.assert_array_equal(shipped.targets, labels)

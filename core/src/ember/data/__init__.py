@@ -1,0 +1,51 @@
+"""``ember.data``: datasets, samplers, the DataLoader and transforms, found by name.
+
+PyTorch counterpart: torch/utils/data/__init__.py (v2.13). The data pipeline lives in
+the ember-data distribution (``ember_data``); ``ember.data.DataLoader`` looks the name
+up in the "data" catalogue that plugins fill through ``ember_register_data``, so a
+third-party sampler or dataset is reachable here too. When ember-data is missing, a
+name it provides raises an AttributeError that says which distribution to install.
+"""
+
+DISTRIBUTION = "ember-data"
+
+# What ember-data registers, for the "not installed" message (ember_data/__init__.py has the list).
+FIRST_PARTY = frozenset((
+    "Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset", "Subset",
+    "random_split", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
+    "WeightedRandomSampler", "BatchSampler", "DistributedSampler", "DataLoader", "default_collate",
+    "default_convert", "get_worker_info", "WorkerInfo", "DatasetFolder", "ImageFolder", "read_idx",
+    "load_dataset", "list_datasets", "transforms", "datasets",
+))
+
+
+def __getattr__(name):
+    from ember.plugins import registry
+
+    if name.startswith("_"):  # dunder probes (copy, pickle, inspect) never load plugins
+        raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+    entry = registry.catalogue("data").get(name)
+    if entry is not None:
+        return entry.obj
+    raise AttributeError(_missing_message(registry, name))
+
+
+def _missing_message(registry, name):
+    message = f"module '{__name__}' has no attribute '{name}'"
+    if name not in FIRST_PARTY:
+        return message
+    problems = [info for info in registry.infos.values()
+                if info.distribution == DISTRIBUTION and info.status != "ok"]
+    if problems:
+        info = problems[0]
+        detail = f": {info.error}" if info.error else ""
+        return (f"{message}: '{name}' is provided by the plugin {info.name!r} (distribution {DISTRIBUTION}), "
+                f"which is {info.status}{detail}")
+    return (f"{message}: '{name}' is provided by the distribution {DISTRIBUTION}, which is not installed. "
+            f"Install it with: pip install {DISTRIBUTION}")
+
+
+def __dir__():
+    from ember.plugins import registry
+
+    return sorted(set(globals()) | set(registry.catalogue("data")))

@@ -1,0 +1,17 @@
+"""``ember.utils.data``: the same names as ``ember.data``, for code written against
+``torch.utils.data``.
+
+PyTorch counterpart: torch/utils/data/__init__.py (v2.13).
+"""
+
+
+def __getattr__(name):
+    import ember.data
+
+    return getattr(ember.data, name)
+
+
+def __dir__():
+    import ember.data
+
+    return dir(ember.data)
