@@ -248,3 +248,10 @@ def test_layer_errors(index):
     # torch prints the valid padding strings as a Python set (order varies by hash seed),
     # and names its own class in the padding-mode message: compare the types only there.
     same_error(LAYER_ERRORS[index], message=index not in (3, 5))
+
+
+def test_empty_batch():
+    x, w = make_tensor((0, 4, 5, 5)), make_tensor((6, 2, 3, 3), seed=1)
+    assert_parity(lambda lib, x, w: lib.nn.functional.conv2d(x, w, groups=2, stride=2), x, w)
+    assert_parity(lambda lib, x, w: lib.nn.functional.conv_transpose2d(x, w, padding=1), x,
+                  make_tensor((4, 3, 3, 3), seed=1))

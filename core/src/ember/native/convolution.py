@@ -43,27 +43,34 @@ def _geometry(image_shape, weight_shape, stride, padding, dilation, out_size=Non
     return Geometry(image_shape, weight_shape[2:], stride, padding, dilation, out_size)
 
 
+def _grouped(weight, groups):
+    """``(O, C/g, kh, kw)`` -> ``(g, O/g, C/g*kh*kw)``: one matrix per group."""
+    taps = weight.shape[1] * weight.shape[2] * weight.shape[3]
+    return weight.reshape(groups, weight.shape[0] // groups, taps)
+
+
 def _forward_rows(xp, x, weight, geometry, groups):
     """F(x, W) for a convolution, as ``(N, O, L)`` rows: one matmul per group against im2col(x)."""
     N = x.shape[0]
     out_channels = weight.shape[0]
     cols = im2col_array(xp, x, geometry)
-    w = weight.reshape(groups, out_channels // groups, -1)
+    w = _grouped(weight, groups)
     if groups == 1:
         return xp.matmul(w[0], cols)
-    cols = cols.reshape(N, groups, -1, geometry.L)
+    cols = cols.reshape(N, groups, cols.shape[1] // groups, geometry.L)
     return xp.matmul(w, cols).reshape(N, out_channels, geometry.L)
 
 
 def _input_adjoint(xp, rows, weight, geometry, groups):
     """F(., W)^T for a convolution: ``(N, O, L)`` rows -> the ``(N, C, H, W)`` image."""
     N, out_channels = rows.shape[:2]
-    w = weight.reshape(groups, out_channels // groups, -1)
+    w = _grouped(weight, groups)
     w_t = xp.ascontiguousarray(w.transpose(0, 2, 1))  # BLAS is faster on a contiguous left operand
     if groups == 1:
         cols = xp.matmul(w_t[0], rows)
     else:
-        cols = xp.matmul(w_t, rows.reshape(N, groups, out_channels // groups, -1)).reshape(N, -1, geometry.L)
+        cols = xp.matmul(w_t, rows.reshape(N, groups, out_channels // groups, geometry.L))
+        cols = cols.reshape(N, groups * w_t.shape[1], geometry.L)
     return col2im_array(xp, cols, geometry)
 
 
@@ -74,13 +81,15 @@ def _weight_adjoint(xp, x, rows, weight_shape, geometry, groups):
     g = geometry
     if g.L >= _MANY_WINDOWS:
         # Per image, (O, L) @ (L, K): the products are large enough for BLAS; sum them.
-        cols = im2col_array(xp, x, g).reshape(N, groups, -1, g.L)
+        cols = im2col_array(xp, x, g)
+        cols = cols.reshape(N, groups, cols.shape[1] // groups, g.L)
         grad = xp.matmul(rows.reshape(N, groups, og, g.L), cols.transpose(0, 1, 3, 2)).sum(axis=0)
     else:
         # Few windows per image: one product per group over every window of the batch,
         # with the columns copied straight into (C*kh*kw, N*L) order.
         windows = g.windows(xp, g.padded(xp, x)).transpose(1, 2, 3, 0, 4, 5)
-        cols = windows.reshape(groups, -1, N * g.L)
+        taps_per_group = x.shape[1] // groups * g.kh * g.kw
+        cols = windows.reshape(groups, taps_per_group, N * g.L)
         rows = rows.reshape(N, groups, og, g.L).transpose(1, 2, 0, 3).reshape(groups, og, N * g.L)
         grad = xp.matmul(rows, cols.transpose(0, 2, 1))
     return grad.reshape(weight_shape)
@@ -93,7 +102,7 @@ _MANY_WINDOWS = 512
 
 def _rows(image):
     """``(N, C, H, W)`` -> ``(N, C, H*W)``: an output laid out like the columns of im2col."""
-    return image.reshape(image.shape[0], image.shape[1], -1)
+    return image.reshape(image.shape[0], image.shape[1], image.shape[2] * image.shape[3])
 
 
 def _add_bias(y, bias):
@@ -111,7 +120,7 @@ def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transpos
                                                                          "output_padding"))
     if not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
-        y = _forward_rows(xp, x, weight, g, groups).reshape(g.N, -1, g.OH, g.OW)
+        y = _forward_rows(xp, x, weight, g, groups).reshape(g.N, weight.shape[0], g.OH, g.OW)
     else:
         out_shape = _transposed_shape(x.shape, weight.shape, stride, padding, dilation, output_padding, groups)
         g = _geometry(out_shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
