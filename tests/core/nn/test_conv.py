@@ -119,6 +119,15 @@ def test_gradcheck():
     assert gradgradcheck(lambda x, w, b: convt(x, w, b, stride=2, padding=(1, 0)), (x, wt, bt))
 
 
+def test_gradcheck_1d():
+    x = ember.tensor(make_tensor((2, 4, 7), "float64")).requires_grad_()
+    w = ember.tensor(make_tensor((6, 2, 3), "float64", seed=1)).requires_grad_()
+    wt = ember.tensor(make_tensor((4, 3, 3), "float64", seed=2)).requires_grad_()
+    F = ember.nn.functional
+    assert gradgradcheck(lambda x, w: F.conv1d(x, w, stride=2, padding=1, groups=2), (x, w))
+    assert gradgradcheck(lambda x, w: F.conv_transpose1d(x, w, stride=2, padding=1, output_padding=1), (x, wt))
+
+
 @pytest.mark.parametrize("transposed", [False, True])
 def test_double_backward_matches_torch(transposed):
     """A gradient penalty: d/dparams of |d loss / d x|^2, through the convolution's backward."""
