@@ -55,6 +55,7 @@ _plugins._register_builtins()
 from ember import nn  # noqa: E402  (after the plugins: ember.nn looks names up in their catalogues)
 from ember import data, utils  # noqa: E402  (ember.data resolves names through the plugins too)
 from ember import optim  # noqa: E402  (likewise: ember.optim.<Name> comes from the optimizers catalogue)
+from ember import zoo  # noqa: E402  (models come from the models catalogue)
 
 float = float32
 double = float64
