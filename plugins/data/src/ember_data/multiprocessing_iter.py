@@ -32,7 +32,8 @@ pickled through the result queue (NumPy arrays pickle as one buffer copy).
 #    stop fetching and merely drain their index queues; then puts ``None`` on every
 #    index queue (the exit message, queued behind any pending work, so a full queue
 #    cannot block it: index queues are unbounded), joins each worker for up to
-#    WORKER_JOIN_TIMEOUT seconds and terminates what is still alive.
+#    WORKER_JOIN_TIMEOUT seconds (half a second after a timeout or a dead worker: the
+#    others may be stuck too) and terminates what is still alive.
 # 3. The queues' feeder threads would block interpreter exit while their data is
 #    unread: ``cancel_join_thread`` on the index queues (main side) and on the result
 #    queue (worker side, once ``done_event`` is set) drops the unread data instead.
@@ -45,6 +46,7 @@ pickled through the result queue (NumPy arrays pickle as one buffer copy).
 """
 
 import itertools
+import pickle
 import queue
 
 from ember_data._utils import STATUS_CHECK_INTERVAL, WORKER_JOIN_TIMEOUT, signal_handling, worker
@@ -96,8 +98,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 index_queue.put(worker.ResumeIteration())
             waiting = self._num_workers
             while waiting > 0:
-                _, data = self._get_data()
-                if isinstance(data, worker.ResumeIteration):
+                task_id, _ = self._get_data()
+                if isinstance(task_id, worker.ResumeIteration):
                     waiting -= 1
         for _ in range(self._prefetch_factor * self._num_workers):
             self._try_put_index()
@@ -109,18 +111,20 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         Raises a RuntimeError when an active worker has died (NOTE point 1).
         """
         try:
-            return True, self._worker_result_queue.get(timeout=timeout)
+            payload = self._worker_result_queue.get(timeout=timeout)
         except queue.Empty:
             active = [w for w, up in zip(self._workers, self._workers_status) if up]
             signal_handling.check_workers(active)
             return False, None
+        return True, pickle.loads(payload)  # workers pickle their results themselves (see worker._pickled)
 
     def _get_data(self):
         """The next result from any worker; a dead worker or a timeout ends them all."""
         try:
             return self._wait_for_data()
         except RuntimeError:
-            self._shutdown_workers()
+            # The workers may be stuck (that is what a timeout means): short grace.
+            self._shutdown_workers(join_timeout=STATUS_CHECK_INTERVAL * 5)
             raise
 
     def _wait_for_data(self):
@@ -199,7 +203,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._index_queues[worker_id].put(None)
         self._workers_status[worker_id] = False
 
-    def _shutdown_workers(self):
+    def _shutdown_workers(self, join_timeout=WORKER_JOIN_TIMEOUT):
         if getattr(self, "_shutdown", True):
             return  # already done, or __init__ failed before any worker started
         self._shutdown = True
@@ -209,7 +213,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 if self._persistent_workers or self._workers_status[worker_id]:
                     self._mark_worker_unavailable(worker_id, shutdown=True)
             for process in self._workers:
-                process.join(timeout=WORKER_JOIN_TIMEOUT)
+                process.join(timeout=join_timeout)
             for index_queue in self._index_queues:
                 index_queue.cancel_join_thread()
                 index_queue.close()

@@ -8,6 +8,7 @@ process raises the same exception type with that text as the message, so
 names the sample keys of the batch that failed.
 """
 
+import pickle
 import sys
 import traceback
 
@@ -17,14 +18,17 @@ class ExceptionWrapper:
 
     def __init__(self, exc_info=None, where="in background", keys=None):
         exc_type, exc_value, exc_traceback = exc_info or sys.exc_info()
-        self.exc_type = exc_type
+        self.exc_type_name = exc_type.__name__
+        # A class defined in a function cannot be pickled to the main process: raise a
+        # RuntimeError there instead (the message still names the original type).
+        self.exc_type = exc_type if _picklable(exc_type) else RuntimeError
         self.exc_msg = "".join(traceback.format_exception(exc_type, exc_value, exc_traceback))
         self.where = where
         self.keys = keys
 
     def reraise(self):
         """Raise ``exc_type`` with a message naming where it happened and the original traceback."""
-        message = f"Caught {self.exc_type.__name__} {self.where}."
+        message = f"Caught {self.exc_type_name} {self.where}."
         if self.keys is not None:
             message += f"\nSample keys of the failing batch: {_short(self.keys)}"
         message += f"\nOriginal {self.exc_msg}"
@@ -34,7 +38,13 @@ class ExceptionWrapper:
             exception = self.exc_type(message)
         except Exception:  # the type needs other constructor arguments
             raise RuntimeError(message) from None
-        raise exception
+        try:
+            raise exception
+        finally:
+            # Break the cycle exception -> traceback -> this frame -> exception, so the
+            # DataLoader iterator in the traceback is freed (and its workers shut down)
+            # as soon as the caller drops the exception, without waiting for the gc.
+            exception = None
 
 
 class _KeyErrorMessage(str):
@@ -49,3 +59,11 @@ def _short(keys, limit=20):
     if isinstance(keys, list) and len(keys) > limit:
         text = repr(keys[:limit])[:-1] + f", ... ({len(keys)} keys)]"
     return text
+
+
+def _picklable(obj):
+    try:
+        pickle.dumps(obj)
+        return True
+    except Exception:
+        return False

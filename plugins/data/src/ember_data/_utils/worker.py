@@ -13,6 +13,7 @@ ember_data/multiprocessing_iter.py).
 import os
 import queue
 import random
+from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
 
@@ -131,7 +132,7 @@ def worker_loop(is_iterable, dataset, index_queue, result_queue, done_event, aut
             if message is None:  # shutdown
                 break
             if isinstance(message, ResumeIteration):  # a persistent worker's new epoch
-                result_queue.put((message, None))
+                result_queue.put(_pickled(message, None, where, None))
                 iteration_end = False
                 if init_error is None:
                     fetcher = create_fetcher(is_iterable, dataset, auto_collation, collate_fn, drop_last)
@@ -144,7 +145,7 @@ def worker_loop(is_iterable, dataset, index_queue, result_queue, done_event, aut
             else:
                 result = _fetch(fetcher, keys, is_iterable, worker_id, where)
                 iteration_end = isinstance(result, IterableDatasetStopIteration)
-            result_queue.put((task_id, result))
+            result_queue.put(_pickled(task_id, result, where, keys))
             del result, keys, message  # do not hold a batch while waiting for the next task
     except KeyboardInterrupt:
         pass
@@ -152,6 +153,16 @@ def worker_loop(is_iterable, dataset, index_queue, result_queue, done_event, aut
         # The main process is not reading any more: do not block exit on flushing.
         result_queue.cancel_join_thread()
         result_queue.close()
+
+
+def _pickled(task_id, result, where, keys):
+    """``(task_id, result)`` pickled here, not in the queue's feeder thread: there a
+    pickling error would only be printed and the main process would wait forever."""
+    try:
+        return bytes(ForkingPickler.dumps((task_id, result)))
+    except Exception:
+        error = ExceptionWrapper(where=f"{where} while pickling its batch for the main process", keys=keys)
+        return bytes(ForkingPickler.dumps((task_id, error)))
 
 
 def _fetch(fetcher, keys, is_iterable, worker_id, where):
