@@ -41,6 +41,11 @@ CORE_MODULES = (
     "ember.nn.modules.dropout:Dropout2d",
     "ember.nn.modules.sparse:Embedding",
     "ember.nn.modules.activation:MultiheadAttention",
+    "ember.nn.modules.transformer:Transformer",
+    "ember.nn.modules.transformer:TransformerEncoder",
+    "ember.nn.modules.transformer:TransformerDecoder",
+    "ember.nn.modules.transformer:TransformerEncoderLayer",
+    "ember.nn.modules.transformer:TransformerDecoderLayer",
     # convolution, pooling, padding, upsampling, folding
     "ember.nn.modules.conv:Conv1d",
     "ember.nn.modules.conv:Conv2d",
