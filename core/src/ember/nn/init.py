@@ -30,6 +30,7 @@ _LINEAR_GAIN_ONE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", 
 def calculate_gain(nonlinearity, param=None):
     """The recommended gain for ``nonlinearity`` (``"relu"`` -> sqrt(2), ...).
 
+    >>> import ember
     >>> round(ember.nn.init.calculate_gain("tanh"), 4)
     1.6667
     """

@@ -14,6 +14,7 @@ from ember.tensor import Tensor
 class Parameter(Tensor):
     """A leaf tensor that requires grad by default and is registered by modules.
 
+    >>> import ember
     >>> p = ember.nn.Parameter(ember.ones(2))
     >>> p.requires_grad, p.is_leaf
     (True, True)

@@ -41,6 +41,7 @@ class MultiheadAttention(Module):
     ``(output, weights)``; see ``ember.nn.functional.multi_head_attention_forward``
     for the masks (a bool True marks what may *not* be attended to).
 
+    >>> import ember
     >>> m = ember.nn.MultiheadAttention(8, 2, batch_first=True)
     >>> x = ember.randn(3, 5, 8)
     >>> out, weights = m(x, x, x)

@@ -38,6 +38,7 @@ def _dir_without_indices(module):
 class Sequential(Module):
     """Modules called one after another, each on the previous one's output.
 
+    >>> import ember
     >>> net = ember.nn.Sequential(ember.nn.Linear(4, 8), ember.nn.Linear(8, 2))
     >>> net(ember.randn(3, 4)).shape
     ember.Size([3, 2])

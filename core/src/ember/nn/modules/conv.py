@@ -125,6 +125,7 @@ class Conv1d(_ConvNd):
     ``weight (C_out, C_in/groups, k)`` and ``bias (C_out,)``; see
     :func:`ember.nn.functional.conv1d`.
 
+    >>> import ember
     >>> ember.nn.Conv1d(16, 33, 3, stride=2)(ember.randn(20, 16, 50)).shape
     ember.Size([20, 33, 24])
     """
@@ -146,6 +147,7 @@ class Conv2d(_ConvNd):
 
     Both parameters start U(-k, k) with ``k = 1 / sqrt(C_in/groups * kh * kw)``.
 
+    >>> import ember
     >>> ember.nn.Conv2d(16, 33, 3, stride=2)(ember.randn(20, 16, 50, 100)).shape
     ember.Size([20, 33, 24, 49])
     """
@@ -211,6 +213,7 @@ class ConvTranspose2d(_ConvTransposeNd):
     """2-D transposed convolution ("deconvolution"), ``weight (C_in, C_out/groups, kh, kw)``;
     ``forward(input, output_size=None)`` picks ``output_padding`` to reach ``output_size``.
 
+    >>> import ember
     >>> ember.nn.ConvTranspose2d(16, 33, 3, stride=2)(ember.randn(20, 16, 50, 100)).shape
     ember.Size([20, 33, 101, 201])
     """

@@ -26,6 +26,7 @@ class Dropout(_DropoutNd):
     """Zero each element with probability ``p`` in training and scale the rest by
     ``1 / (1 - p)`` (draws from ember's default generator).
 
+    >>> import ember
     >>> m = ember.nn.Dropout(p=0.2)
     >>> m(ember.ones(20, 16)).shape
     ember.Size([20, 16])

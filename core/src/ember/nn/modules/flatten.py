@@ -10,6 +10,7 @@ from ember.nn.modules.module import Module
 class Flatten(Module):
     """Flatten dims ``start_dim..end_dim`` into one (``input.flatten(start_dim, end_dim)``).
 
+    >>> import ember
     >>> ember.nn.Flatten()(ember.ones(32, 1, 5, 5)).shape
     ember.Size([32, 25])
     """
@@ -29,6 +30,7 @@ class Flatten(Module):
 class Unflatten(Module):
     """Split dim ``dim`` into ``unflattened_size`` (``input.unflatten(dim, unflattened_size)``).
 
+    >>> import ember
     >>> ember.nn.Unflatten(1, (2, 5, 5))(ember.ones(2, 50)).shape
     ember.Size([2, 2, 5, 5])
     """

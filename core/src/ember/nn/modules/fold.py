@@ -10,6 +10,7 @@ from ember.nn.modules.module import Module
 class Fold(Module):
     """Sum sliding blocks ``(N, C*kh*kw, L)`` back into an image ``(N, C, *output_size)``.
 
+    >>> import ember
     >>> ember.nn.Fold((4, 5), (2, 2))(ember.randn(1, 3 * 2 * 2, 12)).shape
     ember.Size([1, 3, 4, 5])
     """
@@ -33,6 +34,7 @@ class Fold(Module):
 class Unfold(Module):
     """Extract sliding blocks of ``(N, C, H, W)`` as columns ``(N, C*kh*kw, L)``.
 
+    >>> import ember
     >>> ember.nn.Unfold((2, 3))(ember.randn(2, 5, 3, 4)).shape
     ember.Size([2, 30, 4])
     """

@@ -21,6 +21,7 @@ def _empty(*shape, device=None, dtype=None):
 class Identity(Module):
     """Returns its input unchanged; any constructor arguments are ignored.
 
+    >>> import ember
     >>> ember.nn.Identity(54, unused="argument")(ember.ones(2)).shape
     ember.Size([2])
     """
@@ -47,6 +48,7 @@ class Linear(Module):
             ``k = 1 / sqrt(in_features)`` (kaiming_uniform_ with a = sqrt(5), PyTorch's).
         bias: ``(out_features,)``, U(-k, k).
 
+    >>> import ember
     >>> m = ember.nn.Linear(20, 30)
     >>> m(ember.randn(128, 20)).shape
     ember.Size([128, 30])
@@ -99,6 +101,7 @@ class Bilinear(Module):
             ``k = 1 / sqrt(in1_features)``.
         bias: ``(out_features,)``, U(-k, k).
 
+    >>> import ember
     >>> m = ember.nn.Bilinear(20, 30, 40)
     >>> m(ember.randn(128, 20), ember.randn(128, 30)).shape
     ember.Size([128, 40])

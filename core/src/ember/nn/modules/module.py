@@ -62,6 +62,7 @@ class _ModuleHookHandle(RemovableHandle):
 class Module:
     """Base class for all neural network modules; subclass it and define ``forward``.
 
+    >>> import ember
     >>> class Net(ember.nn.Module):
     ...     def __init__(self):
     ...         super().__init__()

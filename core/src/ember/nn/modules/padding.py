@@ -44,6 +44,7 @@ class _ConstantPadNd(_PadNd):
 class ConstantPad1d(_ConstantPadNd):
     """Pad the last dim with ``value``.
 
+    >>> import ember
     >>> ember.nn.ConstantPad1d(2, 3.5)(ember.zeros(1, 2)).tolist()
     [[3.5, 3.5, 0.0, 0.0, 3.5, 3.5]]
     """
@@ -68,6 +69,7 @@ class ZeroPad1d(ConstantPad1d):
 class ZeroPad2d(ConstantPad2d):
     """Pad the last two dims with zeros.
 
+    >>> import ember
     >>> ember.nn.ZeroPad2d((1, 1, 2, 0))(ember.ones(1, 1, 3, 3)).shape
     ember.Size([1, 1, 5, 5])
     """

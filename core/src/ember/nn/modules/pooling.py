@@ -32,6 +32,7 @@ class _MaxPoolNd(Module):
 class MaxPool1d(_MaxPoolNd):
     """Max over windows of ``kernel_size`` along the last dim of ``(N, C, L)``.
 
+    >>> import ember
     >>> ember.nn.MaxPool1d(3, stride=2)(ember.randn(20, 16, 50)).shape
     ember.Size([20, 16, 24])
     """
@@ -45,6 +46,7 @@ class MaxPool2d(_MaxPoolNd):
     """Max over ``kh x kw`` windows of ``(N, C, H, W)``; with ``return_indices`` also
     the argmax positions.
 
+    >>> import ember
     >>> ember.nn.MaxPool2d(3, stride=2)(ember.randn(20, 16, 50, 32)).shape
     ember.Size([20, 16, 24, 15])
     """
@@ -57,6 +59,7 @@ class MaxPool2d(_MaxPoolNd):
 class AvgPool1d(Module):
     """Mean over windows of ``kernel_size`` along the last dim of ``(N, C, L)``.
 
+    >>> import ember
     >>> ember.nn.AvgPool1d(3, stride=2)(ember.ones(1, 1, 7)).tolist()
     [[[1.0, 1.0, 1.0]]]
     """
@@ -81,6 +84,7 @@ class AvgPool2d(Module):
     """Mean over ``kh x kw`` windows of ``(N, C, H, W)`` (see
     :func:`ember.nn.functional.avg_pool2d` for padding and ``divisor_override``).
 
+    >>> import ember
     >>> ember.nn.AvgPool2d(2)(ember.ones(1, 1, 4, 4)).shape
     ember.Size([1, 1, 2, 2])
     """
@@ -123,6 +127,7 @@ class AdaptiveAvgPool2d(_AdaptivePoolNd):
     """Average pooling of ``(N, C, H, W)`` to ``output_size`` (an int, a pair, None
     keeps that size); ``AdaptiveAvgPool2d(1)`` is global average pooling.
 
+    >>> import ember
     >>> ember.nn.AdaptiveAvgPool2d((5, 7))(ember.randn(1, 64, 8, 9)).shape
     ember.Size([1, 64, 5, 7])
     """
@@ -148,6 +153,7 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Max pooling of ``(N, C, H, W)`` to ``output_size``; with ``return_indices`` also
     the argmax positions.
 
+    >>> import ember
     >>> ember.nn.AdaptiveMaxPool2d((5, 7))(ember.randn(1, 64, 8, 9)).shape
     ember.Size([1, 64, 5, 7])
     """

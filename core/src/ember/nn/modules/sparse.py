@@ -28,6 +28,7 @@ class Embedding(Module):
     Attributes:
         weight: ``(num_embeddings, embedding_dim)``, initialised N(0, 1).
 
+    >>> import ember
     >>> m = ember.nn.Embedding(10, 3, padding_idx=0)
     >>> m(ember.tensor([[0, 2], [4, 9]])).shape
     ember.Size([2, 2, 3])
@@ -95,6 +96,7 @@ class Embedding(Module):
         """An Embedding whose weight is ``embeddings`` (shared memory, not copied; the
         padding row is left as given). ``freeze=True`` keeps it out of training.
 
+        >>> import ember
         >>> m = ember.nn.Embedding.from_pretrained(ember.tensor([[1., 2.], [3., 4.]]))
         >>> m(ember.tensor([1]))
         tensor([[3., 4.]])

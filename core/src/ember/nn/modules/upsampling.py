@@ -11,6 +11,7 @@ class Upsample(Module):
     """Resize ``(N, C, L)`` or ``(N, C, H, W)`` to ``size`` or by ``scale_factor``
     (modes as in :func:`ember.nn.functional.interpolate`).
 
+    >>> import ember
     >>> ember.nn.Upsample(scale_factor=2, mode="bilinear")(ember.ones(1, 1, 2, 2)).shape
     ember.Size([1, 1, 4, 4])
     """

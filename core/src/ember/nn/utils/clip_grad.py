@@ -41,6 +41,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     The scale is ``min(1, max_norm / (total_norm + 1e-6))``. Returns the total norm
     before clipping (``norm_type`` may be ``inf``: the largest absolute value).
 
+    >>> import ember
     >>> p = ember.nn.Parameter(ember.ones(4)); p.grad = ember.full((4,), 3.0)
     >>> ember.nn.utils.clip_grad_norm_([p], 1.0)
     tensor(6.)
