@@ -30,7 +30,8 @@ METHODS = {
     binary: ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
              "remainder", "fmod", "pow", "float_power", "atan2", "arctan2", "maximum", "minimum", "fmax", "fmin",
              "lerp", "rsub"],
-    unary: ["relu", "neg", "negative", "positive", "abs", "absolute", "sign", "sgn", "reciprocal", "exp", "exp2", "expm1",
+    unary: ["relu", "neg", "negative", "positive", "abs", "absolute", "sign", "sgn", "reciprocal", "exp", "exp2",
+            "expm1",
             "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square", "sin", "cos", "tan", "asin", "acos", "atan",
             "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "sigmoid", "erf", "erfc", "erfinv", "floor",
             "ceil", "trunc", "fix", "round", "frac", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num"],
@@ -53,7 +54,8 @@ METHODS = {
     pointwise: ["addcmul", "addcdiv"],
 }
 
-INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "lerp", "neg", "abs",
+INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "lerp", "neg",
+           "abs",
            "sign", "reciprocal", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
            "square", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf",
            "erfc", "erfinv", "floor", "ceil", "trunc", "round", "frac", "clamp", "clip", "clamp_min", "clamp_max",
@@ -171,6 +173,7 @@ def attach():
     Tensor.copy_ = copy.copy_
     Tensor.addcmul_ = pointwise.addcmul_
     Tensor.addcdiv_ = pointwise.addcdiv_
+    Tensor.lerp_ = pointwise.lerp_  # the general in-place path plus a fast path for optimizers
     Tensor.fill_ = _fill_
     Tensor.zero_ = _zero_
     Tensor.masked_fill_ = indexing.masked_fill_

@@ -109,3 +109,52 @@ def test_fast_path_equals_general_path_bitwise():
         fast.addcmul_(ember.tensor(b), ember.tensor(c), value=0.1)
     general = ember.addcmul(ember.tensor(a), ember.tensor(b), ember.tensor(c), value=0.1)
     assert np.array_equal(fast.numpy(), general.numpy())
+
+
+@pytest.mark.parametrize("weight", [0.1, 0.5, 0.999, -0.3, 1.7, 2])
+@pytest.mark.parametrize("grad_mode", ["no_grad", "enabled"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lerp_inplace_matches_torch_and_the_out_of_place_op(weight, grad_mode, dtype):
+    """lerp_ (fast path under no_grad, general path otherwise) gives torch's values (to
+    rounding: torch fuses the multiply-add) and exactly ember.lerp's."""
+    start, end = make_tensor((5, 7), dtype, seed=1), make_tensor((5, 7), dtype, seed=2)
+    mine, theirs = ember.tensor(start), torch.tensor(start)
+    context = ember.no_grad() if grad_mode == "no_grad" else ember.enable_grad()
+    version = mine._version_value
+    with context:
+        assert mine.lerp_(ember.tensor(end), weight) is mine
+    theirs.lerp_(torch.tensor(end), weight)
+    assert mine._version_value == version + 1
+    assert_close(mine, theirs)
+    assert np.array_equal(mine.numpy(), ember.lerp(ember.tensor(start), ember.tensor(end), weight).numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.ones(2, 3).lerp_(lib.ones(3), 0.3),           # broadcast end: general path
+    lambda lib: lib.ones(3).lerp_(lib.ones(2, 3), 0.3),           # does not fit: error
+    lambda lib: lib.ones(3).lerp_(lib.ones(3, dtype=lib.float64), 0.3),
+    lambda lib: lib.ones(3).lerp_(lib.ones(3), lib.full((3,), 0.3)),
+    lambda lib: lib.ones(3, requires_grad=True).lerp_(lib.ones(3), 0.3),
+])
+def test_lerp_inplace_outside_the_fast_path_matches_torch(call):
+    try:
+        expected = call(torch)
+    except Exception as error:
+        with pytest.raises(type(error)):
+            call(ember)
+        return
+    assert_close(call(ember), expected)
+
+
+def test_lerp_inplace_records_the_graph():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    e = ember.tensor([3.0, 5.0], requires_grad=True)
+    y = x * 1
+    y.lerp_(e, 0.25)
+    y.sum().backward()
+    xt, et = torch.tensor([1.0, 2.0], requires_grad=True), torch.tensor([3.0, 5.0], requires_grad=True)
+    yt = xt * 1
+    yt.lerp_(et, 0.25)
+    yt.sum().backward()
+    assert_close(x.grad, xt.grad)
+    assert_close(e.grad, et.grad)

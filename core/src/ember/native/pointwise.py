@@ -8,8 +8,9 @@ cpu/PointwiseOpsKernel.cpp, with their entries in tools/autograd/derivatives.yam
 ``input + v * t1 / t2``, computed as ``(v * t1) * t2`` and ``(v * t1) / t2`` like
 PyTorch's CPU kernel. Optimizers call the in-place forms on every step
 (``exp_avg_sq.addcmul_(grad, grad, value=1 - beta2)``), so those have a fast path that
-writes into the target with two ufunc calls when no graph is recorded
-(NOTE [ The in-place fast path ] in ember/native/_inplace.py).
+writes into the target with one temporary when no graph is recorded
+(NOTE [ The in-place fast path ] in ember/native/_inplace.py). ``lerp_`` (the op itself
+is in binary.py) gets the same fast path here, for the same reason.
 """
 
 from ember.autograd.grad_mode import grad_state
@@ -150,5 +151,55 @@ def _fast_inplace(target, combine, tensor1, tensor2, value):
 
 @quiet
 def _add_combined(xp, a, b, c, combine, value):
-    term = getattr(xp, combine)(b * value if value != 1 else b, c)
+    # One temporary: (value * b), then combined with c in place when shapes allow.
+    term = b * value if value != 1 else None
+    if term is not None and term.shape == xp.broadcast(term, c).shape:
+        getattr(xp, combine)(term, c, out=term)
+    else:
+        term = getattr(xp, combine)(b if term is None else term, c)
     xp.add(a, term, out=a)
+
+
+# --- lerp_ --------------------------------------------------------------------------
+
+
+def lerp_(self, end, weight):
+    """In-place :func:`ember.lerp`: ``self += weight * (end - self)``.
+
+    Adam-style optimizers call it on every step (``exp_avg.lerp_(grad, 1 - beta1)``), so
+    with a Python number as the weight, no graph recorded and ``end`` of ``self``'s
+    dtype, device and shape, it writes into ``self`` with one temporary, using the same
+    formula from the nearer end as the out-of-place op (so the results are identical).
+    """
+    from ember.native.binary import lerp
+
+    check_inplace(self)
+    if _fast_lerp(self, end, weight):
+        return self
+    return write_result(self, lerp(self, end, weight))
+
+
+def _fast_lerp(target, end, weight):
+    if end.__class__ is not target.__class__ or weight.__class__ not in (float, int):
+        return False
+    if grad_state.enabled and (target._requires_grad or end._requires_grad):
+        return False
+    a, b = target._data, end._data
+    if a.dtype != b.dtype or a.dtype.kind != "f" or a.shape != b.shape or not a.flags.writeable:
+        return False
+    if end._device is not target._device:
+        return False
+    _lerp_into(target._device.backend.xp, a, b, weight=weight)
+    target._version[0] += 1
+    return True
+
+
+@quiet
+def _lerp_into(xp, a, b, weight):
+    diff = xp.subtract(b, a)
+    if abs(weight) < 0.5:
+        xp.multiply(diff, weight, out=diff)
+        xp.add(a, diff, out=a)
+    else:  # from the far end: b - (b - a) * (1 - weight)
+        xp.multiply(diff, 1 - weight, out=diff)
+        xp.subtract(b, diff, out=a)
