@@ -280,3 +280,44 @@ def test_step_without_grads_changes_nothing():
         opt.step()
     assert all(np.array_equal(p.detach().numpy(), b) for p, b in zip(params, before))
     assert len(opt.state) == 0
+
+
+def test_a_subclass_step_without_the_decorator_still_runs_hooks_under_no_grad():
+    class SignDescent(ember.optim.Optimizer):
+        def __init__(self, params, lr=0.1):
+            super().__init__(params, dict(lr=lr))
+
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    p.sub_(p.grad.sign(), alpha=group["lr"])  # a leaf that requires grad: needs no_grad
+
+    p = ember.tensor([1.0, -2.0], requires_grad=True)
+    p.grad = ember.tensor([0.5, -3.0])
+    opt = SignDescent([p], lr=0.25)
+    seen = []
+    opt.register_step_post_hook(lambda o, args, kwargs: seen.append(ember.is_grad_enabled()))
+    opt.step()
+    assert p.tolist() == [0.75, -1.75] and seen == [True]
+
+
+@pytest.mark.parametrize("name, kwargs", [("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+                                          ("Adam", dict(lr=0.01)), ("RMSprop", dict(lr=0.01, centered=True))])
+def test_training_a_small_model_matches_torch(name, kwargs):
+    """Forward, backward and optimizer steps of a two-layer network, both libraries."""
+    torch.manual_seed(0)
+    theirs = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).double()
+    mine = ember.nn.Sequential(ember.nn.Linear(4, 8), ember.nn.Tanh(), ember.nn.Linear(8, 1)).double()
+    mine.load_state_dict({k: ember.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    opt_mine = getattr(ember.optim, name)(mine.parameters(), **kwargs)
+    opt_theirs = getattr(torch.optim, name)(theirs.parameters(), **kwargs)
+    rng = np.random.default_rng(0)
+    for _ in range(15):
+        x = rng.standard_normal((16, 4))
+        y = np.sin(x.sum(axis=1, keepdims=True))
+        for lib, model, opt in ((ember, mine, opt_mine), (torch, theirs, opt_theirs)):
+            opt.zero_grad()
+            loss = ((model(lib.tensor(x)) - lib.tensor(y)) ** 2).mean()
+            loss.backward()
+            opt.step()
+    assert_params_equal(list(mine.parameters()), list(theirs.parameters()))

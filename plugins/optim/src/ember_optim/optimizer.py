@@ -12,7 +12,8 @@ An optimizer owns two things:
 - ``state``: a ``defaultdict(dict)`` keyed by parameter, holding the buffers the
   algorithm keeps between steps (``momentum_buffer``, ``exp_avg``, ``step``, ...).
 
-Subclasses implement ``step`` (decorated with :func:`optimizer_step`) by gathering, per
+Subclasses implement ``step`` (wrapped by :func:`optimizer_step`: the step hooks run
+around it and the update runs under ``no_grad``) by gathering, per
 group, the parameters that have a gradient and their state, and handing them to a
 plain function in the same file (``ember_optim.sgd.sgd``) that does the arithmetic.
 
@@ -53,6 +54,9 @@ def optimizer_step(step):
     ``no_grad`` (the closure, if any, is evaluated with gradients enabled by ``step``
     itself through :meth:`Optimizer._evaluate`)."""
 
+    if getattr(step, "_optimizer_step", False):
+        return step
+
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
         for hook in list(self._optimizer_step_pre_hooks.values()):
@@ -69,6 +73,7 @@ def optimizer_step(step):
             hook(self, args, kwargs)
         return out
 
+    wrapper._optimizer_step = True
     return wrapper
 
 
@@ -80,6 +85,12 @@ class Optimizer:
             each define a parameter group (``{"params": [...], "lr": 0.1}``).
         defaults: the hyper-parameters a group gets when it does not set them.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        # A subclass that forgot @optimizer_step still gets its hooks and no_grad.
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = optimizer_step(cls.__dict__["step"])
 
     def __init__(self, params, defaults):
         self.defaults = defaults
