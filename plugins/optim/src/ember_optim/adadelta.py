@@ -30,6 +30,14 @@ class Adadelta(Optimizer):
         eps: added inside the square roots (default 1e-6).
         weight_decay: L2 penalty (default 0).
         maximize: ascend the objective instead of descending it.
+
+    >>> import ember
+    >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+    >>> optimizer = ember.optim.Adadelta([w], lr=1.0)
+    >>> w.grad = ember.tensor([0.5, -0.5])
+    >>> optimizer.step()
+    >>> w
+    tensor([ 0.9968, -1.9968], requires_grad=True)
     """
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, *, maximize=False):

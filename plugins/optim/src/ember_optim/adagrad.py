@@ -31,6 +31,14 @@ class Adagrad(Optimizer):
         initial_accumulator_value: the starting value of ``s`` (default 0).
         eps: added to the denominator (default 1e-10).
         maximize: ascend the objective instead of descending it.
+
+    >>> import ember
+    >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+    >>> optimizer = ember.optim.Adagrad([w], lr=0.1)
+    >>> w.grad = ember.tensor([0.5, -0.5])
+    >>> optimizer.step()
+    >>> w
+    tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, *,

@@ -36,6 +36,14 @@ class Adam(Optimizer):
         amsgrad: use the running maximum of ``v`` (the AMSGrad variant).
         maximize: ascend the objective instead of descending it.
         decoupled_weight_decay: shrink the weights directly, as AdamW does.
+
+    >>> import ember
+    >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+    >>> optimizer = ember.optim.Adam([w], lr=0.1)
+    >>> w.grad = ember.tensor([0.5, -0.5])
+    >>> optimizer.step()
+    >>> w
+    tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,

@@ -29,6 +29,14 @@ class Adamax(Optimizer):
         eps: added to ``|g|`` (default 1e-8).
         weight_decay: L2 penalty (default 0).
         maximize: ascend the objective instead of descending it.
+
+    >>> import ember
+    >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+    >>> optimizer = ember.optim.Adamax([w], lr=0.1)
+    >>> w.grad = ember.tensor([0.5, -0.5])
+    >>> optimizer.step()
+    >>> w
+    tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, *, maximize=False):

@@ -18,6 +18,14 @@ class AdamW(Adam):
         ... then Adam's update without the L2 term in the gradient
 
     Args: as :class:`~ember_optim.adam.Adam`, with ``weight_decay`` defaulting to 1e-2.
+
+    >>> import ember
+    >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+    >>> optimizer = ember.optim.AdamW([w], lr=0.1)
+    >>> w.grad = ember.tensor([0.5, -0.5])
+    >>> optimizer.step()
+    >>> w
+    tensor([ 0.8990, -1.8980], requires_grad=True)
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,

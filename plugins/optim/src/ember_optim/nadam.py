@@ -38,6 +38,14 @@ class NAdam(Optimizer):
         momentum_decay: how fast ``mu_t`` approaches ``beta1`` (default 4e-3).
         decoupled_weight_decay: shrink the weights directly (NAdamW).
         maximize: ascend the objective instead of descending it.
+
+    >>> import ember
+    >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+    >>> optimizer = ember.optim.NAdam([w], lr=0.1)
+    >>> w.grad = ember.tensor([0.5, -0.5])
+    >>> optimizer.step()
+    >>> w
+    tensor([ 0.8944, -1.8944], requires_grad=True)
     """
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3, *,

@@ -40,6 +40,14 @@ class RAdam(Optimizer):
         weight_decay: weight decay factor (default 0).
         decoupled_weight_decay: shrink the weights directly (RAdamW).
         maximize: ascend the objective instead of descending it.
+
+    >>> import ember
+    >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+    >>> optimizer = ember.optim.RAdam([w], lr=0.1)
+    >>> w.grad = ember.tensor([0.5, -0.5])
+    >>> optimizer.step()
+    >>> w
+    tensor([ 0.9500, -1.9500], requires_grad=True)
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, *,

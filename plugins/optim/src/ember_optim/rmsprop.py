@@ -39,6 +39,14 @@ class RMSprop(Optimizer):
         momentum: momentum factor (default 0).
         centered: normalise by an estimate of the gradient's variance instead.
         maximize: ascend the objective instead of descending it.
+
+    >>> import ember
+    >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+    >>> optimizer = ember.optim.RMSprop([w], lr=0.01)
+    >>> w.grad = ember.tensor([0.5, -0.5])
+    >>> optimizer.step()
+    >>> w
+    tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False, *,

@@ -94,6 +94,16 @@ class AveragedModel(Module):
             Without either, the plain mean of every model seen (SWA).
         use_buffers: average the buffers too (e.g. BatchNorm's running statistics);
             otherwise they are copied from ``model`` at each update.
+
+    >>> import ember
+    >>> model = ember.nn.Linear(1, 1, bias=False)
+    >>> averaged = ember.optim.swa_utils.AveragedModel(model)
+    >>> for value in (1.0, 2.0, 6.0):
+    ...     with ember.no_grad():
+    ...         _ = model.weight.fill_(value)
+    ...     averaged.update_parameters(model)
+    >>> averaged.module.weight.item(), averaged.n_averaged.item()
+    (3.0, 3)
     """
 
     def __init__(self, model, device=None, avg_fn=None, multi_avg_fn=None, use_buffers=False):

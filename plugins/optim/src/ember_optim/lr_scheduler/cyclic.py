@@ -116,6 +116,17 @@ class OneCycleLR(LRScheduler):
     ``initial_lr / final_div_factor``; with ``three_phase`` it first comes back down to
     the initial rate symmetrically, then anneals. The momentum moves the opposite way.
     Step it after every batch.
+
+    >>> import ember
+    >>> optimizer = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
+    >>> scheduler = ember.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=1.0, total_steps=5)
+    >>> lrs = [scheduler.get_last_lr()[0]]
+    >>> for step in range(4):
+    ...     optimizer.step()
+    ...     scheduler.step()
+    ...     lrs.append(scheduler.get_last_lr()[0])
+    >>> [round(lr, 4) for lr in lrs]
+    [0.04, 0.9505, 0.6113, 0.1883, 0.0]
     """
 
     def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,

@@ -19,7 +19,14 @@ def _per_group(optimizer, lr_lambda):
 class LambdaLR(LRScheduler):
     """``lr = initial_lr * lr_lambda(epoch)``, one function or one per parameter group.
 
-    >>> # scheduler = LambdaLR(optimizer, lr_lambda=lambda epoch: 0.95 ** epoch)
+    >>> import ember
+    >>> optimizer = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=1.0)
+    >>> scheduler = ember.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda=lambda epoch: 1 / (epoch + 1))
+    >>> for epoch in range(3):
+    ...     optimizer.step()
+    ...     scheduler.step()
+    >>> scheduler.get_last_lr()
+    [0.25]
     """
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):

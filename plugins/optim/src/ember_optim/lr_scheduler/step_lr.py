@@ -15,7 +15,19 @@ __all__ = ["StepLR", "MultiStepLR", "ExponentialLR", "ConstantLR", "LinearLR", "
 
 
 class StepLR(LRScheduler):
-    """Multiply the rate by ``gamma`` every ``step_size`` epochs."""
+    """Multiply the rate by ``gamma`` every ``step_size`` epochs.
+
+    >>> import ember
+    >>> optimizer = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=1.0)
+    >>> scheduler = ember.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+    >>> lrs = []
+    >>> for epoch in range(5):
+    ...     optimizer.step()
+    ...     scheduler.step()
+    ...     lrs.append(scheduler.get_last_lr()[0])
+    >>> lrs
+    [1.0, 0.5, 0.5, 0.25, 0.25]
+    """
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
         self.step_size = step_size
