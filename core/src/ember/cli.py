@@ -1,4 +1,5 @@
-"""The ``ember`` command: ``ember plugins``, ``ember explain OP``.
+"""The ``ember`` command: ``ember plugins``, ``ember explain OP``, and the zoo's
+``models``, ``train``, ``eval``, ``predict`` (in ember/zoo/commands.py).
 
 PyTorch counterpart: none (``python -m torch.utils.collect_env`` is the closest); the
 shape follows datasette's and llm's ``plugins`` commands.
@@ -6,6 +7,7 @@ shape follows datasette's and llm's ``plugins`` commands.
     $ ember plugins            # name, distribution, version, status, what each registered
     $ ember plugins --json
     $ ember explain mul        # schema, and the file:line of its kernels and backward
+    $ ember train resnet8_cifar --data digits --out runs/digits
 """
 
 import argparse
@@ -103,6 +105,9 @@ def build_parser():
     p = sub.add_parser("explain", help="an operator's schema and where its kernels and backward live")
     p.add_argument("op", help="operator name, e.g. mul or aten::mul or example::softclamp")
     p.set_defaults(func=cmd_explain)
+    from ember.zoo.commands import add_commands  # models, train, eval, predict
+
+    add_commands(sub)
     return parser
 
 

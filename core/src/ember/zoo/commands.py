@@ -1,0 +1,149 @@
+"""The zoo's commands of the ``ember`` CLI: ``models``, ``train``, ``eval``, ``predict``.
+
+PyTorch counterpart: none in torch; the commands follow timm's ``train.py`` /
+``validate.py`` / ``inference.py`` and torchvision's reference scripts, made generic by
+the model's ``Task`` (ember/zoo/tasks.py). ember/cli.py adds them with ``add_commands``.
+
+    $ ember models 'resnet*'
+    $ ember train resnet8_cifar --data digits --epochs 10 --out runs/digits
+    $ ember eval resnet8_cifar --weights runs/digits/checkpoint.pt --data digits
+    $ ember predict resnet8_cifar --weights runs/digits/checkpoint.pt digits:0-4
+"""
+
+import json
+import pathlib
+import sys
+
+
+def cmd_models(args):
+    import ember
+
+    infos = [ember.zoo.model_info(name) for name in ember.zoo.list_models(args.pattern)]
+    if args.json:
+        print(json.dumps([info.as_dict() for info in infos], indent=2, default=str))
+        return 0
+    if not infos:
+        print(f"no model matches {args.pattern!r}", file=sys.stderr)
+        return 1
+    rows = [("name", "task", "params", "input", "dataset", "measured", "PyTorch counterpart")]
+    for info in infos:
+        rows.append((info.name, info.task, _count(info.num_params), "x".join(map(str, info.input_size or ())) or "-",
+                     info.default_dataset or "-", _measured(info.measured), info.torch_counterpart or "-"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1])
+    return 0
+
+
+def _count(n):
+    if n is None:
+        return "-"
+    return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.0f}K" if n >= 1e3 else str(n)
+
+
+def _measured(measured):
+    if not measured:
+        return "-"
+    first = measured[0]
+    return f"{first['metric']} {first['value']:.3f} ({first['data']}, {first['cpu_seconds']:.0f} s CPU)"
+
+
+def cmd_train(args):
+    import ember
+    from ember.zoo import training
+
+    info = ember.zoo.model_info(args.model)
+    data = args.data or info.default_dataset
+    if data is None:
+        print(f"ember train: model {args.model!r} has no default dataset; pass --data NAME", file=sys.stderr)
+        return 2
+    out = pathlib.Path(args.out or f"runs/{args.model}-{data}")
+    resume = args.resume
+    if resume == "auto":
+        resume = out / training.CHECKPOINT
+    options = {"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr, "optimizer": args.optimizer,
+               "scheduler": args.scheduler, "weight_decay": args.weight_decay}
+    try:
+        training.train(args.model, data, out, seed=args.seed, resume=resume, workers=args.workers,
+                       progress=not args.no_progress, **options)
+    except KeyboardInterrupt:
+        checkpoint = out / training.CHECKPOINT
+        kept = f"the last complete checkpoint is {checkpoint}" if checkpoint.exists() else "no epoch had completed"
+        print(f"\ninterrupted: {kept} (continue with --resume)", file=sys.stderr)
+        return 130
+    return 0
+
+
+def cmd_eval(args):
+    import ember
+    from ember.zoo import training
+
+    data = args.data or _checkpoint_data(args.weights) or ember.zoo.model_info(args.model).default_dataset
+    metrics = training.evaluate(args.model, args.weights, data, batch_size=args.batch_size, workers=args.workers,
+                                seed=args.seed)
+    if args.json:
+        print(json.dumps(metrics, indent=2))
+    else:
+        shown = ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in metrics.items())
+        print(f"{args.model} on {data} (validation): {shown}")
+    return 0
+
+
+def _checkpoint_data(path):
+    """The dataset name a training checkpoint was trained on, if it records one."""
+    import ember
+
+    checkpoint = ember.load(path, map_location="cpu", weights_only=True)
+    return checkpoint.get("data", {}).get("name") if isinstance(checkpoint, dict) else None
+
+
+def cmd_predict(args):
+    from ember.zoo import training
+
+    for line in training.predict(args.model, args.weights, args.input, out_dir=args.out, top_k=args.top_k):
+        print(line)
+    return 0
+
+
+def add_commands(sub):
+    """Add ``models``, ``train``, ``eval`` and ``predict`` to the ``ember`` parser's subcommands."""
+    p = sub.add_parser("models", help="list the zoo's models")
+    p.add_argument("pattern", nargs="?", default="*", help="fnmatch pattern, e.g. 'resnet*'")
+    p.add_argument("--json", action="store_true", help="print every field as JSON")
+    p.set_defaults(func=cmd_models)
+
+    p = sub.add_parser("train", help="train a zoo model on an ember.data dataset")
+    p.add_argument("model")
+    p.add_argument("--data", help="dataset name (default: the model's default dataset)")
+    p.add_argument("--epochs", type=int)
+    p.add_argument("--batch-size", type=int)
+    p.add_argument("--lr", type=float, help="learning rate (the peak, for onecycle)")
+    p.add_argument("--optimizer", help="an ember.optim name: sgd, adamw, ...")
+    p.add_argument("--scheduler", help="none, onecycle, cosine or warmup (per step)")
+    p.add_argument("--weight-decay", type=float)
+    p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
+    p.add_argument("--out", help="folder for checkpoint.pt and metrics.json (default: runs/MODEL-DATA)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--resume", nargs="?", const="auto", metavar="CKPT",
+                   help="continue from CKPT (default: OUT/checkpoint.pt)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_train)
+    # (The model's recipe, `ember models --json`, gives every default these options override.)
+
+    p = sub.add_parser("eval", help="evaluate a checkpoint on a dataset's validation split")
+    p.add_argument("model")
+    p.add_argument("--weights", required=True, help="checkpoint file (ember or PyTorch)")
+    p.add_argument("--data", help="dataset name (default: the one the checkpoint was trained on)")
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--workers", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="the dataset's split seed")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("predict", help="run a checkpoint on an input and show the prediction")
+    p.add_argument("model")
+    p.add_argument("--weights", required=True, help="a training checkpoint")
+    p.add_argument("input", help="an image file, DATASET:INDICES (e.g. digits:0-4), or what the model's task reads")
+    p.add_argument("--top-k", type=int, default=5)
+    p.add_argument("--out", help="folder for files the prediction writes (e.g. images with boxes)")
+    p.set_defaults(func=cmd_predict)

@@ -1,0 +1,214 @@
+"""The training and evaluation loop behind ``ember train`` and ``ember eval``.
+
+PyTorch counterpart: none in torch; the shape of torchvision's
+references/classification/train.py (``train_one_epoch``, ``evaluate``, checkpoint per
+epoch, ``--resume``), written generically: everything task-specific comes from the
+model's ``Task`` (NOTE [ The task protocol ] in ember/zoo/tasks.py).
+
+# NOTE [ Checkpoints and interruption ]
+# After every epoch the loop writes ``checkpoint.pt`` (model, optimizer and scheduler
+# state, epoch, history, and what rebuilds the model: name and builder overrides) and
+# ``metrics.json`` into the output folder. Both writes are atomic (``ember.save`` and
+# ``_write_json`` write a temporary file and rename it), so a Ctrl-C at any moment
+# leaves the last complete epoch's files intact; ``--resume`` continues from them.
+# Each epoch's shuffling and random ops are seeded from (seed, epoch), so a resumed run
+# sees the same batches as an uninterrupted one.
+"""
+
+import inspect
+import json
+import os
+import pathlib
+import time
+
+CHECKPOINT = "checkpoint.pt"
+METRICS = "metrics.json"
+SCHEDULERS = ("none", "onecycle", "cosine", "warmup")
+DEFAULTS = {"epochs": 10, "batch_size": 64, "optimizer": "AdamW", "lr": 1e-3, "weight_decay": 0.0,
+            "momentum": 0.9, "nesterov": False, "scheduler": "none", "warmup_steps": 100, "grad_clip": None}
+
+
+def training_config(model_name, **given):
+    """The options of a run: the model's recipe, overridden by ``given`` (None = not given)."""
+    from ember.zoo import model_info
+
+    config = dict(DEFAULTS)
+    config.update(model_info(model_name).recipe)
+    config.update({key: value for key, value in given.items() if value is not None})
+    if config["scheduler"] not in SCHEDULERS:
+        raise ValueError(f"unknown scheduler {config['scheduler']!r}; choose from {', '.join(SCHEDULERS)}")
+    return config
+
+
+def build_optimizer(name, params, config):
+    """The optimizer registered as ``name`` (any case: ``sgd``, ``AdamW``), given those of
+    lr / weight_decay / momentum / nesterov its constructor accepts."""
+    import ember
+
+    names = {n.lower(): n for n in dir(ember.optim) if n[:1].isupper() and n != "Optimizer"}
+    if name.lower() not in names:
+        raise ValueError(f"unknown optimizer {name!r}; installed: {', '.join(sorted(names.values()))}")
+    cls = getattr(ember.optim, names[name.lower()])
+    accepted = inspect.signature(cls).parameters
+    options = {key: config[key] for key in ("lr", "weight_decay", "momentum", "nesterov") if key in accepted}
+    if not options.get("momentum"):
+        options.pop("nesterov", None)  # SGD refuses Nesterov without momentum
+    return cls(params, **options)
+
+
+def build_scheduler(name, optimizer, config, total_steps):
+    """A per-step learning-rate schedule over ``total_steps``, or None."""
+    from ember.optim import lr_scheduler
+
+    if name == "none":
+        return None
+    if name == "onecycle":
+        return lr_scheduler.OneCycleLR(optimizer, max_lr=config["lr"], total_steps=total_steps)
+    if name == "cosine":
+        return lr_scheduler.CosineAnnealingLR(optimizer, T_max=total_steps)
+    warmup = max(1, min(config["warmup_steps"], total_steps))
+    return lr_scheduler.LinearLR(optimizer, start_factor=1.0 / warmup, end_factor=1.0, total_iters=warmup)
+
+
+def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, log=print, **options):
+    """Train ``model_name`` on the ember.data dataset ``data``; returns the metrics dict.
+
+    ``options`` are the run's options (``epochs``, ``batch_size``, ``lr``, ``optimizer``,
+    ``scheduler``, ...; see ``training_config``). ``resume`` is a checkpoint path to
+    continue from. Writes ``checkpoint.pt`` and ``metrics.json`` into ``out`` after each
+    epoch (NOTE [ Checkpoints and interruption ]).
+    """
+    import ember
+    from ember.zoo import create_model, get_task
+
+    config = training_config(model_name, **options)
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    task = get_task(model_name)
+    ember.manual_seed(seed)
+    train_set, val_set = task.datasets(data, seed=seed)
+    meta = dict(task.describe(train_set), name=data)
+    model = create_model(model_name, **meta["model_overrides"])
+    optimizer = build_optimizer(config["optimizer"], model.parameters(), config)
+    val_loader = task.loader(val_set, config["batch_size"], train=False, workers=workers)
+    steps_per_epoch = len(task.loader(train_set, config["batch_size"], train=True, workers=workers, seed=seed))
+    scheduler = build_scheduler(config["scheduler"], optimizer, config, config["epochs"] * steps_per_epoch)
+    history, start_epoch = [], 0
+    if resume is not None:
+        start_epoch, history = _restore(resume, model_name, model, optimizer, scheduler)
+        log(f"resumed from {resume} after epoch {start_epoch}")
+    num_params = sum(p.numel() for p in model.parameters())
+    log(f"{model_name}: {num_params:,} parameters; {data}: {len(train_set)} train / {len(val_set)} validation "
+        f"samples; {config['optimizer']} lr {config['lr']}, {config['scheduler']} schedule, "
+        f"batch {config['batch_size']}, {config['epochs']} epochs")
+    for epoch in range(start_epoch, config["epochs"]):
+        ember.manual_seed(seed * 100_003 + epoch)
+        loader = task.loader(train_set, config["batch_size"], train=True, workers=workers, seed=seed * 100_003 + epoch)
+        record = train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config, progress)
+        started = time.perf_counter()
+        record["val"] = task.evaluate(model, val_loader)
+        record["val_seconds"] = time.perf_counter() - started
+        history.append(record)
+        log(_epoch_line(record, config["epochs"], task.metric))
+        checkpoint = {"model": model.state_dict(), "model_name": model_name,
+                      "model_overrides": meta["model_overrides"], "data": meta, "epoch": epoch + 1,
+                      "optimizer": optimizer.state_dict(),
+                      "scheduler": scheduler.state_dict() if scheduler is not None else None,
+                      "config": config, "seed": seed, "history": history}
+        ember.save(checkpoint, out / CHECKPOINT)
+        _write_json(out / METRICS, _metrics(model_name, data, config, seed, num_params, history, task.metric))
+    metrics = _metrics(model_name, data, config, seed, num_params, history, task.metric)
+    if history:
+        log(f"validation {task.metric}: {metrics['final'][task.metric]:.4f}; checkpoint: {out / CHECKPOINT}")
+    return metrics
+
+
+def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config, progress=True):
+    """One pass over ``loader``: forward, loss, backward, (clip), step; returns the epoch record."""
+    from tqdm import tqdm
+
+    import ember
+
+    model.train()
+    total_loss, seen, steps = 0.0, 0, 0
+    started_wall, started_cpu = time.perf_counter(), time.process_time()
+    bar = tqdm(loader, desc=f"epoch {epoch + 1}/{config['epochs']}", unit="batch", disable=not progress,
+               leave=False, dynamic_ncols=True)
+    for batch in bar:
+        loss = task.loss(model, batch)
+        optimizer.zero_grad()
+        loss.backward()
+        if config["grad_clip"]:
+            ember.nn.utils.clip_grad_norm_(model.parameters(), config["grad_clip"])
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        size = task.batch_size(batch)
+        total_loss += loss.item() * size
+        seen += size
+        steps += 1
+        rate = seen / max(time.perf_counter() - started_wall, 1e-9)
+        bar.set_postfix(loss=f"{total_loss / seen:.4f}", rate=f"{rate:.0f}/s", refresh=False)
+    bar.close()
+    seconds = time.perf_counter() - started_wall
+    return {"epoch": epoch + 1, "train_loss": total_loss / max(seen, 1), "steps": steps, "samples": seen,
+            "seconds": seconds, "cpu_seconds": time.process_time() - started_cpu,
+            "samples_per_second": seen / max(seconds, 1e-9), "lr": optimizer.param_groups[0]["lr"]}
+
+
+def evaluate(model_name, weights, data, batch_size=256, workers=0, seed=0):
+    """Load ``weights`` (a checkpoint) into ``model_name`` and evaluate it on ``data``'s
+    validation split; returns the task's metrics dict."""
+    from ember.zoo import create_model, get_task
+
+    task = get_task(model_name)
+    model = create_model(model_name, pretrained=weights)
+    _, val_set = task.datasets(data, seed=seed)
+    return task.evaluate(model, task.loader(val_set, batch_size, train=False, workers=workers))
+
+
+def predict(model_name, weights, input, out_dir=None, top_k=5):
+    """The lines ``ember predict`` prints for ``input`` (the task decides what it may be)."""
+    import ember
+    from ember.zoo import create_model, get_task
+
+    task = get_task(model_name)
+    model = create_model(model_name, pretrained=weights)
+    checkpoint = ember.load(weights, map_location="cpu", weights_only=True)
+    meta = checkpoint.get("data", {}) if isinstance(checkpoint, dict) else {}
+    return task.predict(model, input, meta, out_dir=out_dir, top_k=top_k)
+
+
+def _restore(path, model_name, model, optimizer, scheduler):
+    import ember
+
+    checkpoint = ember.load(path, map_location="cpu", weights_only=True)
+    if checkpoint.get("model_name") != model_name:
+        raise ValueError(f"{str(path)!r} is a checkpoint of {checkpoint.get('model_name')!r}, not {model_name!r}")
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    if scheduler is not None and checkpoint.get("scheduler") is not None:
+        scheduler.load_state_dict(checkpoint["scheduler"])
+    return checkpoint["epoch"], list(checkpoint.get("history", []))
+
+
+def _epoch_line(record, epochs, metric):
+    val = record["val"]
+    return (f"epoch {record['epoch']}/{epochs}: train loss {record['train_loss']:.4f}, "
+            f"val loss {val['loss']:.4f}, val {metric} {val[metric]:.4f} "
+            f"({record['seconds']:.1f} s, {record['samples_per_second']:.0f} samples/s)")
+
+
+def _metrics(model_name, data, config, seed, num_params, history, metric):
+    final = dict(history[-1]["val"]) if history else {}
+    return {"model": model_name, "data": data, "metric": metric, "seed": seed, "parameters": num_params,
+            "config": config, "epochs": history, "final": final,
+            "train_seconds": sum(r["seconds"] for r in history),
+            "train_cpu_seconds": sum(r["cpu_seconds"] for r in history), "checkpoint": CHECKPOINT}
+
+
+def _write_json(path, obj):
+    """Write JSON atomically: a temporary file in the same folder, then a rename."""
+    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    temporary.write_text(json.dumps(obj, indent=2) + "\n")
+    os.replace(temporary, path)

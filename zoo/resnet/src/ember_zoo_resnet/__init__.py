@@ -1,0 +1,84 @@
+"""ember-zoo-resnet: ResNet, ResNeXt, Wide ResNet and CIFAR-style ResNets for ember's zoo.
+
+PyTorch counterpart: torchvision/models/resnet.py (v0.28) for the ImageNet models (same
+module tree and parameter names, so torchvision state dicts load); the CIFAR-style
+models follow He et al. 2016, section 4.2, with torchvision's names.
+
+ember imports this module when it first needs a catalogue and calls the hook below;
+the model code is imported only when a model is built.
+"""
+
+from ember.plugins import hookimpl
+
+__version__ = "0.1.0"
+
+_PAPER = "He, Zhang, Ren, Sun. Deep Residual Learning for Image Recognition. CVPR 2016"
+_RESNEXT = "Xie, Girshick, Dollar, Tu, He. Aggregated Residual Transformations for Deep Neural Networks. CVPR 2017"
+_WIDE = "Zagoruyko, Komodakis. Wide Residual Networks. BMVC 2016"
+
+# name -> (module, parameter count with the default classes, paper, weight file names).
+# The weight files are torchvision's IMAGENET1K_V1 file names: copy them from
+# ~/.cache/torch/hub/checkpoints/ into <EMBER_HOME>/weights/ for pretrained=True.
+IMAGENET_MODELS = {
+    "resnet18": (11_689_512, _PAPER, "resnet18-f37072fd.pth"),
+    "resnet34": (21_797_672, _PAPER, "resnet34-b627a593.pth"),
+    "resnet50": (25_557_032, _PAPER, "resnet50-0676ba61.pth"),
+    "resnet101": (44_549_160, _PAPER, "resnet101-63fe2227.pth"),
+    "resnet152": (60_192_808, _PAPER, "resnet152-394f9c45.pth"),
+    "resnext50_32x4d": (25_028_904, _RESNEXT, "resnext50_32x4d-7cdf4587.pth"),
+    "resnext101_32x8d": (88_791_336, _RESNEXT, "resnext101_32x8d-8ba56ff5.pth"),
+    "wide_resnet50_2": (68_883_240, _WIDE, "wide_resnet50_2-95faca4d.pth"),
+    "wide_resnet101_2": (126_886_696, _WIDE, "wide_resnet101_2-32ee1156.pth"),
+}
+
+CIFAR_MODELS = {
+    "resnet8_cifar": 78_042,
+    "resnet20_cifar": 272_474,
+    "resnet32_cifar": 466_906,
+    "resnet44_cifar": 661_338,
+    "resnet56_cifar": 855_770,
+    "resnet110_cifar": 1_730_714,
+}
+
+# The recipe `ember train` uses unless told otherwise, and what ember measured with it.
+CIFAR_RECIPE = {"epochs": 10, "batch_size": 64, "optimizer": "SGD", "lr": 0.1, "momentum": 0.9, "nesterov": True,
+                "weight_decay": 5e-4, "scheduler": "onecycle"}
+MEASURED = {
+    # Filled from a run of `ember train resnet8_cifar --data digits` (see zoo/resnet/README.md).
+    "resnet8_cifar": (),
+}
+
+
+@hookimpl
+def ember_register_models(register):
+    from ember_zoo_resnet import cifar, resnet
+
+    for name, (num_params, paper, weight_file) in IMAGENET_MODELS.items():
+        register(getattr(resnet, name), name=name, task="classification", family="resnet",
+                 description=(getattr(resnet, name).__doc__ or "").split(";")[0].strip(),
+                 input_size=(3, 224, 224), num_classes=1000, num_params=num_params, paper=paper,
+                 torch_counterpart=f"torchvision.models.{name}", weights=(weight_file,),
+                 recipe={"optimizer": "SGD", "lr": 0.1, "momentum": 0.9, "weight_decay": 1e-4, "batch_size": 32})
+    register(resnet.resnet18_cifar, name="resnet18_cifar", task="classification", family="resnet",
+             description="ResNet-18 with a 3x3/1 stem and no max pool, for 32x32 images",
+             input_size=(3, 32, 32), num_classes=10, num_params=11_173_962, default_dataset="shapes", paper=_PAPER,
+             torch_counterpart="torchvision.models.resnet18 with conv1 3x3/1 and maxpool Identity",
+             weights=("resnet18_cifar.pt",), recipe=dict(CIFAR_RECIPE, lr=0.05, epochs=5))
+    for name, num_params in CIFAR_MODELS.items():
+        register(getattr(cifar, name), name=name, task="classification", family="resnet-cifar",
+                 description=getattr(cifar, name).__doc__, input_size=(3, 32, 32), num_classes=10,
+                 num_params=num_params, default_dataset="digits" if name == "resnet8_cifar" else "shapes",
+                 paper=_PAPER + ", section 4.2",
+                 torch_counterpart="none in torchvision (torchvision BasicBlock names; 1x1 projection shortcuts)",
+                 weights=(f"{name}.pt",), recipe=dict(CIFAR_RECIPE), measured=MEASURED.get(name, ()))
+
+
+def __getattr__(name):
+    # ember_zoo_resnet.resnet18 etc., imported on first use.
+    import importlib
+
+    for module_name in ("ember_zoo_resnet.resnet", "ember_zoo_resnet.cifar"):
+        module = importlib.import_module(module_name)
+        if hasattr(module, name) and not name.startswith("_"):
+            return getattr(module, name)
+    raise AttributeError(f"module 'ember_zoo_resnet' has no attribute '{name}'")
