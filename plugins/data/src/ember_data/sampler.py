@@ -115,13 +115,25 @@ class WeightedRandomSampler(Sampler):
 
     def __iter__(self):
         weights = self.weights
-        if (weights < 0).any() or not np.isfinite(weights).all() or weights.sum() <= 0:
+        if (weights < 0).any() or not np.isfinite(weights).all():
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if weights.sum() <= 0:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        if not self.replacement and self.num_samples > np.count_nonzero(weights):
+        if not self.replacement and self.num_samples > len(weights):
             raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
         rng = _fresh_generator(self.generator).numpy
-        drawn = rng.choice(len(weights), size=self.num_samples, replace=self.replacement, p=weights / weights.sum())
-        yield from drawn.tolist()
+        probabilities = weights / weights.sum()
+        if self.replacement:
+            yield from rng.choice(len(weights), size=self.num_samples, p=probabilities).tolist()
+            return
+        # Without replacement, PyTorch's multinomial takes the zero-weight keys last
+        # once the others are used up.
+        positive = int(np.count_nonzero(weights))
+        yield from rng.choice(len(weights), size=min(self.num_samples, positive), replace=False,
+                              p=probabilities).tolist()
+        if self.num_samples > positive:
+            zeros = np.flatnonzero(weights == 0)
+            yield from rng.permutation(zeros)[:self.num_samples - positive].tolist()
 
     def __len__(self):
         return self.num_samples
