@@ -321,3 +321,29 @@ def test_training_a_small_model_matches_torch(name, kwargs):
             loss.backward()
             opt.step()
     assert_params_equal(list(mine.parameters()), list(theirs.parameters()))
+
+
+@pytest.mark.parametrize("name, kwargs", [("Adam", dict(lr=0.01, amsgrad=True)), ("SGD", dict(lr=0.1, momentum=0.9)),
+                                          ("NAdam", dict(lr=0.01))])
+def test_checkpoint_files_cross_libraries(name, kwargs, tmp_path):
+    """A state dict saved by ember.save loads with torch.load(weights_only=True) into
+    torch's optimizer, and one saved by torch.save loads with ember.load into ember's."""
+    mine, theirs = make_params()
+    opt_mine = getattr(ember.optim, name)(mine, **kwargs)
+    opt_theirs = getattr(torch.optim, name)(theirs, **kwargs)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        set_grads(mine, theirs, rng)
+        opt_mine.step()
+    with torch.no_grad():
+        for m, t in zip(mine, theirs):
+            t.copy_(torch.tensor(m.detach().numpy()))
+    ember.save(opt_mine.state_dict(), tmp_path / "ember.pt")
+    opt_theirs.load_state_dict(torch.load(tmp_path / "ember.pt", weights_only=True))
+    torch.save(opt_theirs.state_dict(), tmp_path / "torch.pt")
+    opt_mine.load_state_dict(ember.load(tmp_path / "torch.pt"))
+    for _ in range(3):
+        set_grads(mine, theirs, rng)
+        opt_mine.step()
+        opt_theirs.step()
+    assert_params_equal(mine, theirs)
