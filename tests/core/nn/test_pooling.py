@@ -41,9 +41,10 @@ def test_max_pool2d_ties_and_nan():
                   np.ones((1, 2, 3, 3), np.float32))
 
 
-def test_max_pool_integers():
+def test_integer_inputs():
     x = np.random.default_rng(0).integers(-50, 50, (2, 3, 6, 6))
     assert_parity(lambda lib, x: lib.nn.functional.max_pool2d(x, 3, 2, 1, return_indices=True), x)
+    assert_parity(lambda lib, x: lib.nn.functional.avg_pool2d(x, 3, 2, 1, ceil_mode=True), x)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -171,6 +172,8 @@ ERRORS = [
     lambda lib: lib.nn.functional.adaptive_avg_pool2d(lib.zeros(5, 5), (2, 2)),
     lambda lib: lib.nn.functional.adaptive_max_pool2d(lib.zeros(5, 5), (2, 2)),
     lambda lib: lib.nn.functional.adaptive_avg_pool1d(lib.zeros(2, 3, 5, 5), 2),
+    lambda lib: lib.nn.functional.adaptive_avg_pool2d(lib.zeros(1, 2, 5, 5, dtype=lib.int64), (2, 3)),
+    lambda lib: lib.nn.functional.adaptive_max_pool2d(lib.zeros(1, 2, 5, 5, dtype=lib.int64), (2, 3)),
 ]
 
 

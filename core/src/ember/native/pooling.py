@@ -154,7 +154,7 @@ def _avg_pool_kernel(xp, x, kernel_size, stride, padding, ceil_mode, count_inclu
         total += _tap(g, plane, i, j)
     divisor = _avg_divisor(xp, g, count_include_pad, divisor_override, x.dtype)
     if x.dtype.kind != "f":
-        return total // divisor
+        return xp.trunc(total / divisor).astype(x.dtype)  # C++ integer division truncates toward zero
     total /= divisor
     return total
 
@@ -398,7 +398,7 @@ def adaptive_avg_pool2d(input, output_size):
     out_h, out_w = _adaptive_output(input, output_size, 2, "adaptive_avg_pool2d")
     H, W = input.shape[-2:]
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"\"adaptive_avg_pool2d\" not implemented for '{_scalar_name(input.dtype)}'")
+        raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for '{_scalar_name(input.dtype)}'")
     if (out_h, out_w) == (1, 1):
         return input.mean((-2, -1), keepdim=True)
     if out_h and out_w and H % out_h == 0 and W % out_w == 0:
@@ -420,6 +420,8 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     [[[[15.0]]]]
     """
     sizes = _adaptive_output(input, output_size, 2, "adaptive_max_pool2d")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"adaptive_max_pool2d\" not implemented for '{_scalar_name(input.dtype)}'")
     out, indices = ADAPTIVE_MAX_POOL2D(input, output_size=sizes)
     return (out, indices) if return_indices else out
 
@@ -427,6 +429,8 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """:func:`adaptive_max_pool2d` over the last dim of ``(N, C, L)`` or ``(C, L)``."""
     (length,) = _adaptive_output(input, output_size, 1, "adaptive_max_pool1d")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"adaptive_max_pool2d\" not implemented for '{_scalar_name(input.dtype)}'")
     out, indices = ADAPTIVE_MAX_POOL2D(input.unsqueeze(-2), output_size=(1, length))
     out, indices = out.squeeze(-2), indices.squeeze(-2)
     return (out, indices) if return_indices else out

@@ -115,6 +115,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in _DIMS and _DIMS[mode] != dims:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_DIMS[mode] + 2}D input")
     sizes, scales = _output_sizes(input, size, scale_factor, dims, recompute_scale_factor)
+    if not input.dtype.is_floating_point and mode != "area":
+        from ember.native._inplace import _type_name
+
+        kind = "nearest" if mode.startswith("nearest") else "bilinear" if dims == 2 else "linear"
+        raise NotImplementedError(f"\"upsample_{kind}{dims}d\" not implemented for '{_type_name(input.dtype)}'")
     if mode == "area":
         from ember.native.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 
