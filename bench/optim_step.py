@@ -1,0 +1,48 @@
+"""One optimizer step over the parameters of an MLP 784-512-512-10 (about 670K floats),
+ember's optimizers against torch.optim's with the same parameters and gradients.
+
+PyTorch counterpart: torch/optim (v2.13) on CPU, where every optimizer runs its
+single-tensor loop (foreach/fused kernels are for CUDA), the path ember mirrors.
+One line per optimizer.
+"""
+
+import json
+
+from overhead import parse_args
+
+SHAPES = [(512, 784), (512,), (512, 512), (512,), (10, 512), (10,)]
+OPTIMIZERS = [("SGD", dict(lr=0.01, momentum=0.9)), ("Adam", dict(lr=1e-3)), ("AdamW", dict(lr=1e-3)),
+              ("RMSprop", dict(lr=1e-3)), ("Adagrad", dict(lr=1e-2))]
+
+
+def make_step(lib, name, kwargs, values):
+    params = [lib.tensor(v).requires_grad_() for v in values]
+    for p, v in zip(params, values):
+        p.grad = lib.tensor(v * 0.01)
+    optimizer = getattr(lib.optim, name)(params, **kwargs)
+    optimizer.step()  # create the state outside the timing
+    return optimizer.step
+
+
+def main(threads):
+    from common import interleaved, pin_threads
+
+    pin_threads(threads)
+    import numpy as np
+    import torch
+
+    import ember
+
+    torch.set_num_threads(threads)
+    rng = np.random.default_rng(0)
+    values = [rng.standard_normal(shape).astype(np.float32) for shape in SHAPES]
+    for name, kwargs in OPTIMIZERS:
+        steps = {"ember": make_step(ember, name, kwargs, values), "torch": make_step(torch, name, kwargs, values)}
+        medians = interleaved(steps, rounds=15, inner=5)
+        print(json.dumps({"benchmark": f"{name} step, MLP parameters (ms)", "threads": threads,
+                          "ember": medians["ember"] * 1e3, "torch": medians["torch"] * 1e3,
+                          "ratio": medians["ember"] / medians["torch"]}))
+
+
+if __name__ == "__main__":
+    main(parse_args().threads)
