@@ -7,10 +7,11 @@ tensors and Python scalars) and the dtype of ``a + b``; the default dtype.
 import itertools
 import pickle
 
-import ember
 import numpy as np
 import pytest
 import torch
+
+import ember
 
 DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
 SCALARS = {"bool": True, "int": 3, "float": 2.5}

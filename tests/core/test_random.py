@@ -8,9 +8,10 @@ check reproducibility and independence, and the distributions by their statistic
 
 import math
 
-import ember
 import numpy as np
 import pytest
+
+import ember
 
 N = 20_000
 

@@ -10,10 +10,11 @@ import copy
 import operator
 import pickle
 
-import ember
 import numpy as np
 import pytest
 import torch
+
+import ember
 
 DTYPES = ["float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool"]
 SHAPES = [(), (0,), (3,), (2, 3), (2, 0, 3), (1, 2, 1)]

@@ -5,10 +5,11 @@ Every case builds the same tensor with ``lib = ember`` and ``lib = torch`` and c
 ``repr(ember_tensor).replace("ember", "torch")`` with ``repr(torch_tensor)``.
 """
 
-import ember
 import numpy as np
 import pytest
 import torch
+
+import ember
 
 NAN, INF = float("nan"), float("inf")
 

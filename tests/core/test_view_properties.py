@@ -143,6 +143,6 @@ def test_broadcast_shapes_match_torch(pair, swap):
             ember.zeros(a) + ember.zeros(b)
         except RuntimeError:
             return
-        raise AssertionError(f"ember added tensors of shapes {a} and {b}")
+        raise AssertionError(f"ember added tensors of shapes {a} and {b}") from None
     assert tuple(ember.broadcast_shapes(a, b)) == tuple(expected)
     assert tuple((ember.zeros(a) + ember.ones(b)).shape) == tuple(expected)

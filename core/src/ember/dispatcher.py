@@ -17,8 +17,8 @@ import inspect
 
 from ember import dtypes
 from ember.autograd import anomaly_mode
-from ember.autograd.graph import OpNode, SavedTensor
 from ember.autograd.grad_mode import grad_state
+from ember.autograd.graph import OpNode, SavedTensor
 
 # Promotion rules an op can declare (torch/_prims_common ELEMENTWISE_TYPE_PROMOTION_KIND).
 NONE = "none"            # inputs are used as they are (shape ops, indexing)

@@ -57,7 +57,8 @@ class UntypedStorage:
         return list(host.reshape(-1).view("uint8").tobytes()) if host.size else []
 
     def __eq__(self, other):
-        return isinstance(other, UntypedStorage) and self.data_ptr() == other.data_ptr() and self.nbytes() == other.nbytes()
+        return (isinstance(other, UntypedStorage) and self.data_ptr() == other.data_ptr()
+                and self.nbytes() == other.nbytes())
 
     __hash__ = None
 

@@ -13,8 +13,7 @@ The operator methods (``add``, ``sum``, ...) are attached by
 
 import weakref
 
-from ember import dispatcher
-from ember import dtypes
+from ember import dispatcher, dtypes
 from ember.autograd.graph import AccumulateGrad
 
 
@@ -161,7 +160,8 @@ class Tensor:
     @property
     def mT(self):
         if self.ndim < 2:
-            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor.")
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
         return self.transpose(-2, -1)
 
     @property
@@ -349,7 +349,7 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __contains__(self, element):

@@ -67,8 +67,9 @@ def test_gradgradcheck_verdicts_match_torch():
 
 
 def test_wrong_backward_raises_gradcheck_error():
-    from ember.autograd.gradcheck import GradcheckError as EmberError
     from torch.autograd.gradcheck import GradcheckError as TorchError
+
+    from ember.autograd.gradcheck import GradcheckError as EmberError
 
     for lib, error in ((ember, EmberError), (torch, TorchError)):
         a = lib.tensor(X, requires_grad=True)

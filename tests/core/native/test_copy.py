@@ -2,7 +2,6 @@
 ``contiguous``, ``copy_`` and ``to``: values, dtypes, gradients, memory layout and
 whether memory is shared."""
 
-import numpy as np
 import pytest
 import torch
 

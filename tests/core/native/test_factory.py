@@ -6,10 +6,11 @@ their statistics in tests/core/test_random.py (ember's stream is not torch's).
 
 import warnings
 
-import ember
 import numpy as np
 import pytest
 import torch
+
+import ember
 
 # Each case builds a tensor (or raises) with lib = ember and lib = torch.
 DETERMINISTIC = {

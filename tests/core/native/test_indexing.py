@@ -11,7 +11,6 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 import pytest
-import torch
 
 import ember
 from ember.testing import assert_parity, make_tensor

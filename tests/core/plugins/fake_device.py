@@ -7,6 +7,7 @@ per-backend kernel overrides work. ``STATS`` counts transfers and override calls
 """
 
 import numpy as np
+
 from ember.device import Backend
 from ember.plugins import hookimpl
 

@@ -5,9 +5,10 @@ import subprocess
 import sys
 import types
 
+import pytest
+
 import ember
 import ember.cli
-import pytest
 from ember import library
 from ember.plugins import hookimpl
 

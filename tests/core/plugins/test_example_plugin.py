@@ -11,12 +11,13 @@ import subprocess
 import sys
 import venv
 
-import ember
-import ember.testing
 import fake_device
 import numpy as np
 import pytest
 from fake_dists import run_python
+
+import ember
+import ember.testing
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "examples" / "ember-example-ops"

@@ -6,9 +6,10 @@ import pathlib
 import re
 import types
 
-import ember
 import pluggy
 import pytest
+
+import ember
 from ember.device import Backend
 from ember.plugins import hookimpl, hookspecs, registry
 

@@ -4,10 +4,11 @@ and on the test-only ``fake`` device (fake_device.py)."""
 
 import types
 
-import ember
 import fake_device
 import numpy as np
 import pytest
+
+import ember
 from ember import library
 from ember.autograd import gradcheck, gradgradcheck
 from ember.plugins import PluginError, hookimpl, registry

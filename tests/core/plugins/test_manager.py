@@ -8,11 +8,12 @@ Installed-plugin behaviour is tested in fresh processes that see fake distributi
 import sys
 import types
 
-import ember
 import pytest
+from fake_dists import make_distribution, plugins_json, run_python
+
+import ember
 from ember.library import custom_op
 from ember.plugins import PluginError, hookimpl, registry
-from fake_dists import make_distribution, plugins_json, run_python
 
 GOOD = """
     from ember.plugins import hookimpl
@@ -293,6 +294,7 @@ def test_a_missing_backend_names_the_distribution_to_install():
 
 def test_a_registered_but_unavailable_backend_says_so():
     import numpy as np
+
     from ember.device import Backend
 
     backend = Backend("sleepy", np, to_host=lambda a: a, from_host=lambda a, index=None: a,

@@ -3,9 +3,10 @@
 
 import types
 
-import ember
 import pytest
 import torch
+
+import ember
 from ember import dispatcher, library
 from ember.plugins import hookimpl, registry
 from ember.testing import assert_parity, make_tensor

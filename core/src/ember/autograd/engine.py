@@ -16,8 +16,8 @@ import heapq
 import numpy as np
 
 from ember.autograd import anomaly_mode
-from ember.autograd.graph import Node
 from ember.autograd.grad_mode import grad_state
+from ember.autograd.graph import Node
 
 
 class GraphRoot(Node):
@@ -280,7 +280,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     targets = [root_edge(t) for t in inputs]
-    for t, edge in zip(inputs, targets):
+    for edge in targets:
         if edge[0] is None:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     leaf_targets = [edge for t, edge in zip(inputs, targets) if t.grad_fn is None]

@@ -18,8 +18,8 @@ Function call records) (v2.13).
 """
 
 from ember.autograd import anomaly_mode
-from ember.autograd.graph import Node, SavedTensor
 from ember.autograd.grad_mode import grad_state, no_grad
+from ember.autograd.graph import Node, SavedTensor
 
 
 class FunctionCtx:

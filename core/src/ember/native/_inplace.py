@@ -13,9 +13,9 @@ torch/csrc/autograd/functions/tensor.cpp (``CopySlices``) (v2.13).
 # `a.mul_(b)` still has `a`'s old value for `b`'s gradient.
 """
 
-from ember.autograd.graph import RELEASED
-from ember.autograd.grad_mode import grad_state
 from ember import dtypes
+from ember.autograd.grad_mode import grad_state
+from ember.autograd.graph import RELEASED
 
 
 def check_inplace(target):

@@ -83,11 +83,12 @@ def to(tensor, *args, **kwargs):
 
 
 def _move(tensor, device):
-    from ember.tensor import _make_tensor
     from ember.autograd.grad_mode import grad_state
+    from ember.tensor import _make_tensor
 
     array = tensor._device.backend.to_host(tensor._data)
-    moved = _make_tensor(device.backend.from_host(array.copy() if array is tensor._data else array, device.index), device)
+    host = array.copy() if array is tensor._data else array  # never alias the source's memory
+    moved = _make_tensor(device.backend.from_host(host, device.index), device)
     if grad_state.enabled and tensor._requires_grad:
         from ember.autograd.function import attach_node
 

@@ -16,9 +16,8 @@ import operator
 import numpy as np
 
 from ember import dtypes
-from ember.device import CPU
+from ember.device import CPU, with_index
 from ember.device import device as Device
-from ember.device import with_index
 from ember.random import Generator, generator_or_default
 from ember.tensor import Tensor, _make_tensor
 

@@ -15,7 +15,6 @@ from ember.dispatcher import DEFAULT, NONE, Op
 from ember.native._inplace import _type_name, check_inplace, write_result
 from ember.tensor import Tensor, _wrap_dim
 
-
 # --- turning a Python key into an array key -------------------------------------
 
 
@@ -322,7 +321,7 @@ def masked_fill(input, mask, value):
     else:
         out = WHERE_RAW(mask, input._data.dtype.type(value), input)
     if tuple(out.shape) != tuple(input.shape):
-        raise RuntimeError(f"The size of the mask must match the size of the input")
+        raise RuntimeError("The size of the mask must match the size of the input")
     return out
 
 
@@ -346,7 +345,7 @@ def _check_gather(name, input, dim, index):
     if index.dtype.name not in ("int64", "int32"):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor")
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
 
 
 def _gather_kernel(xp, a, index, dim):
@@ -473,7 +472,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         src = value
     if isinstance(src, Tensor):
         if src.dtype is not input.dtype:
-            raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype")
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     else:
         src = input._data.dtype.type(src)
     _check_index_range(index, input.shape[dim] if input.ndim else 1, "scatter")
@@ -546,7 +545,8 @@ def index_add(input, dim, index, source, *, alpha=1):
     """Add slices of ``source`` into a copy of ``input`` at ``index`` along ``dim``."""
     dim = _wrap_dim(dim, input.ndim)
     if source.dtype is not input.dtype:
-        raise RuntimeError(f"index_add_(): self ({input.dtype}) and source ({source.dtype}) must have the same scalar type")
+        raise RuntimeError(f"index_add_(): self ({input.dtype}) and source ({source.dtype}) must have the same "
+                           "scalar type")
     return INDEX_ADD(input, index, source, dim=dim, alpha=alpha)
 
 

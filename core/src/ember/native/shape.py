@@ -10,9 +10,8 @@ base and shares the version counter). The backward of a view op is the inverse v
 or a reduction, written with ember ops.
 """
 
-from ember.dispatcher import NONE, Op
+from ember.dispatcher import Op
 from ember.tensor import _wrap_dim
-
 
 # NOTE [ Strides of size-1 dims ]
 # A dim of size 1 is never stepped over, so its stride is a free choice; PyTorch fixes
@@ -248,8 +247,8 @@ def broadcast_shapes(*shapes):
             if result[j] == 1:
                 result[j] = s
             elif s != 1 and s != result[j]:
-                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
-                                   f"between arg 0 and arg 1.")
+                raise RuntimeError("Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
+                                   "between arg 0 and arg 1.")
     from ember.tensor import Size
 
     return Size(result)
@@ -368,8 +367,12 @@ def _slice_scatter_kernel(xp, a, src, dim, start, end, step):
 def _slice_scatter_backward(ctx, grad):
     dim, start, end, step = (ctx.attrs[k] for k in ("dim", "start", "end", "step"))
     need_a, need_src = ctx.needs_input_grad
-    grad_a = SLICE_SCATTER(grad, grad.narrow(dim, 0, 0).new_zeros(()).expand_as(SLICE(grad, dim=dim, start=start, end=end, step=step)),
-                           dim=dim, start=start, end=end, step=step) if need_a else None
+    grad_a = None
+    if need_a:  # the slice was overwritten: no gradient flows to that part of `a`
+        from ember.native.factory import zeros_like
+
+        hole = zeros_like(SLICE(grad, dim=dim, start=start, end=end, step=step))
+        grad_a = SLICE_SCATTER(grad, hole, dim=dim, start=start, end=end, step=step)
     grad_src = SLICE(grad, dim=dim, start=start, end=end, step=step) if need_src else None
     return grad_a, grad_src
 
@@ -562,7 +565,7 @@ def _cat_kernel(xp, *arrays, dim, lengths=None):
 def _cat_backward(ctx, grad):
     dim = ctx.attrs["dim"]
     out, start = [], 0
-    for meta, needed in zip(ctx.input_meta, ctx.needs_input_grad):
+    for needed in ctx.needs_input_grad:
         length = ctx.attrs["lengths"][len(out)]
         out.append(grad.narrow(dim, start, length) if needed else None)
         start += length
@@ -714,7 +717,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element (or each slice along ``dim``) ``repeats`` times; ``repeats``
     is an int or a 1-d tensor with one count per element. ``repeat_interleave(counts)``
     alone gives ``arange(len(counts))`` repeated by ``counts``."""
-    from ember.native.factory import arange, tensor as make_tensor
+    from ember.native.factory import arange
+    from ember.native.factory import tensor as make_tensor
     from ember.tensor import Tensor
 
     if repeats is None:  # torch.repeat_interleave(repeats)

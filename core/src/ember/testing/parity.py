@@ -127,7 +127,8 @@ def assert_parity(fn, *inputs, grad=True, rtol=None, atol=None, grad_rtol=None, 
         except Exception as ember_error:
             raise AssertionError(f"torch raised {type(torch_error).__name__}: {torch_error}; ember raised "
                                  f"{type(ember_error).__name__}: {ember_error}") from ember_error
-        raise AssertionError(f"torch raised {type(torch_error).__name__}: {torch_error}; ember did not raise")
+        raise AssertionError(f"torch raised {type(torch_error).__name__}: {torch_error}; "
+                             "ember did not raise") from None
     actual = fn(ember, *ember_inputs)
     flat_a, flat_e = _flatten(actual), _flatten(expected)
     assert len(flat_a) == len(flat_e), f"ember returned {len(flat_a)} values, torch {len(flat_e)}"

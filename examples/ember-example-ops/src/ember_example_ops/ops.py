@@ -8,6 +8,7 @@ PyTorch counterpart: a ``torch.library.custom_op`` with ``register_kernel`` and
 """
 
 import numpy as np
+
 from ember import library
 
 
