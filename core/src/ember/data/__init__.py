@@ -19,7 +19,21 @@ FIRST_PARTY = frozenset((
 ))
 
 
+# Registered modules that also exist here as forwarding submodules, so that
+# ``from ember.data.transforms import Compose`` works as an import statement.
+_SUBMODULES = ("transforms", "datasets")
+
+
 def __getattr__(name):
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    return _lookup(name)
+
+
+def _lookup(name):
+    """The object registered as ``name`` in the "data" catalogue; AttributeError otherwise."""
     from ember.plugins import registry
 
     if name.startswith("_"):  # dunder probes (copy, pickle, inspect) never load plugins

@@ -18,8 +18,9 @@ name               what                                                        t
 =================  ==========================================================  ===============
 
 ``load_dataset(name, split="train", seed=0, **options)`` builds one;
-``ember.data.datasets.<name>`` (hyphens as underscores) is its builder. Third-party
-datasets registered with ``register(builder, name=..., kind="dataset")`` in the
+``ember.data.datasets.<name>`` (hyphens as underscores) is its builder (here,
+``ember_data.datasets.digits`` is the module of that name). Third-party datasets
+registered with ``register(builder, name=..., kind="dataset")`` in the
 ``ember_register_data`` hook are found the same way.
 """
 
@@ -71,21 +72,6 @@ def load_dataset(name, split="train", seed=0, **options):
     if entry is None:
         raise KeyError(f"no dataset named {name!r}; registered: {', '.join(sorted(_datasets()))}")
     return entry.obj(split=split, seed=seed, **options)
-
-
-def __getattr__(name):
-    key = name.replace("_", "-")
-    if key in EMBEDDED:
-        return EMBEDDED[key][0]
-    from ember.plugins import registry
-
-    # Third-party datasets come from the built catalogue. Never build it from here: the
-    # registry probes registered objects' attributes while it builds (this module is one).
-    if not name.startswith("_") and registry._catalogues is not None:
-        entry = _datasets().get(key)
-        if entry is not None:
-            return entry.obj
-    raise AttributeError(f"module 'ember_data.datasets' has no attribute '{name}'")
 
 
 __all__ = ["Digits", "Shapes", "ShapesDetect", "SequenceTask", "PydocText", "read_idx", "load_dataset",
