@@ -46,6 +46,6 @@ def __getattr__(name):
 
     if name in OPTIMIZERS:
         return getattr(import_module(f"ember_optim.{OPTIMIZERS[name]}"), name)
-    if name in ("lr_scheduler", "swa_utils", "functional"):
+    if name in ("optimizer", "lr_scheduler", "swa_utils", "functional"):
         return import_module(f"ember_optim.{name}")
     raise AttributeError(f"module 'ember_optim' has no attribute '{name}'")
