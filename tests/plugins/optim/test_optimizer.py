@@ -347,3 +347,22 @@ def test_checkpoint_files_cross_libraries(name, kwargs, tmp_path):
         opt_mine.step()
         opt_theirs.step()
     assert_params_equal(mine, theirs)
+
+
+def test_a_subclass_calling_super_step_runs_the_hooks_once():
+    class CountingSGD(ember.optim.SGD):
+        def step(self, closure=None):
+            self.calls = getattr(self, "calls", 0) + 1
+            return super().step(closure)
+
+    params, _ = make_params()
+    for p in params:
+        p.grad = ember.ones_like(p)
+    opt = CountingSGD(params, lr=0.5)
+    seen = []
+    opt.register_step_pre_hook(lambda o, args, kwargs: seen.append("pre"))
+    opt.register_step_post_hook(lambda o, args, kwargs: seen.append("post"))
+    before = params[0].detach().clone()
+    opt.step()
+    assert seen == ["pre", "post"] and opt.calls == 1
+    np.testing.assert_allclose(params[0].detach().numpy(), before.numpy() - 0.5)

@@ -59,6 +59,8 @@ def optimizer_step(step):
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
+        if self.__dict__.get("_in_step"):  # a subclass's step calling super().step(): hooks run once
+            return step(self, *args, **kwargs)
         for hook in list(self._optimizer_step_pre_hooks.values()):
             result = hook(self, args, kwargs)
             if result is not None:
@@ -67,8 +69,12 @@ def optimizer_step(step):
                                        f"but got {result}.")
                 args, kwargs = result
         self._opt_called = True  # lets an lr scheduler warn when it steps first
-        with no_grad():
-            out = step(self, *args, **kwargs)
+        self._in_step = True
+        try:
+            with no_grad():
+                out = step(self, *args, **kwargs)
+        finally:
+            self._in_step = False
         for hook in list(self._optimizer_step_post_hooks.values()):
             hook(self, args, kwargs)
         return out
