@@ -10,6 +10,8 @@ Phi(x) by ``(1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) / 2`` (Hendrycks & Gimpe
 
 import math
 
+import numpy as np
+
 from ember.native.unary import _special
 from ember_activation._pointwise import define
 
@@ -19,13 +21,72 @@ INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 CUBIC = 0.044715
 APPROXIMATIONS = ("none", "tanh")
 
+# NOTE [ A fast normal CDF for float32 ]
+# scipy.special.erf costs about 60 ns per element, twenty times an exp; in a Transformer
+# step exact GELU (forward + backward) took a third of the time. For float32 NumPy
+# arrays Phi(x) is computed instead from the complementary error function in the form
+#     erfc(z) = t * exp(P(t) - z^2),   t = 1 / (1 + z / 2),   z = |x| / sqrt(2) >= 0
+# (the substitution of Numerical Recipes' erfc), with P a degree-9 polynomial whose
+# coefficients ember fitted (least squares in Chebyshev form, float64, to
+# log(erfc(z) / t) + z^2 over z in [0, 12]). Then Phi(-|x|) = erfc(z) / 2 and
+# Phi(|x|) = 1 - Phi(-|x|), so the negative tail keeps its relative accuracy (PyTorch's
+# 1 + erf(x) cancels there). Evaluated in float32: |error| <= 5e-7 absolute and about
+# 4e-6 relative over the whole line (tests/plugins/activation/test_gelu_cdf.py). The
+# arrays are walked in blocks that stay in cache, with every step in place, so about
+# 30 ufunc passes cost a few cache-resident sweeps instead of 30 trips through memory.
+# Float64, and other array libraries, keep the exact erf.
+_ERFC_POLY = (-1.26547628, 0.9992366, 0.38116964, 0.06225314, -0.08482167, 0.09136179, -0.91595914,
+              1.33130066, -0.75915388, 0.16008931)
+_BLOCK = 1 << 15  # elements per block: a few 128 KB scratch arrays stay in L2
+
+
+def _normal_cdf_block(x, out, t, z_squared, positive):
+    """``out = Phi(x)`` for one float32 block (NOTE [ A fast normal CDF for float32 ]);
+    ``t``, ``z_squared`` and ``positive`` are scratch arrays of the block's size."""
+    f32 = np.float32
+    np.abs(x, out=t)
+    t *= f32(0.5 * INV_SQRT_2)
+    t += f32(1)
+    np.divide(f32(1), t, out=t)  # t = 1 / (1 + z/2)
+    out.fill(f32(_ERFC_POLY[-1]))
+    for c in _ERFC_POLY[-2::-1]:  # Horner: P(t)
+        out *= t
+        out += f32(c)
+    np.multiply(x, x, out=z_squared)
+    z_squared *= f32(0.5)
+    out -= z_squared
+    np.exp(out, out=out)
+    out *= t
+    out *= f32(0.5)  # Phi(-|x|) = erfc(z) / 2
+    np.greater(x, 0, out=positive)
+    np.multiply(out, f32(-2), out=t)
+    t += f32(1)
+    t *= positive
+    out += t  # Phi(x) = Phi(-|x|) + [x > 0] (1 - 2 Phi(-|x|)); the selection is arithmetic
+
+
+def _normal_cdf(xp, x):
+    """``Phi(x) = (1 + erf(x / sqrt(2))) / 2`` in ``x``'s dtype, a fresh array."""
+    if xp is not np or x.dtype != np.float32:
+        return (0.5 * (1 + _special(xp).erf(x * INV_SQRT_2))).astype(x.dtype, copy=False)
+    flat = np.ascontiguousarray(x).reshape(-1)
+    cdf = np.empty_like(flat)
+    block = min(_BLOCK, flat.size)
+    t, z_squared, positive = np.empty(block, np.float32), np.empty(block, np.float32), np.empty(block, bool)
+    for start in range(0, flat.size, _BLOCK):
+        size = min(_BLOCK, flat.size - start)
+        _normal_cdf_block(flat[start:start + size], cdf[start:start + size], t[:size], z_squared[:size],
+                          positive[:size])
+    return cdf.reshape(x.shape)
+
 
 def _gelu_kernel(xp, x, *, approximate):
     if approximate == "tanh":
         inner = (x + CUBIC * x * x * x) * SQRT_2_OVER_PI
         return 0.5 * x * (1 + xp.tanh(inner))
-    cdf = 0.5 * (1 + _special(xp).erf(x * INV_SQRT_2))
-    return (x * cdf).astype(x.dtype, copy=False)
+    cdf = _normal_cdf(xp, x)
+    cdf *= x
+    return cdf
 
 
 def _gelu_backward_kernel(xp, grad, x, *, approximate):
@@ -33,9 +94,14 @@ def _gelu_backward_kernel(xp, grad, x, *, approximate):
         t = xp.tanh((x + CUBIC * x * x * x) * SQRT_2_OVER_PI)
         inner_slope = SQRT_2_OVER_PI * (1 + 3 * CUBIC * x * x)
         return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * inner_slope)
-    cdf = 0.5 * (1 + _special(xp).erf(x * INV_SQRT_2))
-    pdf = xp.exp(-0.5 * x * x) * INV_SQRT_2PI
-    return (grad * (cdf + x * pdf)).astype(grad.dtype, copy=False)
+    slope = _normal_cdf(xp, x)  # f'(x) = Phi(x) + x phi(x), built in place
+    pdf = xp.multiply(x, x)
+    pdf *= -0.5
+    xp.exp(pdf, out=pdf)
+    pdf *= x
+    pdf *= INV_SQRT_2PI
+    slope += pdf
+    return (grad * slope).astype(grad.dtype, copy=False)
 
 
 def _gelu_second_derivative(x, *, approximate):
