@@ -5,8 +5,9 @@ PyTorch counterpart: aten/src/ATen/native/Convolution.cpp (``_convolution``, the
 checks), NaiveConvolutionTranspose2d.cpp, derivatives.yaml (``convolution_backward``,
 ``_convolution_double_backward``) and torch/nn/functional.py (conv*d) (v2.13).
 
-Kernels are im2col + one batched matrix product (NOTE [ Windows as strided views ] in
-ember/native/fold.py). A 1-D convolution runs as a 2-D one over images of height 1.
+Kernels are im2col + one matrix product per group (NOTE [ Windows as strided views ]
+in ember/native/fold.py, NOTE [ One product per group ] below). A 1-D convolution
+runs as a 2-D one over images of height 1.
 
 # NOTE [ Convolution as a bilinear map ]
 # Write the op without bias as F(x, W) (a convolution, or a transposed one). It is
@@ -23,7 +24,7 @@ ember/native/fold.py). A 1-D convolution runs as a 2-D one over images of height
 import math
 
 from ember.dispatcher import NONE, Op
-from ember.native.fold import Geometry, col2im_array, im2col_array
+from ember.native.fold import Geometry, col2im_taps
 from ember.native.padding import pad as _pad
 
 # --- kernels -----------------------------------------------------------------------
@@ -49,60 +50,55 @@ def _grouped(weight, groups):
     return weight.reshape(groups, weight.shape[0] // groups, taps)
 
 
-def _forward_rows(xp, x, weight, geometry, groups):
-    """F(x, W) for a convolution, as ``(N, O, L)`` rows: one matmul per group against im2col(x)."""
-    N = x.shape[0]
-    out_channels = weight.shape[0]
-    cols = im2col_array(xp, x, geometry)
-    w = _grouped(weight, groups)
-    if groups == 1:
-        return xp.matmul(w[0], cols)
-    cols = cols.reshape(N, groups, cols.shape[1] // groups, geometry.L)
-    return xp.matmul(w, cols).reshape(N, out_channels, geometry.L)
+def _columns(xp, x, g, groups):
+    """im2col of the whole batch, ``(groups, C/g*kh*kw, N*L)``: every window of every
+    image is one column, so each group's convolution is ONE matrix product."""
+    windows = g.windows(xp, g.padded(xp, x)).transpose(1, 2, 3, 0, 4, 5)  # (C, kh, kw, N, OH, OW)
+    per_group = x.shape[1] // groups * g.kh * g.kw
+    return windows.reshape(groups, per_group, x.shape[0] * g.L)
 
 
-def _input_adjoint(xp, rows, weight, geometry, groups):
-    """F(., W)^T for a convolution: ``(N, O, L)`` rows -> the ``(N, C, H, W)`` image."""
-    N, out_channels = rows.shape[:2]
-    w = _grouped(weight, groups)
-    w_t = xp.ascontiguousarray(w.transpose(0, 2, 1))  # BLAS is faster on a contiguous left operand
-    if groups == 1:
-        cols = xp.matmul(w_t[0], rows)
-    else:
-        cols = xp.matmul(w_t, rows.reshape(N, groups, out_channels // groups, geometry.L))
-        cols = cols.reshape(N, groups * w_t.shape[1], geometry.L)
-    return col2im_array(xp, cols, geometry)
+def _channel_major(image, groups):
+    """``(N, C, H, W)`` -> ``(groups, C/g, N*H*W)``: the layout of a product's result."""
+    N, C, H, W = image.shape
+    return image.transpose(1, 0, 2, 3).reshape(groups, C // groups, N * H * W)
+
+
+def _image(xp, channel_major, N, geometry):
+    """``(groups, C/g, N*OH*OW)`` -> a C-contiguous ``(N, C, OH, OW)``."""
+    C = channel_major.shape[0] * channel_major.shape[1]
+    y = channel_major.reshape(C, N, geometry.OH, geometry.OW).transpose(1, 0, 2, 3)
+    return xp.ascontiguousarray(y)
+
+
+def _forward(xp, x, weight, geometry, groups):
+    """F(x, W) for a convolution: ``(N, C, H, W)`` -> ``(groups, O/g, N*L)``."""
+    return xp.matmul(_grouped(weight, groups), _columns(xp, x, geometry, groups))
+
+
+def _input_adjoint(xp, rows, weight, N, geometry, groups):
+    """F(., W)^T for a convolution: ``(groups, O/g, N*L)`` -> the ``(N, C, H, W)`` image."""
+    w_t = xp.ascontiguousarray(_grouped(weight, groups).transpose(0, 2, 1))  # BLAS likes a contiguous left side
+    cols = xp.matmul(w_t, rows)  # (groups, C/g*kh*kw, N*L)
+    g = geometry
+    channels = weight.shape[1] * groups
+    taps = cols.reshape(channels, g.kh, g.kw, N, g.OH, g.OW).transpose(3, 0, 1, 2, 4, 5)
+    return col2im_taps(xp, taps, g)
 
 
 def _weight_adjoint(xp, x, rows, weight_shape, geometry, groups):
-    """F(x, .)^T for a convolution: im2col(x) against the ``(N, O, L)`` rows, summed over N."""
-    N, out_channels = rows.shape[:2]
-    og = out_channels // groups
-    g = geometry
-    if g.L >= _MANY_WINDOWS:
-        # Per image, (O, L) @ (L, K): the products are large enough for BLAS; sum them.
-        cols = im2col_array(xp, x, g)
-        cols = cols.reshape(N, groups, cols.shape[1] // groups, g.L)
-        grad = xp.matmul(rows.reshape(N, groups, og, g.L), cols.transpose(0, 1, 3, 2)).sum(axis=0)
-    else:
-        # Few windows per image: one product per group over every window of the batch,
-        # with the columns copied straight into (C*kh*kw, N*L) order.
-        windows = g.windows(xp, g.padded(xp, x)).transpose(1, 2, 3, 0, 4, 5)
-        taps_per_group = x.shape[1] // groups * g.kh * g.kw
-        cols = windows.reshape(groups, taps_per_group, N * g.L)
-        rows = rows.reshape(N, groups, og, g.L).transpose(1, 2, 0, 3).reshape(groups, og, N * g.L)
-        grad = xp.matmul(rows, cols.transpose(0, 2, 1))
-    return grad.reshape(weight_shape)
+    """F(x, .)^T for a convolution: the ``(groups, O/g, N*L)`` rows against im2col(x)."""
+    cols = _columns(xp, x, geometry, groups)
+    return xp.matmul(rows, cols.transpose(0, 2, 1)).reshape(weight_shape)
 
 
-# Windows per image from which per-image products beat one batch-wide product (measured
-# on NumPy/OpenBLAS: 1024 windows favour per image, 256 and 64 the batch-wide one).
-_MANY_WINDOWS = 512
-
-
-def _rows(image):
-    """``(N, C, H, W)`` -> ``(N, C, H*W)``: an output laid out like the columns of im2col."""
-    return image.reshape(image.shape[0], image.shape[1], image.shape[2] * image.shape[3])
+# NOTE [ One product per group ]
+# Laying the columns of the whole batch side by side, (C*kh*kw, N*L), makes a
+# convolution one large matrix product instead of N per-image ones. Single-threaded
+# they cost about the same, but a batched matmul calls BLAS N times, and each call
+# wakes and joins BLAS's threads: on a loaded machine that was measured 20x slower
+# (1.5 s against 80 ms for the 32->64 layer with 2 threads). The price is one
+# transposing copy of the output (N, O, L), small beside the columns.
 
 
 def _add_bias(y, bias):
@@ -120,11 +116,11 @@ def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transpos
                                                                          "output_padding"))
     if not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
-        y = _forward_rows(xp, x, weight, g, groups).reshape(g.N, weight.shape[0], g.OH, g.OW)
+        y = _image(xp, _forward(xp, x, weight, g, groups), x.shape[0], g)
     else:
         out_shape = _transposed_shape(x.shape, weight.shape, stride, padding, dilation, output_padding, groups)
         g = _geometry(out_shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
-        y = _input_adjoint(xp, _rows(x), weight, g, groups)
+        y = _input_adjoint(xp, _channel_major(x, groups), weight, x.shape[0], g, groups)
     y = _add_bias(y, bias)
     return y[:, :, 0] if squeeze else y
 
@@ -144,20 +140,21 @@ def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation,
         stride, padding, dilation = attrs["stride"], attrs["padding"], attrs["dilation"]
     empty = xp.empty((0,), dtype=grad.dtype)
     grad_input = grad_weight = grad_bias = empty
+    N = x.shape[0]
     if not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
-        rows = _rows(grad)
+        rows = _channel_major(grad, groups) if output_mask[0] or output_mask[1] else None
         if output_mask[0]:
-            grad_input = _input_adjoint(xp, rows, weight, g, groups)
+            grad_input = _input_adjoint(xp, rows, weight, N, g, groups)
         if output_mask[1]:
             grad_weight = _weight_adjoint(xp, x, rows, weight.shape, g, groups)
     else:
         # The roles swap: the "image" of the windows is the output gradient.
         g = _geometry(grad.shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
         if output_mask[0]:
-            grad_input = _forward_rows(xp, grad, weight, g, groups).reshape(x.shape)
+            grad_input = _image(xp, _forward(xp, grad, weight, g, groups), N, g)
         if output_mask[1]:
-            grad_weight = _weight_adjoint(xp, grad, _rows(x), weight.shape, g, groups)
+            grad_weight = _weight_adjoint(xp, grad, _channel_major(x, groups), weight.shape, g, groups)
     if output_mask[2]:
         grad_bias = grad.sum(axis=(0, 2, 3))
     if squeeze:

@@ -88,7 +88,14 @@ def col2im_array(xp, cols, geometry):
     g = geometry
     N = cols.shape[0]
     C = cols.shape[1] // (g.kh * g.kw)
-    cols = cols.reshape(N, C, g.kh, g.kw, g.OH, g.OW)
+    return col2im_taps(xp, cols.reshape(N, C, g.kh, g.kw, g.OH, g.OW), g)
+
+
+def col2im_taps(xp, taps, geometry):
+    """:func:`col2im_array` from a ``(N, C, kh, kw, OH, OW)`` array of any strides."""
+    g = geometry
+    N, C = taps.shape[:2]
+    cols = taps
     image = xp.zeros((N, C, g.H, g.W), dtype=cols.dtype)
     for i in range(g.kh):
         rows, out_rows = _inside(g.OH, g.sh, i * g.dh - g.ph, g.H)
