@@ -78,6 +78,7 @@ class PluginRegistry:
         self.infos = {}  # plugin name -> PluginInfo; insertion order is load order
         self._catalogues = None  # {catalogue name: {key: Registration}} once built
         self._autoloaded = False
+        self._building = False  # True while _built runs the hooks
 
     # --- discovery ----------------------------------------------------------------
     def add_builtin(self, plugin, name, distribution):
@@ -191,16 +192,26 @@ class PluginRegistry:
 
     def _built(self):
         if self._catalogues is None:
-            self.load_entry_points()
-            catalogues = {name: {} for name in hookspecs.CATALOGUES.values()}
-            for info in list(self.infos.values()):
-                if info.status != "ok":
-                    continue
-                try:
-                    self._add_plugin(catalogues, info)
-                except Exception as exc:  # a failing hook or a name clash: see NOTE [ Failing plugins ]
-                    self._broken(info, exc, "registration")
-            self._catalogues = catalogues
+            if self._building:
+                # A hook looked a name up (ember.nn.<Name>, ember.data.<Name>, ...) while
+                # the catalogues are being built: building again from inside would recurse
+                # without end and break every plugin. Only the offending plugin fails.
+                raise PluginError("a plugin hook looked up a catalogue entry while the catalogues were being "
+                                  "built; do such lookups when the registered object is first used, not in the hook")
+            self._building = True
+            try:
+                self.load_entry_points()
+                catalogues = {name: {} for name in hookspecs.CATALOGUES.values()}
+                for info in list(self.infos.values()):
+                    if info.status != "ok":
+                        continue
+                    try:
+                        self._add_plugin(catalogues, info)
+                    except Exception as exc:  # a failing hook or a name clash: see NOTE [ Failing plugins ]
+                        self._broken(info, exc, "registration")
+                self._catalogues = catalogues
+            finally:
+                self._building = False
         return self._catalogues
 
     def _add_plugin(self, catalogues, info):
