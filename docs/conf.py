@@ -15,11 +15,12 @@ sys.path.insert(0, str(HERE / "_ext"))
 sys.path.insert(0, str(HERE / "_intersphinx"))
 
 import make_inventory  # noqa: E402
+
 from ember.plugins import hookspecs, registry  # noqa: E402
 
-# Build every plugin catalogue now, from a shallow stack. Discovery first triggered from
-# inside a directive or a doctest (deep in docutils' recursion) hit Python's recursion
-# limit, and ember then reports the plugin as broken for the rest of the build.
+# Build every plugin catalogue once, before any page is read: the graph directives and
+# the doctests then run against complete catalogues, and a plugin that fails to load
+# shows its warning here rather than in the middle of a page.
 for _catalogue in hookspecs.CATALOGUES.values():
     registry.catalogue(_catalogue)
 

@@ -3,6 +3,9 @@
 ember imports this module when it first needs a catalogue and calls the hook below.
 The module imports nothing heavy at top level: the op module is imported inside the
 hook, so listing plugins stays fast.
+
+PyTorch counterpart: none for the entry module (PyTorch has no plugin hooks); the op it
+registers is what torch/library.py's ``custom_op`` makes (see ops.py).
 """
 
 from ember.plugins import hookimpl

@@ -1,5 +1,6 @@
-"""The activation modules, one file per family, mirroring the classes of
-torch/nn/modules/activation.py (v2.13).
+"""The activation modules, one file per family.
+
+PyTorch counterpart: the classes of torch/nn/modules/activation.py (v2.13).
 """
 
 from ember_activation.modules.exponential import CELU, ELU, SELU
