@@ -40,9 +40,10 @@ _ERFC_POLY = (-1.26547628, 0.9992366, 0.38116964, 0.06225314, -0.08482167, 0.091
 _BLOCK = 1 << 15  # elements per block: a few 128 KB scratch arrays stay in L2
 
 
-def _normal_cdf_block(x, out, t, z_squared, positive):
-    """``out = Phi(x)`` for one float32 block (NOTE [ A fast normal CDF for float32 ]);
-    ``t``, ``z_squared`` and ``positive`` are scratch arrays of the block's size."""
+def _normal_cdf_block(x, out, t, half_x_squared, positive):
+    """``out = Phi(x)`` for one float32 block (NOTE [ A fast normal CDF for float32 ]).
+    ``t``, ``half_x_squared`` and ``positive`` are scratch arrays of the block's size;
+    ``half_x_squared`` keeps ``x^2 / 2`` for the caller."""
     f32 = np.float32
     np.abs(x, out=t)
     t *= f32(0.5 * INV_SQRT_2)
@@ -52,9 +53,9 @@ def _normal_cdf_block(x, out, t, z_squared, positive):
     for c in _ERFC_POLY[-2::-1]:  # Horner: P(t)
         out *= t
         out += f32(c)
-    np.multiply(x, x, out=z_squared)
-    z_squared *= f32(0.5)
-    out -= z_squared
+    np.multiply(x, x, out=half_x_squared)
+    half_x_squared *= f32(0.5)  # z^2 = x^2 / 2
+    out -= half_x_squared
     np.exp(out, out=out)
     out *= t
     out *= f32(0.5)  # Phi(-|x|) = erfc(z) / 2
@@ -65,28 +66,58 @@ def _normal_cdf_block(x, out, t, z_squared, positive):
     out += t  # Phi(x) = Phi(-|x|) + [x > 0] (1 - 2 Phi(-|x|)); the selection is arithmetic
 
 
+def _gelu_block(x, out, scratch, grad=None):
+    """GELU of one float32 block into ``out``, or with ``grad`` its backward
+    ``grad * (Phi(x) + x phi(x))``, every step in place on cache-resident blocks."""
+    t, half_x_squared, positive = scratch
+    _normal_cdf_block(x, out, t, half_x_squared, positive)
+    if grad is None:
+        out *= x
+        return
+    np.negative(half_x_squared, out=t)
+    np.exp(t, out=t)
+    t *= x
+    t *= np.float32(INV_SQRT_2PI)  # x phi(x)
+    out += t
+    out *= grad
+
+
+def _blockwise(x, grad=None, cdf_only=False):
+    """Run ``_gelu_block`` (or the CDF alone) over flat blocks of ``x`` (and ``grad``)."""
+    flat = np.ascontiguousarray(x).reshape(-1)
+    flat_grad = None if grad is None else np.ascontiguousarray(grad, dtype=np.float32).reshape(-1)
+    out = np.empty_like(flat)
+    block = min(_BLOCK, flat.size)
+    scratch = (np.empty(block, np.float32), np.empty(block, np.float32), np.empty(block, bool))
+    for start in range(0, flat.size, _BLOCK):
+        stop = min(start + _BLOCK, flat.size)
+        parts = tuple(s[:stop - start] for s in scratch)
+        if cdf_only:
+            _normal_cdf_block(flat[start:stop], out[start:stop], *parts)
+        else:
+            _gelu_block(flat[start:stop], out[start:stop], parts,
+                        None if flat_grad is None else flat_grad[start:stop])
+    return out.reshape(x.shape)
+
+
+def _fast_path(xp, *arrays):
+    return xp is np and all(a.dtype == np.float32 for a in arrays)
+
+
 def _normal_cdf(xp, x):
     """``Phi(x) = (1 + erf(x / sqrt(2))) / 2`` in ``x``'s dtype, a fresh array."""
-    if xp is not np or x.dtype != np.float32:
-        return (0.5 * (1 + _special(xp).erf(x * INV_SQRT_2))).astype(x.dtype, copy=False)
-    flat = np.ascontiguousarray(x).reshape(-1)
-    cdf = np.empty_like(flat)
-    block = min(_BLOCK, flat.size)
-    t, z_squared, positive = np.empty(block, np.float32), np.empty(block, np.float32), np.empty(block, bool)
-    for start in range(0, flat.size, _BLOCK):
-        size = min(_BLOCK, flat.size - start)
-        _normal_cdf_block(flat[start:start + size], cdf[start:start + size], t[:size], z_squared[:size],
-                          positive[:size])
-    return cdf.reshape(x.shape)
+    if _fast_path(xp, x):
+        return _blockwise(x, cdf_only=True)
+    return (0.5 * (1 + _special(xp).erf(x * INV_SQRT_2))).astype(x.dtype, copy=False)
 
 
 def _gelu_kernel(xp, x, *, approximate):
     if approximate == "tanh":
         inner = (x + CUBIC * x * x * x) * SQRT_2_OVER_PI
         return 0.5 * x * (1 + xp.tanh(inner))
-    cdf = _normal_cdf(xp, x)
-    cdf *= x
-    return cdf
+    if _fast_path(xp, x):
+        return _blockwise(x)
+    return (x * _normal_cdf(xp, x)).astype(x.dtype, copy=False)
 
 
 def _gelu_backward_kernel(xp, grad, x, *, approximate):
@@ -94,14 +125,10 @@ def _gelu_backward_kernel(xp, grad, x, *, approximate):
         t = xp.tanh((x + CUBIC * x * x * x) * SQRT_2_OVER_PI)
         inner_slope = SQRT_2_OVER_PI * (1 + 3 * CUBIC * x * x)
         return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * inner_slope)
-    slope = _normal_cdf(xp, x)  # f'(x) = Phi(x) + x phi(x), built in place
-    pdf = xp.multiply(x, x)
-    pdf *= -0.5
-    xp.exp(pdf, out=pdf)
-    pdf *= x
-    pdf *= INV_SQRT_2PI
-    slope += pdf
-    return (grad * slope).astype(grad.dtype, copy=False)
+    if _fast_path(xp, grad, x) and grad.shape == x.shape:
+        return _blockwise(x, grad)
+    pdf = xp.exp(-0.5 * x * x) * INV_SQRT_2PI
+    return (grad * (_normal_cdf(xp, x) + x * pdf)).astype(grad.dtype, copy=False)
 
 
 def _gelu_second_derivative(x, *, approximate):
