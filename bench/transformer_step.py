@@ -1,0 +1,86 @@
+"""One training step of a Transformer encoder (issue 5): 2 post-LN layers, d_model 256,
+4 heads, feed-forward 1024, GELU, dropout 0, batch-first input of 32 sequences of 64
+tokens; loss = mean of the squared outputs, backward, plain SGD update. ember against
+torch with the same weights (torch's state dict loaded into ember) and the same input.
+
+PyTorch counterpart: torch.nn.TransformerEncoder / TransformerEncoderLayer in training
+mode (torch takes its ordinary, non-fused path there, the one ember mirrors).
+
+    python bench/transformer_step.py [THREADS] [--profile]
+
+``--profile`` prints ember's cProfile of a few steps (where the time goes) instead.
+"""
+
+import json
+import sys
+
+D_MODEL, HEADS, FFN, LAYERS = 256, 4, 1024, 2
+BATCH, SEQ = 32, 64
+LR = 1e-3
+
+
+def build(lib):
+    layer = lib.nn.TransformerEncoderLayer(D_MODEL, HEADS, dim_feedforward=FFN, dropout=0.0, activation="gelu",
+                                           batch_first=True)
+    kwargs = {"enable_nested_tensor": False} if lib.__name__ == "torch" else {}
+    return lib.nn.TransformerEncoder(layer, LAYERS, **kwargs)
+
+
+def make_step(lib, model, x_np):
+    params = list(model.parameters())
+    x = lib.tensor(x_np)
+
+    def step():
+        out = model(x)
+        loss = (out * out).mean()
+        loss.backward()
+        with lib.no_grad():
+            for p in params:
+                p.sub_(p.grad, alpha=LR)
+                p.grad = None
+        return loss
+    return step
+
+
+def models(ember, torch):
+    """The torch model with its random weights and the ember model holding a copy."""
+    torch.manual_seed(0)
+    t = build(torch)
+    e = build(ember)
+    e.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    return {"ember": e, "torch": t}
+
+
+def main(threads, profile=False):
+    from common import interleaved, pin_threads
+
+    pin_threads(threads)
+    import numpy as np
+    import torch
+
+    import ember
+
+    torch.set_num_threads(threads)
+    x = np.random.default_rng(0).standard_normal((BATCH, SEQ, D_MODEL)).astype(np.float32)
+    built = models(ember, torch)
+    steps = {"ember": make_step(ember, built["ember"], x), "torch": make_step(torch, built["torch"], x)}
+    for _ in range(2):  # same work on both sides: the losses agree step after step
+        losses = {name: float(step().detach()) for name, step in steps.items()}
+        assert abs(losses["ember"] - losses["torch"]) < 1e-4 * abs(losses["torch"]), losses
+    if profile:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.runcall(lambda: [steps["ember"]() for _ in range(5)])
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+        return
+    medians = interleaved(steps, rounds=10, inner=2)
+    print(json.dumps({"benchmark": "Transformer encoder train step (ms)", "threads": threads,
+                      "ember": medians["ember"] * 1e3, "torch": medians["torch"] * 1e3,
+                      "ratio": medians["ember"] / medians["torch"]}))
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    main(int(args[0]) if args else 1, profile="--profile" in sys.argv)
