@@ -14,7 +14,8 @@ import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).parent
-BENCHMARKS = ["overhead.py", "mlp_step.py", "cnn_step.py", "loss_cross_entropy.py", "optim_step.py", "dataloader.py"]
+BENCHMARKS = ["overhead.py", "mlp_step.py", "cnn_step.py", "loss_cross_entropy.py", "optim_step.py", "dataloader.py",
+              "transformer_step.py"]
 
 
 def run(script, threads):
