@@ -28,12 +28,13 @@ DEFAULTS = {"epochs": 10, "batch_size": 64, "optimizer": "AdamW", "lr": 1e-3, "w
             "momentum": 0.9, "nesterov": False, "scheduler": "none", "warmup_steps": 100, "grad_clip": None}
 
 
-def training_config(model_name, **given):
-    """The options of a run: the model's recipe, overridden by ``given`` (None = not given)."""
+def training_config(model_name, base=None, **given):
+    """The options of a run: ``base`` (a resumed run's options) or the model's recipe,
+    overridden by ``given`` (None = not given)."""
     from ember.zoo import model_info
 
     config = dict(DEFAULTS)
-    config.update(model_info(model_name).recipe)
+    config.update(base if base is not None else model_info(model_name).recipe)
     config.update({key: value for key, value in given.items() if value is not None})
     if config["scheduler"] not in SCHEDULERS:
         raise ValueError(f"unknown scheduler {config['scheduler']!r}; choose from {', '.join(SCHEDULERS)}")
@@ -75,13 +76,15 @@ def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, 
 
     ``options`` are the run's options (``epochs``, ``batch_size``, ``lr``, ``optimizer``,
     ``scheduler``, ...; see ``training_config``). ``resume`` is a checkpoint path to
-    continue from. Writes ``checkpoint.pt`` and ``metrics.json`` into ``out`` after each
-    epoch (NOTE [ Checkpoints and interruption ]).
+    continue from, with its run's options unless ``options`` change them. Writes
+    ``checkpoint.pt`` and ``metrics.json`` into ``out`` after each epoch
+    (NOTE [ Checkpoints and interruption ]).
     """
     import ember
     from ember.zoo import create_model, get_task
 
-    config = training_config(model_name, **options)
+    saved = _load_checkpoint(resume, model_name) if resume is not None else None
+    config = training_config(model_name, base=saved and saved["config"], **options)
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     task = get_task(model_name)
@@ -94,8 +97,8 @@ def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, 
     steps_per_epoch = len(task.loader(train_set, config["batch_size"], train=True, workers=workers, seed=seed))
     scheduler = build_scheduler(config["scheduler"], optimizer, config, config["epochs"] * steps_per_epoch)
     history, start_epoch = [], 0
-    if resume is not None:
-        start_epoch, history = _restore(resume, model_name, model, optimizer, scheduler)
+    if saved is not None:
+        start_epoch, history = _restore(saved, model, optimizer, scheduler)
         log(f"resumed from {resume} after epoch {start_epoch}")
     num_params = sum(p.numel() for p in model.parameters())
     log(f"{model_name}: {num_params:,} parameters; {data}: {len(train_set)} train / {len(val_set)} validation "
@@ -179,12 +182,17 @@ def predict(model_name, weights, input, out_dir=None, top_k=5):
     return task.predict(model, input, meta, out_dir=out_dir, top_k=top_k)
 
 
-def _restore(path, model_name, model, optimizer, scheduler):
+def _load_checkpoint(path, model_name):
     import ember
 
     checkpoint = ember.load(path, map_location="cpu", weights_only=True)
-    if checkpoint.get("model_name") != model_name:
-        raise ValueError(f"{str(path)!r} is a checkpoint of {checkpoint.get('model_name')!r}, not {model_name!r}")
+    if not isinstance(checkpoint, dict) or checkpoint.get("model_name") != model_name:
+        found = checkpoint.get("model_name") if isinstance(checkpoint, dict) else None
+        raise ValueError(f"{str(path)!r} is a checkpoint of {found!r}, not {model_name!r}")
+    return checkpoint
+
+
+def _restore(checkpoint, model, optimizer, scheduler):
     model.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])
     if scheduler is not None and checkpoint.get("scheduler") is not None:

@@ -1,0 +1,151 @@
+"""Tests for ember/zoo/training.py and the zoo commands of the CLI (ember/zoo/commands.py),
+on a tiny in-process model and the embedded digits (fast)."""
+
+import json
+import types
+
+import numpy as np
+import pytest
+
+import ember
+import ember.cli
+from ember.plugins import hookimpl
+from ember.zoo import training
+
+
+def tiny_digits_net(num_classes=10, in_channels=1):
+    return ember.nn.Sequential(ember.nn.Flatten(), ember.nn.Linear(in_channels * 64, 32), ember.nn.ReLU(),
+                               ember.nn.Linear(32, num_classes))
+
+
+RECIPE = {"epochs": 3, "batch_size": 64, "optimizer": "AdamW", "lr": 1e-2, "scheduler": "cosine"}
+
+
+@pytest.fixture(autouse=True)
+def tiny_model():
+    plugin = types.ModuleType("zoo_training_test")
+    plugin.ember_register_models = hookimpl(lambda register: register(
+        tiny_digits_net, name="tiny_digits_net", task="classification", default_dataset="digits",
+        recipe=RECIPE, input_size=(1, 8, 8)))
+    name = ember.plugins.register(plugin)
+    yield
+    ember.plugins.unregister(name=name)
+
+
+def run(tmp_path, name="run", **options):
+    return training.train("tiny_digits_net", "digits", tmp_path / name, progress=False, log=lambda line: None,
+                          **options)
+
+
+def test_training_learns_and_writes_checkpoint_and_metrics(tmp_path):
+    metrics = run(tmp_path)
+    assert [r["epoch"] for r in metrics["epochs"]] == [1, 2, 3]
+    assert metrics["epochs"][-1]["train_loss"] < metrics["epochs"][0]["train_loss"]
+    assert metrics["final"]["accuracy"] > 0.85 and metrics["final"]["samples"] == 359
+    on_disk = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert on_disk["final"] == metrics["final"] and on_disk["config"]["optimizer"] == "AdamW"
+    checkpoint = ember.load(tmp_path / "run" / "checkpoint.pt", weights_only=True)
+    assert checkpoint["epoch"] == 3 and checkpoint["model_name"] == "tiny_digits_net"
+    assert checkpoint["model_overrides"] == {"num_classes": 10, "in_channels": 1}
+    assert checkpoint["data"]["classes"] == [str(d) for d in range(10)]
+
+
+def test_checkpoint_evaluates_to_the_same_metric(tmp_path):
+    metrics = run(tmp_path)
+    again = training.evaluate("tiny_digits_net", tmp_path / "run" / "checkpoint.pt", "digits")
+    assert again["accuracy"] == metrics["final"]["accuracy"]
+    assert again["loss"] == pytest.approx(metrics["final"]["loss"], rel=1e-6)
+
+
+def test_resume_continues_to_the_same_result_as_an_uninterrupted_run(tmp_path, monkeypatch):
+    straight = run(tmp_path, "straight")
+    original = training.train_one_epoch
+
+    def stop_before_the_last_epoch(task, model, optimizer, scheduler, loader, epoch, config, progress=True):
+        if epoch == 2:
+            raise KeyboardInterrupt
+        return original(task, model, optimizer, scheduler, loader, epoch, config, progress)
+
+    monkeypatch.setattr(training, "train_one_epoch", stop_before_the_last_epoch)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, "split")
+    monkeypatch.setattr(training, "train_one_epoch", original)
+    resumed = run(tmp_path, "split", resume=tmp_path / "split" / "checkpoint.pt")
+    assert [r["epoch"] for r in resumed["epochs"]] == [1, 2, 3]
+    assert resumed["final"] == straight["final"]
+    a = ember.load(tmp_path / "straight" / "checkpoint.pt", weights_only=True)["model"]
+    b = ember.load(tmp_path / "split" / "checkpoint.pt", weights_only=True)["model"]
+    for key in a:
+        np.testing.assert_array_equal(a[key].numpy(), b[key].numpy(), err_msg=key)
+
+
+def test_resume_refuses_another_models_checkpoint(tmp_path):
+    ember.save({"model": {}, "model_name": "other", "epoch": 1}, tmp_path / "c.pt")
+    with pytest.raises(ValueError, match="checkpoint of 'other'"):
+        run(tmp_path, resume=tmp_path / "c.pt")
+
+
+def test_options_override_the_recipe_and_are_checked():
+    config = training.training_config("tiny_digits_net", lr=0.5, epochs=None)
+    assert config["lr"] == 0.5 and config["epochs"] == 3 and config["optimizer"] == "AdamW"
+    with pytest.raises(ValueError, match="unknown scheduler 'linear'"):
+        training.training_config("tiny_digits_net", scheduler="linear")
+    params = tiny_digits_net().parameters()
+    sgd = training.build_optimizer("sgd", params, dict(config, momentum=0.9, nesterov=True, weight_decay=0.1))
+    assert type(sgd).__name__ == "SGD" and sgd.param_groups[0]["nesterov"] is True
+    with pytest.raises(ValueError, match="unknown optimizer 'lbfgs2'"):
+        training.build_optimizer("lbfgs2", tiny_digits_net().parameters(), config)
+
+
+def test_cli_train_eval_predict(tmp_path, capsys):
+    out = tmp_path / "cli"
+    assert ember.cli.main(["train", "tiny_digits_net", "--data", "digits", "--epochs", "1", "--out", str(out),
+                           "--no-progress", "--lr", "0.01"]) == 0
+    printed = capsys.readouterr().out
+    assert "epoch 1/1" in printed and "validation accuracy" in printed
+    accuracy = json.loads((out / "metrics.json").read_text())["final"]["accuracy"]
+    assert ember.cli.main(["eval", "tiny_digits_net", "--weights", str(out / "checkpoint.pt"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accuracy"] == accuracy
+    assert ember.cli.main(["predict", "tiny_digits_net", "--weights", str(out / "checkpoint.pt"), "digits:0-2",
+                           "--top-k", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and lines[0].startswith("digits[0] (true: ")
+    assert all(line.count(", ") == 1 for line in lines)  # two classes shown
+
+
+def test_cli_predict_reads_an_image_file(tmp_path, capsys):
+    from PIL import Image
+
+    run(tmp_path)
+    image = ember.data.load_dataset("digits", split="test").data[0, 0]
+    Image.fromarray((image * 255).astype(np.uint8)).resize((32, 32)).save(tmp_path / "digit.png")
+    assert ember.cli.main(["predict", "tiny_digits_net", "--weights", str(tmp_path / "run" / "checkpoint.pt"),
+                           str(tmp_path / "digit.png")]) == 0
+    assert capsys.readouterr().out.startswith("digit.png: ")
+
+
+def test_ctrl_c_keeps_the_last_complete_checkpoint(tmp_path, monkeypatch, capsys):
+    original = training.train_one_epoch
+
+    def interrupted_in_epoch_two(task, model, optimizer, scheduler, loader, epoch, config, progress=True):
+        if epoch == 1:
+            raise KeyboardInterrupt
+        return original(task, model, optimizer, scheduler, loader, epoch, config, progress)
+
+    monkeypatch.setattr(training, "train_one_epoch", interrupted_in_epoch_two)
+    out = tmp_path / "stopped"
+    assert ember.cli.main(["train", "tiny_digits_net", "--out", str(out), "--no-progress"]) == 130
+    assert "the last complete checkpoint is" in capsys.readouterr().err
+    assert ember.load(out / "checkpoint.pt", weights_only=True)["epoch"] == 1
+    monkeypatch.setattr(training, "train_one_epoch", original)
+    assert ember.cli.main(["train", "tiny_digits_net", "--out", str(out), "--no-progress", "--resume"]) == 0
+    assert ember.load(out / "checkpoint.pt", weights_only=True)["epoch"] == 3
+
+
+def test_cli_models_table_and_json(capsys):
+    assert ember.cli.main(["models", "tiny_digits*"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[:3] == ["name", "task", "params"] and table[1].startswith("tiny_digits_net")
+    assert ember.cli.main(["models", "tiny_digits*", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["recipe"] == RECIPE
+    assert ember.cli.main(["models", "no_such*"]) == 1
