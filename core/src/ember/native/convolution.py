@@ -21,8 +21,6 @@ runs as a 2-D one over images of height 1.
 # so double (and higher) backward of a convolution comes for free.
 """
 
-import math
-
 from ember.dispatcher import NONE, Op
 from ember.native.fold import Geometry, col2im_taps
 from ember.native.padding import pad as _pad
@@ -405,8 +403,3 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                            "conv_transpose2d")
 
-
-def fan_in_bound(weight):
-    """``1 / sqrt(fan_in)``: the bound of PyTorch's default bias initialisation."""
-    fan_in = weight.shape[1] * math.prod(weight.shape[2:])
-    return 1 / math.sqrt(fan_in) if fan_in > 0 else 0
