@@ -55,8 +55,11 @@ class DataLoader:
         prefetch_factor (int): batches loaded ahead per worker (2 by default with workers).
         persistent_workers (bool): keep the workers alive between epochs.
 
-    >>> loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
-    >>> for xb, yb in loader: ...
+    >>> import ember
+    >>> from ember.data import DataLoader, TensorDataset
+    >>> loader = DataLoader(TensorDataset(ember.arange(5)), batch_size=2)
+    >>> [batch[0].tolist() for batch in loader]
+    [[0, 1], [2, 3], [4]]
     """
 
     _initialized = False

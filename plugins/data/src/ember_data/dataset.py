@@ -63,8 +63,11 @@ class TensorDataset(Dataset):
 class StackDataset(Dataset):
     """Zips datasets of equal length: samples are tuples (positional) or dicts (keywords).
 
-    >>> StackDataset(images, labels)[0]            # (images[0], labels[0])
-    >>> StackDataset(x=images, y=labels)[0]        # {"x": images[0], "y": labels[0]}
+    >>> from ember.data import StackDataset
+    >>> StackDataset([1, 2], ["a", "b"])[0]
+    (1, 'a')
+    >>> StackDataset(x=[1, 2], y=["a", "b"])[1]
+    {'x': 2, 'y': 'b'}
     """
 
     def __init__(self, *args, **kwargs):

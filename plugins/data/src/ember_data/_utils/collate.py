@@ -13,7 +13,7 @@ Tensor                   tensors stacked on a new first dimension
 NumPy array              stacked, as a tensor (string/object arrays refused)
 NumPy scalar             1-d tensor of its dtype
 float / int / bool       1-d float64 / int64 / bool tensor
-str / bytes              list, unchanged
+str / bytes              the column as it is (a tuple)
 Mapping                  same type, each key collated
 namedtuple               same type, each field collated
 tuple / list / Sequence  list of collated "columns" (all samples equal length)
@@ -32,8 +32,9 @@ _ERROR = ("default_collate: batch must contain tensors, numpy arrays, numbers, d
 def default_collate(batch):
     """Merge a list of samples into a batch (rules in the module docstring).
 
+    >>> from ember.data import default_collate
     >>> default_collate([(0, 'a'), (1, 'b')])
-    [tensor([0, 1]), ['a', 'b']]
+    [tensor([0, 1]), ('a', 'b')]
     """
     import ember
 

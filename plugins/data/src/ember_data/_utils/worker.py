@@ -49,10 +49,12 @@ _worker_info = None  # set once in each worker process; None in the main process
 def get_worker_info():
     """In a worker: its ``WorkerInfo``. In the main process: None.
 
-    An ``IterableDataset`` uses it to give each worker its own share of the stream:
+    An ``IterableDataset`` uses it to give each worker its own share of the stream,
+    e.g. ``range(start + info.id, end, info.num_workers)`` in ``__iter__``.
 
-    >>> info = get_worker_info()
-    >>> keys = range(start, end) if info is None else range(start + info.id, end, info.num_workers)
+    >>> from ember.data import get_worker_info
+    >>> get_worker_info() is None  # in the main process
+    True
     """
     return _worker_info
 
