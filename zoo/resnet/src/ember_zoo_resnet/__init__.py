@@ -44,8 +44,11 @@ CIFAR_MODELS = {
 CIFAR_RECIPE = {"epochs": 10, "batch_size": 64, "optimizer": "SGD", "lr": 0.1, "momentum": 0.9, "nesterov": True,
                 "weight_decay": 5e-4, "scheduler": "onecycle"}
 MEASURED = {
-    # Filled from a run of `ember train resnet8_cifar --data digits` (see zoo/resnet/README.md).
-    "resnet8_cifar": (),
+    # `ember train resnet8_cifar --data digits` (the recipe above, seed 0), 2-core x86-64 box,
+    # OMP_NUM_THREADS=1; checked again by tests/zoo/resnet/test_digits.py. Seeds 1 and 2
+    # (other splits) gave 0.983 and 0.989.
+    "resnet8_cifar": ({"metric": "accuracy", "value": 0.989, "data": "digits test split (359 images, seed 0)",
+                       "cpu_seconds": 6.0, "recipe": "10 epochs, batch 64, SGD Nesterov, one-cycle lr 0.1, wd 5e-4"},),
 }
 
 
