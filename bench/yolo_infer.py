@@ -1,0 +1,165 @@
+"""Detector inference, images per second: ember's ``yolo_nano`` against the same network
+written in torch here, with the same weights, in eval mode without a graph.
+
+PyTorch counterpart: torch.nn.Conv2d/BatchNorm2d/SiLU/Upsample and torch.cat, the same
+layers in the same order as ember_zoo_yolo (backbone.py, neck.py, head.py), with
+ember's parameter names so one state dict loads into both. Timed: forward and box
+decoding on a batch of 32 images of 64x64 (NMS is NumPy on ember's side and has no
+torch counterpart without torchvision, so it is left out of the ratio; ember's full
+``predict`` with NMS is reported alongside).
+
+tests/zoo/yolo/test_bench_twin.py checks that the torch twin gives ember's outputs.
+"""
+
+import json
+import sys
+
+BATCH = 32
+
+
+def torch_twin(num_classes, widths, channels, depth, image_size=64):
+    """The torch module equivalent to ``ember_zoo_yolo.model.YOLO`` with these sizes."""
+    import torch
+    from torch import nn
+
+    class ConvBNAct(nn.Module):
+        def __init__(self, cin, cout, k=3, s=1):
+            super().__init__()
+            self.conv = nn.Conv2d(cin, cout, k, stride=s, padding=k // 2, bias=False)
+            self.bn = nn.BatchNorm2d(cout, eps=1e-3, momentum=0.03)
+            self.act = nn.SiLU()
+
+        def forward(self, x):
+            return self.act(self.bn(self.conv(x)))
+
+    class Bottleneck(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.cv1, self.cv2 = ConvBNAct(c, c), ConvBNAct(c, c)
+
+        def forward(self, x):
+            return x + self.cv2(self.cv1(x))
+
+    class CSPBlock(nn.Module):
+        def __init__(self, cin, cout, n):
+            super().__init__()
+            hidden = cout // 2
+            self.cv1, self.cv2 = ConvBNAct(cin, hidden, 1), ConvBNAct(cin, hidden, 1)
+            self.blocks = nn.Sequential(*[Bottleneck(hidden) for _ in range(n)])
+            self.cv3 = ConvBNAct(2 * hidden, cout, 1)
+
+        def forward(self, x):
+            return self.cv3(torch.cat([self.blocks(self.cv1(x)), self.cv2(x)], 1))
+
+    class Backbone(nn.Module):
+        def __init__(self):
+            super().__init__()
+            stem, c4, c8, c16 = widths
+            self.stem = ConvBNAct(3, stem, 3, 2)
+            self.stage2 = nn.Sequential(ConvBNAct(stem, c4, 3, 2), CSPBlock(c4, c4, depth))
+            self.stage3 = nn.Sequential(ConvBNAct(c4, c8, 3, 2), CSPBlock(c8, c8, depth))
+            self.stage4 = nn.Sequential(ConvBNAct(c8, c16, 3, 2), CSPBlock(c16, c16, depth))
+
+        def forward(self, x):
+            p3 = self.stage3(self.stage2(self.stem(x)))
+            return p3, self.stage4(p3)
+
+    class FPN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.reduce = ConvBNAct(widths[3], channels, 1)
+            self.upsample = nn.Upsample(scale_factor=2, mode="nearest")
+            self.merge = CSPBlock(widths[2] + channels, channels, depth)
+
+        def forward(self, p3, p4):
+            n4 = self.reduce(p4)
+            return self.merge(torch.cat([p3, self.upsample(n4)], 1)), n4
+
+    class HeadLevel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = ConvBNAct(channels, channels, 1)
+            self.cls_conv, self.reg_conv = ConvBNAct(channels, channels), ConvBNAct(channels, channels)
+            self.cls_pred, self.reg_pred = nn.Conv2d(channels, num_classes, 1), nn.Conv2d(channels, 4, 1)
+
+        def forward(self, x):
+            x = self.stem(x)
+            flat = lambda t: t.flatten(2).transpose(1, 2)
+            return flat(self.cls_pred(self.cls_conv(x))), flat(self.reg_pred(self.reg_conv(x)))
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.levels = nn.ModuleList([HeadLevel(), HeadLevel()])
+
+    class YOLO(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone, self.neck, self.head = Backbone(), FPN(), Head()
+            points, strides = [], []
+            for stride in (8, 16):
+                cells = image_size // stride
+                centres = (torch.arange(cells, dtype=torch.float32) + 0.5) * stride
+                ys, xs = torch.meshgrid(centres, centres, indexing="ij")
+                points.append(torch.stack([xs.flatten(), ys.flatten()], 1))
+                strides.append(torch.full((cells * cells, 1), float(stride)))
+            self.points, self.strides = torch.cat(points), torch.cat(strides)
+
+        def forward(self, x):
+            outputs = [level(f) for level, f in zip(self.head.levels, self.neck(*self.backbone(x)))]
+            return torch.cat([o[0] for o in outputs], 1), torch.cat([o[1] for o in outputs], 1)
+
+        def decode(self, raw):
+            distances = torch.nn.functional.softplus(raw) * self.strides
+            return torch.cat([self.points - distances[..., :2], self.points + distances[..., 2:]], -1)
+
+    return YOLO()
+
+
+def load_ember_state(torch_model, ember_model):
+    """Copy ember's state dict (parameters and BatchNorm buffers) into the torch twin."""
+    import torch
+
+    state = {name: torch.from_numpy(value.numpy().copy()) for name, value in ember_model.state_dict().items()}
+    torch_model.load_state_dict(state)
+
+
+def make_inference(lib, model, images):
+    def infer():
+        with lib.no_grad():
+            logits, raw = model(images)
+            return lib.sigmoid(logits), model.decode(raw)
+    return infer
+
+
+def main(threads):
+    from common import interleaved, pin_threads
+
+    pin_threads(threads)
+    import numpy as np
+    import torch
+
+    import ember
+    from ember_zoo_yolo.model import SIZES, yolo_nano
+
+    torch.set_num_threads(threads)
+    ember.manual_seed(0)
+    ours = yolo_nano().eval()
+    widths, channels, depth = SIZES["yolo_nano"]
+    theirs = torch_twin(3, widths, channels, depth).eval()
+    load_ember_state(theirs, ours)
+    images = np.random.default_rng(0).random((BATCH, 3, 64, 64), dtype=np.float32)
+    ember_infer = make_inference(ember, ours, ember.from_numpy(images))
+    torch_infer = make_inference(torch, theirs, torch.from_numpy(images))
+    difference = np.abs(ember_infer()[1].numpy() - torch_infer()[1].numpy()).max()
+    assert difference < 1e-3, difference  # the same network on both sides
+    times = interleaved({"ember": ember_infer, "torch": torch_infer,
+                         "ember_nms": lambda: ours.predict(ember.from_numpy(images))}, rounds=7, inner=2)
+    print(json.dumps({"benchmark": "yolo_nano inference, batch 32x64x64 (img/s)", "threads": threads,
+                      "ember": BATCH / times["ember"], "torch": BATCH / times["torch"],
+                      "ratio": times["ember"] / times["torch"],
+                      "ember with NMS img/s": BATCH / times["ember_nms"]}))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
