@@ -1,4 +1,5 @@
-"""The README's main job: the digits MLP learns (loss falls, held-out accuracy is high)."""
+"""The teaching example examples/train_digits_mlp.py (raw tensors, no nn.Module): the digits
+MLP learns (loss falls, held-out accuracy is high) and its first step matches torch."""
 
 import importlib.util
 import pathlib
