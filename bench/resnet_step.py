@@ -1,0 +1,94 @@
+"""One training step of ResNet-18, CIFAR-style (3x3/1 stem, no max pool; 11.2 M
+parameters), batch 32 of 3x32x32, cross-entropy, SGD with momentum 0.9 and weight decay
+5e-4, in train mode (batch statistics): ember's zoo model against a torch.nn ResNet with
+torchvision's names and the same weights.
+
+PyTorch counterpart: torchvision.models.resnet18 with ``conv1`` 3x3/1 and ``maxpool``
+Identity, trained with torch.optim.SGD. torchvision does not import beside this torch
+build, so the torch side is the test suite's oracle, tests/zoo/resnet/torch_reference.py.
+
+    python bench/resnet_step.py [THREADS] [--profile]   # --profile: where ember's time goes
+"""
+
+import json
+import pathlib
+import sys
+
+BATCH = 32
+CLASSES = 10
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "zoo" / "resnet"))
+
+
+def make_step(lib, model, x_np, y_np):
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+    x, y = lib.tensor(x_np), lib.tensor(y_np)
+    model.train()
+
+    def step():
+        loss = lib.nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+    return step
+
+
+def build_models():
+    import torch
+    from torch_reference import TorchBasicBlock, TorchResNet
+
+    import ember
+
+    torch.manual_seed(0)
+    reference = TorchResNet(TorchBasicBlock, [2, 2, 2, 2], num_classes=CLASSES, stem="small")
+    model = ember.zoo.create_model("resnet18_cifar", num_classes=CLASSES)
+    model.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy()) for k, v in reference.state_dict().items()})
+    return model, reference
+
+
+def profile(step, rounds=5):
+    """ember's time per step by file (kernels, autograd, optimizer ...), from cProfile."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(rounds):
+        step()
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    by_function = sorted(((s[2], f) for f, s in stats.stats.items()), reverse=True)[:15]
+    print(f"ember, {rounds} steps: the 15 functions with the most own time (ms per step)")
+    for own, (filename, line, name) in by_function:
+        print(f"  {own / rounds * 1e3:8.1f}  {name} ({pathlib.Path(filename).name}:{line})")
+
+
+def main(threads, want_profile=False):
+    from common import interleaved, pin_threads
+
+    pin_threads(threads)
+    import numpy as np
+    import torch
+
+    import ember
+
+    torch.set_num_threads(threads)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((BATCH, 3, 32, 32)).astype(np.float32)
+    y = rng.integers(0, CLASSES, BATCH)
+    model, reference = build_models()
+    steps = {"ember": make_step(ember, model, x, y), "torch": make_step(torch, reference, x, y)}
+    for _ in range(2):  # same work on both sides: the losses agree step after step
+        losses = {name: float(step().detach()) for name, step in steps.items()}
+        assert abs(losses["ember"] - losses["torch"]) < 1e-3, losses
+    medians = interleaved(steps, rounds=7, inner=1)
+    print(json.dumps({"benchmark": "ResNet-18 (CIFAR-style, batch 32) train step (ms)", "threads": threads,
+                      "ember": medians["ember"] * 1e3, "torch": medians["torch"] * 1e3,
+                      "ratio": medians["ember"] / medians["torch"]}))
+    if want_profile:
+        profile(steps["ember"])
+
+
+if __name__ == "__main__":
+    arguments = [a for a in sys.argv[1:] if a != "--profile"]
+    main(int(arguments[0]) if arguments else 1, "--profile" in sys.argv)
