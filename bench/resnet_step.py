@@ -57,8 +57,16 @@ def profile(step, rounds=5):
         step()
     profiler.disable()
     stats = pstats.Stats(profiler)
-    by_function = sorted(((s[2], f) for f, s in stats.stats.items()), reverse=True)[:15]
-    print(f"ember, {rounds} steps: the 15 functions with the most own time (ms per step)")
+    total = sum(s[2] for s in stats.stats.values())
+    by_file = {}
+    for (filename, _, _), s in stats.stats.items():
+        key = pathlib.Path(filename).name if filename != "~" else "NumPy C functions called directly"
+        by_file[key] = by_file.get(key, 0.0) + s[2]
+    print(f"ember: {total / rounds * 1e3:.0f} ms per step under the profiler; own time by file (ms per step, share)")
+    for name, own in sorted(by_file.items(), key=lambda item: -item[1])[:10]:
+        print(f"  {own / rounds * 1e3:8.1f}  {own / total:5.1%}  {name}")
+    by_function = sorted(((s[2], f) for f, s in stats.stats.items()), reverse=True)[:12]
+    print("the 12 functions with the most own time (ms per step)")
     for own, (filename, line, name) in by_function:
         print(f"  {own / rounds * 1e3:8.1f}  {name} ({pathlib.Path(filename).name}:{line})")
 
