@@ -149,3 +149,9 @@ def test_cli_models_table_and_json(capsys):
     assert ember.cli.main(["models", "tiny_digits*", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["recipe"] == RECIPE
     assert ember.cli.main(["models", "no_such*"]) == 1
+
+
+def test_the_progress_bar_shows_loss_and_throughput(tmp_path, capsys):
+    training.train("tiny_digits_net", "digits", tmp_path, epochs=1, log=lambda line: None)
+    bar = capsys.readouterr().err
+    assert "epoch 1/1" in bar and "loss=" in bar and "rate=" in bar and "/s" in bar
