@@ -152,6 +152,7 @@ def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config, pr
         steps += 1
         rate = seen / max(time.perf_counter() - started_wall, 1e-9)
         bar.set_postfix(loss=f"{total_loss / seen:.4f}", rate=f"{rate:.0f}/s", refresh=False)
+    bar.refresh()  # the epoch's final loss and rate, even when it was shorter than tqdm's refresh interval
     bar.close()
     seconds = time.perf_counter() - started_wall
     return {"epoch": epoch + 1, "train_loss": total_loss / max(seen, 1), "steps": steps, "samples": seen,
