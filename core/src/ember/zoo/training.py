@@ -135,9 +135,9 @@ def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config, pr
     model.train()
     total_loss, seen, steps = 0.0, 0, 0
     started_wall, started_cpu = time.perf_counter(), time.process_time()
-    bar = tqdm(loader, desc=f"epoch {epoch + 1}/{config['epochs']}", unit="batch", disable=not progress,
-               leave=False, dynamic_ncols=True)
-    for batch in bar:
+    bar = tqdm(total=len(loader), desc=f"epoch {epoch + 1}/{config['epochs']}", unit="batch",
+               disable=not progress, leave=False, dynamic_ncols=True)
+    for batch in loader:
         loss = task.loss(model, batch)
         optimizer.zero_grad()
         loss.backward()
@@ -152,6 +152,7 @@ def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config, pr
         steps += 1
         rate = seen / max(time.perf_counter() - started_wall, 1e-9)
         bar.set_postfix(loss=f"{total_loss / seen:.4f}", rate=f"{rate:.0f}/s", refresh=False)
+        bar.update(1)
     bar.refresh()  # the epoch's final loss and rate, even when it was shorter than tqdm's refresh interval
     bar.close()
     seconds = time.perf_counter() - started_wall
