@@ -155,3 +155,13 @@ def test_the_progress_bar_shows_loss_and_throughput(tmp_path, capsys):
     training.train("tiny_digits_net", "digits", tmp_path, epochs=1, log=lambda line: None)
     bar = capsys.readouterr().err
     assert "epoch 1/1" in bar and "loss=" in bar and "rate=" in bar and "/s" in bar
+
+
+def test_cli_errors_are_one_line_messages(tmp_path, capsys):
+    assert ember.cli.main(["train", "no_such_model", "--out", str(tmp_path)]) == 2
+    assert "ember train: no model named 'no_such_model'" in capsys.readouterr().err
+    assert ember.cli.main(["eval", "tiny_digits_net", "--weights", str(tmp_path / "missing.pt")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ember eval: ") and "missing.pt" in err and "Traceback" not in err
+    assert ember.cli.main(["train", "tiny_digits_net", "--optimizer", "nope", "--out", str(tmp_path)]) == 2
+    assert "unknown optimizer 'nope'" in capsys.readouterr().err

@@ -10,9 +10,24 @@ the model's ``Task`` (ember/zoo/tasks.py). ember/cli.py adds them with ``add_com
     $ ember predict resnet8_cifar --weights runs/digits/checkpoint.pt digits:0-4
 """
 
+import functools
 import json
 import pathlib
 import sys
+
+
+def _reports_errors(command):
+    """Unknown names, missing files and bad options end the command with a one-line
+    message and status 2, not a traceback."""
+    @functools.wraps(command)
+    def run(args):
+        try:
+            return command(args)
+        except (KeyError, FileNotFoundError, ValueError, TypeError) as exc:
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            print(f"ember {args.command}: {message}", file=sys.stderr)
+            return 2
+    return run
 
 
 def cmd_models(args):
@@ -48,6 +63,7 @@ def _measured(measured):
     return f"{first['metric']} {first['value']:.3f} ({first['data']}, {first['cpu_seconds']:.0f} s CPU)"
 
 
+@_reports_errors
 def cmd_train(args):
     import ember
     from ember.zoo import training
@@ -74,6 +90,7 @@ def cmd_train(args):
     return 0
 
 
+@_reports_errors
 def cmd_eval(args):
     import ember
     from ember.zoo import training
@@ -97,6 +114,7 @@ def _checkpoint_data(path):
     return checkpoint.get("data", {}).get("name") if isinstance(checkpoint, dict) else None
 
 
+@_reports_errors
 def cmd_predict(args):
     from ember.zoo import training
 
