@@ -1,0 +1,57 @@
+"""ember-zoo-transformer: an encoder-decoder Transformer and a small GPT for ember's zoo.
+
+PyTorch counterpart: torch/nn/modules/transformer.py (v2.13): both models are built
+from ``ember.nn.Transformer`` and its layers, keeping PyTorch's parameter names under
+``transformer.*``; embeddings, positional encoding, heads, decoding and the tasks are
+this package's own.
+
+ember imports this module when it first needs a catalogue and calls the hook below;
+the model code is imported only when a model is built.
+"""
+
+from ember.plugins import hookimpl
+
+__version__ = "0.1.0"
+
+_VASWANI = "Vaswani et al. Attention Is All You Need. NeurIPS 2017"
+_GPT = "Radford et al. Language Models are Unsupervised Multitask Learners. 2019 (minGPT sizes)"
+
+# What ember measured with each model (see zoo/transformer/README.md; filled from runs of
+# the acceptance tests in tests/zoo/transformer/).
+MEASURED = {
+    "transformer_seq2seq_tiny": (),
+    "gpt_nano": (),
+}
+
+
+def _lazy(module_name, function_name):
+    """A builder that imports its module on first call (the hook stays import-light)."""
+    def build(**overrides):
+        import importlib
+
+        return getattr(importlib.import_module(module_name), function_name)(**overrides)
+    build.__name__ = build.__qualname__ = function_name
+    build.__module__ = module_name
+    return build
+
+
+@hookimpl
+def ember_register_models(register):
+    from ember_zoo_transformer.recipes import RECIPES
+    from ember_zoo_transformer.tasks import LanguageModelTask, Seq2SeqTask
+
+    seq2seq, language_model = Seq2SeqTask(), LanguageModelTask()
+    for name, params, description in (
+            ("transformer_seq2seq_tiny", 169_674, "post-LN encoder-decoder, d 64, 4 heads, 2+2 layers, ff 128"),
+            ("transformer_seq2seq_small", None, "post-LN encoder-decoder, d 128, 4 heads, 3+3 layers, ff 512")):
+        register(_lazy("ember_zoo_transformer.seq2seq", name), name=name, task=seq2seq, family="transformer",
+                 description=description, input_size=(8,), num_params=params, default_dataset="reverse",
+                 paper=_VASWANI, torch_counterpart="torch.nn.Transformer (as transformer.*, batch_first=True)",
+                 recipe=dict(RECIPES["seq2seq"]), measured=MEASURED.get(name, ()))
+    for name, description in (("gpt_nano", "pre-LN decoder-only, 3 layers, 3 heads, d 48"),
+                              ("gpt_micro", "pre-LN decoder-only, 4 layers, 4 heads, d 128")):
+        register(_lazy("ember_zoo_transformer.gpt", name), name=name, task=language_model, family="gpt",
+                 description=description, default_dataset="pydoc-text", paper=_GPT,
+                 torch_counterpart="torch.nn.TransformerEncoder of pre-LN GELU layers with a causal mask "
+                                   "(as transformer.*)",
+                 recipe=dict(RECIPES["language-model"]), measured=MEASURED.get(name, ()))
