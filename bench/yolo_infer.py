@@ -1,7 +1,7 @@
 """Detector inference, images per second: ember's ``yolo_nano`` against the same network
 written in torch here, with the same weights, in eval mode without a graph.
 
-PyTorch counterpart: torch.nn.Conv2d/BatchNorm2d/SiLU/Upsample and torch.cat, the same
+PyTorch counterpart: torch.nn.Conv2d/BatchNorm2d/SiLU/MaxPool2d/Upsample and torch.cat, the same
 layers in the same order as ember_zoo_yolo (backbone.py, neck.py, head.py), with
 ember's parameter names so one state dict loads into both. Timed: forward and box
 decoding on a batch of 32 images of 64x64 (NMS is NumPy on ember's side and has no
@@ -51,6 +51,18 @@ def torch_twin(num_classes, widths, channels, depth, image_size=64):
         def forward(self, x):
             return self.cv3(torch.cat([self.blocks(self.cv1(x)), self.cv2(x)], 1))
 
+    class SPPF(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.cv1, self.cv2 = ConvBNAct(c, c // 2, 1), ConvBNAct(4 * (c // 2), c, 1)
+            self.pool = nn.MaxPool2d(5, stride=1, padding=2)
+
+        def forward(self, x):
+            x = self.cv1(x)
+            y1 = self.pool(x)
+            y2 = self.pool(y1)
+            return self.cv2(torch.cat([x, y1, y2, self.pool(y2)], 1))
+
     class Backbone(nn.Module):
         def __init__(self):
             super().__init__()
@@ -58,7 +70,7 @@ def torch_twin(num_classes, widths, channels, depth, image_size=64):
             self.stem = ConvBNAct(3, stem, 3, 2)
             self.stage2 = nn.Sequential(ConvBNAct(stem, c4, 3, 2), CSPBlock(c4, c4, depth))
             self.stage3 = nn.Sequential(ConvBNAct(c4, c8, 3, 2), CSPBlock(c8, c8, depth))
-            self.stage4 = nn.Sequential(ConvBNAct(c8, c16, 3, 2), CSPBlock(c16, c16, depth))
+            self.stage4 = nn.Sequential(ConvBNAct(c8, c16, 3, 2), CSPBlock(c16, c16, depth), SPPF(c16))
 
         def forward(self, x):
             p3 = self.stage3(self.stage2(self.stem(x)))

@@ -2,7 +2,7 @@
 mAP@0.5:0.95 >= 0.60 within 5 minutes of CPU; the checkpoint evaluates to the same mAP
 after reloading; ``ember predict`` draws the boxes on a PNG.
 
-One training run serves every check (it is the slow part: about 70 s of CPU with one
+One training run serves every check (it is the slow part: about 85 s of CPU with one
 BLAS thread; the recipe is the one registered for yolo_nano).
 """
 

@@ -1,8 +1,9 @@
-"""The building blocks of the detector: Conv-BN-SiLU, the residual bottleneck, the CSP-lite block.
+"""The building blocks of the detector: Conv-BN-SiLU, the residual bottleneck, the CSP-lite block, SPPF.
 
 PyTorch counterpart: none in PyTorch; torchvision/ops/misc.py's Conv2dNormActivation
 (v0.28) is the nearest (conv, norm, activation in one Sequential-like unit). The CSP
-idea is from CSPNet (Wang et al., 2019); the code is ember's own.
+idea is from CSPNet (Wang et al., 2019), spatial pyramid pooling from SPPNet (He et al.,
+2014); the code is ember's own.
 """
 
 import ember
@@ -56,3 +57,25 @@ class CSPBlock(nn.Module):
 
     def forward(self, x):
         return self.cv3(ember.cat([self.blocks(self.cv1(x)), self.cv2(x)], dim=1))
+
+
+class SPPF(nn.Module):
+    """Spatial pyramid pooling, fast form: three chained 5x5 stride-1 max pools, concatenated.
+
+    Chaining gives receptive fields of 5, 9 and 13 cells for the cost of three small
+    pools; on the coarsest map this lets every cell see (nearly) the whole image.
+    ``cv1`` halves the channels first, ``cv2`` fuses the four maps back to ``channels``.
+    """
+
+    def __init__(self, channels, kernel_size=5):
+        super().__init__()
+        hidden = channels // 2
+        self.cv1 = ConvBNAct(channels, hidden, 1)
+        self.pool = nn.MaxPool2d(kernel_size, stride=1, padding=kernel_size // 2)
+        self.cv2 = ConvBNAct(4 * hidden, channels, 1)
+
+    def forward(self, x):
+        x = self.cv1(x)
+        y1 = self.pool(x)
+        y2 = self.pool(y1)
+        return self.cv2(ember.cat([x, y1, y2, self.pool(y2)], dim=1))
