@@ -37,43 +37,62 @@ APPROXIMATIONS = ("none", "tanh")
 # Float64, and other array libraries, keep the exact erf.
 _ERFC_POLY = (-1.26547628, 0.9992366, 0.38116964, 0.06225314, -0.08482167, 0.09136179, -0.91595914,
               1.33130066, -0.75915388, 0.16008931)
-_BLOCK = 1 << 15  # elements per block: a few 128 KB scratch arrays stay in L2
+_BLOCK = 1 << 16  # elements per block: the few 256 KB arrays of a block stay in L2
 
 
-def _normal_cdf_block(x, out, t, half_x_squared, positive):
-    """``out = Phi(x)`` for one float32 block (NOTE [ A fast normal CDF for float32 ]).
-    ``t``, ``half_x_squared`` and ``positive`` are scratch arrays of the block's size;
+def _lower_tail_block(x, out, abs_x, t, half_x_squared):
+    """``out = Phi(-|x|)`` for one float32 block (NOTE [ A fast normal CDF for float32 ]).
+    The other arrays are scratch of the block's size; ``abs_x`` keeps ``|x|`` and
     ``half_x_squared`` keeps ``x^2 / 2`` for the caller."""
     f32 = np.float32
-    np.abs(x, out=t)
-    t *= f32(0.5 * INV_SQRT_2)
+    # |x| with +inf capped to the largest float: then +inf * Phi(-inf) is 0, not NaN, so
+    # gelu(+inf) = +inf (the limit) while gelu(-inf) stays NaN as in PyTorch.
+    np.minimum(x, f32(np.finfo(np.float32).max), out=abs_x)
+    np.abs(abs_x, out=abs_x)
+    np.multiply(abs_x, f32(0.5 * INV_SQRT_2), out=t)
     t += f32(1)
-    np.divide(f32(1), t, out=t)  # t = 1 / (1 + z/2)
-    out.fill(f32(_ERFC_POLY[-1]))
-    for c in _ERFC_POLY[-2::-1]:  # Horner: P(t)
+    np.divide(f32(1), t, out=t)  # t = 1 / (1 + z/2), z = |x| / sqrt(2)
+    np.multiply(t, f32(_ERFC_POLY[-1]), out=out)
+    out += f32(_ERFC_POLY[-2])
+    for c in _ERFC_POLY[-3::-1]:  # Horner: P(t)
         out *= t
         out += f32(c)
+    out += f32(-math.log(2.0))  # the 1/2 of Phi(-|x|) = erfc(z) / 2, inside the exp
     np.multiply(x, x, out=half_x_squared)
     half_x_squared *= f32(0.5)  # z^2 = x^2 / 2
     out -= half_x_squared
     np.exp(out, out=out)
     out *= t
-    out *= f32(0.5)  # Phi(-|x|) = erfc(z) / 2
+
+
+def _cdf_from_tail(x, out, t, positive):
+    """``out``: Phi(-|x|) -> Phi(x) = Phi(-|x|) + [x > 0] (1 - 2 Phi(-|x|)), selected
+    arithmetically (the negative side keeps Phi(-|x|) exactly)."""
     np.greater(x, 0, out=positive)
-    np.multiply(out, f32(-2), out=t)
-    t += f32(1)
+    np.multiply(out, np.float32(-2), out=t)
+    t += np.float32(1)
     t *= positive
-    out += t  # Phi(x) = Phi(-|x|) + [x > 0] (1 - 2 Phi(-|x|)); the selection is arithmetic
+    out += t
+
+
+def _normal_cdf_block(x, out, scratch):
+    abs_x, t, half_x_squared, positive = scratch
+    _lower_tail_block(x, out, abs_x, t, half_x_squared)
+    _cdf_from_tail(x, out, t, positive)
 
 
 def _gelu_block(x, out, scratch, grad=None):
     """GELU of one float32 block into ``out``, or with ``grad`` its backward
     ``grad * (Phi(x) + x phi(x))``, every step in place on cache-resident blocks."""
-    t, half_x_squared, positive = scratch
-    _normal_cdf_block(x, out, t, half_x_squared, positive)
+    abs_x, t, half_x_squared, positive = scratch
+    _lower_tail_block(x, out, abs_x, t, half_x_squared)
     if grad is None:
-        out *= x
+        # x Phi(x) = max(x, 0) - |x| Phi(-|x|): both signs in three passes
+        out *= abs_x
+        np.maximum(x, np.float32(0), out=t)
+        np.subtract(t, out, out=out)
         return
+    _cdf_from_tail(x, out, t, positive)
     np.negative(half_x_squared, out=t)
     np.exp(t, out=t)
     t *= x
@@ -88,12 +107,13 @@ def _blockwise(x, grad=None, cdf_only=False):
     flat_grad = None if grad is None else np.ascontiguousarray(grad, dtype=np.float32).reshape(-1)
     out = np.empty_like(flat)
     block = min(_BLOCK, flat.size)
-    scratch = (np.empty(block, np.float32), np.empty(block, np.float32), np.empty(block, bool))
+    scratch = (np.empty(block, np.float32), np.empty(block, np.float32), np.empty(block, np.float32),
+               np.empty(block, bool))
     for start in range(0, flat.size, _BLOCK):
         stop = min(start + _BLOCK, flat.size)
         parts = tuple(s[:stop - start] for s in scratch)
         if cdf_only:
-            _normal_cdf_block(flat[start:stop], out[start:stop], *parts)
+            _normal_cdf_block(flat[start:stop], out[start:stop], parts)
         else:
             _gelu_block(flat[start:stop], out[start:stop], parts,
                         None if flat_grad is None else flat_grad[start:stop])
