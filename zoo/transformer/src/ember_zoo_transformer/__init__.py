@@ -19,8 +19,16 @@ _GPT = "Radford et al. Language Models are Unsupervised Multitask Learners. 2019
 # What ember measured with each model (see zoo/transformer/README.md; filled from runs of
 # the acceptance tests in tests/zoo/transformer/).
 MEASURED = {
-    "transformer_seq2seq_tiny": (),
-    "gpt_nano": (),
+    "transformer_seq2seq_tiny": (
+        {"metric": "sequence_accuracy", "value": 1.0, "data": "reverse, length 8, val split (1,000)",
+         "cpu_seconds": 83.0, "recipe": "norm_first=True; AdamW 4e-3, batch 128, warm-up 100 + cosine, 1,500 steps"},
+    ),
+    "gpt_nano": (
+        {"metric": "accuracy", "value": 1.0, "data": "sort, length 6, 3 symbols, val split (1,000), prompted",
+         "cpu_seconds": 17.0, "recipe": "AdamW 5e-3 (0.9, 0.95), wd 0.1, batch 64, warm-up 20 + cosine, 500 steps"},
+        {"metric": "loss", "value": 2.12, "data": "pydoc-text test windows (unigram baseline 3.24 nats/char)",
+         "cpu_seconds": 23.0, "recipe": "block 64, AdamW 5e-3, batch 32, 300 steps"},
+    ),
 }
 
 
