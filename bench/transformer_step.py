@@ -9,6 +9,18 @@ mode (torch takes its ordinary, non-fused path there, the one ember mirrors).
     python bench/transformer_step.py [THREADS] [--profile]
 
 ``--profile`` prints ember's cProfile of a few steps (where the time goes) instead.
+
+# NOTE [ Where the Transformer step's time goes ]
+# Measured on the shared 2-core box, 1 thread, quiet moment: ember 266 ms, torch 195 ms
+# (1.36x; 2 threads: 201 vs 139 ms, 1.45x, since NumPy's elementwise ops use one core).
+# Matrix products: ember 164 ms (of which 15 ms the attention products) against torch's
+# 130 ms of mm/addmm plus 15 ms of flash attention; the raw OpenBLAS and MKL products of
+# these shapes take the same time, the difference is bias adds and layout copies around
+# them. Exact GELU: 46 ms against 10 ms (four passes of a 2048x1024 float32 array through
+# a 30-ufunc erfc approximation, NOTE [ A fast normal CDF for float32 ] in ember-activation;
+# it was 266 ms with scipy.special.erf, when the ratio was 1.65x). The rest (layer norms,
+# softmax, the packed q/k/v projection's unbind backward, dispatch) is about 55 ms against
+# torch's 40 ms.
 """
 
 import json
