@@ -38,7 +38,7 @@ class Op:
         backward: ``formula(ctx, *grads)`` returning one gradient per input (or None).
         promote: one of NONE, DEFAULT, INT_TO_FLOAT, COMPARE.
         save: which tensors backward reads: ``"inputs"``, ``"outputs"``, ``"both"`` or None.
-        num_outputs: how many tensors the kernel returns.
+        num_outputs: how many tensors the kernel returns (None: as many as it returns).
         view: the output is a view of the first input (shares storage and version).
         inplace_of: set on ``add_``-style ops by ``inplace_variant``.
     """
@@ -330,7 +330,7 @@ def _record(op, inputs, outputs, attrs):
             next_functions.append(_NO_EDGE)
             meta.append(None)
             needs.append(False)
-    node = OpNode(op, tuple(next_functions), attrs, tuple(meta), tuple(needs))
+    node = OpNode(op, tuple(next_functions), attrs, tuple(meta), tuple(needs), len(outputs))
     save = op.save
     if save is not None:
         saved_outputs = ()

@@ -231,21 +231,18 @@ class OpNode(Node):
     the outputs.
     """
 
-    __slots__ = ("op", "attrs", "input_meta", "needs_input_grad", "_saved")
+    __slots__ = ("op", "attrs", "input_meta", "needs_input_grad", "num_outputs", "_saved")
 
-    def __init__(self, op, next_functions, attrs, input_meta, needs_input_grad):
+    def __init__(self, op, next_functions, attrs, input_meta, needs_input_grad, num_outputs=1):
         self.next_functions = next_functions
         self._seq = next(_sequence)
+        self.num_outputs = num_outputs  # as the kernel returned: unbind's varies per call
         self.op = op
         self.attrs = attrs
         self.input_meta = input_meta
         self.needs_input_grad = needs_input_grad  # one bool per input
         self._saved = None
 
-
-    @property
-    def num_outputs(self):
-        return self.op.num_outputs
 
     def name(self):
         return self.op.backward_name

@@ -549,10 +549,34 @@ def select(input, dim, index):
     return SELECT(input, dim=dim, index=index % size if size else index)
 
 
+def _unbind_kernel(xp, a, dim):
+    lead = (slice(None),) * dim
+    return tuple(a[lead + (i,)] for i in range(a.shape[dim]))
+
+
+def _unbind_backward(ctx, *grads):
+    # One stack of the pieces' gradients (a missing one counts as zeros), not one
+    # zero-filled input-sized buffer per piece as n SelectBackwards would make.
+    dim = ctx.attrs["dim"]
+    shape, np_dtype = ctx.input_meta[0]
+    piece_shape = shape[:dim] + shape[dim + 1:]
+    present = next(g for g in grads if g is not None)
+    from ember.native.factory import zeros
+
+    filled = [g if g is not None else zeros(piece_shape, dtype=present.dtype, device=present.device)
+              for g in grads]
+    return (stack(filled, dim),)
+
+
+UNBIND = Op("aten::unbind", _unbind_kernel, _unbind_backward, view=True, num_outputs=None)
+
+
 def unbind(input, dim=0):
     """All slices along ``dim``, as a tuple of views."""
     dim = _wrap_dim(dim, input.ndim)
-    return tuple(select(input, dim, i) for i in range(input.shape[dim]))
+    if input.shape[dim] == 0:
+        return ()
+    return UNBIND(input, dim=dim)
 
 
 # --- ops that make new memory ---------------------------------------------------
