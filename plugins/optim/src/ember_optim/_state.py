@@ -1,7 +1,9 @@
-"""Helpers the optimizers share to create per-parameter state.
+"""Helpers the optimizers share to create per-parameter state and to read a group's
+hyper-parameters.
 
 PyTorch counterpart: ``_get_scalar_dtype`` and the ``state["step"] = torch.tensor(0.0)``
-lines of each optimizer's ``_init_group`` in torch/optim/*.py (v2.13).
+lines of each optimizer's ``_init_group``, and the ``lr=group["lr"], ...`` arguments of
+each ``step``, in torch/optim/*.py (v2.13).
 """
 
 import ember
@@ -15,3 +17,15 @@ def new_step():
 def value(step):
     """A step counter (tensor or number) as a Python float."""
     return step.item() if isinstance(step, ember.Tensor) else float(step)
+
+
+def options(group, *names):
+    """The keyword arguments ``names`` of a functional update, read from ``group``; the
+    group's ``"betas"`` is handed on as ``beta1`` and ``beta2``."""
+    kwargs = {}
+    for name in names:
+        if name == "betas":
+            kwargs["beta1"], kwargs["beta2"] = group["betas"]
+        else:
+            kwargs[name] = group[name]
+    return kwargs

@@ -5,7 +5,7 @@ PyTorch counterpart: torch/optim/adadelta.py (v2.13), the single-tensor path.
 
 import ember
 from ember_optim._checks import check_eps, check_lr, check_non_negative
-from ember_optim._state import new_step
+from ember_optim._state import new_step, options
 from ember_optim.optimizer import Optimizer, optimizer_step
 
 __all__ = ["Adadelta", "adadelta"]
@@ -49,27 +49,19 @@ class Adadelta(Optimizer):
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
         super().__init__(params, defaults)
 
+    def _init_state(self, group, param, state):
+        state["step"] = new_step()
+        state["square_avg"] = ember.zeros_like(param)
+        state["acc_delta"] = ember.zeros_like(param)
+
     @optimizer_step
     def step(self, closure=None):
         """Do one update; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._evaluate(closure)
         for group in self.param_groups:
-            params, grads, square_avgs, acc_deltas, steps = [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["square_avg"] = ember.zeros_like(p)
-                    state["acc_delta"] = ember.zeros_like(p)
-                params.append(p)
-                grads.append(p.grad)
-                square_avgs.append(state["square_avg"])
-                acc_deltas.append(state["acc_delta"])
-                steps.append(state["step"])
-            adadelta(params, grads, square_avgs, acc_deltas, steps, lr=group["lr"], rho=group["rho"],
-                     eps=group["eps"], weight_decay=group["weight_decay"], maximize=group["maximize"])
+            params, grads, square_avgs, acc_deltas, steps = self._gather(group, "square_avg", "acc_delta", "step")
+            adadelta(params, grads, square_avgs, acc_deltas, steps,
+                     **options(group, "lr", "rho", "eps", "weight_decay", "maximize"))
         return loss
 
 

@@ -6,7 +6,7 @@ ember has no sparse gradients.
 
 import ember
 from ember_optim._checks import check_eps, check_lr, check_non_negative
-from ember_optim._state import new_step, value
+from ember_optim._state import new_step, options, value
 from ember_optim.optimizer import Optimizer, optimizer_step
 
 __all__ = ["Adagrad", "adagrad"]
@@ -63,17 +63,9 @@ class Adagrad(Optimizer):
         """Do one update; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._evaluate(closure)
         for group in self.param_groups:
-            params, grads, state_sums, steps = [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                params.append(p)
-                grads.append(p.grad)
-                state_sums.append(state["sum"])
-                steps.append(state["step"])
-            adagrad(params, grads, state_sums, steps, lr=group["lr"], weight_decay=group["weight_decay"],
-                    lr_decay=group["lr_decay"], eps=group["eps"], maximize=group["maximize"])
+            params, grads, state_sums, steps = self._gather(group, "sum", "step")
+            adagrad(params, grads, state_sums, steps,
+                    **options(group, "lr", "weight_decay", "lr_decay", "eps", "maximize"))
         return loss
 
 

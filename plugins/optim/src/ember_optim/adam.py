@@ -6,7 +6,7 @@ out tensor learning rates and betas, and the foreach/fused/capturable variants.
 
 import ember
 from ember_optim._checks import check_betas, check_eps, check_lr, check_non_negative
-from ember_optim._state import new_step, value
+from ember_optim._state import new_step, options, value
 from ember_optim.optimizer import Optimizer, optimizer_step
 
 __all__ = ["Adam", "adam"]
@@ -56,36 +56,24 @@ class Adam(Optimizer):
                         maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
-    def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = new_step()
-                state["exp_avg"] = ember.zeros_like(p)
-                state["exp_avg_sq"] = ember.zeros_like(p)
-                if group["amsgrad"]:
-                    state["max_exp_avg_sq"] = ember.zeros_like(p)
-            params.append(p)
-            grads.append(p.grad)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            if group["amsgrad"]:
-                max_exp_avg_sqs.append(state["max_exp_avg_sq"])
-            steps.append(state["step"])
+    def _init_state(self, group, param, state):
+        state["step"] = new_step()
+        state["exp_avg"] = ember.zeros_like(param)
+        state["exp_avg_sq"] = ember.zeros_like(param)
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = ember.zeros_like(param)
 
     @optimizer_step
     def step(self, closure=None):
         """Do one update; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._evaluate(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = [], [], [], [], [], []
-            self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps)
-            beta1, beta2 = group["betas"]
-            adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, amsgrad=group["amsgrad"],
-                 beta1=beta1, beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
-                 maximize=group["maximize"], decoupled_weight_decay=group["decoupled_weight_decay"])
+            max_exp_avg_sq = "max_exp_avg_sq" if group["amsgrad"] else None
+            params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = self._gather(
+                group, "exp_avg", "exp_avg_sq", max_exp_avg_sq, "step")
+            adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
+                 **options(group, "betas", "amsgrad", "lr", "weight_decay", "eps", "maximize",
+                           "decoupled_weight_decay"))
         return loss
 
 

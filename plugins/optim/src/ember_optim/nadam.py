@@ -5,7 +5,7 @@ PyTorch counterpart: torch/optim/nadam.py (v2.13), the single-tensor path.
 
 import ember
 from ember_optim._checks import check_betas, check_eps, check_lr, check_non_negative
-from ember_optim._state import new_step, value
+from ember_optim._state import new_step, options, value
 from ember_optim.optimizer import Optimizer, optimizer_step
 
 __all__ = ["NAdam", "nadam"]
@@ -59,32 +59,22 @@ class NAdam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)
         super().__init__(params, defaults)
 
+    def _init_state(self, group, param, state):
+        state["step"] = new_step()
+        state["mu_product"] = ember.tensor(1.0, dtype=ember.float32)
+        state["exp_avg"] = ember.zeros_like(param)
+        state["exp_avg_sq"] = ember.zeros_like(param)
+
     @optimizer_step
     def step(self, closure=None):
         """Do one update; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._evaluate(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_avg_sqs, mu_products, steps = [], [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["mu_product"] = ember.tensor(1.0, dtype=ember.float32)
-                    state["exp_avg"] = ember.zeros_like(p)
-                    state["exp_avg_sq"] = ember.zeros_like(p)
-                params.append(p)
-                grads.append(p.grad)
-                exp_avgs.append(state["exp_avg"])
-                exp_avg_sqs.append(state["exp_avg_sq"])
-                mu_products.append(state["mu_product"])
-                steps.append(state["step"])
-            beta1, beta2 = group["betas"]
-            nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, steps, beta1=beta1, beta2=beta2,
-                  lr=group["lr"], weight_decay=group["weight_decay"], momentum_decay=group["momentum_decay"],
-                  eps=group["eps"], decoupled_weight_decay=group["decoupled_weight_decay"],
-                  maximize=group["maximize"])
+            params, grads, exp_avgs, exp_avg_sqs, mu_products, steps = self._gather(
+                group, "exp_avg", "exp_avg_sq", "mu_product", "step")
+            nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, steps,
+                  **options(group, "betas", "lr", "weight_decay", "momentum_decay", "eps", "decoupled_weight_decay",
+                            "maximize"))
         return loss
 
 

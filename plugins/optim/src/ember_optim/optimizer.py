@@ -13,9 +13,11 @@ An optimizer owns two things:
   algorithm keeps between steps (``momentum_buffer``, ``exp_avg``, ``step``, ...).
 
 Subclasses implement ``step`` (wrapped by :func:`optimizer_step`: the step hooks run
-around it and the update runs under ``no_grad``) by gathering, per
-group, the parameters that have a gradient and their state, and handing them to a
-plain function in the same file (``ember_optim.sgd.sgd``) that does the arithmetic.
+around it and the update runs under ``no_grad``) by gathering, per group, the
+parameters that have a gradient and their state (:meth:`Optimizer._gather`, which
+creates missing state through the subclass's ``_init_state``), and handing them with
+the group's hyper-parameters (:func:`ember_optim._state.options`) to a plain function
+in the same file (``ember_optim.sgd.sgd``) that does the arithmetic.
 
 # NOTE [ Optimizer state dicts ]
 # ``state_dict()`` replaces every parameter by an integer: parameters are numbered
@@ -194,6 +196,32 @@ class Optimizer:
     def step(self, closure=None):
         """Update the parameters once; subclasses implement it."""
         raise NotImplementedError
+
+    def _gather(self, group, *keys):
+        """``(params, grads, *lists)``: the parameters of ``group`` that have a gradient,
+        their gradients and, for each name in ``keys``, the list of that state entry (an
+        empty list for a ``None`` name: a buffer whose option is off). A parameter with
+        empty state gets it from :meth:`_init_state` first. Without ``keys`` the state is
+        left alone (SGD without momentum keeps none)."""
+        params, grads = [], []
+        lists = [[] for _ in keys]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            if keys:
+                state = self.state[p]
+                if len(state) == 0:
+                    self._init_state(group, p, state)
+                for key, entries in zip(keys, lists):
+                    if key is not None:
+                        entries.append(state[key])
+            params.append(p)
+            grads.append(p.grad)
+        return (params, grads, *lists)
+
+    def _init_state(self, group, param, state):
+        """Fill ``state``, the empty state of ``param``, before its first update
+        (optimizers that keep buffers override it)."""
 
     @staticmethod
     def _evaluate(closure):

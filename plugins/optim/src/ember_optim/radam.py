@@ -5,7 +5,7 @@ PyTorch counterpart: torch/optim/radam.py (v2.13), the single-tensor path.
 
 import ember
 from ember_optim._checks import check_betas, check_eps, check_lr, check_non_negative
-from ember_optim._state import new_step, value
+from ember_optim._state import new_step, options, value
 from ember_optim.optimizer import Optimizer, optimizer_step
 
 __all__ = ["RAdam", "radam"]
@@ -60,29 +60,19 @@ class RAdam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
+    def _init_state(self, group, param, state):
+        state["step"] = new_step()
+        state["exp_avg"] = ember.zeros_like(param)
+        state["exp_avg_sq"] = ember.zeros_like(param)
+
     @optimizer_step
     def step(self, closure=None):
         """Do one update; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._evaluate(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_avg_sqs, steps = [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["exp_avg"] = ember.zeros_like(p)
-                    state["exp_avg_sq"] = ember.zeros_like(p)
-                params.append(p)
-                grads.append(p.grad)
-                exp_avgs.append(state["exp_avg"])
-                exp_avg_sqs.append(state["exp_avg_sq"])
-                steps.append(state["step"])
-            beta1, beta2 = group["betas"]
-            radam(params, grads, exp_avgs, exp_avg_sqs, steps, beta1=beta1, beta2=beta2, lr=group["lr"],
-                  weight_decay=group["weight_decay"], eps=group["eps"],
-                  decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])
+            params, grads, exp_avgs, exp_avg_sqs, steps = self._gather(group, "exp_avg", "exp_avg_sq", "step")
+            radam(params, grads, exp_avgs, exp_avg_sqs, steps,
+                  **options(group, "betas", "lr", "weight_decay", "eps", "decoupled_weight_decay", "maximize"))
         return loss
 
 

@@ -5,7 +5,7 @@ PyTorch counterpart: torch/optim/rmsprop.py (v2.13), the single-tensor path.
 
 import ember
 from ember_optim._checks import check_eps, check_lr, check_non_negative
-from ember_optim._state import new_step
+from ember_optim._state import new_step, options
 from ember_optim.optimizer import Optimizer, optimizer_step
 
 __all__ = ["RMSprop", "rmsprop"]
@@ -60,34 +60,25 @@ class RMSprop(Optimizer):
                         weight_decay=weight_decay, maximize=maximize)
         super().__init__(params, defaults)
 
+    def _init_state(self, group, param, state):
+        state["step"] = new_step()
+        state["square_avg"] = ember.zeros_like(param)
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = ember.zeros_like(param)
+        if group["centered"]:
+            state["grad_avg"] = ember.zeros_like(param)
+
     @optimizer_step
     def step(self, closure=None):
         """Do one update; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._evaluate(closure)
         for group in self.param_groups:
-            params, grads, square_avgs, grad_avgs, momentum_buffers, steps = [], [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = new_step()
-                    state["square_avg"] = ember.zeros_like(p)
-                    if group["momentum"] > 0:
-                        state["momentum_buffer"] = ember.zeros_like(p)
-                    if group["centered"]:
-                        state["grad_avg"] = ember.zeros_like(p)
-                params.append(p)
-                grads.append(p.grad)
-                square_avgs.append(state["square_avg"])
-                steps.append(state["step"])
-                if group["momentum"] > 0:
-                    momentum_buffers.append(state["momentum_buffer"])
-                if group["centered"]:
-                    grad_avgs.append(state["grad_avg"])
-            rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, steps, lr=group["lr"],
-                    alpha=group["alpha"], eps=group["eps"], weight_decay=group["weight_decay"],
-                    momentum=group["momentum"], centered=group["centered"], maximize=group["maximize"])
+            momentum_buffer = "momentum_buffer" if group["momentum"] > 0 else None
+            grad_avg = "grad_avg" if group["centered"] else None
+            params, grads, square_avgs, steps, momentum_buffers, grad_avgs = self._gather(
+                group, "square_avg", "step", momentum_buffer, grad_avg)
+            rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, steps,
+                    **options(group, "lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize"))
         return loss
 
 

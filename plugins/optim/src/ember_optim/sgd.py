@@ -5,6 +5,7 @@ foreach/fused variants and no sparse gradients.
 """
 
 from ember_optim._checks import check_lr, check_non_negative
+from ember_optim._state import options
 from ember_optim.optimizer import Optimizer, optimizer_step
 
 __all__ = ["SGD", "sgd"]
@@ -64,17 +65,12 @@ class SGD(Optimizer):
         """Do one update; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._evaluate(closure)
         for group in self.param_groups:
-            params, grads, momentum_buffers = [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                if group["momentum"] != 0:
-                    momentum_buffers.append(self.state[p].get("momentum_buffer"))
-            sgd(params, grads, momentum_buffers, lr=group["lr"], momentum=group["momentum"],
-                dampening=group["dampening"], weight_decay=group["weight_decay"], nesterov=group["nesterov"],
-                maximize=group["maximize"])
+            params, grads = self._gather(group)
+            momentum_buffers = []
+            if group["momentum"] != 0:
+                momentum_buffers = [self.state[p].get("momentum_buffer") for p in params]
+            sgd(params, grads, momentum_buffers,
+                **options(group, "lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize"))
             if group["momentum"] != 0:
                 # sgd() created the buffers of the first step: keep them in the state.
                 for p, buffer in zip(params, momentum_buffers):
