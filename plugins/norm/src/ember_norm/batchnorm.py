@@ -14,7 +14,8 @@ variants and SyncBatchNorm.
 """
 
 import ember
-from ember.nn import Module, Parameter
+from ember.nn import Module
+from ember_norm._affine import register_affine, reset_affine
 from ember_norm.functional import batch_norm
 
 
@@ -32,15 +33,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(ember.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ember.empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, affine, num_features, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", ember.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ember.ones(num_features, device=device, dtype=dtype))
@@ -59,11 +52,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            with ember.no_grad():
-                self.weight.fill_(1)
-                if self.bias is not None:
-                    self.bias.zero_()
+        reset_affine(self, self.affine)
 
     def _check_input_dim(self, input):
         raise NotImplementedError

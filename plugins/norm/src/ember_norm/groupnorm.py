@@ -3,8 +3,8 @@
 PyTorch counterpart: torch/nn/modules/normalization.py, class ``GroupNorm`` (v2.13).
 """
 
-import ember
-from ember.nn import Module, Parameter
+from ember.nn import Module
+from ember_norm._affine import register_affine, reset_affine
 from ember_norm.functional import group_norm
 
 
@@ -32,23 +32,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(ember.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ember.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, affine, num_channels, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            with ember.no_grad():
-                self.weight.fill_(1)
-                if self.bias is not None:
-                    self.bias.zero_()
+        reset_affine(self, self.affine)
 
     def forward(self, input):
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

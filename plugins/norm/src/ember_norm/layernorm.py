@@ -3,8 +3,8 @@
 PyTorch counterpart: torch/nn/modules/normalization.py, class ``LayerNorm`` (v2.13).
 """
 
-import ember
-from ember.nn import Module, Parameter
+from ember.nn import Module
+from ember_norm._affine import register_affine, reset_affine
 from ember_norm.functional import layer_norm
 
 
@@ -34,23 +34,11 @@ class LayerNorm(Module):
         self.normalized_shape = normalized_shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ember.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ember.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, elementwise_affine, self.normalized_shape, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            with ember.no_grad():
-                self.weight.fill_(1)
-                if self.bias is not None:
-                    self.bias.zero_()
+        reset_affine(self, self.elementwise_affine)
 
     def forward(self, input):
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
