@@ -17,6 +17,7 @@ FIRST_PARTY = frozenset((
     "default_convert", "get_worker_info", "WorkerInfo", "DatasetFolder", "ImageFolder", "read_idx",
     "load_dataset", "list_datasets", "transforms", "datasets",
 ))
+_PROVIDED_BY = dict.fromkeys(FIRST_PARTY, DISTRIBUTION)
 
 
 # Registered modules that also exist here as forwarding submodules, so that
@@ -34,29 +35,9 @@ def __getattr__(name):
 
 def _lookup(name):
     """The object registered as ``name`` in the "data" catalogue; AttributeError otherwise."""
-    from ember.plugins import registry
+    from ember.plugins.lookup import lookup
 
-    if name.startswith("_"):  # dunder probes (copy, pickle, inspect) never load plugins
-        raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
-    entry = registry.catalogue("data").get(name)
-    if entry is not None:
-        return entry.obj
-    raise AttributeError(_missing_message(registry, name))
-
-
-def _missing_message(registry, name):
-    message = f"module '{__name__}' has no attribute '{name}'"
-    if name not in FIRST_PARTY:
-        return message
-    problems = [info for info in registry.infos.values()
-                if info.distribution == DISTRIBUTION and info.status != "ok"]
-    if problems:
-        info = problems[0]
-        detail = f": {info.error}" if info.error else ""
-        return (f"{message}: '{name}' is provided by the plugin {info.name!r} (distribution {DISTRIBUTION}), "
-                f"which is {info.status}{detail}")
-    return (f"{message}: '{name}' is provided by the distribution {DISTRIBUTION}, which is not installed. "
-            f"Install it with: pip install {DISTRIBUTION}")
+    return lookup("data", name, __name__, _PROVIDED_BY)
 
 
 def __dir__():

@@ -9,6 +9,7 @@ register optimizers, schedulers and weight-averaging helpers through
 """
 
 from ember.optim._provided_by import PROVIDED_BY
+from ember.plugins import lookup as _catalogue
 from ember.plugins import registry
 
 
@@ -19,26 +20,8 @@ def kind_of(entry):
 def lookup(kind, name, namespace):
     """The object of ``kind`` registered as ``name``; AttributeError (naming the
     distribution to install, for a first-party name) otherwise."""
-    if name.startswith("_"):  # dunder probes (copy, pickle, inspect) never load plugins
-        raise AttributeError(f"module '{namespace}' has no attribute '{name}'")
-    entry = registry.catalogue("optimizers").get(name)
-    if entry is not None and kind_of(entry) == kind:
-        return entry.obj
-    raise AttributeError(_missing_message(kind, name, namespace))
-
-
-def _missing_message(kind, name, namespace):
-    message = f"module '{namespace}' has no attribute '{name}'"
-    distribution = PROVIDED_BY[kind].get(name)
-    if distribution is None:
-        return message
-    for info in registry.infos.values():
-        if info.distribution == distribution and info.status != "ok":
-            detail = f": {info.error}" if info.error else ""
-            return (f"{message}: '{name}' is provided by the plugin {info.name!r} (distribution {distribution}), "
-                    f"which is {info.status}{detail}")
-    return (f"{message}: '{name}' is provided by the distribution {distribution}, which is not installed. "
-            f"Install it with: pip install {distribution}")
+    return _catalogue.lookup("optimizers", name, namespace, PROVIDED_BY[kind],
+                             accept=lambda entry: kind_of(entry) == kind)
 
 
 def names(kind):
