@@ -8,8 +8,9 @@ a hand-written SGD update, the same calls on both sides so the comparison is of 
 frameworks' kernels and autograd costs.
 """
 
-import json
 import sys
+
+from common import assert_losses_agree, interleaved, libraries, momentum_sgd, report_ms
 
 BATCH = 32
 # (out_channels, in_channels, stride, padding) of each 3x3 convolution.
@@ -31,11 +32,7 @@ def make_step(lib, weights, x_np, y_np):
         logits = F.linear(h, params[-2], params[-1])
         loss = -logits.log_softmax(1).gather(1, y.unsqueeze(1)).mean()
         loss.backward()
-        with lib.no_grad():
-            for p, v in zip(params, velocities):
-                v.mul_(0.9).add_(p.grad)
-                p.sub_(v, alpha=0.01)
-                p.grad = None
+        momentum_sgd(lib, params, velocities)
         return loss
     return step
 
@@ -54,27 +51,14 @@ def initial_weights(rng, np):
 
 
 def main(threads):
-    from common import interleaved, pin_threads
-
-    pin_threads(threads)
-    import numpy as np
-    import torch
-
-    import ember
-
-    torch.set_num_threads(threads)
+    np, torch, ember = libraries(threads)
     rng = np.random.default_rng(0)
     weights = initial_weights(rng, np)
     x = rng.standard_normal((BATCH, 3, 32, 32)).astype(np.float32)
     y = rng.integers(0, CLASSES, BATCH)
     steps = {"ember": make_step(ember, weights, x, y), "torch": make_step(torch, weights, x, y)}
-    for _ in range(2):  # same work on both sides: the losses agree step after step
-        losses = {name: float(step().detach()) for name, step in steps.items()}
-        assert abs(losses["ember"] - losses["torch"]) < 1e-4, losses
-    medians = interleaved(steps, rounds=15, inner=2)
-    print(json.dumps({"benchmark": "CNN (CIFAR-style) train step (ms)", "threads": threads,
-                      "ember": medians["ember"] * 1e3, "torch": medians["torch"] * 1e3,
-                      "ratio": medians["ember"] / medians["torch"]}))
+    assert_losses_agree(steps, 1e-4)
+    report_ms("CNN (CIFAR-style) train step (ms)", threads, interleaved(steps, rounds=15, inner=2))
 
 
 if __name__ == "__main__":

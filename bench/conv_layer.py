@@ -24,15 +24,9 @@ def make_steps(lib, x_np, w_np, b_np):
 
 
 def main(threads):
-    from common import interleaved, pin_threads
+    from common import interleaved, libraries
 
-    pin_threads(threads)
-    import numpy as np
-    import torch
-
-    import ember
-
-    torch.set_num_threads(threads)
+    np, torch, ember = libraries(threads)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((32, 32, 32, 32)).astype(np.float32)
     w = (rng.standard_normal((64, 32, 3, 3)) / np.sqrt(32 * 9)).astype(np.float32)

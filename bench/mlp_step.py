@@ -8,8 +8,7 @@ layers as ``h @ W.t() + b``, and as ``nn.functional.linear(h, W, b)`` (one fused
 in ember, ``addmm`` in torch). ``--device cuda`` runs both sides on the GPU.
 """
 
-import json
-
+from common import assert_losses_agree, interleaved, libraries, momentum_sgd, report_ms
 from overhead import _wait, parse_args
 
 SIZES = (784, 512, 512, 10)
@@ -36,26 +35,14 @@ def make_step(lib, weights, x_np, y_np, layer=_matmul_layer, device="cpu"):
         logits = layer(lib, h, params[-2], params[-1])
         loss = -logits.log_softmax(1).gather(1, y.unsqueeze(1)).mean()
         loss.backward()
-        with lib.no_grad():
-            for p, v in zip(params, velocities):
-                v.mul_(0.9).add_(p.grad)
-                p.sub_(v, alpha=0.01)
-                p.grad = None
+        momentum_sgd(lib, params, velocities)
         _wait(lib, device)
         return loss
     return step
 
 
 def main(threads, device="cpu"):
-    from common import interleaved, pin_threads
-
-    pin_threads(threads)
-    import numpy as np
-    import torch
-
-    import ember
-
-    torch.set_num_threads(threads)
+    np, torch, ember = libraries(threads)
     rng = np.random.default_rng(0)
     weights = []
     for fan_in, fan_out in zip(SIZES, SIZES[1:]):
@@ -69,12 +56,9 @@ def main(threads, device="cpu"):
     for title, layer in variants:
         steps = {"ember": make_step(ember, weights, x, y, layer, device),
                  "torch": make_step(torch, weights, x, y, layer, device)}
-        losses = {name: float(step()) for name, step in steps.items()}
-        assert abs(losses["ember"] - losses["torch"]) < 1e-4, losses  # same work on both sides
-        medians = interleaved(steps, rounds=15, inner=3)
-        print(json.dumps({"benchmark": title, "threads": threads, **({"device": device} if device != "cpu" else {}),
-                          "ember": medians["ember"] * 1e3, "torch": medians["torch"] * 1e3,
-                          "ratio": medians["ember"] / medians["torch"]}))
+        assert_losses_agree(steps, 1e-4, rounds=1)
+        report_ms(title, threads, interleaved(steps, rounds=15, inner=3),
+                  **({"device": device} if device != "cpu" else {}))
 
 
 if __name__ == "__main__":

@@ -6,8 +6,7 @@ single-tensor loop (foreach/fused kernels are for CUDA), the path ember mirrors.
 One line per optimizer.
 """
 
-import json
-
+from common import interleaved, libraries, report_ms
 from overhead import parse_args
 
 SHAPES = [(512, 784), (512,), (512, 512), (512,), (10, 512), (10,)]
@@ -25,23 +24,12 @@ def make_step(lib, name, kwargs, values):
 
 
 def main(threads):
-    from common import interleaved, pin_threads
-
-    pin_threads(threads)
-    import numpy as np
-    import torch
-
-    import ember
-
-    torch.set_num_threads(threads)
+    np, torch, ember = libraries(threads)
     rng = np.random.default_rng(0)
     values = [rng.standard_normal(shape).astype(np.float32) for shape in SHAPES]
     for name, kwargs in OPTIMIZERS:
         steps = {"ember": make_step(ember, name, kwargs, values), "torch": make_step(torch, name, kwargs, values)}
-        medians = interleaved(steps, rounds=15, inner=5)
-        print(json.dumps({"benchmark": f"{name} step, MLP parameters (ms)", "threads": threads,
-                          "ember": medians["ember"] * 1e3, "torch": medians["torch"] * 1e3,
-                          "ratio": medians["ember"] / medians["torch"]}))
+        report_ms(f"{name} step, MLP parameters (ms)", threads, interleaved(steps, rounds=15, inner=5))
 
 
 if __name__ == "__main__":

@@ -13,23 +13,24 @@ import json
 STEPS = 500
 
 
+def _chain(lib, device):
+    """The timed ops: ``STEPS`` multiply-adds on an 8-element tensor that requires grad."""
+    y = lib.ones(8, requires_grad=True, device=device)
+    for _ in range(STEPS):
+        y = y * 1.0001 + 0.001
+    return y
+
+
 def workload(lib, device="cpu"):
     def run():
-        x = lib.ones(8, requires_grad=True, device=device)
-        y = x
-        for _ in range(STEPS):
-            y = y * 1.0001 + 0.001
-        y.sum().backward()
+        _chain(lib, device).sum().backward()
         _wait(lib, device)
     return run
 
 
 def forward_only(lib, device="cpu"):
     def run():
-        x = lib.ones(8, requires_grad=True, device=device)
-        y = x
-        for _ in range(STEPS):
-            y = y * 1.0001 + 0.001
+        y = _chain(lib, device)
         _wait(lib, device)
         return y
     return run

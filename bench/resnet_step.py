@@ -10,9 +10,10 @@ build, so the torch side is the test suite's oracle, tests/zoo/resnet/torch_refe
     python bench/resnet_step.py [THREADS] [--profile]   # --profile: where ember's time goes
 """
 
-import json
 import pathlib
 import sys
+
+from common import assert_losses_agree, interleaved, libraries, report_ms
 
 BATCH = 32
 CLASSES = 10
@@ -72,27 +73,14 @@ def profile(step, rounds=5):
 
 
 def main(threads, want_profile=False):
-    from common import interleaved, pin_threads
-
-    pin_threads(threads)
-    import numpy as np
-    import torch
-
-    import ember
-
-    torch.set_num_threads(threads)
+    np, torch, ember = libraries(threads)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((BATCH, 3, 32, 32)).astype(np.float32)
     y = rng.integers(0, CLASSES, BATCH)
     model, reference = build_models()
     steps = {"ember": make_step(ember, model, x, y), "torch": make_step(torch, reference, x, y)}
-    for _ in range(2):  # same work on both sides: the losses agree step after step
-        losses = {name: float(step().detach()) for name, step in steps.items()}
-        assert abs(losses["ember"] - losses["torch"]) < 1e-3, losses
-    medians = interleaved(steps, rounds=7, inner=1)
-    print(json.dumps({"benchmark": "ResNet-18 (CIFAR-style, batch 32) train step (ms)", "threads": threads,
-                      "ember": medians["ember"] * 1e3, "torch": medians["torch"] * 1e3,
-                      "ratio": medians["ember"] / medians["torch"]}))
+    assert_losses_agree(steps, 1e-3)
+    report_ms("ResNet-18 (CIFAR-style, batch 32) train step (ms)", threads, interleaved(steps, rounds=7, inner=1))
     if want_profile:
         profile(steps["ember"])
 

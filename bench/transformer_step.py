@@ -23,8 +23,9 @@ mode (torch takes its ordinary, non-fused path there, the one ember mirrors).
 # torch's 40 ms.
 """
 
-import json
 import sys
+
+from common import assert_losses_agree, interleaved, libraries, report_ms
 
 D_MODEL, HEADS, FFN, LAYERS = 256, 4, 1024, 2
 BATCH, SEQ = 32, 64
@@ -64,21 +65,11 @@ def models(ember, torch):
 
 
 def main(threads, profile=False):
-    from common import interleaved, pin_threads
-
-    pin_threads(threads)
-    import numpy as np
-    import torch
-
-    import ember
-
-    torch.set_num_threads(threads)
+    np, torch, ember = libraries(threads)
     x = np.random.default_rng(0).standard_normal((BATCH, SEQ, D_MODEL)).astype(np.float32)
     built = models(ember, torch)
     steps = {"ember": make_step(ember, built["ember"], x), "torch": make_step(torch, built["torch"], x)}
-    for _ in range(2):  # same work on both sides: the losses agree step after step
-        losses = {name: float(step().detach()) for name, step in steps.items()}
-        assert abs(losses["ember"] - losses["torch"]) < 1e-4 * abs(losses["torch"]), losses
+    assert_losses_agree(steps, 1e-4, relative=True)
     if profile:
         import cProfile
         import pstats
@@ -87,10 +78,7 @@ def main(threads, profile=False):
         profiler.runcall(lambda: [steps["ember"]() for _ in range(5)])
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
         return
-    medians = interleaved(steps, rounds=10, inner=2)
-    print(json.dumps({"benchmark": "Transformer encoder train step (ms)", "threads": threads,
-                      "ember": medians["ember"] * 1e3, "torch": medians["torch"] * 1e3,
-                      "ratio": medians["ember"] / medians["torch"]}))
+    report_ms("Transformer encoder train step (ms)", threads, interleaved(steps, rounds=10, inner=2))
 
 
 if __name__ == "__main__":

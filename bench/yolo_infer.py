@@ -145,16 +145,11 @@ def make_inference(lib, model, images):
 
 
 def main(threads):
-    from common import interleaved, pin_threads
+    from common import interleaved, libraries
 
-    pin_threads(threads)
-    import numpy as np
-    import torch
-
-    import ember
+    np, torch, ember = libraries(threads)
     from ember_zoo_yolo.model import SIZES, yolo_nano
 
-    torch.set_num_threads(threads)
     ember.manual_seed(0)
     ours = yolo_nano().eval()
     widths, channels, depth = SIZES["yolo_nano"]
