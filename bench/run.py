@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).parent
-BENCHMARKS = ["overhead.py", "mlp_step.py", "cnn_step.py", "loss_cross_entropy.py", "optim_step.py", "dataloader.py",
+BENCHMARKS = ["overhead.py", "mlp_step.py", "cnn_step.py", "cnn_memory.py", "loss_cross_entropy.py", "optim_step.py", "dataloader.py",
               "transformer_step.py", "yolo_infer.py", "resnet_step.py"]
 
 
