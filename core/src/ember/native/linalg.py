@@ -143,15 +143,20 @@ def mm(input, mat2):
 
 def bmm(input, mat2):
     """Batched product of (b, n, m) and (b, m, p) tensors (no broadcasting)."""
-    if input.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    if mat2.ndim != 3:
-        raise RuntimeError("batch2 must be a 3D tensor")
-    if mat2.shape[:2] != (input.shape[0], input.shape[2]):
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
-                           f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
-    _check_dtypes(input, mat2)
+    _check_bmm(input, mat2)
     return BMM(input, mat2)
+
+
+def _check_bmm(batch1, batch2):
+    """The shape and dtype checks of ``bmm`` and ``baddbmm``, with PyTorch's messages."""
+    if batch1.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if batch2.shape[:2] != (batch1.shape[0], batch1.shape[2]):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch1.shape[0]}, "
+                           f"{batch1.shape[2]}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
+    _check_dtypes(batch1, batch2)
 
 
 def mv(input, vec):
@@ -226,14 +231,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``, one fused op."""
-    if batch1.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    if batch2.ndim != 3:
-        raise RuntimeError("batch2 must be a 3D tensor")
-    if batch2.shape[:2] != (batch1.shape[0], batch1.shape[2]):
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch1.shape[0]}, "
-                           f"{batch1.shape[2]}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
-    _check_dtypes(batch1, batch2)
+    _check_bmm(batch1, batch2)
     _check_bias(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]), "batch2", batch2)
     return BADDBMM(input, batch1, batch2, beta=beta, alpha=alpha)
 
