@@ -14,8 +14,18 @@ import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).parent
-BENCHMARKS = ["overhead.py", "mlp_step.py", "cnn_step.py", "cnn_memory.py", "loss_cross_entropy.py", "optim_step.py", "dataloader.py",
-              "transformer_step.py", "yolo_infer.py", "resnet_step.py"]
+BENCHMARKS = [
+    "overhead.py",
+    "mlp_step.py",
+    "cnn_step.py",
+    "cnn_memory.py",
+    "loss_cross_entropy.py",
+    "optim_step.py",
+    "dataloader.py",
+    "transformer_step.py",
+    "yolo_infer.py",
+    "resnet_step.py",
+]
 
 
 def run(script, threads):
