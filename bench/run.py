@@ -17,6 +17,7 @@ HERE = pathlib.Path(__file__).parent
 BENCHMARKS = [
     "overhead.py",
     "mlp_step.py",
+    "conv_layer.py",
     "cnn_step.py",
     "cnn_memory.py",
     "loss_cross_entropy.py",
