@@ -53,32 +53,45 @@ def _to_tensor(image):
     return to_tensor(image)
 
 
-class Shapes(Dataset):
+class _ShapeImages(Dataset):
+    """What both datasets share: ``num_samples`` images of ``size`` x ``size``, each drawn
+    from its own generator seeded by ``(seed, split, index)``."""
+
+    classes = CLASSES
+
+    def __init__(self, split, seed, size, num_samples, transform, train_samples, other_samples):
+        _rng(seed, split, 0)  # validates split
+        self.split, self.seed, self.size = split, seed, size
+        self.num_samples = num_samples if num_samples is not None else (
+            train_samples if split == "train" else other_samples)
+        self.transform = transform
+
+    def __len__(self):
+        return self.num_samples
+
+    def _start(self, index):
+        """``(rng, canvas)`` for ``index``: its generator and its noise background."""
+        if not 0 <= index < self.num_samples:
+            raise IndexError(f"index {index} is out of range for a dataset of {self.num_samples} samples")
+        rng = _rng(self.seed, self.split, index)
+        return rng, _canvas(rng, self.size)
+
+
+class Shapes(_ShapeImages):
     """One shape per ``size`` x ``size`` RGB image: ``(image, label)``, label in 0..2.
 
     Without ``transform`` the image is a float32 tensor (3, size, size) in [0, 1];
     with one, ``transform`` receives the PIL image.
     """
 
-    classes = CLASSES
-
     def __init__(self, split="train", seed=0, size=32, num_samples=None, transform=None):
-        _rng(seed, split, 0)  # validates split
-        self.split, self.seed, self.size = split, seed, size
-        self.num_samples = num_samples if num_samples is not None else (4000 if split == "train" else 1000)
-        self.transform = transform
-
-    def __len__(self):
-        return self.num_samples
+        super().__init__(split, seed, size, num_samples, transform, train_samples=4000, other_samples=1000)
 
     def draw(self, index):
         """``(PIL image, label)`` for ``index``."""
         from PIL import ImageDraw
 
-        if not 0 <= index < self.num_samples:
-            raise IndexError(f"index {index} is out of range for a dataset of {self.num_samples} samples")
-        rng = _rng(self.seed, self.split, index)
-        image = _canvas(rng, self.size)
+        rng, image = self._start(index)
         label = int(rng.integers(0, len(CLASSES)))
         side = int(rng.integers(self.size * 3 // 10, self.size * 8 // 10 + 1))
         x0, y0 = (int(v) for v in rng.integers(0, self.size - side + 1, size=2))
@@ -90,7 +103,7 @@ class Shapes(Dataset):
         return (self.transform(image) if self.transform is not None else _to_tensor(image)), label
 
 
-class ShapesDetect(Dataset):
+class ShapesDetect(_ShapeImages):
     """1 to ``max_objects`` non-overlapping shapes per image, for detection.
 
     ``(image, target)`` with ``target = {"boxes": float32 (k, 4) xyxy, "labels": int64 (k,)}``.
@@ -98,27 +111,16 @@ class ShapesDetect(Dataset):
     (images stacked, targets kept as a list).
     """
 
-    classes = CLASSES
-
     def __init__(self, split="train", seed=0, size=64, num_samples=None, max_objects=4, min_side=8,
                  max_side=22, transform=None):
-        _rng(seed, split, 0)
-        self.split, self.seed, self.size = split, seed, size
-        self.num_samples = num_samples if num_samples is not None else (2000 if split == "train" else 500)
+        super().__init__(split, seed, size, num_samples, transform, train_samples=2000, other_samples=500)
         self.max_objects, self.min_side, self.max_side = max_objects, min_side, max_side
-        self.transform = transform
-
-    def __len__(self):
-        return self.num_samples
 
     def draw(self, index):
         """``(PIL image, boxes (k, 4) float32, labels (k,) int64)`` for ``index``."""
         from PIL import Image, ImageDraw
 
-        if not 0 <= index < self.num_samples:
-            raise IndexError(f"index {index} is out of range for a dataset of {self.num_samples} samples")
-        rng = _rng(self.seed, self.split, index)
-        image = _canvas(rng, self.size)
+        rng, image = self._start(index)
         draw = ImageDraw.Draw(image)
         boxes, labels = [], []
         for _ in range(int(rng.integers(1, self.max_objects + 1))):
