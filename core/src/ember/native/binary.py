@@ -496,7 +496,8 @@ arctan2 = atan2
 
 
 def _elementwise(ufunc):
-    @quiet
+    """The kernel ``xp.<ufunc>(a, b)``, NumPy's errors re-raised as PyTorch's (comparison.py
+    uses it too; maximum and friends wrap it in ``quiet``)."""
     def kernel(xp, a, b):
         try:
             return getattr(xp, ufunc)(a, b)
@@ -542,10 +543,10 @@ def _pick_grad(ctx, grad, picks_a):
     return (where(first, grad, 0.0) if need_a else None), (where(first, 0.0, grad) if need_b else None)
 
 
-MAXIMUM = Op("aten::maximum", _elementwise("maximum"), _maximum_backward, promote=DEFAULT, save="inputs")
-MINIMUM = Op("aten::minimum", _elementwise("minimum"), _minimum_backward, promote=DEFAULT, save="inputs")
-FMAX = Op("aten::fmax", _elementwise("fmax"), _fmax_backward, promote=DEFAULT, save="inputs")
-FMIN = Op("aten::fmin", _elementwise("fmin"), _fmin_backward, promote=DEFAULT, save="inputs")
+MAXIMUM = Op("aten::maximum", quiet(_elementwise("maximum")), _maximum_backward, promote=DEFAULT, save="inputs")
+MINIMUM = Op("aten::minimum", quiet(_elementwise("minimum")), _minimum_backward, promote=DEFAULT, save="inputs")
+FMAX = Op("aten::fmax", quiet(_elementwise("fmax")), _fmax_backward, promote=DEFAULT, save="inputs")
+FMIN = Op("aten::fmin", quiet(_elementwise("fmin")), _fmin_backward, promote=DEFAULT, save="inputs")
 
 
 def maximum(input, other):

@@ -15,7 +15,7 @@ floating point.
 """
 
 from ember.dispatcher import COMPARE, DEFAULT, NONE, Op
-from ember.native.binary import _reraise, require_tensors
+from ember.native.binary import _elementwise, _reraise, require_tensors
 from ember.native.unary import not_implemented_for
 
 
@@ -24,15 +24,6 @@ def _require_tensor_input(name, input, other):
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"({type(input).__name__}, {type(other).__name__}), but expected (Tensor input, "
                         "Tensor other) or (Tensor input, Number other)")
-
-
-def _elementwise(ufunc):
-    def kernel(xp, a, b):
-        try:
-            return getattr(xp, ufunc)(a, b)
-        except ValueError as error:
-            _reraise(error, a, b)
-    return kernel
 
 
 # --- eq, ne, lt, le, gt, ge -----------------------------------------------------
