@@ -2,51 +2,15 @@
 module-level ``__getattr__`` of ember/nn/__init__.py and ember/nn/functional.py, and the
 core's ``ember_register_modules`` in ember/native/builtin_plugin.py)."""
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
-import types
 from importlib import import_module
 
 import pytest
+from plugin_helpers import make_plugin, run_ember
 
 import ember
 from ember.native.builtin_plugin import CORE_MODULES
 from ember.nn._provided_by import PROVIDED_BY
-from ember.plugins import PluginError, hookimpl, registry
-
-
-def make_plugin(name, **hooks):
-    plugin = types.ModuleType(name)
-    for hook_name, fn in hooks.items():
-        setattr(plugin, hook_name, hookimpl(fn))
-    return plugin
-
-
-@pytest.fixture
-def use_plugin():
-    names = []
-
-    def use(plugin):
-        names.append(ember.plugins.register(plugin))
-        return plugin
-
-    yield use
-    for name in reversed(names):
-        ember.plugins.unregister(name=name)
-
-
-def run_ember(code, **env):
-    """Run ``code`` in a fresh interpreter with the given EMBER_* variables; its stdout as JSON."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("EMBER_")}
-    full_env.update(env)
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                            env=full_env, timeout=60)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
+from ember.plugins import PluginError, registry
 
 # --- the core's own classes ---------------------------------------------------------------
 

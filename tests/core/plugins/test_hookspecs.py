@@ -4,40 +4,18 @@ drift guards: every hook documented with its exact signature, every hook tested.
 import inspect
 import pathlib
 import re
-import types
 
 import pluggy
 import pytest
+from plugin_helpers import make_plugin
 
 import ember
 from ember.device import Backend
-from ember.plugins import hookimpl, hookspecs, registry
+from ember.plugins import hookspecs, registry
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 HOOKS = sorted(name for name, fn in vars(hookspecs).items()
                if name.startswith("ember_") and callable(fn))
-
-
-def make_plugin(name, **hooks):
-    """A module-like plugin whose hook functions are ``hooks``."""
-    plugin = types.ModuleType(name)
-    for hook_name, fn in hooks.items():
-        setattr(plugin, hook_name, hookimpl(fn))
-    return plugin
-
-
-@pytest.fixture
-def use_plugin():
-    """Register plugins for one test; unregister them afterwards."""
-    names = []
-
-    def use(plugin):
-        names.append(ember.plugins.register(plugin))
-        return plugin
-
-    yield use
-    for name in reversed(names):
-        ember.plugins.unregister(name=name)
 
 
 # --- drift guards -------------------------------------------------------------------

@@ -6,14 +6,14 @@ Installed-plugin behaviour is tested in fresh processes that see fake distributi
 """
 
 import sys
-import types
 
 import pytest
 from fake_dists import make_distribution, plugins_json, run_python
+from plugin_helpers import make_plugin
 
 import ember
 from ember.library import custom_op
-from ember.plugins import PluginError, hookimpl, registry
+from ember.plugins import PluginError, registry
 
 GOOD = """
     from ember.plugins import hookimpl
@@ -65,13 +65,6 @@ def site(tmp_path_factory):
     make_distribution(root, "ember-secondcpu", modules={"ember_secondcpu": SECOND_CPU},
                       entry_points={"secondcpu": "ember_secondcpu"})
     return root
-
-
-def make_plugin(name, **hooks):
-    plugin = types.ModuleType(name)
-    for hook_name, fn in hooks.items():
-        setattr(plugin, hook_name, hookimpl(fn))
-    return plugin
 
 
 def op_plugin(name, qualname):

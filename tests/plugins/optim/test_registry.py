@@ -3,14 +3,10 @@ through the "optimizers" catalogue (core/src/ember/optim/, ember_optim/__init__.
 first-party names, ``create``, third-party registrations by kind, and the errors when
 ember-optim is missing or disabled."""
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 import types
 
 import pytest
+from plugin_helpers import run_ember
 
 import ember
 import ember_optim
@@ -113,16 +109,6 @@ def test_a_name_clash_with_ember_optim_is_an_error():
     with pytest.raises(ember.plugins.PluginError, match="'SGD' is registered by both plugin 'optim'"):
         ember.plugins.register(plugin)
     assert ember.optim.SGD is ember_optim.SGD
-
-
-def run_ember(code, **env):
-    """Run ``code`` in a fresh interpreter with the given EMBER_* variables; its stdout as JSON."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("EMBER_")}
-    full_env.update(env)
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                            env=full_env, timeout=60)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 PROBE = """
