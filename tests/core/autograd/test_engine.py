@@ -4,28 +4,11 @@ dependency order, retain_graph, create_graph, autograd.grad and backward(inputs=
 import numpy as np
 import pytest
 import torch
+from autograd_parity import assert_same_error, both, raised
 
 import ember
 
 X = np.array([0.5, -1.25, 2.0])
-
-
-def both(program):
-    """Run ``program(lib)`` with ember and with torch."""
-    return program(ember), program(torch)
-
-
-def raised(program, lib):
-    with pytest.raises(Exception) as info:
-        program(lib)
-    return info.type, str(info.value).replace("torch", "ember")
-
-
-def assert_same_error(program):
-    ember_type, ember_msg = raised(program, ember)
-    torch_type, torch_msg = raised(program, torch)
-    assert ember_type is torch_type
-    assert ember_msg == torch_msg
 
 
 def node_names(fn):

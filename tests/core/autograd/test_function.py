@@ -4,26 +4,12 @@
 import numpy as np
 import pytest
 import torch
+from autograd_parity import assert_same, both, raised
 
 import ember
 
 X = np.array([1.0, -2.0, 0.5])
 Y = np.array([3.0, 4.0, -1.5])
-
-
-def both(program):
-    return program(ember), program(torch)
-
-
-def assert_same(program):
-    ember_result, torch_result = both(program)
-    assert ember_result == torch_result
-
-
-def raised(program, lib):
-    with pytest.raises(Exception) as info:
-        program(lib)
-    return info.type, str(info.value).replace("torch", "ember")
 
 
 def make_mul_add(lib):

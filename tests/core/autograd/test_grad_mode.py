@@ -4,18 +4,7 @@ against torch: context managers, decorators (bare and called), nesting, threads.
 import threading
 
 import pytest
-import torch
-
-import ember
-
-
-def both(program):
-    return program(ember), program(torch)
-
-
-def assert_same(program):
-    ember_result, torch_result = both(program)
-    assert ember_result == torch_result
+from autograd_parity import assert_same
 
 
 def test_nesting_and_recording():

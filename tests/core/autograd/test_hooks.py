@@ -4,19 +4,11 @@
 import numpy as np
 import pytest
 import torch
+from autograd_parity import assert_same
 
 import ember
 
 X = np.array([1.0, -2.0, 0.5])
-
-
-def both(program):
-    return program(ember), program(torch)
-
-
-def assert_same(program):
-    ember_result, torch_result = both(program)
-    assert ember_result == torch_result
 
 
 def test_hooks_on_leaf_and_non_leaf_modify_and_remove():

@@ -4,30 +4,12 @@ checks of ember/autograd/graph.py) against torch on the same programs."""
 import numpy as np
 import pytest
 import torch
+from autograd_parity import assert_same, assert_same_error, both
 
 import ember
 
 X = np.arange(1.0, 13.0).reshape(3, 4) / 7
 W = np.linspace(-1.0, 1.0, 4)
-
-
-def both(program):
-    return program(ember), program(torch)
-
-
-def assert_same(program):
-    ember_result, torch_result = both(program)
-    assert ember_result == torch_result
-
-
-def error_of(program, lib):
-    with pytest.raises(Exception) as info:
-        program(lib)
-    return info.type, str(info.value).replace("torch", "ember")
-
-
-def assert_same_error(program):
-    assert error_of(program, ember) == error_of(program, torch)
 
 
 def version(lib, t):
