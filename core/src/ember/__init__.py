@@ -31,8 +31,9 @@ from ember.native.comparison import (allclose, bitwise_and, bitwise_not, bitwise
                                      greater, greater_equal, gt, isclose, isfinite, isinf, isnan, isneginf,
                                      isposinf, le, less, less_equal, logical_and, logical_not, logical_or,
                                      logical_xor, lt, ne, not_equal)
-from ember.native.reduction import (all, amax, amin, any, argmax, argmin, count_nonzero, logsumexp, max, mean,
-                                    min, norm, prod, std, std_mean, sum, var, var_mean)
+from ember.native.reduction import (all, any, count_nonzero, logsumexp, mean, norm, prod, std, std_mean, sum,
+                                    var, var_mean)
+from ember.native.extremes import amax, amin, argmax, argmin, max, min
 from ember.native.softmax import cumprod, cumsum, log_softmax, softmax
 from ember.native.shape import (adjoint, as_strided, broadcast_shapes, broadcast_tensors, broadcast_to, cat,
                                 chunk, concat, concatenate, flatten, flip, fliplr,

@@ -1,4 +1,4 @@
-"""Reductions (ember/native/reduction.py) against PyTorch: values, dtypes, shapes,
+"""Reductions (ember/native/reduction.py, extremes.py) against PyTorch: values, dtypes, shapes,
 gradients, ties, empty and 0-d inputs, dims given every way, and the errors."""
 
 import numpy as np

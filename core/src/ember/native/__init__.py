@@ -5,7 +5,7 @@ PyTorch counterpart: aten/src/ATen/native/ (v2.13).
 
 import importlib
 
-MODULES = ("factory", "copy", "binary", "unary", "comparison", "reduction", "softmax", "shape",
+MODULES = ("factory", "copy", "binary", "unary", "comparison", "reduction", "extremes", "softmax", "shape",
            "indexing", "linalg", "sorting", "fold", "resampling", "padding", "convolution", "pooling", "upsampling",
            "linear", "embedding", "dropout", "attention", "pointwise")
 
