@@ -20,9 +20,9 @@ from ember.random import (Generator, default_generator, get_rng_state, initial_s
 from ember.native.factory import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                                   linspace, logspace, ones, ones_like, rand, rand_like, randint, randint_like,
                                   randn, randn_like, randperm, scalar_tensor, tensor, zeros, zeros_like)
-from ember.native.binary import (add, arctan2, atan2, div, divide, float_power, floor_divide, fmax, fmin, fmod,
-                                 lerp, maximum, minimum, mul, multiply, pow, remainder, rsub, sub, subtract,
-                                 true_divide)
+from ember.native.binary import (add, div, divide, floor_divide, fmod, mul, multiply, remainder, rsub, sub,
+                                 subtract, true_divide)
+from ember.native.binary_functions import arctan2, atan2, float_power, fmax, fmin, lerp, maximum, minimum, pow
 from ember.native.unary import (abs, absolute, acos, arccos, arcsin, arctan, asin, atan, ceil, clamp, clamp_max,
                                 clamp_min, clip, cos, cosh, erf, erfc, erfinv, exp, exp2, expm1, fix, floor, frac,
                                 log, log1p, log2, log10, nan_to_num, neg, negative, reciprocal, relu, round, rsqrt,

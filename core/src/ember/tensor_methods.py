@@ -11,6 +11,7 @@ function itself. An in-place method ``op_`` computes ``op`` and writes the resul
 
 from ember.native import (
     binary,
+    binary_functions,
     comparison,
     copy,
     extremes,
@@ -29,8 +30,8 @@ from ember.tensor import Tensor
 
 METHODS = {
     binary: ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
-             "remainder", "fmod", "pow", "float_power", "atan2", "arctan2", "maximum", "minimum", "fmax", "fmin",
-             "lerp", "rsub"],
+             "remainder", "fmod", "rsub"],
+    binary_functions: ["pow", "float_power", "atan2", "arctan2", "maximum", "minimum", "fmax", "fmin", "lerp"],
     unary: ["relu", "neg", "negative", "positive", "abs", "absolute", "sign", "sgn", "reciprocal", "exp", "exp2",
             "expm1",
             "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square", "sin", "cos", "tan", "asin", "acos", "atan",
@@ -199,8 +200,8 @@ def attach():
     Tensor.__rfloordiv__ = _reflected(binary.floor_divide)
     Tensor.__mod__ = binary.remainder
     Tensor.__rmod__ = _reflected(binary.remainder)
-    Tensor.__pow__ = binary.pow
-    Tensor.__rpow__ = _reflected(binary.pow)
+    Tensor.__pow__ = binary_functions.pow
+    Tensor.__rpow__ = _reflected(binary_functions.pow)
     Tensor.__matmul__ = linalg.matmul
     Tensor.__rmatmul__ = _matmul_reflected
     Tensor.__neg__ = unary.neg

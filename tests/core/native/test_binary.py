@@ -1,4 +1,4 @@
-"""Elementwise binary arithmetic (ember/native/binary.py) and its Python operators,
+"""Elementwise binary ops (ember/native/binary.py, binary_functions.py) and their Python operators,
 against PyTorch.
 
 Each op is one row of ``BINARY``: its name, how to call it (the same lambda runs with

@@ -167,9 +167,9 @@ def _max_or_min(input, dim, keepdim, other, name):
     from ember.tensor import Tensor
 
     if isinstance(dim, Tensor) or other is not None:
-        from ember.native import binary
+        from ember.native.binary_functions import maximum, minimum
 
-        return getattr(binary, "maximum" if name == "max" else "minimum")(input, other if other is not None else dim)
+        return (maximum if name == "max" else minimum)(input, other if other is not None else dim)
     if dim is None:
         _check_nonempty(input, None, name)
         op = MAX_ALL if name == "max" else MIN_ALL

@@ -10,7 +10,7 @@ PyTorch's CPU kernel. Optimizers call the in-place forms on every step
 (``exp_avg_sq.addcmul_(grad, grad, value=1 - beta2)``), so those have a fast path that
 writes into the target with one temporary when no graph is recorded
 (NOTE [ The in-place fast path ] in ember/native/_inplace.py). ``lerp_`` (the op itself
-is in binary.py) gets the same fast path here, for the same reason.
+is in binary_functions.py) gets the same fast path here, for the same reason.
 """
 
 from ember.autograd.grad_mode import grad_state
@@ -171,7 +171,7 @@ def lerp_(self, end, weight):
     dtype, device and shape, it writes into ``self`` with one temporary, using the same
     formula from the nearer end as the out-of-place op (so the results are identical).
     """
-    from ember.native.binary import lerp
+    from ember.native.binary_functions import lerp
 
     check_inplace(self)
     if _fast_lerp(self, end, weight):

@@ -230,7 +230,7 @@ def rsqrt(input):
 
 def square(input):
     """``input ** 2`` (bool becomes int64, as for ``pow(input, 2)``)."""
-    from ember.native.binary import pow
+    from ember.native.binary_functions import pow
 
     # pow, not input * input: square_ then saves one old value, as PyTorch's does.
     return pow(input, 2)
