@@ -35,11 +35,11 @@ from ember.native.reduction import (all, any, count_nonzero, logsumexp, mean, no
                                     var, var_mean)
 from ember.native.extremes import amax, amin, argmax, argmin, max, min
 from ember.native.softmax import cumprod, cumsum, log_softmax, softmax
-from ember.native.shape import (adjoint, as_strided, broadcast_shapes, broadcast_tensors, broadcast_to, cat,
-                                chunk, concat, concatenate, flatten, flip, fliplr,
-                                flipud, hstack, movedim, moveaxis, narrow, permute, repeat_interleave, reshape,
-                                roll, select, split, squeeze, stack, swapaxes, swapdims, t, tensor_split, tile,
-                                transpose, unbind, unflatten, unsqueeze, vstack)
+from ember.native.views import (adjoint, as_strided, flatten, movedim, moveaxis, narrow, permute, reshape, select,
+                                squeeze, swapaxes, swapdims, t, transpose, unflatten, unsqueeze)
+from ember.native.splitting import chunk, split, tensor_split, unbind
+from ember.native.shape import (broadcast_shapes, broadcast_tensors, broadcast_to, cat, concat, concatenate, flip,
+                                fliplr, flipud, hstack, repeat_interleave, roll, stack, tile, vstack)
 from ember.native.indexing import (argwhere, gather, index_add, index_put, index_select, masked_fill,
                                    masked_select, nonzero, scatter, scatter_add, take_along_dim, where)
 from ember.native.linalg import addmm, addmv, baddbmm, bmm, dot, einsum, ger, inner, matmul, mm, mv, outer, vdot

@@ -23,7 +23,9 @@ from ember.native import (
     shape,
     softmax,
     sorting,
+    splitting,
     unary,
+    views,
 )
 from ember.native._inplace import check_inplace, try_fast_inplace, write_result
 from ember.tensor import Tensor
@@ -45,10 +47,11 @@ METHODS = {
                 "sum_to_size"],
     extremes: ["amax", "amin", "max", "min", "argmax", "argmin"],
     softmax: ["softmax", "log_softmax", "cumsum", "cumprod"],
-    shape: ["view", "reshape", "view_as", "reshape_as", "permute", "transpose", "swapaxes", "swapdims", "t",
-            "adjoint", "expand", "expand_as", "broadcast_to", "unsqueeze", "squeeze", "flatten", "unflatten",
-            "narrow", "movedim", "moveaxis", "as_strided", "split", "chunk", "tensor_split", "select", "unbind",
-            "flip", "fliplr", "flipud", "roll", "repeat", "tile", "repeat_interleave"],
+    views: ["view", "reshape", "view_as", "reshape_as", "permute", "transpose", "swapaxes", "swapdims", "t",
+            "adjoint", "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "unflatten", "narrow", "movedim",
+            "moveaxis", "as_strided", "select"],
+    splitting: ["split", "chunk", "tensor_split", "unbind"],
+    shape: ["broadcast_to", "flip", "fliplr", "flipud", "roll", "repeat", "tile", "repeat_interleave"],
     indexing: ["masked_fill", "masked_select", "gather", "take_along_dim", "scatter", "scatter_add",
                "index_select", "index_add", "index_put", "nonzero", "argwhere"],
     linalg: ["matmul", "mm", "bmm", "mv", "addmm", "addmv", "baddbmm", "outer", "ger", "dot", "inner", "vdot"],

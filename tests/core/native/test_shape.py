@@ -1,4 +1,4 @@
-"""Shape and view ops (ember/native/shape.py) against PyTorch.
+"""Shape and view ops (ember/native/views.py, splitting.py, shape.py) against PyTorch.
 
 Each row of ``CASES`` is a name, a lambda run with ``lib = ember`` and ``lib = torch``
 on the same input and the input's shape. Every row is checked for values, dtypes and

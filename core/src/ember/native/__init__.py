@@ -6,8 +6,8 @@ PyTorch counterpart: aten/src/ATen/native/ (v2.13).
 import importlib
 
 MODULES = ("factory", "copy", "binary", "binary_functions", "unary", "comparison", "reduction", "extremes", "softmax",
-           "shape", "indexing", "linalg", "sorting", "fold", "resampling", "padding", "convolution", "pooling",
-           "upsampling", "linear", "embedding", "dropout", "attention", "pointwise")
+           "views", "splitting", "shape", "indexing", "linalg", "sorting", "fold", "resampling", "padding",
+           "convolution", "pooling", "upsampling", "linear", "embedding", "dropout", "attention", "pointwise")
 
 
 def all_modules():

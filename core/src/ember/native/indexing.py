@@ -127,7 +127,7 @@ def _restride_new_axes(xp, a, key, out):
     # NumPy gives a None (new) axis stride 0; PyTorch unsqueezes while walking the key,
     # so the new axis gets size * stride of the input dim not yet indexed (or 1).
     # See NOTE [ Strides of size-1 dims ] in shape.py.
-    from ember.native.shape import element_strides, restride
+    from ember.native.views import element_strides, restride
 
     in_strides = element_strides(a)
     strides = list(element_strides(out))
