@@ -26,6 +26,8 @@ _SUBMODULES = ("transforms", "datasets")
 
 
 def __getattr__(name):
+    if name.startswith("__"):  # dunder probes (hasattr(m, "__wrapped__"), copy, pickle) never reach the registry
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if name in _SUBMODULES:
         import importlib
 

@@ -12,6 +12,8 @@ def _module():
 
 
 def __getattr__(name):
+    if name.startswith("__"):  # dunder probes (hasattr(m, "__wrapped__"), copy, pickle) never reach the registry
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     """A registered dataset's builder by name (``shapes_detect`` for "shapes-detect"),
     else an attribute of ember_data.datasets (``Shapes``, ``load_dataset``, ...)."""
     if name.startswith("__"):

@@ -12,6 +12,8 @@ def _module():
 
 
 def __getattr__(name):
+    if name.startswith("__"):  # dunder probes (hasattr(m, "__wrapped__"), copy, pickle) never reach the registry
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if name.startswith("__"):
         raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
     return getattr(_module(), name)

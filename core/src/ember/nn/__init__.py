@@ -26,6 +26,8 @@ def create(name, **kwargs):
 
 
 def __getattr__(name):
+    if name.startswith("__"):  # dunder probes (hasattr(m, "__wrapped__"), copy, pickle) never reach the registry
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from ember.nn._registry import lookup
 
     return lookup("modules", name, __name__)

@@ -21,6 +21,8 @@ def create(name, params, **kwargs):
 
 
 def __getattr__(name):
+    if name.startswith("__"):  # dunder probes (hasattr(m, "__wrapped__"), copy, pickle) never reach the registry
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from ember.optim._registry import lookup
 
     return lookup("optimizer", name, __name__)

@@ -16,6 +16,8 @@ def create(name, optimizer, **kwargs):
 
 
 def __getattr__(name):
+    if name.startswith("__"):  # dunder probes (hasattr(m, "__wrapped__"), copy, pickle) never reach the registry
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from ember.optim._registry import lookup
 
     return lookup("lr_scheduler", name, __name__)

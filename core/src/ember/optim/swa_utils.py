@@ -7,6 +7,8 @@ ember-optim distribution (``ember_optim.swa_utils``).
 
 
 def __getattr__(name):
+    if name.startswith("__"):  # dunder probes (hasattr(m, "__wrapped__"), copy, pickle) never reach the registry
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from ember.optim._registry import lookup
 
     return lookup("swa_utils", name, __name__)

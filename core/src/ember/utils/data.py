@@ -6,6 +6,8 @@ PyTorch counterpart: torch/utils/data/__init__.py (v2.13).
 
 
 def __getattr__(name):
+    if name.startswith("__"):  # dunder probes (hasattr(m, "__wrapped__"), copy, pickle) never reach the registry
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import ember.data
 
     return getattr(ember.data, name)
