@@ -40,20 +40,21 @@ def compare(ember_model, torch_model, shape, seed=0, train=True, rtol=1e-4, atol
     randomize_norms(torch_model, generator)
     result = ember_model.load_state_dict(ember_state(torch_model))
     assert not result.missing_keys and not result.unexpected_keys
-    # The oracle runs in float64 on the same (float32) weights and input. Batch norm in
-    # train mode over a few samples is ill-conditioned: for some weights torch's own
-    # float32 input gradient moves by ~3% of its scale from the float64 answer (ember's
-    # float32 stays within ~4e-6), so a float32 oracle would test torch's rounding.
+    # Both sides run in float64 on the same weights and input. Batch norm in train mode
+    # over a few samples is ill-conditioned: for some weights a float32 input gradient
+    # (torch's or ember's) moves by several % of its scale from the exact answer, so
+    # float32 on both sides would compare two roundings, not the two implementations.
     torch_model.double()
+    ember_model.double()
     ember_model.train(train)
     torch_model.train(train)
-    x_np = torch.randn(shape, generator=generator).numpy()
-    x_t = torch.tensor(x_np, dtype=torch.float64, requires_grad=True)
+    x_np = torch.randn(shape, generator=generator, dtype=torch.float64).numpy()
+    x_t = torch.tensor(x_np, requires_grad=True)
     x_e = ember.tensor(x_np, requires_grad=True)
     out_t, out_e = torch_model(x_t), ember_model(x_e)
     np.testing.assert_allclose(out_e.detach().numpy(), out_t.detach().numpy(), rtol=rtol, atol=atol)
-    weights = torch.randn(out_t.shape, generator=generator)
-    (out_t * weights.double()).sum().backward()
+    weights = torch.randn(out_t.shape, generator=generator, dtype=torch.float64)
+    (out_t * weights).sum().backward()
     (out_e * ember.from_numpy(weights.numpy())).sum().backward()
     assert_close_to_scale(x_e.grad.numpy(), x_t.grad.numpy(), atol, "input")
     torch_params = dict(torch_model.named_parameters())
