@@ -102,16 +102,26 @@ def _check_alpha(xp, a, b, alpha):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
-def _add_kernel(xp, a, b, alpha=1):
-    try:
-        if alpha == 1:
-            return xp.add(a, b)
-        _check_alpha(xp, a, b, alpha)
-        return xp.add(a, _scaled(xp, b, alpha))
-    except ValueError as error:
-        _reraise(error, a, b)
-    except OverflowError:
-        return _add_kernel(xp, *_wrap_integers(xp, a, b), alpha)
+def _additive_kernel(ufunc_name):
+    """The generic kernel of add or sub: ``a <op> alpha * b``, NumPy's broadcast errors
+    re-raised as PyTorch's, out-of-range Python ints wrapped like PyTorch. (Without
+    alpha, dispatch calls the ufunc itself and runs this only when the ufunc raises.)"""
+    def kernel(xp, a, b, alpha=1):
+        ufunc = getattr(xp, ufunc_name)
+        try:
+            if alpha == 1:
+                return ufunc(a, b)
+            _check_alpha(xp, a, b, alpha)
+            return ufunc(a, _scaled(xp, b, alpha))
+        except ValueError as error:
+            _reraise(error, a, b)
+        except OverflowError:
+            return kernel(xp, *_wrap_integers(xp, a, b), alpha)
+    kernel.__name__ = f"_{ufunc_name}_kernel"
+    return kernel
+
+
+_add_kernel = _additive_kernel("add")
 
 
 def _add_backward(ctx, grad):
@@ -134,16 +144,7 @@ def add(input, other, *, alpha=1):
     return ADD(input, other, alpha=alpha)
 
 
-def _sub_kernel(xp, a, b, alpha=1):
-    try:
-        if alpha == 1:
-            return xp.subtract(a, b)
-        _check_alpha(xp, a, b, alpha)
-        return xp.subtract(a, _scaled(xp, b, alpha))
-    except ValueError as error:
-        _reraise(error, a, b)
-    except OverflowError:
-        return _sub_kernel(xp, *_wrap_integers(xp, a, b), alpha)
+_sub_kernel = _additive_kernel("subtract")
 
 
 _BOOL = np.dtype(bool)
