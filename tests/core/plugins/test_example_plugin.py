@@ -2,6 +2,11 @@
 installs it into a fresh virtual environment, which then uses ``ember.ops.example``
 (forward against NumPy, gradients through ``opcheck``) and lists it with its ``ember``
 console script. In this process the same plugin runs on the ``fake`` device too.
+
+The venv is layered over the test environment, never over the base interpreter: a
+fresh machine's base Python (setuptools 65.5, pip 23.2) cannot build a pyproject with
+an SPDX ``license`` string, and the test must not depend on what a machine happens to
+have installed there.
 """
 
 import json
@@ -9,6 +14,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import sysconfig
 import venv
 
 import fake_device
@@ -27,22 +33,45 @@ def softclamp_reference(x, limit=1.0):
     return limit * np.tanh(np.asarray(x, dtype=np.float64) / limit)
 
 
+def layered_venv(root):
+    """A venv layered over the running test environment: its own site-packages first
+    (what the test installs), then this environment's (numpy, ember-numpy, pip and a
+    setuptools new enough for the SPDX ``license`` field). It never sees the base
+    interpreter's site-packages, which differ from machine to machine (a fresh
+    machine's base Python has setuptools 65.5 and pip 23.2)."""
+    venv.create(root, system_site_packages=False, with_pip=False)
+    python = root / "bin" / "python"
+    inner = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    outer = sysconfig.get_paths()["purelib"]
+    (pathlib.Path(inner) / "_ember_test_layer.pth").write_text(f"import site; site.addsitedir({outer!r})\n")
+    return python
+
+
+def run_checked(command, timeout):
+    """Run ``command``; on failure raise with everything it printed, so a broken
+    install says why instead of only its exit status."""
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        raise AssertionError(f"{' '.join(map(str, command))} exited {result.returncode}:\n"
+                             f"{result.stdout}\n{result.stderr}")
+    return result
+
+
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    """A venv seeing the system's numpy and ember-numpy, with ember-core (for its
+    """A venv seeing this environment's numpy and ember-numpy, with ember-core (for its
     console script) and the example installed from copies (pip builds in the source tree)."""
     root = tmp_path_factory.mktemp("example")
-    venv.create(root / "venv", system_site_packages=True, with_pip=False)
-    python = root / "venv" / "bin" / "python"
+    python = layered_venv(root / "venv")
     shutil.copytree(EXAMPLE, root / "example", ignore=shutil.ignore_patterns("build", "*.egg-info"))
     (root / "core").mkdir()
     shutil.copy(REPO / "core" / "pyproject.toml", root / "core")
     (root / "core" / "README.md").write_text("ember-core\n")
     shutil.copytree(REPO / "core" / "src", root / "core" / "src",
                     ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
-    subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                    "--disable-pip-version-check", root / "core", root / "example"],
-                   check=True, capture_output=True, timeout=120)
+    run_checked([python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                 "--disable-pip-version-check", root / "core", root / "example"], timeout=180)
     return root / "venv" / "bin"
 
 

@@ -1,0 +1,21 @@
+"""Suite-wide pytest hooks.
+
+PyTorch counterpart: none (test infrastructure).
+"""
+
+import subprocess
+
+import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A child process that failed under ``check=True`` shows what it printed: a
+    CalledProcessError alone says only the exit status, which hides why an install or
+    a CLI run failed."""
+    report = yield
+    error = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(error, subprocess.CalledProcessError):
+        report.sections.append(("child process output",
+                                f"--- stdout ---\n{error.stdout or ''}\n--- stderr ---\n{error.stderr or ''}"))
+    return report
