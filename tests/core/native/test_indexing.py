@@ -59,6 +59,19 @@ GETITEM = [
     key_case("vector_int", lambda lib: 2, (5,)),
     key_case("zero_d_ellipsis", lambda lib: Ellipsis, ()),
     key_case("zero_d_none", lambda lib: None, ()),
+    # Ints are selects (NOTE [ Ints are selects ]): where the indexed dims land.
+    key_case("int_slice_list", lambda lib: (0, slice(None), [0, 1])),
+    key_case("slice_int_list", lambda lib: (slice(None), 0, [0, 1])),
+    key_case("int_slice_list_2d", lambda lib: (0, slice(None), [[0, 1]])),
+    key_case("list_int_list", lambda lib: ([0, 1], 0, [0, 1])),
+    key_case("none_int_list_none", lambda lib: (0, None, [0, 1], None)),
+    key_case("int_ellipsis_list", lambda lib: (1, Ellipsis, [4, 0])),
+    key_case("int_mask", lambda lib: (1, slice(None), lib.tensor([True, False, True, False, True]))),
+    key_case("python_bool_int", lambda lib: (True, 0, [1, 2])),
+    key_case("range", lambda lib: range(2)),
+    key_case("range_and_int", lambda lib: (0, slice(None), range(1, 4, 2))),
+    key_case("zero_d_bool_on_zero_d", lambda lib: lib.tensor(True), ()),
+    key_case("zero_d_false_on_zero_d", lambda lib: lib.tensor(False), ()),
 ]
 
 
@@ -138,6 +151,11 @@ SETITEM = [
     Case("broadcast_row", lambda lib, x, v: _set(x, slice(1, None), v[0, 0])),
     Case("shape_mismatch", lambda lib, x, v: _set(x, 0, v[:2, 0])),
     Case("chain", lambda lib, x, v: _chain(x, v)),
+    Case("int_slice_list", lambda lib, x, v: _set(x, (0, slice(None), [0, 1]), v[0, :, :2])),
+    Case("int_slice_list_accumulates", lambda lib, x, v: _set(x, (1, slice(None), [3, 3]), v[0, :, :2] * 2)),
+    Case("extra_leading_ones", lambda lib, x, v: _set(x, slice(0, 2), v[:2].reshape(1, 1, 2, 4, 5))),
+    Case("extra_leading_ones_advanced", lambda lib, x, v: _set(x, [0, 2], v[:2].unsqueeze(0))),
+    Case("range", lambda lib, x, v: _set(x, range(1, 3), v[:2])),
 ]
 
 
@@ -165,6 +183,16 @@ def test_setitem_values_and_gradients(case):
 @pytest.mark.parametrize("dtype", ["int64", "bool"])
 def test_setitem_other_dtypes(case, dtype):
     assert_parity(case.fn, make_tensor((3, 4, 5), dtype), make_tensor((3, 4, 5), dtype, seed=1))
+
+
+@pytest.mark.parametrize("mask", [True, False])
+def test_setitem_zero_d_with_zero_d_mask(mask):
+    def write(lib, x, v):
+        y = x * 1
+        y[lib.tensor(mask)] = v * 2
+        return y
+
+    assert_parity(write, make_tensor(()), make_tensor((), seed=1))
 
 
 def test_setitem_bumps_version_of_base_and_views():

@@ -7,7 +7,8 @@ Python key into slices, selects and an ``index`` call), aten/src/ATen/native/
 TensorAdvancedIndexing.cpp and their derivatives.yaml entries (v2.13).
 
 A key with only ints, slices, None and Ellipsis gives a view; a key with a tensor or
-list gives a copy ("advanced indexing"), with NumPy's rules, which PyTorch shares.
+list gives a copy ("advanced indexing"). PyTorch's rule for where the indexed dims go
+differs from NumPy's when ints and tensors meet: see NOTE [ Ints are selects ].
 """
 
 from ember.autograd.grad_mode import grad_state
@@ -69,10 +70,10 @@ def _convert_key(tensor, key):
         elif isinstance(k, bool):
             out.append(k)
             basic = False
-        elif isinstance(k, (list,)):
+        elif isinstance(k, (list, range)):
             import numpy as np
 
-            array = np.asarray(k)
+            array = np.asarray(k, dtype=np.int64 if isinstance(k, range) or not k else None)
             if array.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(tensor._device.backend.from_host(array))
@@ -85,7 +86,54 @@ def _convert_key(tensor, key):
     if basic:
         return _basic_key(tuple(out)), True
     _check_bounds(tensor._data.shape, out)
-    return tuple(out), False
+    return _select_first(tuple(out)), False
+
+
+# NOTE [ Ints are selects ]
+# PyTorch turns every int of a key into a `select` (the dim disappears) while it walks
+# the key, and only then indexes with the tensors that remain. NumPy instead counts an
+# int as one more advanced index, which changes where the indexed dims land:
+# zeros(2, 3, 4)[0, :, [0, 1]] is (3, 2) in PyTorch (the tensor index is alone once the
+# int is gone, so its dim stays in place) and (2, 3) in NumPy (the int and the list are
+# separated by a slice, so their broadcast dim goes first). ember does what PyTorch
+# does: a key with ints and arrays becomes a SelectKey, a basic key of the ints (a
+# view) followed by the key of what remains.
+
+
+class SelectKey(tuple):
+    """``(basic, advanced)``: index with ``basic`` (ints, full slices) first, then with
+    ``advanced`` (NOTE [ Ints are selects ])."""
+
+    __slots__ = ()
+
+
+def _select_first(key):
+    if not any(k.__class__ is int for k in key):
+        return key
+    basic, advanced = [], []
+    for k in key:
+        if k.__class__ is int:
+            basic.append(k)
+        elif k is None:  # the new axis is made by the first step, kept by the second
+            basic.append(None)
+            advanced.append(slice(None))
+        elif k is Ellipsis or k.__class__ is slice:
+            basic.append(k)
+            advanced.append(k if k is Ellipsis else slice(None))
+        elif isinstance(k, bool):
+            advanced.append(k)
+        else:  # an array: a bool mask spans its ndim dims
+            basic.extend([slice(None)] * (k.ndim if k.dtype.kind == "b" else 1))
+            advanced.append(k)
+    return SelectKey((tuple(basic), tuple(advanced)))
+
+
+def locate(a, key):
+    """``(array, key)`` such that ``array[key]`` is ``a[key]`` by PyTorch's rules:
+    a SelectKey's basic part is applied first, as a view of ``a``."""
+    if key.__class__ is SelectKey:
+        return a[key[0]], key[1]
+    return a, key
 
 
 def _as_int(v):
@@ -94,7 +142,7 @@ def _as_int(v):
 
 def _check_bounds(shape, key):
     """Raise PyTorch's IndexError for a key that does not fit ``shape``."""
-    if sum(1 for k in key if k is not None and k is not Ellipsis and not isinstance(k, bool)) > len(shape):
+    if sum(_dims_consumed(k) for k in key) > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -109,7 +157,13 @@ def _check_bounds(shape, key):
             size = shape[dim]
             if not -size <= k < size:
                 raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
-        dim += getattr(k, "ndim", 1) if getattr(getattr(k, "dtype", None), "kind", "") == "b" else 1
+        dim += _dims_consumed(k)
+
+
+def _dims_consumed(k):
+    if k is None or k is Ellipsis or isinstance(k, bool):
+        return 0
+    return k.ndim if getattr(getattr(k, "dtype", None), "kind", "") == "b" else 1
 
 
 def _basic_index_kernel(xp, a, key):
@@ -149,6 +203,7 @@ def _restride_new_axes(xp, a, key, out):
 
 
 def _index_kernel(xp, a, key):
+    a, key = locate(a, key)
     return a[key]
 
 
@@ -185,14 +240,15 @@ def getitem(tensor, key):
 
 def _index_put_kernel(xp, a, values, key, accumulate=False):
     out = a.copy()
+    target, key = locate(out, key)
     try:
         if accumulate:
-            _add_at(xp, out, key, values)
+            _add_at(xp, target, key, values)
         else:
-            out[key] = values
+            target[key] = values
     except ValueError as error:  # NumPy's broadcast failure
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(getattr(values, 'shape', ()))} cannot be "
-                           f"broadcast to indexing result of shape {list(a[key].shape)}") from error
+                           f"broadcast to indexing result of shape {list(target[key].shape)}") from error
     return out
 
 
@@ -228,8 +284,20 @@ def _as_value(target, value):
         if value._device is not target._device:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                                f"{target._device} and {value._device}!")
-        return value if value.dtype is target.dtype else value.to(target.dtype)
+        value = value if value.dtype is target.dtype else value.to(target.dtype)
+        return _strip_leading_ones(value)
     return value
+
+
+def _strip_leading_ones(value):
+    # PyTorch drops a value's leading size-1 dims before broadcasting it to the indexed
+    # shape, so a (1, 1, 2, 4) value fills a (2, 4) slot (and its gradient keeps the
+    # (1, 1, 2, 4) shape through the reshape).
+    shape = value._data.shape
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    return value.reshape(shape[lead:]) if lead else value
 
 
 def setitem(tensor, key, value):
@@ -246,14 +314,15 @@ def setitem(tensor, key, value):
     value_grad = isinstance(value, Tensor) and value._requires_grad
     if not grad_state.enabled or not (tensor._requires_grad or value_grad):
         _check_writeable(tensor)
+        target, key = locate(tensor._data, array_key)
         try:
-            tensor._data[array_key] = value._data if isinstance(value, Tensor) else value
+            target[key] = value._data if isinstance(value, Tensor) else value
         except IndexError:
             _check_bounds(tensor._data.shape, array_key)
             raise
         except ValueError as error:  # NumPy's broadcast failure
             raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
-                               f"to indexing result of shape {list(tensor._data[array_key].shape)}") from error
+                               f"to indexing result of shape {list(target[key].shape)}") from error
         tensor._version[0] += 1
         return
     write_result(tensor, INDEX_PUT(tensor, value, key=array_key))
