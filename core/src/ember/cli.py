@@ -1,120 +1,89 @@
-"""The ``ember`` command: ``ember plugins``, ``ember explain OP``, and the zoo's
-``models``, ``train``, ``eval``, ``predict`` (in ember/zoo/commands.py).
+"""The ``ember`` command: its parser, the subcommands' registry, and the one place where a
+user's mistake becomes a one-line message instead of a traceback.
 
 PyTorch counterpart: none (``python -m torch.utils.collect_env`` is the closest); the
-shape follows datasette's and llm's ``plugins`` commands.
+subcommand layout follows git's and pip's (one module per group of commands).
 
     $ ember plugins            # name, distribution, version, status, what each registered
-    $ ember plugins --json
     $ ember explain mul        # schema, and the file:line of its kernels and backward
     $ ember train resnet8_cifar --data digits --out runs/digits
+
+# NOTE [ Adding a subcommand ]
+# A group of subcommands lives in its own module, which defines
+# ``add_commands(subparsers)``: it adds its parsers and sets ``func`` (called with the
+# parsed ``args``, returns the exit status). Registering it is one line in
+# ``COMMAND_MODULES``. A command that does no numeric work (a listing) also sets
+# ``computes=False``, so the CLI does not announce its thread choice. ``main`` reports
+# every exception type in ``USER_ERRORS`` (and missing files) as one line
+# ``ember <command>: <message>`` with exit status 2; raise one of them (or
+# ``CommandError``) for a user's mistake, and anything else stays a traceback (a bug).
 """
 
 import argparse
-import inspect
-import json
+import importlib
 import sys
 
+# Modules that add subcommands (NOTE [ Adding a subcommand ]), in ``ember --help`` order.
+COMMAND_MODULES = (
+    "ember.plugins.commands",  # plugins, explain
+    "ember.zoo.commands",  # models, train, eval, predict
+)
 
-def cmd_plugins(args):
-    from ember.plugins import list_plugins
+# "module:Class" of the exceptions that mean the user asked for something impossible.
+USER_ERRORS = (
+    "ember.cli:CommandError",
+    "ember.serialization.errors:CheckpointError",
+    "ember.plugins.manager:PluginError",
+    "ember.zoo.errors:ZooError",
+)
 
-    infos = [info.as_dict() for info in list_plugins()]
-    if args.json:
-        print(json.dumps(infos, indent=2))
-        return 0
-    print(f"{'name':<16} {'distribution':<22} {'version':<10} status")
-    for info in infos:
-        dist = info["distribution"] or "(in-process)"
-        print(f"{info['name']:<16} {dist:<22} {info['version'] or '-':<10} {info['status']}")
-        if info["error"]:
-            print(f"    error: {info['error']}")
-        for catalogue, names in info["registered"].items():
-            if catalogue == "backends":
-                names = [_backend_status(name) for name in names]
-            shown = ", ".join(names[:8]) + (f", ... ({len(names)} in all)" if len(names) > 8 else "")
-            print(f"    {catalogue}: {shown}")
-    return 0
+# A missing, unreadable or misplaced file named on the command line.
+FILE_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 
 
-def _backend_status(device_type):
-    """``"cuda"``, or ``"cuda (unavailable: <why>)"`` for a backend that cannot be used here."""
-    from ember.plugins import registry
-
-    backend = registry.find_backend(device_type)
-    if backend is None or backend.is_available():
-        return device_type
-    return f"{device_type} (unavailable: {backend.unavailable_reason() or 'no device'})"
-
-
-def cmd_explain(args):
-    from ember.library import schema
-    from ember.plugins import registry
-
-    registry.plugin_infos()  # discovery, and the distributions' versions
-    ops = registry.catalogue("ops")
-    qualname = args.op if "::" in args.op else f"aten::{args.op}"
-    found = ops.get(qualname)
-    if found is None:
-        close = sorted(k for k in ops if args.op.split("::")[-1] in k)[:10]
-        hint = f"; did you mean: {', '.join(close)}" if close else ""
-        print(f"ember explain: no operator named {qualname!r}{hint}", file=sys.stderr)
-        return 1
-    op = found.obj
-    print(schema(op))
-    print(f"  plugin:      {_describe_plugin(registry, found.plugin)}")
-    print(f"  promotion:   {op.promote}; saves for backward: {op.save}; outputs: {op.num_outputs}"
-          + ("; view of its first input" if op.view else ""))
-    print(f"  kernel:      {_where(op.generic)} (generic, every device)")
-    for device_type, kernel in sorted(op.kernels.items()):
-        print(f"  kernel[{device_type}]: {_where(kernel)} (the op's own kernel for {device_type})")
-    for device_type, entry in sorted(registry.catalogue("backends").items()):
-        kernel = entry.obj.kernels.get(op.qualname)
-        if kernel is not None:
-            print(f"  kernel[{device_type}]: {_where(kernel)} (override from backend plugin {entry.plugin!r})")
-    if op.backward is None:
-        print("  backward:    none (not differentiable)")
-    else:
-        print(f"  backward:    {_where(op.backward)} (grad_fn: {op.backward_name})")
-    return 0
-
-
-def _describe_plugin(registry, name):
-    info = registry.infos.get(name)
-    if info is None or info.distribution is None:
-        return f"{name} (in-process)"
-    return f"{name} ({info.distribution} {info.version or ''})".replace(" )", ")")
-
-
-def _where(fn):
-    """``file:line`` of a function, or a placeholder when Python cannot tell."""
-    if fn is None:
-        return "(none)"
-    try:
-        return f"{inspect.getsourcefile(fn)}:{inspect.getsourcelines(fn)[1]}"
-    except (OSError, TypeError):
-        return repr(fn)
+class CommandError(Exception):
+    """A user's mistake on the command line; ``main`` prints it as one line (status 2)."""
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="ember", description="ember: a small PyTorch-like framework")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("plugins", help="list installed plugins and what they register")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(func=cmd_plugins)
-    p = sub.add_parser("explain", help="an operator's schema and where its kernels and backward live")
-    p.add_argument("op", help="operator name, e.g. mul or aten::mul or example::softclamp")
-    p.set_defaults(func=cmd_explain)
-    from ember.zoo.commands import add_commands  # models, train, eval, predict
+    from ember import __version__
 
-    add_commands(sub)
+    parser = argparse.ArgumentParser(prog="ember", description="ember: a small PyTorch-like framework")
+    parser.add_argument("--version", action="version", version=f"ember {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).add_commands(sub)
     return parser
+
+
+def user_errors():
+    """The exception types ``main`` reports as one line."""
+    types = []
+    for spec in USER_ERRORS:
+        module, name = spec.split(":")
+        types.append(getattr(importlib.import_module(module), name))
+    return tuple(types) + FILE_ERRORS
 
 
 def main(argv=None):
     """Entry point of the ``ember`` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except user_errors() as exc:
+        print(f"ember {args.command}: {_one_line(exc)}", file=sys.stderr)
+        return 2
+
+
+def _one_line(exc):
+    """The message of ``exc`` on one line (a KeyError's repr quotes drop, OSError keeps its path)."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        message = f"{exc.strerror}: {exc.filename}"
+    elif isinstance(exc, KeyError) and exc.args:
+        message = str(exc.args[0])
+    else:
+        message = str(exc) or type(exc).__name__
+    return " ".join(message.split())
 
 
 if __name__ == "__main__":

@@ -128,7 +128,7 @@ def add_commands(sub):
     p = sub.add_parser("models", help="list the zoo's models")
     p.add_argument("pattern", nargs="?", default="*", help="fnmatch pattern, e.g. 'resnet*'")
     p.add_argument("--json", action="store_true", help="print every field as JSON")
-    p.set_defaults(func=cmd_models)
+    p.set_defaults(func=cmd_models, computes=False)
 
     p = sub.add_parser("train", help="train a zoo model on an ember.data dataset")
     p.add_argument("model")
