@@ -46,6 +46,15 @@ CORE_MODULES = (
     "ember.nn.modules.transformer:TransformerDecoder",
     "ember.nn.modules.transformer:TransformerEncoderLayer",
     "ember.nn.modules.transformer:TransformerDecoderLayer",
+    # recurrent layers
+    "ember.nn.modules.rnn:RNN",
+    "ember.nn.modules.rnn:LSTM",
+    "ember.nn.modules.rnn:GRU",
+    "ember.nn.modules.rnn:RNNCell",
+    "ember.nn.modules.rnn:LSTMCell",
+    "ember.nn.modules.rnn:GRUCell",
+    "ember.nn.modules.rnn:RNNBase",
+    "ember.nn.modules.rnn:RNNCellBase",
     # convolution, pooling, padding, upsampling, folding
     "ember.nn.modules.conv:Conv1d",
     "ember.nn.modules.conv:Conv2d",
