@@ -13,20 +13,24 @@ subcommand layout follows git's and pip's (one module per group of commands).
 # ``add_commands(subparsers)``: it adds its parsers and sets ``func`` (called with the
 # parsed ``args``, returns the exit status). Registering it is one line in
 # ``COMMAND_MODULES``. A command that does no numeric work (a listing) also sets
-# ``computes=False``, so the CLI does not announce its thread choice. ``main`` reports
+# ``computes=False``; every other command gets ``--threads N`` and runs under NOTE [ The
+# CLI's thread policy ] (ember/utils/threads.py), announced in one line. ``main`` reports
 # every exception type in ``USER_ERRORS`` (and missing files) as one line
 # ``ember <command>: <message>`` with exit status 2; raise one of them (or
 # ``CommandError``) for a user's mistake, and anything else stays a traceback (a bug).
 """
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
 
 # Modules that add subcommands (NOTE [ Adding a subcommand ]), in ``ember --help`` order.
 COMMAND_MODULES = (
     "ember.plugins.commands",  # plugins, explain
     "ember.zoo.commands",  # models, train, eval, predict
+    "ember.distributed.run",  # run
 )
 
 # "module:Class" of the exceptions that mean the user asked for something impossible.
@@ -53,7 +57,18 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", required=True)
     for module in COMMAND_MODULES:
         importlib.import_module(module).add_commands(sub)
+    for command in sub.choices.values():
+        if command.get_default("computes") is not False:
+            command.add_argument("--threads", type=_positive_int, metavar="N",
+                                 help="BLAS/OpenMP threads (default: auto, from the free cores; "
+                                      "see ember/utils/threads.py)")
     return parser
+
+
+def _positive_int(text):
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of threads, at least 1, got {text!r}")
+    return int(text)
 
 
 def user_errors():
@@ -69,10 +84,38 @@ def main(argv=None):
     """Entry point of the ``ember`` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        if getattr(args, "computes", True) is False:
+            return args.func(args)
+        with _thread_policy(args):
+            return args.func(args)
     except user_errors() as exc:
         print(f"ember {args.command}: {_one_line(exc)}", file=sys.stderr)
         return 2
+
+
+@contextlib.contextmanager
+def _thread_policy(args):
+    """Run the command under NOTE [ The CLI's thread policy ], saying what it chose (on
+    stderr, so stdout stays the command's output), then put things back (``main`` is
+    also called in-process, by tests and notebooks)."""
+    from ember.utils.threads import THREAD_VARIABLES, apply_threads, choose_threads
+
+    try:
+        choice = choose_threads(getattr(args, "threads", None))
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    print(choice, file=sys.stderr)
+    saved = {variable: os.environ.get(variable) for variable in THREAD_VARIABLES}
+    limiter = apply_threads(choice.threads)
+    try:
+        yield choice
+    finally:
+        limiter.restore_original_limits()
+        for variable, value in saved.items():
+            if value is None:
+                os.environ.pop(variable, None)
+            else:
+                os.environ[variable] = value
 
 
 def _one_line(exc):

@@ -50,6 +50,11 @@ def ember_register_models(register):
     """Register zoo models: ``register(builder, name="resnet18", **info)``."""
 
 
+@hookspec
+def ember_register_comm_backends(register):
+    """Register communication backends: ``register(factory, name="mpi", devices=("cpu",))``."""
+
+
 # Catalogue name for each hook: the key under which registrations are stored.
 CATALOGUES = {
     "ember_register_backends": "backends",
@@ -59,4 +64,5 @@ CATALOGUES = {
     "ember_register_optimizers": "optimizers",
     "ember_register_data": "data",
     "ember_register_models": "models",
+    "ember_register_comm_backends": "comm_backends",
 }
