@@ -54,6 +54,17 @@ def cupy_without_driver(monkeypatch, probe_again):
 
 UNAVAILABLE = ["no_cupy", "cupy_without_driver"]
 
+# What a CPU-only torch answers. Where this torch is CPU-only (CI) the tests ask it; on a
+# GPU machine its CUDA build answers otherwise, so the tests compare with these values,
+# read off the CPU-only build.
+TORCH_IS_CPU_ONLY = not torch.cuda.is_available()
+CPU_ONLY_TORCH_ANSWERS = {"is_available": False, "device_count": 0, "memory_allocated": 0,
+                          "max_memory_allocated": 0, "empty_cache": None}
+
+
+def cpu_only_torch_answer(name):
+    return getattr(torch.cuda, name)() if TORCH_IS_CPU_ONLY else CPU_ONLY_TORCH_ANSWERS[name]
+
 
 def test_the_plugin_registers_the_cuda_backend_whatever_the_machine():
     from ember.plugins import registry
@@ -72,7 +83,7 @@ def test_unavailable_with_the_reason(request, case, reason):
     request.getfixturevalue(case)
     assert runtime.is_available() is False
     assert runtime.unavailable_reason() is not None
-    assert ember.cuda.is_available() is torch.cuda.is_available() is False
+    assert ember.cuda.is_available() is cpu_only_torch_answer("is_available") is False
     assert re.search(reason, runtime.unavailable_reason())
 
 
@@ -104,7 +115,7 @@ def test_a_visible_device_is_available(monkeypatch, probe_again):
 def test_ember_cuda_answers_like_a_cpu_only_torch(request, case):
     request.getfixturevalue(case)
     for name in ["is_available", "device_count", "memory_allocated", "max_memory_allocated", "empty_cache"]:
-        assert getattr(ember.cuda, name)() == getattr(torch.cuda, name)(), name
+        assert getattr(ember.cuda, name)() == cpu_only_torch_answer(name), name
     assert ember.cuda.manual_seed(3) is torch.cuda.manual_seed(3) is None
     assert ember.cuda.manual_seed_all(3) is torch.cuda.manual_seed_all(3) is None
     assert ember.cuda.memory_reserved() == 0 and ember.cuda.memory_stats() == {}
@@ -155,9 +166,10 @@ def test_pinning_fails_and_nothing_is_pinned_as_in_a_cpu_only_torch(request, cas
     x, t = ember.ones(2, 3), torch.ones(2, 3)
     assert x.is_pinned() is t.is_pinned() is False
     assert ember.empty(0).is_pinned() is torch.empty(0).is_pinned() is False
-    with pytest.raises(RuntimeError) as torch_error:
-        t.pin_memory()
-    with pytest.raises(type(torch_error.value), match="Cannot access accelerator device when none is available"):
+    if TORCH_IS_CPU_ONLY:
+        with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is available"):
+            t.pin_memory()
+    with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is available"):
         x.pin_memory()
 
 

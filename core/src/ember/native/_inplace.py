@@ -47,7 +47,8 @@ def write_result(target, result):
     node = result.grad_fn
     if node is not None:
         _keep_old_value(node, target)
-    if not target._data.flags.writeable:
+    # CuPy arrays have no writeable flag (every CuPy array is writeable).
+    if not getattr(target._data.flags, "writeable", True):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
     if node is not None and target._base is not None:
@@ -125,7 +126,7 @@ def try_fast_inplace(target, ufunc_name, other, alpha=1):
         return None  # the general path raises PyTorch's error for any bool operand
     if alpha != 1 and not result.is_floating_point:
         return None  # the general path checks a float or bool alpha against an integer result
-    if not a.flags.writeable or (isinstance(other, Tensor) and other._data.ndim > a.ndim):
+    if not getattr(a.flags, "writeable", True) or (isinstance(other, Tensor) and other._data.ndim > a.ndim):
         return None
     if alpha != 1:
         operand = operand * alpha

@@ -139,7 +139,7 @@ def _fast_inplace(target, combine, tensor1, tensor2, value):
         return False
     if tensor1._device is not target._device or tensor2._device is not target._device:
         return False
-    if not a.flags.writeable or b.ndim > a.ndim or c.ndim > a.ndim:
+    if not getattr(a.flags, "writeable", True) or b.ndim > a.ndim or c.ndim > a.ndim:
         return False
     try:
         _add_combined(target._device.backend.xp, a, b, c, combine=combine, value=value)
@@ -185,7 +185,7 @@ def _fast_lerp(target, end, weight):
     if grad_state.enabled and (target._requires_grad or end._requires_grad):
         return False
     a, b = target._data, end._data
-    if a.dtype != b.dtype or a.dtype.kind != "f" or a.shape != b.shape or not a.flags.writeable:
+    if a.dtype != b.dtype or a.dtype.kind != "f" or a.shape != b.shape or not getattr(a.flags, "writeable", True):
         return False
     if end._device is not target._device:
         return False

@@ -20,10 +20,11 @@ from ember.native import unary
 def _threshold_backward_kernel():
     import cupy
 
-    # `out = keep ? grad : 0` as a select, so a masked inf or NaN gradient becomes 0
-    # (PyTorch's threshold_backward), never NaN as `grad * keep` would.
+    # A select, so a masked inf or NaN gradient becomes 0, never NaN as `grad * keep`
+    # would; and written as `output <= threshold ? 0 : grad` like PyTorch's, so a NaN
+    # output passes its gradient through (NaN <= t is false).
     return cupy.ElementwiseKernel("T grad, T output, T threshold", "T out",
-                                  "out = output > threshold ? grad : (T)0", "ember_threshold_backward")
+                                  "out = output <= threshold ? (T)0 : grad", "ember_threshold_backward")
 
 
 def threshold_backward(xp, grad, output, threshold=0):

@@ -83,7 +83,10 @@ def cupy():
     """The CuPy module; raises ember's error, naming the reason, when CUDA is unusable."""
     module, reason = _state()
     if module is None:
-        raise RuntimeError(f"ember's cuda backend is unavailable: {reason}")
+        # The manager's wording (ember/plugins/manager.py `backend`), whichever way a
+        # caller reached the backend: a device resolved earlier skips the manager.
+        raise RuntimeError(f"the ember backend for device type 'cuda' (plugin 'cupy') is installed, "
+                           f"but no cuda device is available: {reason}")
     return module
 
 
