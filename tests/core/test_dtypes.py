@@ -138,3 +138,42 @@ def test_unsupported_numpy_dtype_is_a_type_error():
 @pytest.mark.parametrize("a, b", list(itertools.product(DTYPE_NAMES, DTYPE_NAMES)))
 def test_can_cast_matches_torch(a, b):
     assert ember.can_cast(getattr(ember, a), getattr(ember, b)) == torch.can_cast(getattr(torch, a), getattr(torch, b))
+
+
+# NOTE [ Python ints wrap into integer dtypes ]: an int beyond the dtype's range wraps.
+INT_WRAP_CASES = {
+    "gt_negative": lambda lib, x: x > -1,
+    "eq_negative": lambda lib, x: x == -1,
+    "lt_beyond_int8": lambda lib, x: x.to(lib.int8) < 300,
+    "ge_below_int8": lambda lib, x: x.to(lib.int8) >= -200,
+    "add_negative": lambda lib, x: x + -1,
+    "sub_beyond": lambda lib, x: x - 300,
+    "mul_negative": lambda lib, x: x * -1,
+    "and_negative": lambda lib, x: x & -1,
+    "or_negative": lambda lib, x: x | -2,
+    "rand_negative": lambda lib, x: -2 & x,
+    "clamp_min_negative": lambda lib, x: x.clamp(min=-1),
+    "clamp_max_negative": lambda lib, x: lib.clamp(x, max=-56),
+    "where_negative": lambda lib, x: lib.where(x > 100, x, -1),
+    "pow_negative_base": lambda lib, x: lib.pow(-1, x),
+    "pow_negative_exponent": lambda lib, x: x.pow(-1),  # raises in both
+    "masked_fill_negative": lambda lib, x: x.masked_fill(x > 100, -1),
+    "fill_negative": lambda lib, x: x.clone().fill_(-3),
+    "scatter_negative": lambda lib, x: x.scatter(0, lib.tensor([0]), -1),
+    "setitem_negative": lambda lib, x: _setitem(x, 0, -1),
+    "setitem_advanced_negative": lambda lib, x: _setitem(x, [1, 2], -2),
+    "maximum_zero_d_negative": lambda lib, x: lib.maximum(x, lib.tensor(-1)),
+}
+
+
+def _setitem(x, key, value):
+    y = x.clone()
+    y[key] = value
+    return y
+
+
+@pytest.mark.parametrize("case", INT_WRAP_CASES, ids=list(INT_WRAP_CASES))
+def test_python_ints_wrap_into_unsigned_and_small_int_dtypes(case):
+    from ember.testing import assert_parity
+
+    assert_parity(INT_WRAP_CASES[case], np.array([200, 0, 255, 7], dtype=np.uint8))

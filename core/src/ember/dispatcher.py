@@ -19,6 +19,7 @@ from ember import dtypes
 from ember.autograd import anomaly_mode
 from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import OpNode, SavedTensor
+from ember.autograd.views import mark_views
 
 # Promotion rules an op can declare (torch/_prims_common ELEMENTWISE_TYPE_PROMOTION_KIND).
 NONE = "none"            # inputs are used as they are (shape ops, indexing)
@@ -173,6 +174,21 @@ def _tensor_type():
 Tensor = None  # bound by ember.tensor on import, to avoid a circular import
 
 
+class _TraceState:
+    """Set by ``ember.jit.trace`` (ember/jit/_trace.py): while ``active``, dispatch hands
+    every op it runs to ``record``, and an in-place write reports itself to ``rebind``."""
+
+    __slots__ = ("active", "record", "rebind")
+
+    def __init__(self):
+        self.active = False
+        self.record = None
+        self.rebind = None
+
+
+trace_state = _TraceState()
+
+
 def dispatch(op, *inputs, **attrs):
     """Run ``op`` on ``inputs``: ``Op.__call__`` is this function (NOTE [ The dispatch path ])."""
     device = None
@@ -209,7 +225,8 @@ def dispatch(op, *inputs, **attrs):
     # CuPy treat Python scalars as "weak", PyTorch's rule for wrapped numbers.
     if op.promote is not NONE and not (uniform and common.kind == "f"):
         target = computation_dtype(inputs, op.promote)
-        arrays = [a.astype(target) if isinstance(x, Tensor) and a.dtype != target else a
+        arrays = [a.astype(target) if isinstance(x, Tensor) and a.dtype != target else
+                  dtypes.fit_int(a, target) if a.__class__ is int else a
                   for x, a in zip(inputs, arrays)]
 
     if attrs:
@@ -230,31 +247,24 @@ def dispatch(op, *inputs, **attrs):
         t._data = out
         t._device = device
         t._requires_grad = False
-        t.grad_fn = None
+        t._grad_fn = None
         t._output_nr = 0
-        t._version = [0]
+        t._version_counter = [0]
         outputs = (t,)
     else:
         outputs = tuple(_wrap(o if o.__class__ is array_type else xp.asarray(o), device) for o in out)
 
     if op.view:
-        _mark_views(inputs[0], outputs, xp)
+        mark_views(op, inputs[0], outputs)
 
     if requires_grad and op.backward is not None and grad_state.enabled:
         _record(op, inputs, outputs, attrs)
+    if trace_state.active:  # ember.jit.trace (NOTE [ Tracing at the dispatcher ]); one test when off
+        trace_state.record(op, inputs, attrs, outputs)
     return outputs[0] if op.num_outputs == 1 else outputs
 
 
 Op.__call__ = dispatch
-
-
-def _mark_views(base, outputs, xp):
-    root = base._base if base._base is not None else base
-    for o in outputs:
-        # An empty array shares no bytes, but an empty view is still a view (PyTorch).
-        if o._data.size == 0 or xp.may_share_memory(o._data, base._data):
-            o._base = root
-            o._version = base._version
 
 
 def _wrap(array, device):
@@ -264,9 +274,9 @@ def _wrap(array, device):
     t._data = array
     t._device = device
     t._requires_grad = False
-    t.grad_fn = None
+    t._grad_fn = None
     t._output_nr = 0
-    t._version = [0]
+    t._version_counter = [0]
     return t
 
 
@@ -322,7 +332,7 @@ def _record(op, inputs, outputs, attrs):
     needs = []
     for x in inputs:
         if isinstance(x, Tensor) and x._requires_grad:
-            fn = x.grad_fn
+            fn = x._grad_fn if x._base is None else x.grad_fn  # a view's may need regenerating
             next_functions.append((fn, x._output_nr) if fn is not None else (x._get_grad_accumulator(), 0))
             meta.append((x._data.shape, x._data.dtype))
             needs.append(True)
@@ -339,12 +349,12 @@ def _record(op, inputs, outputs, attrs):
         if save == "outputs":
             node._saved = ((), (), saved_outputs)
         else:
-            versions = tuple([x._version[0] if isinstance(x, Tensor) else None for x in inputs])
+            versions = tuple([x._version_counter[0] if isinstance(x, Tensor) else None for x in inputs])
             node._saved = (inputs, versions, saved_outputs)
     output_nr = 0
     for o in outputs:
         if o._data.dtype.kind == "f":  # integer and bool outputs are not differentiable
-            o.grad_fn = node
+            o._grad_fn = node
             o._output_nr = output_nr
             o._requires_grad = True
         output_nr += 1

@@ -166,6 +166,24 @@ def scalar_dtype(value):
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 
+# NOTE [ Python ints wrap into integer dtypes ]
+# A Python int operand does not widen an integer tensor (uint8 tensor + 1 is uint8), and
+# PyTorch converts it to the computation dtype with C's wrap-around: uint8 > -1 compares
+# with 255 (False), clamp(uint8, min=-1) is 255 everywhere, int8 < 300 compares with 44.
+# NumPy instead raises OverflowError (arithmetic) or compares the true values, so the
+# dispatcher hands kernels the wrapped value (``fit_int``).
+
+
+def fit_int(value, np_dtype):
+    """``value`` (a Python int) as ``np_dtype`` holds it: wrapped when it is out of an
+    integer dtype's range, unchanged otherwise (NOTE [ Python ints wrap into integer dtypes ])."""
+    if np_dtype.kind in "iu":
+        info = np.iinfo(np_dtype)
+        if not info.min <= value <= info.max:
+            return np.array(value & 0xFFFFFFFFFFFFFFFF, dtype=np.uint64).astype(np_dtype)[()]
+    return value
+
+
 def result_type_from_keys(keys):
     """Promote operand keys: (priority, dtype) pairs, priority 2 = tensor with dims,
     1 = 0-d tensor, 0 = Python scalar. Cached: the set of keys per call is tiny."""

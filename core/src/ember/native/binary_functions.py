@@ -11,6 +11,7 @@ written with ember ops, and errors are PyTorch's.
 
 import math
 
+from ember import dtypes
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, Op
 from ember.native.binary import _dtype_of, _elementwise, _reraise, require_tensors
 from ember.native.unary import not_implemented_for, quiet
@@ -76,6 +77,9 @@ def _pow_backward(ctx, grad):
 POW = Op("aten::pow", _pow_kernel, _pow_backward, promote=DEFAULT, save="both")
 
 
+_INTEGERS = frozenset(d for d in dtypes.ALL_DTYPES if not d.is_floating_point)
+
+
 def pow(input, exponent):
     """``input ** exponent``; either may be a Python number.
 
@@ -85,6 +89,9 @@ def pow(input, exponent):
     >>> ember.pow(2, ember.tensor([0, 1, 2]))
     tensor([1, 2, 4])
     """
+    if exponent.__class__ is int and exponent < 0 and getattr(input, "dtype", None) in _INTEGERS:
+        # Checked before the exponent wraps into the tensor's dtype (uint8 ** -1 would be ** 255).
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     return POW(input, exponent)
 
 

@@ -311,6 +311,8 @@ def setitem(tensor, key, value):
                                f"{_type_name(tensor.dtype)} for the destination and {_type_name(value.dtype)} "
                                "for the source.")
     value = _as_value(tensor, value)
+    if value.__class__ is int:
+        value = _scalar_as(value, tensor._data.dtype)
     value_grad = isinstance(value, Tensor) and value._requires_grad
     if not grad_state.enabled or not (tensor._requires_grad or value_grad):
         _check_writeable(tensor)
@@ -323,7 +325,7 @@ def setitem(tensor, key, value):
         except ValueError as error:  # NumPy's broadcast failure
             raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
                                f"to indexing result of shape {list(target[key].shape)}") from error
-        tensor._version[0] += 1
+        tensor._version_counter[0] += 1
         return
     write_result(tensor, INDEX_PUT(tensor, value, key=array_key))
 
@@ -362,7 +364,15 @@ def _where_promote(cond, a, b):
             keys.append((0, dtypes.scalar_dtype(x)))
     common = dtypes.result_type_from_keys(tuple(keys))
     return [x.to(common) if isinstance(x, Tensor) and x.dtype is not common else
-            (x if isinstance(x, Tensor) else common.np.type(x)) for x in (a, b)]
+            (x if isinstance(x, Tensor) else _scalar_as(x, common.np)) for x in (a, b)]
+
+
+def _scalar_as(value, np_dtype):
+    """A Python number as a NumPy scalar of ``np_dtype``; ints wrap like PyTorch's
+    (NOTE [ Python ints wrap into integer dtypes ] in dtypes.py)."""
+    from ember.dtypes import fit_int
+
+    return np_dtype.type(fit_int(value, np_dtype) if value.__class__ is int else value)
 
 
 def where(condition, input=None, other=None):
@@ -388,7 +398,7 @@ def masked_fill(input, mask, value):
         value = value.to(input.dtype)
         out = WHERE_RAW(mask, value, input)
     else:
-        out = WHERE_RAW(mask, input._data.dtype.type(value), input)
+        out = WHERE_RAW(mask, _scalar_as(value, input._data.dtype), input)
     if tuple(out.shape) != tuple(input.shape):
         raise RuntimeError("The size of the mask must match the size of the input")
     return out
@@ -473,8 +483,10 @@ def take_along_dim(input, indices, dim=None):
 
 def _scatter_index(xp, index, dim):
     # The full key of an advanced index that addresses `out` at index along `dim`.
-    grids = xp.indices(index.shape, sparse=True)
-    return tuple(index if d == dim else grids[d] for d in range(index.ndim))
+    # An open grid by hand: CuPy's `indices` has no `sparse=`.
+    ndim = index.ndim
+    grids = [xp.arange(n).reshape((1,) * d + (n,) + (1,) * (ndim - d - 1)) for d, n in enumerate(index.shape)]
+    return tuple(index if d == dim else grids[d] for d in range(ndim))
 
 
 def _scatter_kernel(xp, a, index, src, dim, reduce=None):
@@ -543,7 +555,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         if src.dtype is not input.dtype:
             raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     else:
-        src = input._data.dtype.type(src)
+        src = _scalar_as(src, input._data.dtype)
     _check_index_range(index, input.shape[dim] if input.ndim else 1, "scatter")
     if reduce is None:
         return SCATTER(input, index, src, dim=dim)
