@@ -24,6 +24,7 @@ BENCHMARKS = [
     "optim_step.py",
     "dataloader.py",
     "transformer_step.py",
+    "lstm_step.py",
     "yolo_infer.py",
     "resnet_step.py",
     "cli_threads.py",  # the CLI's default thread policy against THREADS (its "torch" column)

@@ -298,3 +298,42 @@ def test_cell_errors_like_torch():
             cell(lib.zeros(2, 5))
         with pytest.raises(RuntimeError, match="Input batch size 2 doesn't match hidden0 batch size 3"):
             cell(lib.zeros(2, 3), lib.zeros(3, 4))
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_lstm_gradients_through_final_state_only(bidirectional):
+    # Only h_n and c_n reach the loss: the output's gradient is None in the fused layer's backward.
+    ember_layer, torch_layer = _pair("LSTM", 3, 4, num_layers=2, bidirectional=bidirectional, dtype="float64")
+    x = np.random.default_rng(9).standard_normal((5, 2, 3))
+    e_x, t_x = _tensors(x)
+    _, (e_h, e_c) = ember_layer(e_x)
+    _, (t_h, t_c) = torch_layer(t_x)
+    (e_h.sum() + 2 * e_c.sum()).backward()
+    (t_h.sum() + 2 * t_c.sum()).backward()
+    assert_close(e_x.grad, t_x.grad, rtol=1e-10, atol=1e-10)
+    t_params = dict(torch_layer.named_parameters())
+    for name, p in ember_layer.named_parameters():
+        assert_close(p.grad, t_params[name].grad, rtol=1e-10, atol=1e-10, msg=name)
+
+
+def test_lstm_second_derivative_is_refused_with_a_clear_error():
+    # ember's documented difference (NOTE [ Fused LSTM cell ]): no double backward through the LSTM.
+    for layer in (ember.nn.LSTM(2, 3), ember.nn.LSTMCell(2, 3)):
+        x = ember.randn(4, 2, requires_grad=True) if isinstance(layer, ember.nn.LSTMCell) else \
+            ember.randn(4, 1, 2, requires_grad=True)
+        out = layer(x)[0]
+        (grad,) = ember.autograd.grad(out.sum(), x, create_graph=True)
+        with pytest.raises(RuntimeError, match="no second derivative"):
+            grad.sum().backward()
+
+
+def test_gru_and_rnn_second_derivative_match_torch():
+    for kind in ("RNN", "GRU"):
+        ember_layer, torch_layer = _pair(kind, 2, 3, dtype="float64")
+        e_x, t_x = _tensors(np.random.default_rng(10).standard_normal((3, 2, 2)))
+        grads = []
+        for lib, layer, x in ((ember, ember_layer, e_x), (torch, torch_layer, t_x)):
+            (g,) = lib.autograd.grad((layer(x)[0] ** 2).sum(), x, create_graph=True)
+            (gg,) = lib.autograd.grad((g ** 2).sum(), x)
+            grads.append(gg)
+        assert_close(grads[0], grads[1], rtol=1e-9, atol=1e-10)

@@ -9,6 +9,7 @@ Everything here is a composite of ember ops (``linear``, ``sigmoid``, ``tanh``, 
 recurrent loop ] for how padded and packed inputs share one loop.
 """
 
+from ember.native.fused_lstm import FUSED_LSTM_CELL, lstm_layer
 from ember.native.linear import linear
 from ember.native.shape import cat, stack
 from ember.native.unary import relu, sigmoid, tanh
@@ -45,12 +46,11 @@ def lstm_step(input_gates, state, w_hh, b_hh, w_hr=None):
         i, f, o = sigmoid(.), g = tanh(.)   of  x W_ih^T + b_ih + h W_hh^T + b_hh
         c' = f * c + i * g
         h' = o * tanh(c')          (then h' W_hr^T with a projection, ``proj_size > 0``)
+
+    The pointwise part after the two products is one fused op (NOTE [ Fused LSTM cell ]).
     """
     h, c = state
-    gates = linear(h, w_hh, b_hh) + input_gates
-    i, f, g, o = gates.chunk(4, 1)
-    c = sigmoid(f) * c + sigmoid(i) * tanh(g)
-    h = sigmoid(o) * tanh(c)
+    h, c, _ = FUSED_LSTM_CELL(input_gates, linear(h, w_hh, b_hh), c)
     if w_hr is not None:
         h = linear(h, w_hr, None)
     return h, c
@@ -142,10 +142,17 @@ def rnn_layers(mode, input, hidden, layer_weights, batch_sizes=None, dropout=0.0
             index = layer * num_directions + direction
             w_ih, w_hh, b_ih, b_hh, w_hr = layer_weights[index]
             gates = linear(layer_input, w_ih, b_ih)  # every step's input term in one product
-            steps_in = gates.unbind(0) if batch_sizes is None else gates.split(batch_sizes)
             state = tuple(h[index] for h in hidden)
-            outputs, state = _direction(step, steps_in, state, (w_hh, b_hh, w_hr), batch_sizes, direction == 1)
-            directions.append(stack(outputs) if batch_sizes is None else cat(outputs))
+            if mode == "LSTM" and batch_sizes is None and w_hr is None:  # NOTE [ Fused LSTM layer ]
+                if b_hh is not None:
+                    gates = gates + b_hh
+                output, *state = lstm_layer(gates, *state, w_hh, reverse=direction == 1)
+                directions.append(output)
+            else:
+                steps_in = gates.unbind(0) if batch_sizes is None else gates.split(batch_sizes)
+                outputs, state = _direction(step, steps_in, state, (w_hh, b_hh, w_hr), batch_sizes,
+                                            direction == 1)
+                directions.append(stack(outputs) if batch_sizes is None else cat(outputs))
             for kept, s in zip(finals, state):
                 kept.append(s)
         layer_input = directions[0] if num_directions == 1 else cat(directions, -1)

@@ -1,0 +1,81 @@
+"""One training step of a character-level LSTM language model (issue 12): embedding 64,
+a 2-layer LSTM of 256, a linear decoder to 96 characters; batch-first windows of 32
+sequences of 64 characters; loss = cross-entropy of the next character, backward, plain
+SGD update. ember against torch with the same weights and the same batch.
+
+PyTorch counterpart: torch.nn.LSTM in training mode on the CPU (ATen's RNN.cpp loop over
+time steps; oneDNN's fused LSTM kernel is used by torch where it applies).
+
+    python bench/lstm_step.py [THREADS] [--profile]
+
+``--profile`` prints ember's cProfile of a few steps (where the time goes) instead.
+"""
+
+import sys
+
+from common import assert_losses_agree, interleaved, libraries, report_ms
+
+VOCAB, EMBED, HIDDEN, LAYERS = 96, 64, 256, 2
+BATCH, SEQ = 32, 64
+LR = 0.1
+
+
+class CharLM:
+    """The model in either library: ``decoder(lstm(encoder(idx)))``."""
+
+    def __init__(self, lib):
+        self.encoder = lib.nn.Embedding(VOCAB, EMBED)
+        self.lstm = lib.nn.LSTM(EMBED, HIDDEN, LAYERS, batch_first=True)
+        self.decoder = lib.nn.Linear(HIDDEN, VOCAB)
+        self.model = lib.nn.Sequential(self.encoder, self.lstm, self.decoder)  # parameters and state dict
+
+    def __call__(self, idx):
+        output, _ = self.lstm(self.encoder(idx))
+        return self.decoder(output)
+
+
+def make_step(lib, model, idx_np, target_np):
+    params = list(model.model.parameters())
+    idx, target = lib.tensor(idx_np), lib.tensor(target_np)
+
+    def step():
+        logits = model(idx)
+        loss = lib.nn.functional.cross_entropy(logits.reshape(-1, VOCAB), target.reshape(-1))
+        loss.backward()
+        with lib.no_grad():
+            for p in params:
+                p.sub_(p.grad, alpha=LR)
+                p.grad = None
+        return loss
+    return step
+
+
+def models(ember, torch):
+    torch.manual_seed(0)
+    t, e = CharLM(torch), CharLM(ember)
+    e.model.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in t.model.state_dict().items()})
+    return {"ember": e, "torch": t}
+
+
+def main(threads, profile=False):
+    np, torch, ember = libraries(threads)
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, VOCAB, (BATCH, SEQ + 1))
+    built = models(ember, torch)
+    steps = {name: make_step(lib, built[name], idx[:, :-1], idx[:, 1:])
+             for name, lib in (("ember", ember), ("torch", torch))}
+    assert_losses_agree(steps, 1e-4, relative=True)
+    if profile:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.runcall(lambda: [steps["ember"]() for _ in range(3)])
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+        return
+    report_ms("char LSTM LM train step (ms)", threads, interleaved(steps, rounds=6, inner=2))
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    main(int(args[0]) if args else 1, profile="--profile" in sys.argv)
