@@ -45,6 +45,7 @@ from ember.native.indexing import (argwhere, gather, index_add, index_put, index
 from ember.native.linalg import addmm, addmv, baddbmm, bmm, dot, einsum, ger, inner, matmul, mm, mv, outer, vdot
 from ember.native.sorting import argsort, kthvalue, msort, sort, topk
 from ember.native.copy import clone
+from ember.native.distributions import bernoulli, multinomial, normal
 from ember.native.pointwise import addcdiv, addcmul
 from ember._ops import ops
 from ember import cuda

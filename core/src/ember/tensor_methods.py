@@ -14,6 +14,7 @@ from ember.native import (
     binary_functions,
     comparison,
     copy,
+    distributions,
     extremes,
     factory,
     indexing,
@@ -133,24 +134,6 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     return factory.tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
-def _uniform_(self, a=0.0, b=1.0, *, generator=None):
-    sample = factory.rand(tuple(self.shape), generator=generator, dtype=self.dtype, device=self.device)
-    with _no_grad():
-        return copy.copy_(self, sample * (b - a) + a)
-
-
-def _normal_(self, mean=0.0, std=1.0, *, generator=None):
-    sample = factory.randn(tuple(self.shape), generator=generator, dtype=self.dtype, device=self.device)
-    with _no_grad():
-        return copy.copy_(self, sample * std + mean)
-
-
-def _no_grad():
-    from ember.autograd.grad_mode import no_grad
-
-    return no_grad()
-
-
 def _where(self, condition, other):
     """``x.where(condition, y)``: ``x`` where ``condition`` holds, else ``y`` (PyTorch's
     method order: the tensor is the value, not the condition)."""
@@ -183,8 +166,13 @@ def attach():
     Tensor.fill_ = _fill_
     Tensor.zero_ = _zero_
     Tensor.masked_fill_ = indexing.masked_fill_
-    Tensor.uniform_ = _uniform_
-    Tensor.normal_ = _normal_
+    Tensor.uniform_ = distributions.uniform_
+    Tensor.normal_ = distributions.normal_
+    Tensor.random_ = distributions.random_
+    Tensor.bernoulli_ = distributions.bernoulli_
+    Tensor.bernoulli = distributions.bernoulli
+    Tensor.exponential_ = distributions.exponential_
+    Tensor.multinomial = distributions.multinomial
     Tensor.new_zeros = _new_factory(factory.zeros)
     Tensor.new_ones = _new_factory(factory.ones)
     Tensor.new_empty = _new_factory(factory.empty)

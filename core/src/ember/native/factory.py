@@ -6,7 +6,7 @@ Python data) and aten/src/ATen/native/Distributions.cpp (``rand``, ``randint``) 
 
 Factories build the array on the host with NumPy, in the requested dtype, then hand it
 to the device's backend; random factories draw from an ``ember.Generator`` (see
-ember/random.py: same seed, same numbers on every device, but not PyTorch's stream).
+ember/generator.py): the same seed gives PyTorch's CPU numbers, on every device.
 Left out: ``out=``, ``layout=``, ``pin_memory`` (accepted and ignored by ``tensor``).
 """
 
@@ -18,6 +18,7 @@ import numpy as np
 from ember import dtypes
 from ember.device import CPU, with_index
 from ember.device import device as Device
+from ember.native import transformations
 from ember.random import Generator, generator_or_default
 from ember.tensor import Tensor, _make_tensor
 
@@ -394,12 +395,17 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 
 # --- random ----------------------------------------------------------------------
+# NOTE [ Random factories are PyTorch's kernels on an empty tensor ]
+# ``torch.rand(size)`` is ``torch.empty(size).uniform_()``, ``randn`` is ``normal_()``,
+# ``randint`` is ``random_(low, high)``: a new contiguous tensor filled in memory order.
+# ember draws the same words from the same Mersenne Twister and transforms them the same
+# way (ember/native/transformations.py), so the same seed gives the same numbers.
 
 
 def _generator(generator):
     if generator is not None and not isinstance(generator, Generator):
         raise TypeError(f"expected an ember.Generator, got {type(generator).__name__}")
-    return generator_or_default(generator).numpy
+    return generator_or_default(generator)
 
 
 def _check_floating(d, kernel_name):
@@ -407,34 +413,35 @@ def _check_floating(d, kernel_name):
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_legacy_name(d)}'")
 
 
-def _uniform_host(rng, shape, d):
-    """Uniform samples on [0, 1) in dtype ``d``: never 1.0 after rounding, so half
-    precision takes 11 random bits (its significand) rather than a rounded float."""
-    if d is dtypes.float16:
-        return (rng.integers(0, 2 ** 11, size=shape) * 2.0 ** -11).astype(np.float16)
-    return rng.random(shape, dtype=np.float32 if d is dtypes.float32 else np.float64)
-
-
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    """Uniform samples on [0, 1), floating dtypes only.
+    """Uniform samples on [0, 1), floating dtypes only; PyTorch's numbers for the same seed.
 
     >>> import ember
-    >>> g = ember.Generator().manual_seed(0)
-    >>> bool(((ember.rand(100, generator=g) >= 0) & (ember.rand(100, generator=g) < 1)).all())
-    True
+    >>> _ = ember.manual_seed(0)
+    >>> ember.rand(3)  # torch.manual_seed(0); torch.rand(3)
+    tensor([0.4963, 0.7682, 0.0885])
     """
     d = _float_dtype(dtype)
     _check_floating(d, "check_uniform_bounds")
-    host = _uniform_host(_generator(generator), _shape(size, "rand"), d)
-    return _finish(host.astype(d.np), d, device, requires_grad)
+    shape = _shape(size, "rand")
+    host = transformations.uniform(_generator(generator), math.prod(shape), d.np)
+    return _finish(host.reshape(shape), d, device, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    """Standard normal samples (mean 0, standard deviation 1), floating dtypes only."""
+    """Standard normal samples (mean 0, standard deviation 1), floating dtypes only;
+    PyTorch's numbers for the same seed (NOTE [ Two Box-Muller kernels ]).
+
+    >>> import ember
+    >>> _ = ember.manual_seed(0)
+    >>> ember.randn(3)  # torch.manual_seed(0); torch.randn(3)
+    tensor([ 1.5410, -0.2934, -2.1788])
+    """
     d = _float_dtype(dtype)
     _check_floating(d, "normal_kernel_cpu")
-    host = _generator(generator).standard_normal(_shape(size, "randn"))
-    return _finish(host.astype(d.np), d, device, requires_grad)
+    shape = _shape(size, "randn")
+    host = transformations.normal(_generator(generator), math.prod(shape), d.np)
+    return _finish(host.reshape(shape), d, device, requires_grad)
 
 
 def _check_integer_bound(value, fn_name, position, name):
@@ -464,35 +471,46 @@ def _check_random_range(low, high, d):
         raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE_NAMES[d.name]}")
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     """Integers drawn uniformly from [low, high) (``randint(high, size)`` starts at 0);
-    int64 unless ``dtype`` says otherwise.
+    int64 unless ``dtype`` says otherwise. Each is ``word % (high - low) + low`` for one
+    32-bit word (64-bit when the range needs it), PyTorch's numbers for the same seed.
 
     >>> import ember
-    >>> x = ember.randint(3, 7, (100,))
-    >>> bool((x >= 3).all() and (x < 7).all()), x.dtype
-    (True, ember.int64)
+    >>> _ = ember.manual_seed(0)
+    >>> ember.randint(3, 7, (5,))  # torch.manual_seed(0); torch.randint(3, 7, (5,))
+    tensor([3, 6, 3, 3, 4])
+    >>> ember.randint(10, size=(2,)).shape
+    ember.Size([2])
     """
     if size is None:
         if high is None:
             raise TypeError("randint() missing required argument 'size'")
         low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=...)
+        low, high = 0, low
     low = _check_integer_bound(low, "randint", 1, "low")
     high = _check_integer_bound(high, "randint", 2, "high")
     shape = _size_argument(size, "randint")
     d = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     _check_random_range(low, high, d)
-    host = _generator(generator).integers(low, high, size=shape)
-    return _finish(host.astype(d.np), d, device, requires_grad)
+    host = transformations.random_from_to(_generator(generator), math.prod(shape), low, high - low)
+    return _finish(host.reshape(shape).astype(d.np), d, device, requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise)."""
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise), the
+    one PyTorch gives for the same seed (a Fisher-Yates shuffle, see transformations.py)."""
     n = _check_integer_bound(n, "randperm", 1, "n")
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     d = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
-    host = _generator(generator).permutation(n)
+    if d is not dtypes.int64 and n > 0:
+        highest = 2 ** (np.finfo(d.np).nmant + 1) if d.is_floating_point else int(np.iinfo(d.np).max) + 1
+        if n > highest:
+            raise RuntimeError(f"n must be strictly less than the max value of {d.name} ({highest - 1}) + 1, "
+                               f"but got n={n}")
+    host = transformations.randperm(_generator(generator), n)
     return _finish(host.astype(d.np), d, device, requires_grad)
 
 

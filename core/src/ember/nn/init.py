@@ -4,9 +4,11 @@ PyTorch counterpart: torch/nn/init.py (v2.13). ember leaves out ``sparse_`` and 
 deprecated non-underscore aliases.
 
 Every function works in place under ``no_grad`` and takes an optional
-``generator=``. The fan and gain computations are PyTorch's, so the *distributions*
-(bounds, standard deviations) are PyTorch's; the sampled values differ, because
-ember's generator is NumPy's PCG64 and PyTorch's is a Mersenne Twister.
+``generator=``. The fan and gain computations are PyTorch's and the fills are
+``Tensor.uniform_``/``normal_``, which draw PyTorch's numbers (ember/generator.py), so
+after the same seed the weights are PyTorch's bit for bit. Two are PyTorch's only to
+rounding: ``trunc_normal_`` (its ``erfinv`` is NumPy's/SciPy's, not ATen's) and
+``orthogonal_`` (the QR is NumPy's LAPACK call, not the one torch links).
 
 # NOTE [ Fan in and fan out ]
 # A weight of shape (out, in, *kernel) feeds each output from ``in * prod(kernel)``

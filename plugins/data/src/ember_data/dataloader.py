@@ -275,9 +275,10 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 def _draw_base_seed(generator):
     """The seed workers derive theirs from, drawn from ``generator`` (or ember's default),
     so each epoch's workers get new seeds and a seeded generator repeats them."""
-    from ember.random import generator_or_default
+    import ember
 
-    return int(generator_or_default(generator).numpy.integers(0, 2 ** 63))
+    # PyTorch's draw: one 64-bit word, as a non-negative int64.
+    return int(ember.empty((), dtype=ember.int64).random_(generator=generator).item())
 
 
 def _cuda_can_pin():

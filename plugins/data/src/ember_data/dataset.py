@@ -168,13 +168,13 @@ def random_split(dataset, lengths, generator=None):
     from the first subset on (PyTorch's rule). The permutation comes from ``generator``
     (ember's default generator when None).
     """
-    from ember.random import generator_or_default
+    import ember
 
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         lengths = _counts_from_fractions(lengths, len(dataset))
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = generator_or_default(generator).numpy.permutation(len(dataset)).tolist()
+    order = ember.randperm(sum(lengths), generator=generator).tolist()
     subsets, start = [], 0
     for length in lengths:
         subsets.append(Subset(dataset, order[start:start + length]))

@@ -43,10 +43,11 @@ class DistributedSampler(Sampler):
 
     def __iter__(self):
         if self.shuffle:
-            from ember.random import Generator
+            import ember
 
-            generator = Generator().manual_seed(self.seed + self.epoch)
-            indices = generator.numpy.permutation(len(self.dataset)).tolist()
+            # torch.randperm with a generator seeded by seed + epoch: PyTorch's order.
+            generator = ember.Generator().manual_seed(self.seed + self.epoch)
+            indices = ember.randperm(len(self.dataset), generator=generator).tolist()
         else:
             indices = list(range(len(self.dataset)))
         if self.drop_last:

@@ -37,12 +37,13 @@ class SequentialSampler(Sampler):
 
 
 def _fresh_generator(generator):
-    """``generator``, or a new one seeded from ember's default generator."""
+    """``generator``, or a new one seeded with one 64-bit draw from ember's default
+    generator (PyTorch's ``torch.empty((), dtype=torch.int64).random_()``)."""
     if generator is not None:
         return generator
-    from ember.random import Generator, default_generator
+    import ember
 
-    return Generator().manual_seed(int(default_generator.numpy.integers(0, 2 ** 63)))
+    return ember.Generator().manual_seed(int(ember.empty((), dtype=ember.int64).random_().item()))
 
 
 class RandomSampler(Sampler):
@@ -68,14 +69,20 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
+        import ember
+
         n = len(self.data_source)
-        rng = _fresh_generator(self.generator).numpy
+        generator = _fresh_generator(self.generator)
         if self.replacement:
-            yield from rng.integers(0, n, size=self.num_samples).tolist()
+            # Drawn 32 at a time, as PyTorch does: the same numbers, and a huge
+            # num_samples never builds every index up front.
+            for _ in range(self.num_samples // 32):
+                yield from ember.randint(high=n, size=(32,), generator=generator).tolist()
+            yield from ember.randint(high=n, size=(self.num_samples % 32,), generator=generator).tolist()
             return
         for _ in range(self.num_samples // n):
-            yield from rng.permutation(n).tolist()
-        yield from rng.permutation(n)[:self.num_samples % n].tolist()
+            yield from ember.randperm(n, generator=generator).tolist()
+        yield from ember.randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -89,8 +96,9 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        rng = _fresh_generator(self.generator).numpy
-        for i in rng.permutation(len(self.indices)).tolist():
+        import ember
+
+        for i in ember.randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self):
@@ -121,19 +129,11 @@ class WeightedRandomSampler(Sampler):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         if not self.replacement and self.num_samples > len(weights):
             raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-        rng = _fresh_generator(self.generator).numpy
-        probabilities = weights / weights.sum()
-        if self.replacement:
-            yield from rng.choice(len(weights), size=self.num_samples, p=probabilities).tolist()
-            return
-        # Without replacement, PyTorch's multinomial takes the zero-weight keys last
-        # once the others are used up.
-        positive = int(np.count_nonzero(weights))
-        yield from rng.choice(len(weights), size=min(self.num_samples, positive), replace=False,
-                              p=probabilities).tolist()
-        if self.num_samples > positive:
-            zeros = np.flatnonzero(weights == 0)
-            yield from rng.permutation(zeros)[:self.num_samples - positive].tolist()
+        import ember
+
+        # PyTorch's sampler is one torch.multinomial call on the float64 weights.
+        keys = ember.multinomial(ember.tensor(weights), self.num_samples, self.replacement, generator=self.generator)
+        yield from keys.tolist()
 
     def __len__(self):
         return self.num_samples
