@@ -16,6 +16,7 @@ torch/csrc/autograd/functions/tensor.cpp (``CopySlices``) (v2.13).
 from ember import dtypes
 from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import RELEASED
+from ember.dispatcher import trace_state
 
 
 def check_inplace(target):
@@ -57,6 +58,8 @@ def write_result(target, result):
         rebase_view(target, result)  # the base's history changes too
     target._data[...] = result._data
     target._version[0] += 1
+    if trace_state.active:  # ember.jit.trace follows the write (NOTE [ Tracing at the dispatcher ])
+        trace_state.rebind(target, result)
     if node is not None and target._base is None:
         target.grad_fn = node
         target._output_nr = result._output_nr
@@ -99,6 +102,8 @@ def _type_name(d):
 def try_fast_inplace(target, ufunc_name, other, alpha=1):
     """Do ``target <op>= alpha * other`` with one ufunc call and return ``target``, or
     return None when the general path is needed (autograd involved, odd inputs)."""
+    if trace_state.active:
+        return None  # ember.jit.trace records the general path's op and write
     from ember.tensor import Tensor
 
     if isinstance(other, Tensor):
