@@ -1,0 +1,232 @@
+"""The quantized operators, ``ember.ops.quantized.*``: quantize, dequantize, int8 linear and conv, add, cat, relu.
+
+PyTorch counterpart: aten/src/ATen/native/quantized/cpu/qlinear.cpp,
+qlinear_dynamic.cpp, qconv.cpp, qadd.cpp, qconcat.cpp, qrelu.cpp and
+aten/src/ATen/native/quantized/AffineQuantizerBase.cpp (v2.13).
+
+Each op works on the integer arrays of quantized tensors; the scales and zero points
+travel as attributes (per-tensor) or as tensors (per-channel). The ops are ordinary
+ember ops, so ``ember explain quantized::linear`` names this file.
+
+# NOTE [ Exact integer GEMM on a float BLAS ]
+NumPy's integer ``matmul`` runs a plain loop, not BLAS: a 512x512 int32 product is
+about 30x slower than the float32 one. The int8 kernels therefore multiply the
+zero-point-shifted integers as floats. That is exact, not an approximation:
+
+- a shifted activation ``x - zx`` and weight ``w - zw`` are integers with
+  ``|x - zx| <= A`` and ``|w - zw| <= B`` (A, B <= 255 for 8-bit data), so every
+  product is an integer of magnitude at most ``A * B``, and every partial sum of a
+  dot product of length K, in whatever order BLAS adds (blocked, vectorised, with
+  FMA, which rounds ``a * b + c`` once), is an integer of magnitude at most ``K * A * B``;
+- a binary float with a p-bit significand represents every integer up to ``2**p``
+  exactly, and the sum, product or FMA of two exactly represented integers whose exact
+  result is at most ``2**p`` is computed without rounding;
+- so when ``K * A * B <= 2**24`` float32 gives the exact int32 accumulator, and when
+  ``K * A * B <= 2**53`` float64 does. With A = B = 255, float32 is exact up to K = 258
+  and float64 up to K = 1.38e11, beyond any layer. ``int_matmul`` checks the bound on
+  the actual data and picks float32, float64, or (never reached in practice) int64.
+
+The accumulator is then requantised as torch's fbgemm kernels do: ``acc * (sx * sw)
++ bias`` in float32, divided by the output scale, rounded half to even, shifted by the
+output zero point and clamped. fbgemm folds the same terms in a slightly different
+order, so an output may differ from torch's by one quantisation step (the tests'
+tolerance); the accumulator itself is bit-exact.
+"""
+
+import numpy as np
+
+from ember import library
+
+FLOAT32_EXACT = 2 ** 24
+FLOAT64_EXACT = 2 ** 53
+
+
+def int_matmul(xp, a, b):
+    """``a @ b`` for integer arrays, exact, as int64 (NOTE [ Exact integer GEMM on a float BLAS ])."""
+    if a.size == 0 or b.size == 0:
+        return xp.matmul(a.astype(xp.int64), b.astype(xp.int64))
+    bound = a.shape[-1] * int(xp.abs(a).max()) * int(xp.abs(b).max())
+    if bound <= FLOAT32_EXACT:
+        return xp.matmul(a.astype(xp.float32), b.astype(xp.float32)).astype(xp.int64)
+    if bound <= FLOAT64_EXACT:
+        return xp.matmul(a.astype(xp.float64), b.astype(xp.float64)).astype(xp.int64)
+    return xp.matmul(a.astype(xp.int64), b.astype(xp.int64))
+
+
+def _channel_shape(ndim, axis):
+    shape = [1] * ndim
+    shape[axis] = -1
+    return shape
+
+
+# --- quantize / dequantize -----------------------------------------------------------------
+@library.custom_op("quantized::quantize_per_tensor")
+def quantize_per_tensor(xp, x, *, scale, zero_point, qmin, qmax, storage):
+    """``clamp(rint(x * (1 / scale) + zero_point), qmin, qmax)`` (NOTE [ Rounding as torch quantizes ])."""
+    inv_scale = xp.float32(1.0) / xp.float32(scale)
+    return _round_clamp(xp, x, inv_scale, zero_point, qmin, qmax, storage)
+
+
+@library.custom_op("quantized::quantize_per_channel")
+def quantize_per_channel(xp, x, scales, zero_points, *, axis, qmin, qmax, storage):
+    """``quantize_per_tensor`` with a scale and zero point per slice along ``axis``."""
+    shape = _channel_shape(x.ndim, axis)
+    inv_scale = (xp.float32(1.0) / scales.astype(xp.float32)).reshape(shape)
+    return _round_clamp(xp, x, inv_scale, zero_points.reshape(shape), qmin, qmax, storage)
+
+
+# NOTE [ Rounding as torch quantizes ]
+# torch's vectorised quantizer computes x * inv_scale + zero_point as one fused
+# multiply-add in float32 (inv_scale = 1.0f / scale) and rounds that with nearbyint, half
+# to even. The zero point is added *before* rounding: with scale 0.5 and zero point 11,
+# x = 0.25 gives rint(11.5) = 12, not rint(0.5) + 11 = 11. The product of two float32s
+# and a small integer sum are exact in float64, so computing there reproduces the FMA.
+def _round_clamp(xp, x, inv_scale, zero_point, qmin, qmax, storage):
+    fused = x.astype(xp.float32).astype(xp.float64) * xp.asarray(inv_scale).astype(xp.float64) + zero_point
+    return xp.clip(xp.rint(fused), qmin, qmax).astype(storage)
+
+
+@library.custom_op("quantized::dequantize_per_tensor")
+def dequantize_per_tensor(xp, q, *, scale, zero_point):
+    """``(q - zero_point) * scale`` in float32."""
+    return (q.astype(xp.float32) - xp.float32(zero_point)) * xp.float32(scale)
+
+
+@library.custom_op("quantized::dequantize_per_channel")
+def dequantize_per_channel(xp, q, scales, zero_points, *, axis):
+    """``(q - zero_point) * scale`` per channel, the product in float64 (torch's per-channel scales are doubles)."""
+    shape = _channel_shape(q.ndim, axis)
+    shifted = q.astype(xp.int64) - zero_points.reshape(shape).astype(xp.int64)
+    return (shifted * scales.reshape(shape).astype(xp.float64)).astype(xp.float32)
+
+
+# --- linear --------------------------------------------------------------------------------
+def _linear_accumulator(xp, x, x_zero_point, w, w_zero_points):
+    """int64 ``(x - zx) @ (w - zw).T`` over the last dimension of ``x``."""
+    shifted_x = x.astype(xp.int32) - x_zero_point
+    shifted_w = w.astype(xp.int32) - w_zero_points.reshape(-1, 1).astype(xp.int32)
+    flat = shifted_x.reshape(-1, shifted_x.shape[-1])
+    return int_matmul(xp, flat, shifted_w.T).reshape(*x.shape[:-1], w.shape[0])
+
+
+def _requantize(xp, acc, multiplier, bias, out_scale, out_zero_point, relu, qmin, qmax, storage):
+    """fbgemm's float requantisation: ``rint((acc * sx * sw + bias) / s_out) + z_out``, clamped."""
+    real = acc.astype(xp.float32) * multiplier.astype(xp.float32) + bias.astype(xp.float32)
+    q = xp.rint(real / xp.float32(out_scale)) + out_zero_point
+    if relu:
+        qmin = max(qmin, out_zero_point)
+    return xp.clip(q, qmin, qmax).astype(storage)
+
+
+@library.custom_op("quantized::linear")
+def linear(xp, x, w, w_scales, w_zero_points, bias, *, x_scale, x_zero_point, out_scale, out_zero_point,
+           relu=False):
+    """Static int8 linear: quint8 ``x`` and qint8 ``w`` (one scale per output row) to quint8.
+
+    ``y = requant((x - zx) @ (w - zw).T * sx * sw + bias)`` with an exact integer accumulator.
+    """
+    acc = _linear_accumulator(xp, x, x_zero_point, w, w_zero_points)
+    multiplier = w_scales.astype(xp.float64) * x_scale
+    return _requantize(xp, acc, multiplier, bias, out_scale, out_zero_point, relu, 0, 255, xp.uint8)
+
+
+@library.custom_op("quantized::linear_dynamic")
+def linear_dynamic(xp, x, w, w_scales, w_zero_points, bias, *, reduce_range=True, relu=False):
+    """Dynamic int8 linear: float ``x`` is quantised per call (its own min/max), output is float32."""
+    x = x.astype(xp.float32)
+    qmax = 127 if reduce_range else 255
+    lo = min(float(x.min()), 0.0) if x.size else 0.0
+    hi = max(float(x.max()), 0.0) if x.size else 0.0
+    scale, zero_point = choose_qparams(lo, hi, 0, qmax)
+    xq = quantize_per_tensor.generic(xp, x, scale=scale, zero_point=zero_point, qmin=0, qmax=qmax,
+                                     storage=xp.uint8)
+    acc = _linear_accumulator(xp, xq, zero_point, w, w_zero_points)
+    multiplier = (w_scales.astype(xp.float64) * scale).astype(xp.float32)
+    out = acc.astype(xp.float32) * multiplier + bias.astype(xp.float32)
+    return xp.maximum(out, xp.float32(0)) if relu else out
+
+
+def choose_qparams(lo, hi, qmin, qmax):
+    """fbgemm's ``ChooseQuantizationParams`` (no sparsity preservation): scale and zero point
+    mapping ``[lo, hi]`` (already widened to contain 0) onto ``[qmin, qmax]``."""
+    small_scale = 6.1e-5
+    scale = (hi - lo) / (qmax - qmin)
+    if np.float32(scale) == 0 or np.isinf(np.float32(1.0) / np.float32(scale)):
+        scale = 0.1
+    if scale < small_scale:  # fbgemm widens tiny ranges so the scale stays representable
+        original, scale = scale, small_scale
+        if lo == 0:
+            hi = scale * (qmax - qmin)
+        elif hi == 0:
+            lo = -scale * (qmax - qmin)
+        else:
+            lo, hi = lo * small_scale / original, hi * small_scale / original
+    scale = float(np.float32(scale))
+    from_min, from_max = qmin - lo / scale, qmax - hi / scale
+    error_min, error_max = abs(qmin) - abs(lo / scale), abs(qmax) - abs(hi / scale)
+    initial = from_min if error_min < error_max else from_max
+    zero_point = qmin if initial < qmin else qmax if initial > qmax else int(np.rint(initial))
+    return scale, zero_point
+
+
+# --- conv2d --------------------------------------------------------------------------------
+def _im2col(xp, x, kernel, stride, padding, dilation, pad_value):
+    """(N, C, H, W) -> (N, out_h, out_w, C, kh, kw) windows, padding with ``pad_value``."""
+    (ph, pw), (sh, sw), (dh, dw) = padding, stride, dilation
+    x = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
+    kh, kw = kernel
+    windows = xp.lib.stride_tricks.sliding_window_view(x, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(2, 3))
+    windows = windows[:, :, ::sh, ::sw, ::dh, ::dw]
+    return windows.transpose(0, 2, 3, 1, 4, 5)
+
+
+@library.custom_op("quantized::conv2d")
+def conv2d(xp, x, w, w_scales, w_zero_points, bias, *, stride, padding, dilation, groups, x_scale, x_zero_point,
+           out_scale, out_zero_point, relu=False):
+    """Static int8 2-d convolution (quint8 ``x``, qint8 ``w`` per output channel) to quint8.
+
+    Zero padding pads with the activation's zero point, which is the real value 0.
+    """
+    n = x.shape[0]
+    out_channels, group_in, kh, kw = w.shape
+    windows = _im2col(xp, x.astype(xp.int32) - x_zero_point, (kh, kw), stride, padding, dilation, 0)
+    _, out_h, out_w = windows.shape[:3]
+    shifted_w = w.astype(xp.int32) - w_zero_points.reshape(-1, 1, 1, 1).astype(xp.int32)
+    group_out = out_channels // groups
+    parts = []
+    for g in range(groups):
+        cols = windows[:, :, :, g * group_in:(g + 1) * group_in].reshape(n * out_h * out_w, group_in * kh * kw)
+        weight = shifted_w[g * group_out:(g + 1) * group_out].reshape(group_out, -1)
+        parts.append(int_matmul(xp, cols, weight.T))
+    acc = xp.concatenate(parts, axis=1).reshape(n, out_h, out_w, out_channels)
+    multiplier = w_scales.astype(xp.float64) * x_scale
+    out = _requantize(xp, acc, multiplier, bias, out_scale, out_zero_point, relu, 0, 255, xp.uint8)
+    return xp.ascontiguousarray(out.transpose(0, 3, 1, 2))
+
+
+# --- elementwise ---------------------------------------------------------------------------
+@library.custom_op("quantized::add")
+def add(xp, a, b, *, a_scale, a_zero_point, b_scale, b_zero_point, out_scale, out_zero_point, relu=False):
+    """``requant(dequant(a) + dequant(b))`` to quint8 with the output's scale and zero point."""
+    real = ((a.astype(xp.float32) - a_zero_point) * xp.float32(a_scale)
+            + (b.astype(xp.float32) - b_zero_point) * xp.float32(b_scale))
+    q = xp.rint(real / xp.float32(out_scale)) + out_zero_point
+    return xp.clip(q, out_zero_point if relu else 0, 255).astype(xp.uint8)
+
+
+@library.custom_op("quantized::relu")
+def relu(xp, q, *, zero_point):
+    """``max(q, zero_point)``: the zero point is the real 0, so ReLU never leaves the integers."""
+    return xp.maximum(q, xp.asarray(zero_point, dtype=q.dtype))
+
+
+@library.custom_op("quantized::cat")
+def cat(xp, *arrays, scales, zero_points, dim, out_scale, out_zero_point):
+    """Concatenate quint8 arrays, requantising each to the output's scale and zero point."""
+    parts = [(a.astype(xp.float32) - z) * xp.float32(s) for a, s, z in zip(arrays, scales, zero_points)]
+    real = xp.concatenate(parts, axis=dim)
+    return xp.clip(xp.rint(real / xp.float32(out_scale)) + out_zero_point, 0, 255).astype(xp.uint8)
+
+
+OPS = (quantize_per_tensor, quantize_per_channel, dequantize_per_tensor, dequantize_per_channel, linear,
+       linear_dynamic, conv2d, add, relu, cat)

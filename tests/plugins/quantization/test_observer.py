@@ -1,0 +1,76 @@
+"""Tests for ember_quantization/observer.py: the same scale and zero point as torch's observers."""
+
+import numpy as np
+import pytest
+import torch
+import torch.ao.quantization as tq
+from quantization_parity import ours
+
+import ember
+from ember_quantization import observer
+
+CASES = [
+    ("MinMaxObserver", {}),
+    ("MinMaxObserver", {"dtype": torch.qint8, "qscheme": torch.per_tensor_symmetric}),
+    ("MinMaxObserver", {"reduce_range": True}),
+    ("MinMaxObserver", {"dtype": torch.qint8}),
+    ("MinMaxObserver", {"quant_min": 0, "quant_max": 127}),
+    ("MinMaxObserver", {"dtype": torch.quint8, "qscheme": torch.per_tensor_symmetric}),
+    ("MovingAverageMinMaxObserver", {}),
+    ("MovingAverageMinMaxObserver", {"averaging_constant": 0.5, "dtype": torch.qint8}),
+    ("PerChannelMinMaxObserver", {"ch_axis": 1}),
+    ("PerChannelMinMaxObserver", {"dtype": torch.qint8, "qscheme": torch.per_channel_symmetric}),
+    ("MovingAveragePerChannelMinMaxObserver", {"averaging_constant": 0.1}),
+]
+
+
+def batches(shift=0.3, count=3, shape=(4, 6)):
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(shape).astype("float32") * (i + 1) + i * shift for i in range(count)]
+
+
+@pytest.mark.filterwarnings("ignore:Please use quant_min and quant_max")
+@pytest.mark.parametrize("name, kwargs", CASES)
+@pytest.mark.parametrize("shift", [0.3, 5.0, -5.0])
+def test_observers_give_torchs_scale_and_zero_point(name, kwargs, shift):
+    our_observer, their_observer = getattr(observer, name)(**ours(kwargs)), getattr(tq, name)(**kwargs)
+    for x in batches(shift):
+        our_observer(ember.tensor(x))
+        their_observer(torch.tensor(x))
+    (scale, zero_point), (torch_scale, torch_zero_point) = our_observer.calculate_qparams(), \
+        their_observer.calculate_qparams()
+    np.testing.assert_array_equal(scale.numpy(), torch_scale.numpy())
+    np.testing.assert_array_equal(zero_point.numpy(), torch_zero_point.numpy())
+    assert str(zero_point.dtype).split(".")[-1] == str(torch_zero_point.dtype).split(".")[-1]
+    np.testing.assert_array_equal(our_observer.min_val.numpy(), their_observer.min_val.numpy())
+
+
+def test_an_observer_is_an_identity_and_its_state_dict_has_torchs_keys():
+    ours_, theirs = observer.MinMaxObserver(), tq.MinMaxObserver()
+    x = ember.tensor(batches()[0])
+    assert ours_(x) is x
+    theirs(torch.tensor(batches()[0]))
+    assert list(ours_.state_dict()) == list(theirs.state_dict())
+
+
+def test_a_per_channel_observer_loads_torchs_state_dict():
+    theirs = tq.PerChannelMinMaxObserver(dtype=torch.qint8, qscheme=torch.per_channel_symmetric)
+    theirs(torch.tensor(batches()[0]))
+    ours_ = observer.PerChannelMinMaxObserver(**ours({"dtype": torch.qint8, "qscheme": torch.per_channel_symmetric}))
+    ours_.load_state_dict({k: ember.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    np.testing.assert_array_equal(ours_.calculate_qparams()[0].numpy(), theirs.calculate_qparams()[0].numpy())
+
+
+def test_calculate_qparams_before_any_data_warns_and_returns_defaults_like_torch():
+    with pytest.warns(UserWarning, match="must run observer before calling calculate_qparams"):
+        scale, zero_point = observer.MinMaxObserver().calculate_qparams()
+    assert scale.tolist() == [1.0] and zero_point.tolist() == [0]
+
+
+def test_bad_configurations_raise_torchs_errors():
+    with pytest.raises(NotImplementedError, match="only support per_tensor_symmetric"):
+        observer.MinMaxObserver(qscheme=observer.per_channel_affine)
+    with pytest.raises(AssertionError, match="must include 0"):
+        observer.MinMaxObserver(quant_min=1, quant_max=10)
+    with pytest.raises(NotImplementedError, match="Cannot reduce range for symmetric"):
+        observer.MinMaxObserver(qscheme=observer.per_tensor_symmetric, reduce_range=True)

@@ -1,0 +1,86 @@
+"""Tests for ember_quantization/qtensor.py and the quantize/dequantize kernels against torch."""
+
+import numpy as np
+import pytest
+import torch
+from quantization_parity import DTYPES
+
+import ember
+import ember_quantization as eq
+
+pytestmark = pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor:UserWarning")
+
+
+def values(shape=(5, 7), seed=0):
+    """Random floats with exact half-way cases for scale 0.5 (x / scale = k + 0.5)."""
+    x = np.random.default_rng(seed).standard_normal(shape).astype("float32") * 4
+    x.ravel()[:6] = [0.25, 0.75, -0.25, -0.75, 1.25, 63.9]
+    return x
+
+
+@pytest.mark.parametrize("torch_dtype", list(DTYPES))
+@pytest.mark.parametrize("scale, zero_point", [(0.5, 10), (0.5, 11), (0.5, 0), (0.037, -3), (1e-3, 100), (2.0, 255)])
+def test_quantize_per_tensor_rounds_half_to_even_and_clamps_like_torch(torch_dtype, scale, zero_point):
+    x = values()
+    if not DTYPES[torch_dtype].qmin <= zero_point <= DTYPES[torch_dtype].qmax:  # both refuse it
+        with pytest.raises(RuntimeError, match=f"zero_point {zero_point} is (below lower|above upper) bound"):
+            torch.quantize_per_tensor(torch.tensor(x), scale, zero_point, torch_dtype)
+        with pytest.raises(RuntimeError, match=f"zero_point {zero_point} is (below lower|above upper) bound"):
+            eq.quantize_per_tensor(ember.tensor(x), scale, zero_point, DTYPES[torch_dtype])
+        return
+    ours = eq.quantize_per_tensor(ember.tensor(x), scale, zero_point, DTYPES[torch_dtype])
+    theirs = torch.quantize_per_tensor(torch.tensor(x), scale, zero_point, torch_dtype)
+    np.testing.assert_array_equal(ours.int_repr().numpy(), theirs.int_repr().numpy())
+    np.testing.assert_array_equal(ours.dequantize().numpy(), theirs.dequantize().numpy())
+    assert ours.q_scale() == theirs.q_scale() and ours.q_zero_point() == theirs.q_zero_point()
+    assert str(ours.int_repr().dtype).split(".")[-1] == str(theirs.int_repr().dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("torch_dtype", [torch.quint8, torch.qint8])
+def test_quantize_per_channel_matches_torch(axis, torch_dtype):
+    x = values((4, 6))
+    n = x.shape[axis]
+    scales = np.linspace(0.02, 0.3, n)
+    zero_points = np.arange(n) * (3 if torch_dtype is torch.quint8 else -2) + (5 if torch_dtype is torch.quint8 else 0)
+    ours = eq.quantize_per_channel(ember.tensor(x), ember.tensor(scales), ember.tensor(zero_points), axis,
+                                   DTYPES[torch_dtype])
+    theirs = torch.quantize_per_channel(torch.tensor(x), torch.tensor(scales), torch.tensor(zero_points), axis,
+                                        torch_dtype)
+    np.testing.assert_array_equal(ours.int_repr().numpy(), theirs.int_repr().numpy())
+    np.testing.assert_array_equal(ours.dequantize().numpy(), theirs.dequantize().numpy())
+    np.testing.assert_array_equal(ours.q_per_channel_scales().numpy(), theirs.q_per_channel_scales().numpy())
+    np.testing.assert_array_equal(ours.q_per_channel_zero_points().numpy(),
+                                  theirs.q_per_channel_zero_points().numpy())
+    assert ours.q_per_channel_axis() == theirs.q_per_channel_axis()
+
+
+def test_printing_follows_torch():
+    x = np.array([1.0, 2.0], dtype="float32")
+    ours = repr(eq.quantize_per_tensor(ember.tensor(x), 0.1, 10, eq.quint8))
+    theirs = repr(torch.quantize_per_tensor(torch.tensor(x), 0.1, 10, torch.quint8))
+    assert ours == theirs.replace("torch.", "ember.")
+
+
+def test_per_tensor_accessors_refuse_per_channel_tensors_and_back():
+    q = eq.quantize_per_channel(ember.ones(2, 2), ember.tensor([0.1, 0.2]), ember.tensor([0, 0]), 0, eq.qint8)
+    with pytest.raises(RuntimeError, match="PerTensorAffine"):
+        q.q_scale()
+    with pytest.raises(RuntimeError, match="PerChannelAffine"):
+        eq.quantize_per_tensor(ember.ones(2), 0.1, 0, eq.qint8).q_per_channel_axis()
+
+
+def test_bad_inputs_are_named():
+    with pytest.raises(RuntimeError, match="expected a floating point"):
+        eq.quantize_per_tensor(ember.tensor([1, 2]), 0.1, 0, eq.quint8)
+    with pytest.raises(RuntimeError, match="expected a quantized dtype"):
+        eq.quantize_per_tensor(ember.ones(2), 0.1, 0, ember.float32)
+    with pytest.raises(RuntimeError, match="size of axis 0"):
+        eq.quantize_per_channel(ember.ones(3, 2), ember.tensor([0.1]), ember.tensor([0]), 0, eq.qint8)
+
+
+def test_reshape_and_flatten_keep_the_quantizer():
+    q = eq.quantize_per_tensor(ember.tensor(values((2, 3, 4))), 0.05, 3, eq.quint8)
+    flat = q.flatten(1)
+    assert tuple(flat.shape) == (2, 12) and flat.q_scale() == 0.05
+    np.testing.assert_array_equal(flat.dequantize().numpy(), q.dequantize().numpy().reshape(2, 12))
