@@ -1,5 +1,6 @@
 """Samplers against torch.utils.data's: exact where no randomness is involved, and
-order-independent properties plus determinism where ember's RNG (PCG64) differs."""
+order-independent properties plus determinism for the shuffling ones (whose exact,
+seeded equality with torch is shown in test_seeded_samplers.py)."""
 
 import collections
 

@@ -28,10 +28,17 @@ from ember.random import generator_or_default
 # them out along the dimensions sorted by decreasing stride, and permutes back.
 
 
-def _memory_order(tensor):
+def memory_order(tensor):
     """The dimensions from the outermost (largest stride) to the innermost."""
     strides = tensor.stride()
     return sorted(range(tensor.ndim), key=lambda d: -strides[d])
+
+
+def lay_out(flat_host, shape, order):
+    """The flat samples as an array of ``shape`` whose dimensions ``order`` (outermost
+    first) are walked in row-major order."""
+    laid_out = flat_host.reshape(tuple(shape[d] for d in order))
+    return laid_out.transpose(np.argsort(order).astype(int))
 
 
 def _write(tensor, flat_host):
@@ -40,9 +47,7 @@ def _write(tensor, flat_host):
     from ember.native.copy import copy_
     from ember.native.factory import _finish
 
-    order = _memory_order(tensor)
-    laid_out = flat_host.reshape(tuple(tensor.shape[d] for d in order))
-    values = laid_out.transpose(np.argsort(order).astype(int)).astype(tensor.dtype.np, copy=False)
+    values = lay_out(flat_host, tuple(tensor.shape), memory_order(tensor)).astype(tensor.dtype.np, copy=False)
     with no_grad():
         copy_(tensor, _finish(np.array(values, order="C"), tensor.dtype, tensor.device, False))
     return tensor
@@ -71,7 +76,7 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
     tensor([-0.0075,  0.5364, -0.8230])
     """
     check_inplace(self)
-    _require_floating(self, "uniform_kernel_cpu")
+    _require_floating(self, "check_uniform_bounds")
     a, b = float(a), float(b)
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
@@ -176,7 +181,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
     g = _generator(generator)
     if isinstance(p, Tensor):
         probabilities = p.detach().expand(self.shape)
-        host = probabilities.permute(_memory_order(self)).contiguous()._host().reshape(-1)
+        host = probabilities.permute(memory_order(self)).contiguous()._host().reshape(-1)
         return _write(self, transformations.bernoulli_tensor(g, host)) if self.numel() else self
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")

@@ -6,13 +6,18 @@ PyTorch counterpart: aten/src/ATen/native/Dropout.cpp (``native_dropout``,
 ``native_dropout_backward``, ``feature_dropout``), torch/nn/functional.py
 (``dropout``, ``dropout1d``, ``dropout2d``) (v2.13).
 
-The masks come from ember's default generator (``ember.manual_seed`` makes them
-reproducible), drawn on the host as every ember random number is; the values differ
-from PyTorch's, whose generator is a different algorithm. Every form is one op,
+The masks come from ember's default generator, drawn as PyTorch's CPU dropout draws
+them: ``bernoulli_(1 - p)`` on a tensor laid out like the input (one 53-bit uniform per
+element, in memory order), then divided by ``1 - p`` in the input's dtype. So after the
+same seed the masks are PyTorch's, except on Intel CPUs, where PyTorch's MKL build
+draws scalar Bernoulli numbers from MKL's own stream (see NOTE [ What is not matched ]
+in ember/native/transformations.py). Every form is one op,
 ``aten::native_dropout``: the input times a boolean mask times ``1 / (1 - p)``, the
 mask of the input's shape or, for the channel-wise forms, of shape ``(N, C, 1, ...)``
 (broadcast); the backward applies the same mask and scale to the gradient.
 """
+
+import math
 
 import numpy as np
 
@@ -29,13 +34,25 @@ from ember.dispatcher import NONE, Op
 
 
 def _mask(input, shape, keep):
-    """A bool tensor of ``shape`` on ``input``'s device, True with probability ``keep``,
-    drawn from the default generator (on the host, as every ember random number)."""
+    """A bool tensor of ``shape`` on ``input``'s device, True with probability ``keep``:
+    PyTorch's ``bernoulli_(keep)`` on a tensor with the input's memory layout (a channel
+    mask of shape (N, C, 1, ...) is a new contiguous tensor)."""
+    from ember.native import transformations
+    from ember.native.distributions import lay_out, memory_order
     from ember.native.factory import _finish
     from ember.random import generator_or_default
 
-    host = generator_or_default(None).numpy.random(shape, dtype=np.float32) < keep
+    flat = transformations.bernoulli_scalar(generator_or_default(None), math.prod(shape), keep)
+    order = memory_order(input) if tuple(input.shape) == shape else list(range(len(shape)))
+    host = np.array(lay_out(flat, shape, order), order="C")
     return _finish(host, dtypes.bool_, input.device, False)
+
+
+def _scale(input, p):
+    """``1 / (1 - p)`` as PyTorch's ``noise.div_(1 - p)`` rounds it: one division in
+    the input's dtype (float32 for half precision, then rounded)."""
+    opmath = np.float64 if input.dtype.np == np.float64 else np.float32
+    return input.dtype.np.type(opmath(1.0) / opmath(1.0 - p))
 
 
 def _masked_scale_kernel(xp, a, mask, scale):
@@ -91,12 +108,12 @@ def dropout(input, p=0.5, training=True, inplace=False):
     shape = tuple(input.shape)
     if inplace:
         return input.mul_(_noise(input, shape, p))
-    return NATIVE_DROPOUT(input, mask=_mask(input, shape, 1.0 - p), scale=1.0 / (1.0 - p))
+    return NATIVE_DROPOUT(input, mask=_mask(input, shape, 1.0 - p), scale=_scale(input, p))
 
 
 def _noise(input, shape, p):
     """A float tensor of ``shape``: 0 with probability ``p``, else ``1 / (1 - p)``."""
-    return _mask(input, shape, 1.0 - p).to(input.dtype) * (1.0 / (1.0 - p))
+    return _mask(input, shape, 1.0 - p).to(input.dtype) * _scale(input, p)
 
 
 def _feature_dropout(input, p, training, inplace):
@@ -111,7 +128,7 @@ def _feature_dropout(input, p, training, inplace):
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
     if inplace:
         return input.mul_(_noise(input, shape, p))
-    return NATIVE_DROPOUT(input, mask=_mask(input, shape, 1.0 - p), scale=1.0 / (1.0 - p))
+    return NATIVE_DROPOUT(input, mask=_mask(input, shape, 1.0 - p), scale=_scale(input, p))
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):

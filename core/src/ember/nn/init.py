@@ -7,8 +7,9 @@ Every function works in place under ``no_grad`` and takes an optional
 ``generator=``. The fan and gain computations are PyTorch's and the fills are
 ``Tensor.uniform_``/``normal_``, which draw PyTorch's numbers (ember/generator.py), so
 after the same seed the weights are PyTorch's bit for bit. Two are PyTorch's only to
-rounding: ``trunc_normal_`` (its ``erfinv`` is NumPy's/SciPy's, not ATen's) and
-``orthogonal_`` (the QR is NumPy's LAPACK call, not the one torch links).
+rounding: ``orthogonal_`` (the QR is NumPy's LAPACK call, not the one torch links), and
+``trunc_normal_`` when [a, b] holds less than 30% of the mass, whose acceptance test
+compares a float32 ``log`` (NumPy's, not ATen's) with the candidate's log-density.
 
 # NOTE [ Fan in and fan out ]
 # A weight of shape (out, in, *kernel) feeds each output from ``in * prod(kernel)``
@@ -89,8 +90,10 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill with N(mean, std**2) samples restricted to [a, b], by inverting the normal
-    CDF on uniform samples of [CDF(a), CDF(b)] (no rejection loop)."""
+    """Fill with N(mean, std**2) samples restricted to [a, b], by rejection as PyTorch
+    does (so the draws, and hence the values, are PyTorch's): when [a, b] holds more than
+    30% of the mass, normals outside it are redrawn; otherwise uniform candidates on
+    [a, b] are accepted with probability pdf / peak pdf."""
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of "
                       "values may be incorrect.", stacklevel=2)
@@ -99,14 +102,47 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
     with no_grad():
-        low = norm_cdf((a - mean) / std)
-        high = norm_cdf((b - mean) / std)
-        tensor.uniform_(2 * low - 1, 2 * high - 1, generator=generator)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        tensor.clamp_(min=a, max=b)
+        mass = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        if mass > 0.3:
+            _redraw_outside(tensor, mean, std, a, b, generator)
+        else:
+            _accept_uniform_candidates(tensor, mean, std, a, b, generator)
         return tensor
+
+
+def _redraw_outside(tensor, mean, std, a, b, generator):
+    import ember
+
+    low, high = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()  # bounds as the dtype sees them
+    result = tensor.normal_(mean, std, generator=generator)
+    while True:
+        outside = (result < low) | (result > high)
+        if not outside.any():
+            break
+        result = ember.where(outside, ember.empty_like(result).normal_(mean, std, generator=generator), result)
+    if result is not tensor:
+        tensor.copy_(result)
+
+
+def _accept_uniform_candidates(tensor, mean, std, a, b, generator):
+    import ember
+
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+    def rejected(candidates):
+        log_pdf = ((candidates - mean) / std).pow(2) * -0.5 - log_peak
+        return ember.empty_like(tensor).uniform_(generator=generator).log().gt(log_pdf)
+
+    tensor.uniform_(a, b, generator=generator)
+    pending = rejected(tensor)
+    result = tensor
+    while pending.any():
+        candidates = ember.empty_like(tensor).uniform_(a, b, generator=generator)
+        result = ember.where(pending, candidates, result)
+        pending = ember.where(pending, rejected(candidates), pending)
+    if result is not tensor:
+        tensor.copy_(result)
 
 
 def constant_(tensor, val):
