@@ -225,9 +225,9 @@ def test_detach_shares_memory_and_version_counter():
     y = x * 2
     d = y.detach()
     assert d.data_ptr() == y.data_ptr() and not d.requires_grad and d.is_leaf and d.grad_fn is None
-    before = y._version_value
+    before = y._version
     d.add_(1)
-    assert y._version_value == before + 1  # so autograd notices the write through d
+    assert y._version == before + 1  # so autograd notices the write through d
     assert y.tolist() == [3.0, 5.0]
 
 
@@ -236,9 +236,9 @@ def test_data_shares_memory_but_not_the_version_counter():
     y = x * 2
     d = y.data
     assert d.data_ptr() == y.data_ptr() and not d.requires_grad and d.is_leaf
-    before = y._version_value
+    before = y._version
     d.add_(1)
-    assert y._version_value == before
+    assert y._version == before
     assert y.tolist() == [3.0, 5.0]
 
 

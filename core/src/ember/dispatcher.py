@@ -45,8 +45,8 @@ class Op:
     """
 
     __slots__ = ("qualname", "namespace", "name", "generic", "kernels", "backward", "promote",
-                 "save", "num_outputs", "view", "backward_name", "plugin", "doc", "ufunc", "_resolved",
-                 "__weakref__")
+                 "save", "num_outputs", "view", "_backward_name", "node_class", "plugin", "doc", "ufunc",
+                 "_resolved", "__weakref__")
 
     def __init__(self, qualname, generic=None, backward=None, promote=NONE, save=None,
                  num_outputs=1, view=False, backward_name=None, plugin="ember", ufunc=None):
@@ -71,6 +71,17 @@ class Op:
         self.ufunc = ufunc
         self._resolved = {}
         _ALL_OPS.append(self)
+
+    @property
+    def backward_name(self):
+        """The name of the node this op records (``MulBackward0``), as PyTorch names it."""
+        return self._backward_name
+
+    @backward_name.setter
+    def backward_name(self, name):
+        # Each name is a class of its own, so ``type(y.grad_fn).__name__`` reads as in PyTorch.
+        self._backward_name = name
+        self.node_class = _node_class(name)
 
     # __call__ is `dispatch`, assigned below it: calling an op is one Python frame.
 
@@ -122,6 +133,16 @@ class Op:
         entry = (direct or bound, bound, backend.xp, backend.array_type)
         self._resolved[device.type] = entry
         return entry
+
+
+_NODE_CLASSES = {}
+
+
+def _node_class(name):
+    cls = _NODE_CLASSES.get(name)
+    if cls is None:
+        cls = _NODE_CLASSES[name] = type(name, (OpNode,), {"__slots__": (), "__module__": "ember.autograd.graph"})
+    return cls
 
 
 def _camel(name):
@@ -340,7 +361,7 @@ def _record(op, inputs, outputs, attrs):
             next_functions.append(_NO_EDGE)
             meta.append(None)
             needs.append(False)
-    node = OpNode(op, tuple(next_functions), attrs, tuple(meta), tuple(needs), len(outputs))
+    node = op.node_class(op, tuple(next_functions), attrs, tuple(meta), tuple(needs), len(outputs))
     save = op.save
     if save is not None:
         saved_outputs = ()

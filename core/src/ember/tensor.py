@@ -22,10 +22,15 @@ class Tensor:
 
     # Every tensor sets these slots (dispatcher._wrap); the attributes below them are
     # rarely set, so they live as class-level defaults until an instance sets its own.
-    __slots__ = ("_data", "_device", "_requires_grad", "grad_fn", "_output_nr", "_version", "__weakref__",
-                 "__dict__")
+    __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter",
+                 "__weakref__", "__dict__")
     grad = None
+    # A view's autograd metadata (PyTorch's DifferentiableViewMeta), set by
+    # ember.autograd.views.mark_view: see NOTE [ Views and in-place writes ] there.
     _base = None  # the root tensor whose memory this view shares
+    _view_fn = None  # how to replay this view from _base: (parent's _view_fn, op, attrs, output index)
+    _view_version = 0  # the version counter's value when grad_fn was last set (PyTorch's attr_version)
+    _creation_meta = 0  # views.DEFAULT, NO_GRAD_MODE or MULTI_OUTPUT_NODE
     _grad_accumulator = None  # weakref to this leaf's AccumulateGrad
     _kept_accumulator = None  # a strong ref, once hooks are registered on the leaf
 
@@ -107,7 +112,9 @@ class Tensor:
 
     @property
     def requires_grad(self):
-        return self._requires_grad
+        # A view requires grad when its base does (PyTorch's DifferentiableViewMeta).
+        base = self._base
+        return self._requires_grad or (base is not None and base._requires_grad and self._data.dtype.kind == "f")
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -130,11 +137,27 @@ class Tensor:
         return self._output_nr
 
     @property
-    def _version_value(self):
-        return self._version[0]
+    def _version(self):
+        """How many in-place writes this memory has seen (shared by all views of it)."""
+        return self._version_counter[0]
 
     @property
-    def is_view(self):
+    def grad_fn(self):
+        """The node that computed this tensor (None for a leaf). A view whose base was
+        written in place since is given a fresh one first (NOTE [ Views and in-place writes ])."""
+        fn = self._grad_fn
+        if self._base is not None and self._view_version != self._version_counter[0]:
+            from ember.autograd.views import regenerate_grad_fn
+
+            fn = regenerate_grad_fn(self)
+        return fn
+
+    @grad_fn.setter
+    def grad_fn(self, node):
+        self._grad_fn = node
+
+    def _is_view(self):
+        """True for the output of a view op (PyTorch's ``Tensor._is_view``)."""
         return self._base is not None
 
     @property
@@ -234,13 +257,13 @@ class Tensor:
     def detach(self):
         """A new leaf over the same memory and version counter, outside the graph."""
         out = dispatcher._wrap(self._data, self._device)
-        out._version = self._version
+        out._version_counter = self._version_counter
         return out
 
     def detach_(self):
         if self._base is not None and self._base._requires_grad:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-        self.grad_fn = None
+        self._grad_fn = None
         self._requires_grad = False
         return self
 

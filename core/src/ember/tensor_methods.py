@@ -9,6 +9,7 @@ function itself. An in-place method ``op_`` computes ``op`` and writes the resul
 ``self`` (see NOTE [ In-place ops are out-of-place ops plus a write ]).
 """
 
+from ember.autograd.grad_mode import grad_state
 from ember.native import (
     binary,
     binary_functions,
@@ -28,7 +29,7 @@ from ember.native import (
     unary,
     views,
 )
-from ember.native._inplace import check_inplace, try_fast_inplace, write_result
+from ember.native._inplace import check_inplace, fill_overlapping, try_fast_inplace, write_result
 from ember.tensor import Tensor
 
 METHODS = {
@@ -108,6 +109,9 @@ def _named(method, name, fn):
 
 def _fill_(self, value):
     check_inplace(self)
+    if not getattr(self._data.flags, "writeable", True) and not (
+            grad_state.enabled and (self._requires_grad or isinstance(value, Tensor) and value._requires_grad)):
+        return fill_overlapping(self, value)  # an expanded tensor (NOTE [ Writing into overlapping memory ])
     from ember.native.indexing import setitem
 
     setitem(self, Ellipsis, value.item() if isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad

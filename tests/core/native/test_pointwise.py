@@ -50,12 +50,12 @@ def test_inplace(name, grad_mode):
     c = make_tensor((3, 1), low=0.5, high=2.0, seed=3)
     mine, theirs = ember.tensor(target), torch.tensor(target)
     context = ember.no_grad() if grad_mode == "no_grad" else ember.enable_grad()
-    version = mine._version_value
+    version = mine._version
     with context:
         out = getattr(mine, name + "_")(ember.tensor(b), ember.tensor(c), value=-0.3)
     getattr(theirs, name + "_")(torch.tensor(b), torch.tensor(c), value=-0.3)
     assert out is mine
-    assert mine._version_value == version + 1
+    assert mine._version == version + 1
     assert_close(mine, theirs)
 
 
@@ -120,11 +120,11 @@ def test_lerp_inplace_matches_torch_and_the_out_of_place_op(weight, grad_mode, d
     start, end = make_tensor((5, 7), dtype, seed=1), make_tensor((5, 7), dtype, seed=2)
     mine, theirs = ember.tensor(start), torch.tensor(start)
     context = ember.no_grad() if grad_mode == "no_grad" else ember.enable_grad()
-    version = mine._version_value
+    version = mine._version
     with context:
         assert mine.lerp_(ember.tensor(end), weight) is mine
     theirs.lerp_(torch.tensor(end), weight)
-    assert mine._version_value == version + 1
+    assert mine._version == version + 1
     assert_close(mine, theirs)
     assert np.array_equal(mine.numpy(), ember.lerp(ember.tensor(start), ember.tensor(end), weight).numpy())
 

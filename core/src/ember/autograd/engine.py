@@ -115,7 +115,9 @@ def _call_pre_hooks(node, grads):
             tensor = tensor_ref()
             g = grads[output_nr]
             if tensor is not None and g is not None:
-                tensor.grad = g.detach().clone() if tensor.grad is None else tensor.grad + g.detach()
+                # Under create_graph the retained gradient stays differentiable (PyTorch's
+                # retains_grad hook clones without detaching).
+                tensor.grad = g.clone() if tensor.grad is None else tensor.grad + g
     if node._pre_hooks:
         for hook in tuple(node._pre_hooks.values()):
             result = hook(tuple(grads))
@@ -283,19 +285,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     for edge in targets:
         if edge[0] is None:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    leaf_targets = [edge for t, edge in zip(inputs, targets) if t.grad_fn is None]
-    captured = execute(root, retain_graph, create_graph, targets, run_targets=True)
-    from ember.autograd.accumulate import accumulate_grad
-
-    for t, edge in zip(inputs, targets):
-        g = captured[edge]
-        if edge not in leaf_targets and g is not None:
-            with_mode = grad_state.enabled
-            grad_state.enabled = create_graph
-            try:
-                accumulate_grad(t, g)
-            finally:
-                grad_state.enabled = with_mode
+    for t in inputs:
+        # A non-leaf input's .grad is filled by retain_grad, as in PyTorch's run_backward
+        # (so a tensor that already retains its gradient gets it once, not twice).
+        t.retain_grad()
+    execute(root, retain_graph, create_graph, targets, run_targets=True)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

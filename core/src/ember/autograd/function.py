@@ -157,7 +157,7 @@ class Function:
         for i, o in enumerate(outs):
             if isinstance(o, Tensor) and id(o) not in ctx._non_differentiable and o.is_floating_point():
                 if id(o) in ctx._dirty:
-                    o._version[0] += 1  # the history changes: PyTorch bumps the version once more
+                    o._version_counter[0] += 1  # the history changes: PyTorch bumps the version once more
                 elif any(o is a for a in args):
                     o = o.detach()  # an input returned as it is becomes a new tensor, as in PyTorch
                 o.grad_fn = ctx

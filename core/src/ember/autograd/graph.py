@@ -145,8 +145,8 @@ class SavedTensor:
     __slots__ = ("tensor", "data", "device", "version_counter", "saved_version", "output_nr", "node")
 
     def __init__(self, tensor, is_output=False, node=None, output_nr=0):
-        self.version_counter = tensor._version
-        self.saved_version = tensor._version[0]
+        self.version_counter = tensor._version_counter
+        self.saved_version = tensor._version_counter[0]
         if is_output:
             self.tensor = None
             self.data = tensor._data
@@ -165,9 +165,9 @@ class SavedTensor:
         from ember.tensor import _make_tensor
 
         out = _make_tensor(self.data, self.device)
-        out._version = self.version_counter
+        out._version_counter = self.version_counter
         if grad_state.enabled:
-            out.grad_fn = self.node
+            out._grad_fn = self.node
             out._output_nr = self.output_nr
             out._requires_grad = True
         return out
@@ -255,8 +255,8 @@ class OpNode(Node):
             raise RuntimeError(_FREED)
         inputs, versions, _ = saved
         for x, version in zip(inputs, versions):
-            if version is not None and x._version[0] != version:
-                raise RuntimeError(modified_message(x, x._version[0], version))
+            if version is not None and x._version_counter[0] != version:
+                raise RuntimeError(modified_message(x, x._version_counter[0], version))
         return inputs
 
     @property

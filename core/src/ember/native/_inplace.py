@@ -15,15 +15,18 @@ torch/csrc/autograd/functions/tensor.cpp (``CopySlices``) (v2.13).
 
 from ember import dtypes
 from ember.autograd.grad_mode import grad_state
-from ember.autograd.graph import RELEASED
+from ember.autograd.graph import RELEASED, OpNode
+from ember.autograd.views import check_view_inplace, move_retains_grad
 from ember.dispatcher import trace_state
 
 
 def check_inplace(target):
     """Refuse to rewrite a leaf that requires grad (or a view of one) while recording:
-    its .grad would no longer be the gradient of anything."""
+    its .grad would no longer be the gradient of anything. Views made under no_grad or
+    by a multi-output op are refused too (NOTE [ Views and in-place writes ])."""
     if not (grad_state.enabled and target._requires_grad):
         return
+    check_view_inplace(target)
     if target.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     base = target._base
@@ -45,43 +48,133 @@ def write_result(target, result):
     if not dtypes.can_cast(result.dtype, target.dtype):
         raise RuntimeError(f"result type {_type_name(result.dtype)} can't be cast to the desired output type "
                            f"{_type_name(target.dtype)}")
-    node = result.grad_fn
+    node = result._grad_fn
     if node is not None:
+        check_view_inplace(target)  # an operand, not the target, may be what requires grad
         _keep_old_value(node, target)
     # CuPy arrays have no writeable flag (every CuPy array is writeable).
     if not getattr(target._data.flags, "writeable", True):
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
-                           "single memory location. Please clone() the tensor before performing the operation.")
+        raise RuntimeError(_OVERLAP_ERROR)
     if node is not None and target._base is not None:
         from ember.native.copy_slices import rebase_view
 
         rebase_view(target, result)  # the base's history changes too
     target._data[...] = result._data
-    target._version[0] += 1
+    target._version_counter[0] += 1
     if trace_state.active:  # ember.jit.trace follows the write (NOTE [ Tracing at the dispatcher ])
         trace_state.rebind(target, result)
-    if node is not None and target._base is None:
-        target.grad_fn = node
+    if node is None:
+        return target
+    if target._base is None:
+        old_fn, old_nr = target._grad_fn, target._output_nr
+        target._grad_fn = node
         target._output_nr = result._output_nr
         target._requires_grad = True
+        move_retains_grad(target, old_fn, old_nr)
+    else:
+        target._view_version = target._version_counter[0]  # its grad_fn (set by rebase_view) is current
+    _save_target_as_output(node, target, result._output_nr)
     return target
 
 
+def _save_target_as_output(node, target, output_nr):
+    # An op that saved its output (sigmoid, exp) saved the out-of-place result; after
+    # the write that output *is* the target, so the record follows the target's memory
+    # and version, and a later in-place write is caught in backward, as in PyTorch.
+    saved = node._saved if isinstance(node, OpNode) else None
+    if not saved or saved is RELEASED:
+        return
+    for record in saved[2]:
+        if record.output_nr == output_nr:
+            record.data = target._data
+            record.version_counter = target._version_counter
+            record.saved_version = target._version_counter[0]
+
+
 def _keep_old_value(node, target):
-    # Only the op's `self` (input 0, the target) is replaced by a copy, like PyTorch's
+    # Only the op's `self` (the first input that is the target: input 0 of `mul`, input 2
+    # of the `where` behind masked_fill_) is replaced by a copy, like PyTorch's
     # `original_self`. The same tensor passed again as another argument (`x.mul_(x)`)
     # stays saved as it is, so backward reports the in-place change, as PyTorch does.
-    saved = node._saved
-    if saved is None or saved is RELEASED or not saved[0] or saved[0][0] is not target:
+    saved = node._saved if isinstance(node, OpNode) else None
+    if not saved or saved is RELEASED:
+        return
+    inputs, versions, outputs = saved
+    position = next((i for i, x in enumerate(inputs) if x is target), None)
+    if position is None:
         return
     from ember.dispatcher import _wrap
 
-    inputs, versions, outputs = saved
     old = _wrap(target._data.copy(), target._device)
-    old.grad_fn = target.grad_fn
+    old._grad_fn = target.grad_fn
     old._output_nr = target._output_nr
     old._requires_grad = target._requires_grad
-    node._saved = ((old,) + tuple(inputs[1:]), (0,) + tuple(versions[1:]), outputs)
+    inputs, versions = list(inputs), list(versions)
+    inputs[position], versions[position] = old, 0
+    node._saved = (tuple(inputs), tuple(versions), outputs)
+
+
+# NOTE [ Writing into overlapping memory ]
+# An expanded tensor reads several elements from one memory location, so ember keeps
+# its array read-only and most in-place ops refuse it, with PyTorch's error. PyTorch
+# allows exactly the writes that cannot disagree with themselves: ``fill_``/``zero_``
+# (every alias gets one value), a write into a part of it that does not overlap
+# (``e[0] = v``), and, with a deprecation warning, ``masked_fill_`` and advanced-index
+# writes (a location gets the value when any alias of it is selected). Those writes go
+# through a writeable array over the same memory (views.writeable_alias).
+
+_OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                  "location. Please clone() the tensor before performing the operation.")
+
+
+def overlapping(array):
+    """PyTorch's internal-overlap test: some dim of size > 1 has stride 0."""
+    return any(stride == 0 and size > 1 for size, stride in zip(array.shape, array.strides))
+
+
+def fill_overlapping(target, value):
+    """``fill_`` on overlapping memory, outside autograd (NOTE [ Writing into overlapping memory ])."""
+    _writeable(target)[...] = value._data if hasattr(value, "_data") else value
+    target._version_counter[0] += 1
+    return target
+
+
+def masked_fill_overlapping(target, mask, value):
+    """``masked_fill_`` on overlapping memory, outside autograd, with PyTorch's warning."""
+    import warnings
+
+    warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+                  "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar",
+                  UserWarning, stacklevel=3)
+    xp = target._device.backend.xp
+    value = value._data if hasattr(value, "_data") else value
+    xp.copyto(_writeable(target), xp.asarray(value, dtype=target._data.dtype), where=mask._data)
+    target._version_counter[0] += 1
+    return target
+
+
+def setitem_array(tensor, array_key):
+    """The array ``tensor[key] = v`` writes into outside autograd: ``tensor``'s own, or a
+    writeable alias of overlapping memory where PyTorch allows the write."""
+    a = tensor._data
+    if getattr(a.flags, "writeable", True):
+        return a
+    if all(k is None or k is Ellipsis or k.__class__ in (int, slice) for k in array_key):
+        if overlapping(a[array_key]):
+            raise RuntimeError(_OVERLAP_ERROR)
+    else:
+        import warnings
+
+        warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+                      "performing this operation. This also applies to advanced indexing e.g. tensor[indices] = "
+                      "tensor", UserWarning, stacklevel=3)
+    return _writeable(tensor)
+
+
+def _writeable(target):
+    from ember.native.views import writeable_alias
+
+    return writeable_alias(target._device.backend.xp, target._data)
 
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
@@ -125,6 +218,8 @@ def try_fast_inplace(target, ufunc_name, other, alpha=1):
                                                        else "int_to_float"))
     if not dtypes.can_cast(result, dtypes.from_numpy_dtype(target._data.dtype)):
         return None  # the general path raises PyTorch's error
+    if result.np in dtypes.REDUCED_FLOATS and ufunc_name == "multiply":
+        return None  # mul computes float16 in float32 (NOTE [ opmath ] in dtypes.py)
     a = target._data
     if ufunc_name == "subtract" and (a.dtype.kind == "b" or other.__class__ is bool
                                      or isinstance(other, Tensor) and operand.dtype.kind == "b"):
@@ -143,5 +238,5 @@ def try_fast_inplace(target, ufunc_name, other, alpha=1):
         # Not broadcastable into `a`, or a Python int out of `a`'s range: the general
         # path raises PyTorch's error, or wraps the int around as PyTorch does.
         return None
-    target._version[0] += 1
+    target._version_counter[0] += 1
     return target

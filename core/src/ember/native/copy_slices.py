@@ -16,14 +16,16 @@ writes the result back into that part, and hands the rest to the base's old hist
 # Backward then uses only ember ops on that index (gather, index_put, reshape), so the
 # gradients CopySlices makes are themselves differentiable (``create_graph``).
 
-Left out: other views of the same base taken *before* the write keep their old
-``grad_fn`` (PyTorch regenerates it on access), so their gradients miss the write.
+Other views of the same base taken *before* the write get a fresh ``grad_fn``
+(``ViewOfBase``) when theirs is next read: NOTE [ Views and in-place writes ] in
+ember/autograd/views.py.
 """
 
 import numpy as np
 
 from ember.autograd.engine import _validate, root_edge
 from ember.autograd.graph import Node
+from ember.autograd.views import move_retains_grad
 
 
 def _storage_offsets(t):
@@ -123,11 +125,16 @@ class ViewOfBase(Node):
 
 
 def rebase_view(view, result):
-    """Give ``view._base`` and ``view`` the history of ``result`` written into ``view``."""
+    """Give ``view._base`` and ``view`` the history of ``result`` written into ``view``
+    (retained gradients follow both to their new nodes)."""
     base = view._base
-    base.grad_fn = CopySlices(base, view, result.grad_fn)
+    old_base_fn, old_base_nr = base._grad_fn, base._output_nr
+    base._grad_fn = CopySlices(base, view, result._grad_fn)
     base._output_nr = 0
     base._requires_grad = True
-    view.grad_fn = ViewOfBase(base, view)
+    move_retains_grad(base, old_base_fn, old_base_nr)
+    old_view_fn, old_view_nr = view._grad_fn, view._output_nr
+    view._grad_fn = ViewOfBase(base, view)
     view._output_nr = 0
     view._requires_grad = True
+    move_retains_grad(view, old_view_fn, old_view_nr)

@@ -13,7 +13,13 @@ differs from NumPy's when ints and tensors meet: see NOTE [ Ints are selects ].
 
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import DEFAULT, NONE, Op
-from ember.native._inplace import _type_name, check_inplace, write_result
+from ember.native._inplace import (
+    _type_name,
+    check_inplace,
+    masked_fill_overlapping,
+    setitem_array,
+    write_result,
+)
 from ember.tensor import Tensor, _wrap_dim
 
 # --- turning a Python key into an array key -------------------------------------
@@ -315,8 +321,7 @@ def setitem(tensor, key, value):
         value = _scalar_as(value, tensor._data.dtype)
     value_grad = isinstance(value, Tensor) and value._requires_grad
     if not grad_state.enabled or not (tensor._requires_grad or value_grad):
-        _check_writeable(tensor)
-        target, key = locate(tensor._data, array_key)
+        target, key = locate(setitem_array(tensor, array_key), array_key)  # may be an expanded tensor's alias
         try:
             target[key] = value._data if isinstance(value, Tensor) else value
         except IndexError:
@@ -406,7 +411,14 @@ def masked_fill(input, mask, value):
 
 def masked_fill_(input, mask, value):
     check_inplace(input)
+    if not getattr(input._data.flags, "writeable", True) and not _records(input, value):
+        masked_fill(input, mask, value)  # checks the arguments, raises PyTorch's errors
+        return masked_fill_overlapping(input, mask.expand_as(input), value)
     return write_result(input, masked_fill(input, mask, value))
+
+
+def _records(target, value):
+    return grad_state.enabled and (target._requires_grad or isinstance(value, Tensor) and value._requires_grad)
 
 
 def masked_select(input, mask):

@@ -145,7 +145,7 @@ def _fast_inplace(target, combine, tensor1, tensor2, value):
         _add_combined(target._device.backend.xp, a, b, c, combine=combine, value=value)
     except ValueError:
         return False  # shapes that do not broadcast into `a`: the general path raises PyTorch's error
-    target._version[0] += 1
+    target._version_counter[0] += 1
     return True
 
 
@@ -190,7 +190,7 @@ def _fast_lerp(target, end, weight):
     if end._device is not target._device:
         return False
     _lerp_into(target._device.backend.xp, a, b, weight=weight)
-    target._version[0] += 1
+    target._version_counter[0] += 1
     return True
 
 

@@ -2,13 +2,44 @@
 
 PyTorch counterpart: aten/src/ATen/native/TensorShape.cpp (v2.13).
 
-Each piece is a view of the input (``narrow`` or, for ``unbind``, ``select`` along the
-dim), so writing into a piece writes into the input, as in PyTorch.
+Each piece is a view of the input, so writing into a piece writes into the input, as in
+PyTorch. ``split``, ``chunk`` and ``unbind`` are multi-output view ops (one node,
+``SplitBackward0``, ``SplitWithSizesBackward0`` or ``UnbindBackward0``, for all pieces):
+as in PyTorch, their pieces may not be written in place while autograd records (NOTE
+[ Views and in-place writes ] in ember/autograd/views.py). ``tensor_split`` is a chain
+of ``narrow`` calls, so its pieces may.
 """
 
 from ember.dispatcher import Op
 from ember.native.views import narrow
 from ember.tensor import _wrap_dim
+
+
+def _split_kernel(xp, a, dim, sizes):
+    lead = (slice(None),) * dim
+    pieces, start = [], 0
+    for length in sizes:
+        pieces.append(a[lead + (slice(start, start + length),)])
+        start += length
+    return tuple(pieces)
+
+
+def _split_backward(ctx, *grads):
+    # One cat of the pieces' gradients (a missing one counts as zeros).
+    from ember.native.factory import zeros
+    from ember.native.shape import cat
+
+    dim, sizes = ctx.attrs["dim"], ctx.attrs["sizes"]
+    shape = ctx.input_meta[0][0]
+    present = next(g for g in grads if g is not None)
+    filled = [g if g is not None else zeros(shape[:dim] + (size,) + shape[dim + 1:], dtype=present.dtype,
+                                            device=present.device)
+              for g, size in zip(grads, sizes)]
+    return (cat(filled, dim),)
+
+
+SPLIT = Op("aten::split", _split_kernel, _split_backward, view=True, num_outputs=None)
+SPLIT_WITH_SIZES = Op("aten::split_with_sizes", _split_kernel, _split_backward, view=True, num_outputs=None)
 
 
 def split(input, split_size_or_sections, dim=0):
@@ -21,16 +52,12 @@ def split(input, split_size_or_sections, dim=0):
         if step <= 0 and size:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
         sections = [step] * (size // step) + ([size % step] if size % step else []) if step else [0]
-    else:
-        sections = list(split_size_or_sections)
-        if sum(sections) != size:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
-                               f"at dimension {dim}), but got split_sizes={sections}")
-    out, start = [], 0
-    for length in sections:
-        out.append(narrow(input, dim, start, length))
-        start += length
-    return tuple(out)
+        return SPLIT(input, dim=dim, sizes=tuple(sections))
+    sections = [int(s) for s in split_size_or_sections]
+    if sum(sections) != size:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
+                           f"at dimension {dim}), but got split_sizes={sections}")
+    return SPLIT_WITH_SIZES(input, dim=dim, sizes=tuple(sections))
 
 
 def chunk(input, chunks, dim=0):
@@ -57,7 +84,7 @@ def tensor_split(input, indices_or_sections, dim=0):
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
         sizes = [size // n + (1 if i < size % n else 0) for i in range(n)]
-        return split(input, sizes, dim)
+        indices_or_sections = [sum(sizes[:i + 1]) for i in range(n - 1)]
     bounds = [0] + [int(i) for i in indices_or_sections] + [size]
     pieces = []
     for start, end in zip(bounds, bounds[1:]):

@@ -84,8 +84,9 @@ def _reshape_backward(ctx, grad):
 
 
 VIEW = Op("aten::view", _view_kernel, _reshape_backward, view=True)
-RESHAPE = Op("aten::reshape", lambda xp, a, shape: a.reshape(shape), _reshape_backward, view=True,
-             backward_name="ViewBackward0")
+# reshape is no op of its own in PyTorch: it calls one of these (see `reshape` below).
+RESHAPE_ALIAS = Op("aten::_reshape_alias", _view_kernel, _reshape_backward, view=True)
+UNSAFE_VIEW = Op("aten::_unsafe_view", lambda xp, a, shape: a.reshape(shape), _reshape_backward)
 
 
 def view(input, *shape):
@@ -103,15 +104,36 @@ def _view_dtype(input, dtype):
 
     if input.element_size() != dtype.itemsize and input.ndim == 0:
         raise RuntimeError("self.dim() cannot be 0 to view dtype with a different element size")
+    # Not a view for autograd (``_is_view()`` is False, as in PyTorch: the bytes mean
+    # something else), but the same memory, so it shares the version counter.
     out = _make_tensor(input._data.view(dtype.np), input._device)
-    out._base = input._base or input
-    out._version = input._version
+    out._version_counter = input._version_counter
     return out
 
 
 def reshape(input, *shape):
-    """A view when the strides allow one, else a copy (``torch.reshape``)."""
-    return RESHAPE(input, shape=infer_size(_sizes(shape), input.numel()))
+    """A view when the strides allow one, else a copy (``torch.reshape``).
+
+    As in PyTorch, a contiguous input is viewed (``ViewBackward0``), another input whose
+    strides allow the new shape gets an alias with computed strides
+    (``ReshapeAliasBackward0``), and any other is copied to a contiguous tensor first
+    (``CloneBackward0`` then ``UnsafeViewBackward0``, not a view)."""
+    shape = infer_size(_sizes(shape), input.numel())
+    if input._data.flags.c_contiguous:
+        return VIEW(input, shape=shape)
+    if _viewable(input._data, shape):
+        return RESHAPE_ALIAS(input, shape=shape)
+    from ember.native.copy import CLONE
+
+    return UNSAFE_VIEW(CLONE(input, order="C"), shape=shape)
+
+
+def _viewable(a, shape):
+    try:
+        a.view().shape = shape  # NumPy refuses exactly when no strides describe the new shape
+    except AttributeError:
+        return False
+    return True
 
 
 def view_as(input, other):
@@ -195,6 +217,7 @@ def _expand_kernel(xp, a, shape):
         next_extent = shape[i] * stride
     if tuple(shape) == old_shape and tuple(strides) == old_strides:
         return a.view()
+    overlapping = overlapping and all(shape)  # an empty tensor has no element to share
     writeable = not overlapping and getattr(a.flags, "writeable", True)
     return restride(xp, a, tuple(shape), tuple(strides), writeable)
 
@@ -258,18 +281,21 @@ def _squeeze_kernel(xp, a, dims):
     return a.squeeze(dims) if dims else a.view()
 
 
+# PyTorch's three overloads, whose nodes are numbered apart: squeeze(), squeeze(dim), squeeze(dims).
 SQUEEZE = Op("aten::squeeze", _squeeze_kernel, _reshape_backward, view=True)
+SQUEEZE_DIM = Op("aten::squeeze.dim", _squeeze_kernel, _reshape_backward, view=True,
+                 backward_name="SqueezeBackward1")
+SQUEEZE_DIMS = Op("aten::squeeze.dims", _squeeze_kernel, _reshape_backward, view=True,
+                  backward_name="SqueezeBackward2")
 
 
 def squeeze(input, dim=None):
     """Remove dimensions of size 1 (all of them, or those in ``dim`` that are 1)."""
     if dim is None:
-        dims = tuple(range(input.ndim))
-    elif isinstance(dim, int):
-        dims = (_wrap_dim(dim, input.ndim),) if input.ndim else ()
-    else:
-        dims = tuple(_wrap_dim(d, input.ndim) for d in dim) if input.ndim else ()
-    return SQUEEZE(input, dims=dims)
+        return SQUEEZE(input, dims=tuple(range(input.ndim)))
+    if isinstance(dim, int):
+        return SQUEEZE_DIM(input, dims=(_wrap_dim(dim, input.ndim),) if input.ndim else ())
+    return SQUEEZE_DIMS(input, dims=tuple(_wrap_dim(d, input.ndim) for d in dim) if input.ndim else ())
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -384,12 +410,37 @@ def movedim(input, source, destination):
 moveaxis = movedim
 
 
-def _as_strided_kernel(xp, a, size, stride, storage_offset, input_geometry=None):
+def storage_elements(xp, a):
+    """A 1-d array over the whole memory under ``a``, in ``a``'s dtype, in address
+    order (so element ``i`` is storage offset ``i``). The owning array is dense, but
+    maybe not row-major (the clone of a transpose): its memory is read as it lies,
+    never through ``reshape``, which would copy."""
     from ember.storage import _root_array
 
     root = _root_array(a)
+    flat = xp.lib.stride_tricks.as_strided(root, (root.size,), (root.itemsize,))
+    return flat.view(a.dtype) if root.dtype != a.dtype else flat
+
+
+def writeable_alias(xp, a):
+    """``a`` itself, or, when ``a`` is read-only because its elements overlap (an
+    expanded tensor), an array with the same geometry that may be written."""
+    if getattr(a.flags, "writeable", True):
+        return a
+    flat = storage_elements(xp, a)
+    offset = (_address(a) - _address(flat)) // a.itemsize
+    return xp.lib.stride_tricks.as_strided(flat[offset:], a.shape, a.strides)
+
+
+def _address(a):
+    from ember.tensor import _array_address
+
+    return _array_address(a)
+
+
+def _as_strided_kernel(xp, a, size, stride, storage_offset, input_geometry=None):
     itemsize = a.itemsize
-    flat = root.reshape(-1).view(a.dtype) if root.dtype != a.dtype else root.reshape(-1)
+    flat = storage_elements(xp, a)
     needed = storage_offset + 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
     if needed > flat.size:
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "

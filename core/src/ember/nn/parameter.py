@@ -51,9 +51,9 @@ def _as_parameter(cls, data, requires_grad):
     p._data = data._data
     p._device = data._device
     p._requires_grad = False
-    p.grad_fn = None
+    p._grad_fn = None
     p._output_nr = 0
-    p._version = data._version
+    p._version_counter = data._version_counter
     if requires_grad:
         p.requires_grad_(True)
     return p
