@@ -31,7 +31,7 @@ class _Buffer:
         self.copied = not data.flags.c_contiguous
         self.array = data.copy(order="C") if self.copied else data
         if writes:
-            tensor._version[0] += 1  # an in-place write, as far as autograd is concerned
+            tensor._version_counter[0] += 1  # an in-place write, as far as autograd is concerned
 
     def write_back(self):
         if self.copied:
@@ -165,7 +165,7 @@ def _unstack_into(stacked, tensor_list):
     def after():
         for piece, t in zip(stacked, tensor_list):
             t._data[...] = piece
-            t._version[0] += 1
+            t._version_counter[0] += 1
     return after
 
 
@@ -285,7 +285,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
         start = 0
         for t, n in zip(output_tensor_list, out_splits):
             t._data[...] = out[start:start + n]
-            t._version[0] += 1
+            t._version_counter[0] += 1
             start += n
     work._after = after
     return _finish(work, pg, [], async_op)
