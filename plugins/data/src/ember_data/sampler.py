@@ -6,8 +6,9 @@ A sampler is any iterable of keys with (usually) a ``__len__``. ``BatchSampler``
 another sampler's keys into lists, and the DataLoader fetches one list per batch.
 Random samplers draw from an ``ember.Generator``; without one they make a fresh
 generator seeded from ember's default generator at each ``__iter__``, as PyTorch does,
-so ``ember.manual_seed`` makes a run repeatable. ember's generator is NumPy's PCG64,
-not PyTorch's Mersenne Twister: the same seed gives a different (equally valid) order.
+so ``ember.manual_seed`` makes a run repeatable. ember's generator is PyTorch's
+Mersenne Twister and the samplers make PyTorch's calls (``randperm``, ``randint`` 32 at a
+time, ``multinomial``), so the same seed gives PyTorch's order.
 """
 
 import numpy as np
