@@ -6,12 +6,12 @@ from ember-activation, ...) is looked up in the "modules" catalogue that plugins
 fill through ``ember_register_modules``.
 """
 
-from ember.nn import functional, init, utils
+from ember.nn import functional, init, parallel, utils
 from ember.nn.modules import Module, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from ember.nn.parameter import Parameter
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-           "functional", "init", "utils", "create"]
+           "functional", "init", "parallel", "utils", "create"]
 
 
 def create(name, **kwargs):

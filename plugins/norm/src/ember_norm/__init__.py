@@ -34,8 +34,8 @@ def ember_register_functionals(register):
 
 @hookimpl
 def ember_register_modules(register):
-    from ember_norm import batchnorm, groupnorm, instancenorm, layernorm, lrn, rmsnorm
+    from ember_norm import batchnorm, groupnorm, instancenorm, layernorm, lrn, rmsnorm, syncbatchnorm
 
-    for module in (batchnorm, instancenorm, layernorm, groupnorm, rmsnorm, lrn):
+    for module in (batchnorm, instancenorm, layernorm, groupnorm, rmsnorm, lrn, syncbatchnorm):
         for name in module.__all__:
             register(getattr(module, name))
