@@ -2,6 +2,8 @@
 on a tiny in-process model and the embedded digits (fast)."""
 
 import json
+import subprocess
+import sys
 import types
 
 import numpy as np
@@ -10,7 +12,7 @@ import pytest
 import ember
 import ember.cli
 from ember.plugins import hookimpl
-from ember.zoo import training
+from ember.zoo import tasks, training
 
 
 def tiny_digits_net(num_classes=10, in_channels=1):
@@ -151,17 +153,46 @@ def test_cli_models_table_and_json(capsys):
     assert ember.cli.main(["models", "no_such*"]) == 1
 
 
-def test_the_progress_bar_shows_loss_and_throughput(tmp_path, capsys):
+def test_the_progress_bar_shows_loss_and_throughput_on_a_terminal(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(training, "_is_terminal", lambda stream: True)
     training.train("tiny_digits_net", "digits", tmp_path, epochs=1, log=lambda line: None)
     bar = capsys.readouterr().err
     assert "epoch 1/1" in bar and "loss=" in bar and "rate=" in bar and "/s" in bar
+
+
+def test_output_to_a_file_has_plain_lines_and_no_bar(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "ember.cli", "train", "resnet8_cifar", "--epochs", "1",
+                             "--batch-size", "256", "--out", str(tmp_path / "run")],
+                            capture_output=True, text=True, timeout=300)  # pipes: not a terminal
+    assert result.returncode == 0, result.stderr
+    assert "\r" not in result.stdout + result.stderr and "batch/s" not in result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("epoch 1/1: train loss ") and lines[2].startswith("validation accuracy")
+
+
+def test_training_keeps_the_last_and_the_best_checkpoint(tmp_path, monkeypatch):
+    scores = iter([0.5, 0.9, 0.7])  # the validation metric of epochs 1, 2, 3
+    real = tasks.ClassificationTask.evaluate
+    monkeypatch.setattr(tasks.ClassificationTask, "evaluate",
+                        lambda self, model, loader: dict(real(self, model, loader), accuracy=next(scores)))
+    metrics = run(tmp_path)
+    assert metrics["final"]["accuracy"] == 0.7 and metrics["best"]["accuracy"] == 0.9
+    assert metrics["best"]["epoch"] == 2 and metrics["best_checkpoint"] == "best.pt"
+    on_disk = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert on_disk["best"] == metrics["best"]
+    best = ember.load(tmp_path / "run" / "best.pt", weights_only=True)
+    last = ember.load(tmp_path / "run" / "checkpoint.pt", weights_only=True)
+    assert (best["epoch"], last["epoch"]) == (2, 3)
+    assert [r["val"]["accuracy"] for r in best["history"]] == [0.5, 0.9]
+    assert not ember.equal(best["model"]["1.weight"], last["model"]["1.weight"])
 
 
 def test_cli_errors_are_one_line_messages(tmp_path, capsys):
     assert ember.cli.main(["train", "no_such_model", "--out", str(tmp_path)]) == 2
     assert "ember train: no model named 'no_such_model'" in capsys.readouterr().err
     assert ember.cli.main(["eval", "tiny_digits_net", "--weights", str(tmp_path / "missing.pt")]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("ember eval: ") and "missing.pt" in err and "Traceback" not in err
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("threads: ") and err[1].startswith("ember eval: no such checkpoint file: ")
+    assert "missing.pt" in err[1] and len(err) == 2
     assert ember.cli.main(["train", "tiny_digits_net", "--optimizer", "nope", "--out", str(tmp_path)]) == 2
     assert "unknown optimizer 'nope'" in capsys.readouterr().err

@@ -9,30 +9,51 @@ shape follows datasette's and llm's ``plugins`` commands. ember/cli.py adds them
     $ ember explain mul        # schema, and the file:line of its kernels and backward
 """
 
+import difflib
 import inspect
 import json
+import shutil
 import sys
+import textwrap
 
 
 def cmd_plugins(args):
-    from ember.plugins import list_plugins
+    """List the plugins; exit status 1 when one is broken or lost a name in a clash."""
+    from ember.plugins import list_plugins, registry
 
-    infos = [info.as_dict() for info in list_plugins()]
+    with registry.listing():  # strict mode raises for a broken plugin; listing it is this command's job
+        infos = [info.as_dict() for info in list_plugins()]
+    status = 1 if any(info["status"] in ("broken", "clash") for info in infos) else 0
     if args.json:
         print(json.dumps(infos, indent=2))
-        return 0
+        return status
+    width = shutil.get_terminal_size((100, 24)).columns
     print(f"{'name':<16} {'distribution':<22} {'version':<10} status")
     for info in infos:
         dist = info["distribution"] or "(in-process)"
         print(f"{info['name']:<16} {dist:<22} {info['version'] or '-':<10} {info['status']}")
         if info["error"]:
-            print(f"    error: {info['error']}")
+            print(textwrap.fill(f"error: {info['error']}", width, initial_indent="    ", subsequent_indent="      ",
+                                break_long_words=True, break_on_hyphens=False))
         for catalogue, names in info["registered"].items():
-            if catalogue == "backends":
-                names = [_backend_status(name) for name in names]
-            shown = ", ".join(names[:8]) + (f", ... ({len(names)} in all)" if len(names) > 8 else "")
-            print(f"    {catalogue}: {shown}")
-    return 0
+            if catalogue == "backends":  # few, and why one is unavailable matters: wrapped, never cut
+                print(textwrap.fill(f"{catalogue}: " + ", ".join(_backend_status(name) for name in names), width,
+                                    initial_indent="    ", subsequent_indent="      "))
+            else:
+                print(_listed(f"    {catalogue}: ", names, width))
+    return status
+
+
+def _listed(prefix, names, width):
+    """``prefix`` and as many of ``names`` as fit in ``width`` columns, then how many in all."""
+    shown = prefix + ", ".join(names)
+    if len(shown) <= width:
+        return shown
+    for count in range(len(names) - 1, 0, -1):
+        shown = prefix + ", ".join(names[:count]) + f", ... ({len(names)} in all)"
+        if len(shown) <= width:
+            return shown
+    return (prefix + f"... ({len(names)} in all)")[:width]
 
 
 def _backend_status(device_type):
@@ -45,6 +66,15 @@ def _backend_status(device_type):
     return f"{device_type} (unavailable: {backend.unavailable_reason() or 'no device'})"
 
 
+# torch's operator names that ember computes with another operator (torch's own
+# composites: aten::conv2d calls aten::convolution).
+ALIASES = {
+    "conv1d": "convolution", "conv2d": "convolution", "conv3d": "convolution",
+    "conv_transpose1d": "convolution", "conv_transpose2d": "convolution", "conv_transpose3d": "convolution",
+    "_convolution": "convolution",
+}
+
+
 def cmd_explain(args):
     from ember.library import schema
     from ember.plugins import registry
@@ -53,8 +83,13 @@ def cmd_explain(args):
     ops = registry.catalogue("ops")
     qualname = args.op if "::" in args.op else f"aten::{args.op}"
     found = ops.get(qualname)
+    namespace, _, short = qualname.rpartition("::")
+    if found is None and namespace == "aten" and short in ALIASES:
+        found = ops.get(f"aten::{ALIASES[short]}")
+        if found is not None:
+            print(f"{qualname} is computed by aten::{ALIASES[short]} in ember (as in torch, where it is a composite)")
     if found is None:
-        close = sorted(k for k in ops if args.op.split("::")[-1] in k)[:10]
+        close = suggestions(qualname, ops)
         hint = f"; did you mean: {', '.join(close)}" if close else ""
         print(f"ember explain: no operator named {qualname!r}{hint}", file=sys.stderr)
         return 1
@@ -75,6 +110,19 @@ def cmd_explain(args):
     else:
         print(f"  backward:    {_where(op.backward)} (grad_fn: {op.backward_name})")
     return 0
+
+
+def suggestions(qualname, ops, limit=8):
+    """Operator names close to ``qualname``: those containing its short name, then the
+    near spellings (difflib), without repeats."""
+    short = qualname.rpartition("::")[2]
+    containing = sorted(k for k in ops if short and short in k.rpartition("::")[2])
+    by_short = {}
+    for key in ops:
+        by_short.setdefault(key.rpartition("::")[2], []).append(key)
+    near = [key for name in difflib.get_close_matches(short, list(by_short), n=limit, cutoff=0.6)
+            for key in by_short[name]]
+    return list(dict.fromkeys(containing + near))[:limit]
 
 
 def _describe_plugin(registry, name):

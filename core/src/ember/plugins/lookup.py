@@ -8,6 +8,7 @@ to say whether that distribution is broken (and why) or not installed.
 """
 
 from ember.plugins import registry
+from ember.plugins.manager import install_hint
 
 
 def lookup(catalogue, name, namespace, provided_by, accept=None):
@@ -34,4 +35,4 @@ def missing_message(name, namespace, distribution):
             return (f"{message}: '{name}' is provided by the plugin {info.name!r} (distribution {distribution}), "
                     f"which is {info.status}{detail}")
     return (f"{message}: '{name}' is provided by the distribution {distribution}, which is not installed. "
-            f"Install it with: pip install {distribution}")
+            f"Install it with: {install_hint(distribution)}")

@@ -14,10 +14,20 @@ pytest's ``-p`` selection and pluggy's historic hooks and wrappers.
 
 # NOTE [ Failing plugins ]
 # Entry points of the group ``ember`` are loaded one by one, the first time a catalogue
-# is needed (never at ``import ember``). A plugin that fails to import, whose hook
-# raises, or that registers a name another plugin already owns, is recorded as broken
-# with its error and a RuntimeWarning; nothing it registered is kept, and the other
-# plugins still load. ``EMBER_STRICT_PLUGINS=1`` raises ``PluginError`` instead.
+# is needed (never at ``import ember``). A plugin that fails to import or whose hook
+# raises is recorded as broken with its error and a RuntimeWarning; nothing it
+# registered is kept, and the other plugins still load. ``EMBER_STRICT_PLUGINS=1``
+# raises ``PluginError`` instead (except in ``ember plugins``, whose job is to list them).
+#
+# NOTE [ Name clashes between plugins ]
+# A name (an op, a module, a model...) has one owner: the plugin that loaded first.
+# The load order is: the core's own plugins, then the first-party distributions of
+# this repository (``FIRST_PARTY``), then every other distribution; within each group,
+# by distribution name. So a third-party plugin can never take a name from a
+# first-party one, whatever its distribution is called. A later plugin that registers
+# an owned name loses that entry only: everything else it registers is kept, its
+# status is "clash", its error names both plugins and the name, a RuntimeWarning says
+# so, and ``ember plugins`` shows it and exits with status 1. The owner is untouched.
 # ``EMBER_PLUGINS_AUTOLOAD=0`` loads no entry point; ``EMBER_DISABLE_PLUGINS=a,b`` skips
 # the named entry points (or distributions). A plugin registered in-process with
 # ``register`` fails loudly: its error is raised to the caller.
@@ -37,6 +47,14 @@ GROUP = "ember"
 # The distribution to install for a device type nobody registered.
 BACKEND_DISTRIBUTIONS = {"cpu": "ember-numpy", "cuda": "ember-cupy"}
 
+# The distributions of this repository (tests/core/plugins checks this against its
+# pyproject files): they load before any other, see NOTE [ Name clashes between plugins ].
+FIRST_PARTY = frozenset({
+    "ember-core", "ember-numpy", "ember-cupy", "ember-activation", "ember-data", "ember-loss", "ember-mpi",
+    "ember-norm", "ember-optim", "ember-quantization", "ember-zoo-resnet", "ember-zoo-transformer",
+    "ember-zoo-yolo",
+})
+
 # One catalogue entry: the registered object, the plugin that registered it, and any
 # extra keyword arguments the plugin passed to ``register`` (model info, aliases).
 Registration = namedtuple("Registration", ["obj", "plugin", "extra"])
@@ -55,7 +73,7 @@ class PluginInfo:
         self.name = name
         self.distribution = distribution
         self.version = version
-        self.status = status  # "ok", "broken" or "disabled"
+        self.status = status  # "ok", "clash" (some entries dropped), "broken" or "disabled"
         self.error = error
         self.registered = {}  # catalogue name -> [keys]
         self.module = module
@@ -79,6 +97,7 @@ class PluginRegistry:
         self._catalogues = None  # {catalogue name: {key: Registration}} once built
         self._autoloaded = False
         self._building = False  # True while _built runs the hooks
+        self._listing = False  # True in ``ember plugins``: failures are listed, never raised
 
     # --- discovery ----------------------------------------------------------------
     def add_builtin(self, plugin, name, distribution):
@@ -97,8 +116,9 @@ class PluginRegistry:
 
         disabled = {n.strip() for n in os.environ.get("EMBER_DISABLE_PLUGINS", "").split(",") if n.strip()}
         seen = set()
-        # Sorted by distribution, so which of two clashing plugins loads first (and
-        # keeps the name) never depends on the order of sys.path.
+        # First-party first, then by distribution, so which of two clashing plugins
+        # loads first (and keeps the name) never depends on the order of sys.path
+        # (NOTE [ Name clashes between plugins ]).
         for ep in sorted(entry_points(group=GROUP), key=_entry_point_order):
             dist = ep.dist.name if ep.dist is not None else None
             if (dist, ep.name) in seen:
@@ -128,10 +148,23 @@ class PluginRegistry:
         info.error = f"{type(exc).__name__}: {exc}"
         info.registered = {}
         self.infos[key or info.name] = info
-        if _env_flag("EMBER_STRICT_PLUGINS", default=False):
+        if self._strict():
             raise PluginError(f"ember plugin {info.name!r} failed during {stage}: {info.error}") from exc
         warnings.warn(f"ember plugin {info.name!r} failed during {stage} and was skipped: {info.error}",
                       RuntimeWarning, stacklevel=4)
+
+    def _strict(self):
+        return not self._listing and _env_flag("EMBER_STRICT_PLUGINS", default=False)
+
+    @contextlib.contextmanager
+    def listing(self):
+        """Discovery inside the block records failures and never raises, even in strict
+        mode (``ember plugins`` must list the broken plugins it would raise for)."""
+        self._listing, was = True, self._listing
+        try:
+            yield
+        finally:
+            self._listing = was
 
     # --- in-process plugins -------------------------------------------------------
     def register(self, plugin, name=None):
@@ -203,10 +236,12 @@ class PluginRegistry:
                 self.load_entry_points()
                 catalogues = {name: {} for name in hookspecs.CATALOGUES.values()}
                 for info in list(self.infos.values()):
+                    if info.status == "clash":  # a rebuild: its clashes are found again
+                        info.status, info.error = "ok", None
                     if info.status != "ok":
                         continue
                     try:
-                        self._add_plugin(catalogues, info)
+                        self._add_plugin(catalogues, info, keep_others=not self._strict())
                     except Exception as exc:  # a failing hook or a name clash: see NOTE [ Failing plugins ]
                         self._broken(info, exc, "registration")
                 self._catalogues = catalogues
@@ -214,12 +249,24 @@ class PluginRegistry:
                 self._building = False
         return self._catalogues
 
-    def _add_plugin(self, catalogues, info):
-        """Run one plugin's hooks and merge what it registered, all or nothing."""
+    def _add_plugin(self, catalogues, info, keep_others=False):
+        """Run one plugin's hooks and merge what it registered. A name another plugin
+        owns raises PluginError, or with ``keep_others`` (discovery) drops that entry
+        alone and marks the plugin "clash" (NOTE [ Name clashes between plugins ])."""
         staged = self._call_hooks(info.name)
-        problem = _clash(catalogues, staged, info.name)
+        clashes = _clashes(catalogues, staged)
+        if clashes and not keep_others:
+            raise PluginError(self._clash_message(catalogues, clashes[0], info.name))
+        staged = {name: [entry for entry in entries if (name, entry[0]) not in clashes]
+                  for name, entries in staged.items()}
+        problem = _kernel_clash(catalogues, staged, info.name)
         if problem is not None:
             raise PluginError(problem)
+        if clashes:
+            info.status = "clash"
+            info.error = "; ".join(self._clash_message(catalogues, clash, info.name) for clash in clashes)
+            warnings.warn(f"ember plugin {info.name!r} clashes with another plugin: {info.error}",
+                          RuntimeWarning, stacklevel=4)
         info.registered = {}
         for catalogue_name, entries in staged.items():
             for key, obj, extra in entries:
@@ -267,6 +314,17 @@ class PluginRegistry:
                                + (f": {reason}" if reason else ""))
         return backend
 
+    def _clash_message(self, catalogues, clash, plugin_name):
+        catalogue_name, key = clash
+        owner = catalogues[catalogue_name][key].plugin
+        return (f"{_singular(catalogue_name)} {key!r} is registered by both plugin {self._named(owner)} and "
+                f"plugin {self._named(plugin_name)}; {owner!r} keeps it (loaded first)")
+
+    def _named(self, plugin_name):
+        info = self.infos.get(plugin_name)
+        dist = info.distribution if info is not None else None
+        return f"{plugin_name!r} ({dist})" if dist else repr(plugin_name)
+
     def _missing_backend_message(self, device_type):
         dist = BACKEND_DISTRIBUTIONS.get(device_type)
         message = f"no ember backend is installed for device type '{device_type}'."
@@ -276,7 +334,7 @@ class PluginRegistry:
             return message + f" The plugin {info.name!r} ({dist}) that provides it is {info.status}" + (
                 f": {info.error}" if info.error else "")
         if dist is not None:
-            return message + f" Install it with: pip install {dist}"
+            return message + f" Install it with: {install_hint(dist)}"
         return message + " Install a plugin that registers it (see `ember plugins`)."
 
     def plugin_infos(self):
@@ -289,7 +347,19 @@ class PluginRegistry:
 
 
 def _entry_point_order(ep):
-    return (ep.dist.name if ep.dist is not None else "", ep.name, ep.value)
+    dist = ep.dist.name if ep.dist is not None else ""
+    return (dist not in FIRST_PARTY, dist, ep.name, ep.value)
+
+
+def install_hint(distribution):
+    """How to install a first-party distribution: ``pip install NAME``, and since the
+    distributions are not on a package index yet, the editable install from a clone."""
+    if distribution not in FIRST_PARTY:
+        return f"pip install {distribution}"
+    name = distribution.removeprefix("ember-")
+    folder = "core" if name == "core" else f"zoo/{name.removeprefix('zoo-')}" if name.startswith("zoo-") \
+        else f"plugins/{name}"
+    return f"pip install {distribution} (from a clone of the ember repository: pip install -e {folder})"
 
 
 def _registrar(entries, catalogue_name, plugin_name):
@@ -303,15 +373,10 @@ def _registrar(entries, catalogue_name, plugin_name):
     return register
 
 
-def _clash(catalogues, staged, plugin_name):
-    """A message if ``staged`` registers a key another plugin owns, else None."""
-    for catalogue_name, entries in staged.items():
-        catalogue = catalogues[catalogue_name]
-        for key, _, _ in entries:
-            if key in catalogue:
-                return (f"{_singular(catalogue_name)} {key!r} is registered by both plugin "
-                        f"{catalogue[key].plugin!r} and plugin {plugin_name!r}")
-    return _kernel_clash(catalogues, staged, plugin_name)
+def _clashes(catalogues, staged):
+    """``[(catalogue name, key)]`` of the entries in ``staged`` another plugin owns."""
+    return [(catalogue_name, key) for catalogue_name, entries in staged.items()
+            for key, _, _ in entries if key in catalogues[catalogue_name]]
 
 
 def _kernel_clash(catalogues, staged, plugin_name):

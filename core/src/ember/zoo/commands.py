@@ -10,24 +10,12 @@ the model's ``Task`` (ember/zoo/tasks.py). ember/cli.py adds them with ``add_com
     $ ember predict resnet8_cifar --weights runs/digits/checkpoint.pt digits:0-4
 """
 
-import functools
 import json
 import pathlib
+import shutil
 import sys
 
-
-def _reports_errors(command):
-    """Unknown names, missing files and bad options end the command with a one-line
-    message and status 2, not a traceback."""
-    @functools.wraps(command)
-    def run(args):
-        try:
-            return command(args)
-        except (KeyError, FileNotFoundError, ValueError, TypeError) as exc:
-            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            print(f"ember {args.command}: {message}", file=sys.stderr)
-            return 2
-    return run
+from ember.zoo.errors import ZooError
 
 
 def cmd_models(args):
@@ -40,14 +28,36 @@ def cmd_models(args):
     if not infos:
         print(f"no model matches {args.pattern!r}", file=sys.stderr)
         return 1
-    rows = [("name", "task", "params", "input", "dataset", "measured", "PyTorch counterpart")]
+    rows = [("name", "task", "params", "input", "dataset", "measured")]
     for info in infos:
         rows.append((info.name, info.task, _count(info.num_params), "x".join(map(str, info.input_size or ())) or "-",
-                     info.default_dataset or "-", _measured(info.measured), info.torch_counterpart or "-"))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1])
+                     info.default_dataset or "-", _measured(info.measured)))
+    for line in table(rows):
+        print(line)
+    print(fit("(`ember models NAME --json`: the recipe, the PyTorch counterpart, how each figure was measured)",
+              terminal_width()))
     return 0
+
+
+def table(rows, width=None):
+    """Lines of ``rows`` in aligned columns, each at most ``width`` characters (the
+    terminal's, 100 when output is not a terminal): the last column is cut to fit."""
+    width = width or terminal_width()
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = []
+    for row in rows:
+        line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1]
+        lines.append(fit(line.rstrip(), width))
+    return lines
+
+
+def terminal_width():
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def fit(line, width):
+    """``line``, cut to ``width`` characters with an ellipsis when longer."""
+    return line if len(line) <= width else line[:width - 3] + "..."
 
 
 def _count(n):
@@ -60,10 +70,9 @@ def _measured(measured):
     if not measured:
         return "-"
     first = measured[0]
-    return f"{first['metric']} {first['value']:.3f} ({first['data']}, {first['cpu_seconds']:.0f} s CPU)"
+    return f"{first['metric']} {first['value']:.3f}"
 
 
-@_reports_errors
 def cmd_train(args):
     import ember
     from ember.zoo import training
@@ -71,8 +80,7 @@ def cmd_train(args):
     info = ember.zoo.model_info(args.model)
     data = args.data or info.default_dataset
     if data is None:
-        print(f"ember train: model {args.model!r} has no default dataset; pass --data NAME", file=sys.stderr)
-        return 2
+        raise ZooError(f"model {args.model!r} has no default dataset; pass --data NAME")
     out = pathlib.Path(args.out or f"runs/{args.model}-{data}")
     resume = args.resume
     if resume == "auto":
@@ -85,12 +93,12 @@ def cmd_train(args):
     except KeyboardInterrupt:
         checkpoint = out / training.CHECKPOINT
         kept = f"the last complete checkpoint is {checkpoint}" if checkpoint.exists() else "no epoch had completed"
+        # (training.train removed the output folder if it made it and nothing was written)
         print(f"\ninterrupted: {kept} (continue with --resume)", file=sys.stderr)
         return 130
     return 0
 
 
-@_reports_errors
 def cmd_eval(args):
     import ember
     from ember.zoo import training
@@ -108,13 +116,12 @@ def cmd_eval(args):
 
 def _checkpoint_data(path):
     """The dataset name a training checkpoint was trained on, if it records one."""
-    import ember
+    from ember.zoo.weights import read_checkpoint
 
-    checkpoint = ember.load(path, map_location="cpu", weights_only=True)
-    return checkpoint.get("data", {}).get("name") if isinstance(checkpoint, dict) else None
+    _, checkpoint = read_checkpoint(path)
+    return (checkpoint or {}).get("data", {}).get("name")
 
 
-@_reports_errors
 def cmd_predict(args):
     from ember.zoo import training
 
@@ -140,7 +147,8 @@ def add_commands(sub):
     p.add_argument("--scheduler", help="none, onecycle, cosine or warmup (per step)")
     p.add_argument("--weight-decay", type=float)
     p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
-    p.add_argument("--out", help="folder for checkpoint.pt and metrics.json (default: runs/MODEL-DATA)")
+    p.add_argument("--out", help="folder for checkpoint.pt (last epoch), best.pt (best validation metric) "
+                                 "and metrics.json (default: runs/MODEL-DATA)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resume", nargs="?", const="auto", metavar="CKPT",
                    help="continue from CKPT (default: OUT/checkpoint.pt)")
@@ -163,5 +171,6 @@ def add_commands(sub):
     p.add_argument("--weights", required=True, help="a training checkpoint")
     p.add_argument("input", help="an image file, DATASET:INDICES (e.g. digits:0-4), or what the model's task reads")
     p.add_argument("--top-k", type=int, default=5)
-    p.add_argument("--out", help="folder for files the prediction writes (e.g. images with boxes)")
+    p.add_argument("--out", help="folder for files the prediction writes, e.g. images with boxes "
+                                 "(default: predictions/ beside the checkpoint)")
     p.set_defaults(func=cmd_predict)

@@ -10,3 +10,10 @@ line (ember/cli.py).
 
 class ZooError(ValueError):
     """A zoo model, dataset, checkpoint or input that does not fit the request."""
+
+
+class UnknownModelError(ZooError, KeyError):
+    """No model is registered under the name; a ``KeyError`` too, as the registry is a mapping."""
+
+    def __str__(self):  # KeyError's str would quote the message
+        return str(self.args[0]) if self.args else ""

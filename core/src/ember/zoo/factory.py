@@ -4,7 +4,10 @@ PyTorch counterpart: torchvision/models/_api.py ``get_model`` (v0.28) and timm's
 ``_factory.py`` ``create_model``; weights come from local files only (ember/zoo/weights.py).
 """
 
-from ember.zoo.registry import model_info
+import time
+
+from ember.zoo.errors import ZooError
+from ember.zoo.registry import list_models, model_info
 from ember.zoo.weights import find_weights, read_checkpoint
 
 
@@ -30,5 +33,54 @@ def create_model(name, pretrained=False, **overrides):
     if checkpoint is not None:
         overrides = {**checkpoint.get("model_overrides", {}), **overrides}
     model = info.builder(**overrides)
-    model.load_state_dict(state_dict)
+    try:
+        model.load_state_dict(state_dict)
+    except RuntimeError as exc:  # keys or shapes that do not match: say what the file holds instead
+        raise ZooError(_mismatch_message(name, path, model, state_dict, checkpoint, exc)) from exc
     return model
+
+
+def _mismatch_message(name, path, model, state_dict, checkpoint, exc):
+    trained = (checkpoint or {}).get("model_name")
+    if trained is not None and trained != name:
+        return f"{str(path)!r} is a checkpoint of model {trained!r}, not {name!r}"
+    expected = model.state_dict()
+    if set(state_dict) == set(expected):  # same layers, other sizes (e.g. another num_classes)
+        key = next(k for k in expected if tuple(expected[k].shape) != tuple(state_dict[k].shape))
+        return (f"{str(path)!r} does not fit model {name!r}: {key} has shape {list(state_dict[key].shape)} "
+                f"in the file and {list(expected[key].shape)} in the model (build it with the file's sizes, "
+                f"e.g. num_classes=...)")
+    like = looks_like(state_dict, skip=name)
+    hint = f"; it looks like a checkpoint of {like!r}" if like else "; it matches no model of the zoo"
+    common = len(set(expected) & set(state_dict))
+    return (f"{str(path)!r} is not a checkpoint of model {name!r} (the file has {len(state_dict)} parameter and "
+            f"buffer names, the model {len(expected)}, {common} in common){hint}")
+
+
+def _input_area(name):
+    size = model_info(name).input_size or ()
+    return size[-1] * size[-2] if len(size) >= 2 else 0
+
+
+def looks_like(state_dict, skip=None, budget_seconds=15.0):
+    """The name of the zoo model whose parameter and buffer names are those of
+    ``state_dict``, or None.
+
+    Builds candidate models (an error path, so the cost is acceptable) and stops at the
+    first match, or when ``budget_seconds`` are spent: ember has no meta device to build
+    a model without its weights, and the ImageNet-size ResNets take seconds each, so
+    models for small inputs come first.
+    """
+    keys = set(state_dict)
+    candidates = sorted((n for n in list_models() if n != skip), key=_input_area)
+    deadline = time.perf_counter() + budget_seconds
+    for candidate in candidates:
+        if time.perf_counter() > deadline:
+            break
+        try:
+            built = model_info(candidate).builder()
+        except Exception:  # a builder that needs arguments cannot be compared
+            continue
+        if set(built.state_dict()) == keys:
+            return candidate
+    return None

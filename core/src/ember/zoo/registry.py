@@ -21,6 +21,8 @@ import fnmatch
 import re
 from dataclasses import dataclass, field, fields
 
+from ember.zoo.errors import UnknownModelError
+
 
 @dataclass(frozen=True)
 class ModelInfo:
@@ -90,7 +92,7 @@ def model_info(name):
     """The ``ModelInfo`` of the model registered as ``name``."""
     entry = _catalogue().get(name)
     if entry is None:
-        raise KeyError(_unknown_message(name))
+        raise UnknownModelError(_unknown_message(name))
     return _info_from(name, entry)
 
 

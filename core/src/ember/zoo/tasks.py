@@ -28,6 +28,8 @@ for everything task-specific.
 
 import os
 
+from ember.zoo.errors import ZooError
+
 
 class Task:
     """Base of every task; subclasses set ``name`` and ``metric`` and fill in the methods."""
@@ -37,10 +39,7 @@ class Task:
 
     def datasets(self, data, seed=0):
         """``(train, val)`` of the dataset registered in ember.data as ``data``."""
-        import ember
-
-        return (ember.data.load_dataset(data, split="train", seed=seed),
-                ember.data.load_dataset(data, split=self.val_split(data), seed=seed))
+        return load_dataset(data, "train", seed), load_dataset(data, self.val_split(data), seed)
 
     def val_split(self, data):
         """The split validated on: "val" where the dataset has one, else "test"."""
@@ -134,6 +133,16 @@ class ClassificationTask(Task):
         return lines
 
 
+def load_dataset(name, split, seed=0):
+    """``ember.data.load_dataset``, with an unknown name as a ZooError (one line in the CLI)."""
+    import ember
+
+    try:
+        return ember.data.load_dataset(name, split=split, seed=seed)
+    except KeyError as exc:
+        raise ZooError(exc.args[0] if exc.args else f"no dataset named {name!r}") from None
+
+
 def _targets(dataset):
     targets = getattr(dataset, "targets", None)
     if targets is not None:
@@ -152,7 +161,7 @@ def parse_sample_spec(spec):
         try:
             chosen.extend(range(int(first), int(last or first) + 1))
         except ValueError:
-            raise ValueError(f"cannot read the sample indices in {spec!r}; "
+            raise ZooError(f"cannot read the sample indices in {spec!r}; "
                              f"write e.g. digits:0-4 or digits:3,7") from None
     return name, chosen
 
@@ -164,16 +173,26 @@ def load_samples(spec, meta, seed=0):
     resized and converted to the checkpoint's input
     shape (``meta["input_shape"]``, channels first, values in [0, 1]).
     """
-    import ember
 
     parsed = parse_sample_spec(spec)
     if parsed is not None:
         name, indices = parsed
-        dataset = ember.data.load_dataset(name, split=Task().val_split(name), seed=seed)
+        dataset = samples_of(name, indices, seed)
         return [(f"{name}[{i}]", int(dataset[i][1]), dataset[i][0]) for i in indices]
     if not os.path.isfile(spec):
         raise FileNotFoundError(f"no such input file: {spec!r} (or write DATASET:INDICES, e.g. digits:0-4)")
     return [(os.path.basename(spec), None, _image_tensor(spec, meta["input_shape"]))]
+
+
+def samples_of(name, indices, seed=0):
+    """The validation split of dataset ``name``, after checking that it has every index."""
+    split = Task().val_split(name)
+    dataset = load_dataset(name, split, seed)
+    outside = [i for i in indices if not 0 <= i < len(dataset)]
+    if outside:
+        raise ZooError(f"{name}:{outside[0]} is out of range: the {split} split of {name!r} has "
+                       f"{len(dataset)} samples ({name}:0-{len(dataset) - 1})")
+    return dataset
 
 
 def _image_tensor(path, input_shape):
@@ -198,7 +217,7 @@ def task_for(info):
         return info.task_object
     task = CORE_TASKS.get(info.task)
     if task is None:
-        raise KeyError(f"model {info.name!r} has task {info.task!r}, which the core does not provide; "
+        raise ZooError(f"model {info.name!r} has task {info.task!r}, which the core does not provide; "
                        f"register the model with task=<a Task instance> (core tasks: {', '.join(CORE_TASKS)})")
     return task
 

@@ -8,20 +8,31 @@ model's ``Task`` (NOTE [ The task protocol ] in ember/zoo/tasks.py).
 # NOTE [ Checkpoints and interruption ]
 # After every epoch the loop writes ``checkpoint.pt`` (model, optimizer and scheduler
 # state, epoch, history, and what rebuilds the model: name and builder overrides) and
-# ``metrics.json`` into the output folder. Both writes are atomic (``ember.save`` and
-# ``_write_json`` write a temporary file and rename it), so a Ctrl-C at any moment
-# leaves the last complete epoch's files intact; ``--resume`` continues from them.
-# Each epoch's shuffling and random ops are seeded from (seed, epoch), so a resumed run
-# sees the same batches as an uninterrupted one.
+# ``metrics.json`` into the output folder; when the epoch's validation metric is the best
+# so far it also writes ``best.pt`` (the same content, for that epoch). ``metrics.json``
+# has ``final`` (the last epoch's validation metrics) and ``best`` (the best epoch's,
+# with its number), as trainers' "last" and "best" checkpoints (Lightning's
+# ``ModelCheckpoint(save_last=True)``, timm's ``model_best.pth.tar``). Every write is
+# atomic (``ember.save`` and ``_write_json`` write a temporary file and rename it), so a
+# Ctrl-C at any moment leaves the last complete epoch's files intact; ``--resume``
+# continues from ``checkpoint.pt``. Each epoch's shuffling and random ops are seeded from
+# (seed, epoch), so a resumed run sees the same batches as an uninterrupted one. A run
+# that fails or is interrupted before its first epoch ends removes the output folder it
+# created, so no empty run folder is left behind.
 """
 
+import contextlib
 import inspect
 import json
 import os
 import pathlib
+import sys
 import time
 
+from ember.zoo.errors import ZooError
+
 CHECKPOINT = "checkpoint.pt"
+BEST = "best.pt"
 METRICS = "metrics.json"
 SCHEDULERS = ("none", "onecycle", "cosine", "warmup")
 DEFAULTS = {"epochs": 10, "batch_size": 64, "optimizer": "AdamW", "lr": 1e-3, "weight_decay": 0.0,
@@ -37,7 +48,7 @@ def training_config(model_name, base=None, **given):
     config.update(base if base is not None else model_info(model_name).recipe)
     config.update({key: value for key, value in given.items() if value is not None})
     if config["scheduler"] not in SCHEDULERS:
-        raise ValueError(f"unknown scheduler {config['scheduler']!r}; choose from {', '.join(SCHEDULERS)}")
+        raise ZooError(f"unknown scheduler {config['scheduler']!r}; choose from {', '.join(SCHEDULERS)}")
     return config
 
 
@@ -48,7 +59,7 @@ def build_optimizer(name, params, config):
 
     names = {n.lower(): n for n in dir(ember.optim) if n[:1].isupper() and n != "Optimizer"}
     if name.lower() not in names:
-        raise ValueError(f"unknown optimizer {name!r}; installed: {', '.join(sorted(names.values()))}")
+        raise ZooError(f"unknown optimizer {name!r}; installed: {', '.join(sorted(names.values()))}")
     cls = getattr(ember.optim, names[name.lower()])
     accepted = inspect.signature(cls).parameters
     options = {key: config[key] for key in ("lr", "weight_decay", "momentum", "nesterov") if key in accepted}
@@ -77,23 +88,29 @@ def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, 
     ``options`` are the run's options (``epochs``, ``batch_size``, ``lr``, ``optimizer``,
     ``scheduler``, ...; see ``training_config``). ``resume`` is a checkpoint path to
     continue from, with its run's options unless ``options`` change them. Writes
-    ``checkpoint.pt`` and ``metrics.json`` into ``out`` after each epoch
+    ``checkpoint.pt``, ``best.pt`` and ``metrics.json`` into ``out``
     (NOTE [ Checkpoints and interruption ]).
     """
+    out = pathlib.Path(out)
+    with _removed_if_left_empty(out):
+        return _train(model_name, data, out, seed, resume, workers, progress, log, options)
+
+
+def _train(model_name, data, out, seed, resume, workers, progress, log, options):
     import ember
     from ember.zoo import create_model, get_task
 
     saved = _load_checkpoint(resume, model_name) if resume is not None else None
     config = training_config(model_name, base=saved and saved["config"], **options)
-    out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     task = get_task(model_name)
     ember.manual_seed(seed)
     train_set, val_set = task.datasets(data, seed=seed)
-    meta = dict(task.describe(train_set), name=data)
-    model = create_model(model_name, **meta["model_overrides"])
+    with fitting(task, model_name, data):
+        meta = dict(task.describe(train_set), name=data)
+        model = create_model(model_name, **meta["model_overrides"])
+        val_loader = task.loader(val_set, config["batch_size"], train=False, workers=workers)
+        check_fits(task, model, val_loader, model_name, data)
     optimizer = build_optimizer(config["optimizer"], model.parameters(), config)
-    val_loader = task.loader(val_set, config["batch_size"], train=False, workers=workers)
     steps_per_epoch = len(task.loader(train_set, config["batch_size"], train=True, workers=workers, seed=seed))
     scheduler = build_scheduler(config["scheduler"], optimizer, config, config["epochs"] * steps_per_epoch)
     history, start_epoch = [], 0
@@ -101,9 +118,10 @@ def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, 
         start_epoch, history = _restore(saved, model, optimizer, scheduler)
         log(f"resumed from {resume} after epoch {start_epoch}")
     num_params = sum(p.numel() for p in model.parameters())
-    log(f"{model_name}: {num_params:,} parameters; {data}: {len(train_set)} train / {len(val_set)} validation "
+    log(f"{model_name}: {num_params:,} parameters; {data}: {len(train_set):,} train / {len(val_set):,} validation "
         f"samples; {config['optimizer']} lr {config['lr']}, {config['scheduler']} schedule, "
         f"batch {config['batch_size']}, {config['epochs']} epochs")
+    progress = progress and _is_terminal(sys.stdout) and _is_terminal(sys.stderr)
     for epoch in range(start_epoch, config["epochs"]):
         ember.manual_seed(seed * 100_003 + epoch)
         loader = task.loader(train_set, config["batch_size"], train=True, workers=workers, seed=seed * 100_003 + epoch)
@@ -118,12 +136,78 @@ def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, 
                       "optimizer": optimizer.state_dict(),
                       "scheduler": scheduler.state_dict() if scheduler is not None else None,
                       "config": config, "seed": seed, "history": history}
+        out.mkdir(parents=True, exist_ok=True)
         ember.save(checkpoint, out / CHECKPOINT)
+        if best_epoch(history, task.metric) == epoch + 1:
+            ember.save(checkpoint, out / BEST)
         _write_json(out / METRICS, _metrics(model_name, data, config, seed, num_params, history, task.metric))
     metrics = _metrics(model_name, data, config, seed, num_params, history, task.metric)
     if history:
-        log(f"validation {task.metric}: {metrics['final'][task.metric]:.4f}; checkpoint: {out / CHECKPOINT}")
+        best = metrics["best"]
+        log(f"validation {task.metric}: {metrics['final'][task.metric]:.4f} (last epoch, {out / CHECKPOINT}); "
+            f"best {best[task.metric]:.4f} (epoch {best['epoch']}, {out / BEST})")
     return metrics
+
+
+@contextlib.contextmanager
+def _removed_if_left_empty(out):
+    """Remove ``out`` (and the parents made for it) if the block fails before writing anything there."""
+    made = [folder for folder in (out, *out.parents) if not folder.exists()]
+    try:
+        yield
+    except BaseException:
+        for folder in made:  # innermost first
+            try:
+                folder.rmdir()  # only if still empty
+            except OSError:
+                break
+        raise
+
+
+def _is_terminal(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def fitting(task, model_name, data):
+    """Errors inside the block mean the dataset does not fit the model (a detection
+    dataset given to a classifier, 3-channel images to a 1-channel checkpoint): they
+    become a ZooError naming both, not a traceback from deep inside a layer."""
+    try:
+        yield
+    except ZooError:
+        raise
+    except (RuntimeError, ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
+        raise ZooError(f"dataset {data!r} does not fit model {model_name!r} ({task.name} task): "
+                       f"{type(exc).__name__}: {exc}") from exc
+
+
+def check_fits(task, model, loader, model_name, data):
+    """Run one validation batch through the model (inside ``fitting``), so that samples
+    the model cannot take are refused before training or evaluation starts."""
+    import ember
+
+    batch = next(iter(loader), None)
+    if batch is None:
+        raise ZooError(f"dataset {data!r} has no validation samples")
+    was_training = model.training
+    model.eval()
+    try:
+        with ember.no_grad():
+            task.loss(model, batch)
+    finally:
+        model.train(was_training)
+
+
+def best_epoch(history, metric):
+    """The number of the epoch with the highest validation ``metric`` (the first of equals)."""
+    if not history:
+        return None
+    best = max(history, key=lambda record: (record["val"][metric], -record["epoch"]))
+    return best["epoch"]
 
 
 def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config, progress=True):
@@ -136,7 +220,7 @@ def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config, pr
     total_loss, seen, steps = 0.0, 0, 0
     started_wall, started_cpu = time.perf_counter(), time.process_time()
     bar = tqdm(total=len(loader), desc=f"epoch {epoch + 1}/{config['epochs']}", unit="batch",
-               disable=not progress, leave=False, dynamic_ncols=True)
+               disable=not progress, leave=False, dynamic_ncols=True)  # (off when output is not a terminal)
     for batch in loader:
         loss = task.loss(model, batch)
         optimizer.zero_grad()
@@ -169,28 +253,38 @@ def evaluate(model_name, weights, data, batch_size=256, workers=0, seed=0):
     task = get_task(model_name)
     model = create_model(model_name, pretrained=weights)
     _, val_set = task.datasets(data, seed=seed)
-    return task.evaluate(model, task.loader(val_set, batch_size, train=False, workers=workers))
+    loader = task.loader(val_set, batch_size, train=False, workers=workers)
+    with fitting(task, model_name, data):
+        check_fits(task, model, loader, model_name, data)
+    return task.evaluate(model, loader)
 
 
 def predict(model_name, weights, input, out_dir=None, top_k=5):
-    """The lines ``ember predict`` prints for ``input`` (the task decides what it may be)."""
-    import ember
+    """The lines ``ember predict`` prints for ``input`` (the task decides what it may be).
+
+    Files the prediction writes (a detector's pictures) go to ``out_dir``, by default
+    ``predictions/`` beside the checkpoint (in the run's folder), never the current one.
+    """
     from ember.zoo import create_model, get_task
+    from ember.zoo.weights import read_checkpoint
 
     task = get_task(model_name)
     model = create_model(model_name, pretrained=weights)
-    checkpoint = ember.load(weights, map_location="cpu", weights_only=True)
-    meta = checkpoint.get("data", {}) if isinstance(checkpoint, dict) else {}
-    return task.predict(model, input, meta, out_dir=out_dir, top_k=top_k)
+    _, checkpoint = read_checkpoint(weights)
+    meta = (checkpoint or {}).get("data", {})
+    if out_dir is None:
+        out_dir = pathlib.Path(weights).parent / "predictions"
+    return task.predict(model, input, meta, out_dir=str(out_dir), top_k=top_k)
 
 
 def _load_checkpoint(path, model_name):
-    import ember
+    from ember.zoo.weights import read_checkpoint
 
-    checkpoint = ember.load(path, map_location="cpu", weights_only=True)
-    if not isinstance(checkpoint, dict) or checkpoint.get("model_name") != model_name:
-        found = checkpoint.get("model_name") if isinstance(checkpoint, dict) else None
-        raise ValueError(f"{str(path)!r} is a checkpoint of {found!r}, not {model_name!r}")
+    _, checkpoint = read_checkpoint(path)
+    found = (checkpoint or {}).get("model_name")
+    if found != model_name or "optimizer" not in checkpoint:
+        what = f"a training checkpoint of {found!r}" if found else "not a training checkpoint of ember train"
+        raise ZooError(f"cannot resume {model_name!r} from {str(path)!r}: it is {what}")
     return checkpoint
 
 
@@ -211,10 +305,13 @@ def _epoch_line(record, epochs, metric):
 
 def _metrics(model_name, data, config, seed, num_params, history, metric):
     final = dict(history[-1]["val"]) if history else {}
+    number = best_epoch(history, metric)
+    best = next((dict(r["val"], epoch=number) for r in history if r["epoch"] == number), {})
     return {"model": model_name, "data": data, "metric": metric, "seed": seed, "parameters": num_params,
-            "config": config, "epochs": history, "final": final,
+            "config": config, "epochs": history, "final": final, "best": best,
             "train_seconds": sum(r["seconds"] for r in history),
-            "train_cpu_seconds": sum(r["cpu_seconds"] for r in history), "checkpoint": CHECKPOINT}
+            "train_cpu_seconds": sum(r["cpu_seconds"] for r in history), "checkpoint": CHECKPOINT,
+            "best_checkpoint": BEST}
 
 
 def _write_json(path, obj):

@@ -14,6 +14,8 @@ its keys may carry the ``"module."`` prefix DataParallel adds.
 import os
 import pathlib
 
+from ember.zoo.errors import ZooError
+
 
 def ember_home():
     """The folder ember caches things in: ``$EMBER_HOME``, else ``$XDG_CACHE_HOME/ember``."""
@@ -47,13 +49,24 @@ def find_weights(info):
                             f"copy the file there, set EMBER_HOME, or pass pretrained=PATH)")
 
 
+def require_checkpoint_file(path):
+    """Raise the one FileNotFoundError every command gives for a missing weights file."""
+    if os.path.isdir(path):
+        raise FileNotFoundError(f"no such checkpoint file: {str(path)!r} is a folder")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no such checkpoint file: {str(path)!r}")
+
+
 def read_checkpoint(path):
     """``(state_dict, checkpoint dict or None)`` from an ember or PyTorch checkpoint file."""
     import ember
+    from ember.serialization.errors import CheckpointError
 
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"no such checkpoint file: {str(path)!r}")
-    loaded = ember.load(path, map_location="cpu", weights_only=True)
+    require_checkpoint_file(path)
+    try:
+        loaded = ember.load(path, map_location="cpu", weights_only=True)
+    except CheckpointError as exc:  # say which file (a command may read several)
+        raise CheckpointError(f"{str(path)!r}: {exc}") from exc
     checkpoint = None
     if isinstance(loaded, dict):
         for key in ("model", "state_dict"):
@@ -61,7 +74,7 @@ def read_checkpoint(path):
                 checkpoint, loaded = loaded, loaded[key]
                 break
     if not isinstance(loaded, dict):
-        raise TypeError(f"{str(path)!r} holds a {type(loaded).__name__}, not a state dict")
+        raise ZooError(f"{str(path)!r} holds a {type(loaded).__name__}, not a state dict")
     if loaded and all(key.startswith("module.") for key in loaded):
         loaded = {key[len("module."):]: value for key, value in loaded.items()}
     return loaded, checkpoint

@@ -14,7 +14,7 @@ import numpy as np
 
 import ember
 import ember.nn.functional as F
-from ember.zoo.tasks import Task, parse_sample_spec
+from ember.zoo.tasks import Task, parse_sample_spec, samples_of
 from ember_data.dataset import Dataset
 
 IGNORE = -100  # targets the loss skips (the prompt of a prompted sequence)
@@ -79,7 +79,7 @@ class Seq2SeqTask(Task):
         parsed = parse_sample_spec(input)
         if parsed is not None:
             name, indices = parsed
-            dataset = ember.data.load_dataset(name, split=self.val_split(name))
+            dataset = samples_of(name, indices)  # (refuses indices outside the split)
             samples = [(f"{name}[{i}]", dataset[i][0], dataset[i][1]) for i in indices]
         else:
             samples = [(input, ember.tensor(_symbols(input)), None)]

@@ -12,7 +12,7 @@ import os
 import numpy as np
 
 import ember
-from ember.zoo.tasks import Task, parse_sample_spec
+from ember.zoo.tasks import Task, parse_sample_spec, samples_of
 from ember_zoo_yolo.data import PairTransformed, RandomHorizontalFlip, collate, split_targets
 from ember_zoo_yolo.draw import draw_detections
 from ember_zoo_yolo.loss import DetectionLoss
@@ -131,7 +131,7 @@ def _samples(spec, image_size):
     parsed = parse_sample_spec(spec)
     if parsed is not None:
         name, indices = parsed
-        dataset = ember.data.load_dataset(name, split=Task().val_split(name))
+        dataset = samples_of(name, indices)  # (refuses indices outside the split)
         return [(f"{name}[{i}]", dataset[i][0]) for i in indices]
     if not os.path.isfile(spec):
         raise FileNotFoundError(f"no such input file: {spec!r} (or write DATASET:INDICES, e.g. shapes-detect:0-3)")
