@@ -311,3 +311,102 @@ def test_the_plugin_manager_is_not_imported_twice():
 
     assert isinstance(ember.plugins.registry, manager.PluginRegistry)
     assert sys.modules["ember.plugins"].registry is registry
+
+
+# --- clashes between installed plugins (NOTE [ Name clashes between plugins ]) ----------
+
+SQUATTER = """
+    from ember.plugins import hookimpl
+
+    @hookimpl
+    def ember_register_modules(register):
+        import ember
+
+        class ReLU(ember.nn.Module):
+            def forward(self, x):
+                return x
+
+        class Doubler(ember.nn.Module):
+            def forward(self, x):
+                return x * 2
+
+        register(ReLU, name="ReLU")
+        register(Doubler, name="Doubler")
+"""
+
+
+def test_a_third_party_plugin_cannot_take_a_name_from_a_first_party_one(tmp_path):
+    # "ember-aaa" sorts before "ember-activation": the rule is not alphabetical.
+    make_distribution(tmp_path, "ember-aaa", modules={"ember_aaa": SQUATTER}, entry_points={"aaa": "ember_aaa"})
+    result = run_python(f"""
+        import warnings
+        warnings.simplefilter("always")
+        import ember, ember.cli
+        print(type(ember.nn.ReLU()).__module__, ember.nn.GELU.__name__, ember.nn.Doubler.__name__)
+        {LIST_PLUGINS}
+    """, path=[tmp_path], check=False)
+    assert result.returncode == 1, result.stderr  # `ember plugins` reports the clash in its status
+    first, listing = result.stdout.split("\n", 1)
+    assert first.split() == ["ember_activation.modules.rectifiers", "GELU", "Doubler"]
+    infos = plugins_json(type("R", (), {"stdout": listing}))
+    assert infos["activation"]["status"] == "ok" and "ReLU" in infos["activation"]["registered"]["modules"]
+    assert len(infos["activation"]["registered"]["modules"]) > 10  # all its other registrations too
+    assert infos["aaa"]["status"] == "clash" and infos["aaa"]["registered"] == {"modules": ["Doubler"]}
+    assert infos["aaa"]["error"] == ("module 'ReLU' is registered by both plugin 'activation' (ember-activation) "
+                                     "and plugin 'aaa' (ember-aaa); 'activation' keeps it (loaded first)")
+    assert "RuntimeWarning: ember plugin 'aaa' clashes with another plugin" in result.stderr
+
+
+def test_the_plugins_table_shows_the_clash(tmp_path):
+    make_distribution(tmp_path, "ember-aaa", modules={"ember_aaa": SQUATTER}, entry_points={"aaa": "ember_aaa"})
+    result = run_python("import ember.cli, sys; sys.exit(ember.cli.main(['plugins']))", path=[tmp_path],
+                        check=False)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    row = next(i for i, line in enumerate(lines) if line.startswith("aaa "))
+    assert lines[row].split() == ["aaa", "ember-aaa", "1.0", "clash"]
+    assert lines[row + 1].startswith("    error: module 'ReLU' is registered by both plugin 'activation'")
+    assert "    modules: Doubler" in lines
+
+
+def test_strict_mode_never_crashes_ember_plugins(site):
+    result = run_python("import ember.cli, sys; sys.exit(ember.cli.main(['plugins']))", path=[site],
+                        env={"EMBER_STRICT_PLUGINS": "1"}, check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    rows = {line.split()[0]: line.split()[-1] for line in result.stdout.splitlines() if not line.startswith(" ")}
+    assert rows["cupy"] == "broken" and rows["raising"] == "broken" and rows["good"] == "ok"
+
+
+def test_strict_mode_still_raises_for_a_clash_outside_ember_plugins(tmp_path):
+    make_distribution(tmp_path, "ember-aaa", modules={"ember_aaa": SQUATTER}, entry_points={"aaa": "ember_aaa"})
+    result = run_python("import ember; ember.nn.ReLU", path=[tmp_path], env={"EMBER_STRICT_PLUGINS": "1"},
+                        check=False)
+    assert result.returncode != 0 and "PluginError" in result.stderr and "'ReLU'" in result.stderr
+
+
+def test_first_party_is_the_repositorys_distributions():
+    import pathlib
+    import tomllib
+
+    from ember.plugins.manager import FIRST_PARTY
+
+    repo = pathlib.Path(__file__).parents[3]
+    names = {tomllib.loads(path.read_text())["project"]["name"]
+             for path in [repo / "core" / "pyproject.toml", *repo.glob("plugins/*/pyproject.toml"),
+                          *repo.glob("zoo/*/pyproject.toml")]}
+    assert FIRST_PARTY == names, "ember/plugins/manager.py FIRST_PARTY must list the repository's distributions"
+
+
+@pytest.mark.parametrize("distribution, folder", [("ember-norm", "plugins/norm"), ("ember-zoo-yolo", "zoo/yolo"),
+                                                  ("ember-core", "core")])
+def test_install_hints_say_how_to_install_from_the_repository(distribution, folder):
+    from ember.plugins.lookup import missing_message
+    from ember.plugins.manager import install_hint
+
+    assert install_hint(distribution) == (f"pip install {distribution} (from a clone of the ember repository: "
+                                          f"pip install -e {folder})")
+    assert install_hint("ember-thirdparty") == "pip install ember-thirdparty"
+    with registry.without("norm"):
+        message = missing_message("BatchNorm2d", "ember.nn", "ember-norm")
+    assert message.endswith("Install it with: pip install ember-norm (from a clone of the ember repository: "
+                            "pip install -e plugins/norm)")
