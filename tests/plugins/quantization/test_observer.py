@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 import torch.ao.quantization as tq
+from ember_quantization import observer
 from quantization_parity import ours
 
 import ember
-from ember_quantization import observer
 
 CASES = [
     ("MinMaxObserver", {}),

@@ -1,12 +1,12 @@
 """Tests for ember_quantization/qtensor.py and the quantize/dequantize kernels against torch."""
 
+import ember_quantization as eq
 import numpy as np
 import pytest
 import torch
 from quantization_parity import DTYPES
 
 import ember
-import ember_quantization as eq
 
 pytestmark = pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor:UserWarning")
 

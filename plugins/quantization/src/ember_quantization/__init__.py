@@ -11,8 +11,15 @@ API (quantized tensors, observers, ``prepare``/``convert``, ``quantize_dynamic``
 """
 
 from ember.plugins import hookimpl
-from ember_quantization.dtypes import (per_channel_affine, per_channel_symmetric, per_tensor_affine,
-                                       per_tensor_symmetric, qint8, qint32, quint8)
+from ember_quantization.dtypes import (
+    per_channel_affine,
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+    qint8,
+    qint32,
+    quint8,
+)
 from ember_quantization.qtensor import QTensor, dequantize, quantize_per_channel, quantize_per_tensor
 
 __version__ = "0.1.0"
@@ -20,9 +27,9 @@ __version__ = "0.1.0"
 
 @hookimpl
 def ember_register_ops(register):
-    from ember_quantization.kernels import OPS
+    from ember_quantization.kernels import all_ops
 
-    for op in OPS:
+    for op in all_ops():
         register(op)
 
 
@@ -39,7 +46,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'ember_quantization' has no attribute {name!r}")
 
 
-_API_MODULES = ("observer", "fake_quantize", "qconfig", "stubs", "fuse_modules", "quantize")
+_API_MODULES = ("observer", "fake_quantize", "qconfig", "stubs", "fuse", "quantize")
 
 
 __all__ = ["QTensor", "dequantize", "quantize_per_channel", "quantize_per_tensor", "quint8", "qint8", "qint32",

@@ -17,8 +17,16 @@ import warnings
 from functools import partial
 
 import ember
-from ember_quantization.dtypes import (as_qdtype, per_channel_affine, per_channel_symmetric, per_tensor_affine,
-                                       per_tensor_symmetric, qint8, qint32, quint8)
+from ember_quantization.dtypes import (
+    as_qdtype,
+    per_channel_affine,
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+    qint8,
+    qint32,
+    quint8,
+)
 
 FLOAT32_EPS = 1.1920928955078125e-07
 

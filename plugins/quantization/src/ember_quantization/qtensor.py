@@ -17,8 +17,7 @@ methods (``reshape``, ``flatten``, ``size``) act on the integers directly, as to
 
 import ember
 from ember_quantization import kernels
-from ember_quantization.dtypes import (as_qdtype, per_channel_affine, per_tensor_affine, qint8, qint32,
-                                       quint8)
+from ember_quantization.dtypes import as_qdtype, per_channel_affine, per_tensor_affine, qint8, qint32, quint8
 
 
 class QTensor:
@@ -60,8 +59,9 @@ class QTensor:
 
     def _require(self, scheme, what):
         if self.qscheme() is not scheme:
-            raise RuntimeError(f"Expected quantizer->qscheme() == kPer{'Tensor' if scheme is per_tensor_affine else 'Channel'}"
-                               f"Affine to be true, but got false. ({what} on a {self.qscheme().name} tensor)")
+            kind = "Tensor" if scheme is per_tensor_affine else "Channel"
+            raise RuntimeError(f"Expected quantizer->qscheme() == kPer{kind}Affine to be true, but got false. "
+                               f"({what} on a {self.qscheme().name} tensor)")
 
     # --- values ---------------------------------------------------------------------
     def int_repr(self):

@@ -1,0 +1,98 @@
+"""The int8 Conv2d module: quint8 activations, qint8 weights per output channel.
+
+PyTorch counterpart: torch/ao/nn/quantized/modules/conv.py (v2.13). The state dict
+has torch's keys for this module: ``weight`` (the quantized weight), ``bias`` (float),
+``scale`` and ``zero_point``. ember supports zero padding only.
+"""
+
+import ember
+from ember_quantization import kernels
+from ember_quantization.dtypes import qint8, quint8
+from ember_quantization.nn.quantized.utils import quantize_weight, require_quantized, row_qparams
+from ember_quantization.qtensor import QTensor, quantize_per_tensor
+
+
+def _pair(value):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+
+
+class Conv2d(ember.nn.Module):
+    """2-d convolution on quantized tensors; the output has this module's ``scale``/``zero_point``."""
+
+    _relu = False
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros"):
+        super().__init__()
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"ember's quantized Conv2d supports padding_mode='zeros' only, got "
+                                      f"{padding_mode!r}")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
+        self.padding, self.dilation = _pair(padding), _pair(dilation)
+        self.scale, self.zero_point = 1.0, 0
+        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        self.set_weight_bias(quantize_per_tensor(ember.zeros(*shape), 1.0, 0, qint8),
+                             ember.zeros(out_channels) if bias else None)
+
+    def set_weight_bias(self, weight, bias):
+        self._weight, self._bias = weight, bias
+        self._scales, self._zero_points = row_qparams(weight)
+
+    def weight(self):
+        return self._weight
+
+    def bias(self):
+        return self._bias
+
+    def _get_name(self):
+        return "QuantizedConvReLU2d" if self._relu else "QuantizedConv2d"
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"scale={self.scale}, zero_point={self.zero_point}")
+
+    def forward(self, x):
+        x = require_quantized(x, self._get_name())
+        bias = self._bias if self._bias is not None else ember.zeros(self.out_channels)
+        out = kernels.conv2d(x._int_repr, self._weight._int_repr, self._scales, self._zero_points, bias,
+                             stride=self.stride, padding=self.padding, dilation=self.dilation, groups=self.groups,
+                             x_scale=x.q_scale(), x_zero_point=x.q_zero_point(), out_scale=self.scale,
+                             out_zero_point=self.zero_point, relu=self._relu)
+        return QTensor(out, quint8, self.scale, self.zero_point)
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        destination[prefix + "weight"] = self._weight
+        destination[prefix + "bias"] = self._bias
+        destination[prefix + "scale"] = ember.tensor(self.scale)
+        destination[prefix + "zero_point"] = ember.tensor(self.zero_point)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        for key in ("weight", "bias", "scale", "zero_point"):
+            if prefix + key not in state_dict:
+                missing_keys.append(prefix + key)
+        if prefix + "weight" in state_dict:
+            self.set_weight_bias(state_dict[prefix + "weight"], state_dict.get(prefix + "bias"))
+        if prefix + "scale" in state_dict:
+            self.scale = float(state_dict[prefix + "scale"].item())
+        if prefix + "zero_point" in state_dict:
+            self.zero_point = int(state_dict[prefix + "zero_point"].item())
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        relu = isinstance(mod, ember.nn.Sequential)  # a fused ConvReLU2d: (Conv2d, ReLU)
+        conv = mod[0] if relu else mod
+        weight_observer = getattr(conv, "weight_fake_quant", None) or mod.qconfig.weight()
+        weight_observer(conv.weight)
+        scale, zero_point = mod.activation_post_process.calculate_qparams()
+        qconv = cls(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride, conv.padding,
+                    conv.dilation, conv.groups, conv.bias is not None)
+        qconv._relu = relu
+        qconv.set_weight_bias(quantize_weight(conv.weight, weight_observer),
+                              None if conv.bias is None else conv.bias.detach().clone())
+        qconv.scale, qconv.zero_point = float(scale.item()), int(zero_point.item())
+        return qconv
+
+
+__all__ = ["Conv2d"]
