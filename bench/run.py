@@ -27,6 +27,8 @@ BENCHMARKS = [
     "lstm_step.py",
     "yolo_infer.py",
     "resnet_step.py",
+    "allreduce.py",  # 2 ranks under mpiexec: ember (MPI) vs torch (gloo)
+    "ddp_step.py",  # 2 ranks: DDP ResNet-18 step, and the share of the all-reduce hidden behind backward
     "cli_threads.py",  # the CLI's default thread policy against THREADS (its "torch" column)
 ]
 
