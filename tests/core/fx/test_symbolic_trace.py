@@ -71,10 +71,21 @@ def test_zoo_models_that_check_shapes_trace_with_example_inputs(name, make_input
     _same_grads(gm, model, inputs)
 
 
-def test_every_zoo_model_name_family_is_covered():
+def test_recurrent_zoo_model_traces_with_concrete_args():
+    ember.manual_seed(0)
+    model = ember.zoo.create_model("char_lstm_small").eval()
+    with pytest.raises(fx.TraceError, match="control flow"):
+        fx.symbolic_trace(model)  # `if return_state:` on a Proxy
+    gm = fx.symbolic_trace(model, concrete_args={"state": None, "return_state": False})
+    assert [n.op for n in gm.graph.nodes].count("placeholder") == 1
+    x = ember.randint(0, 20, (2, 7))
+    _same(gm(x), model(x))
+    _same_grads(gm, model, (x,))
+
+
+def test_every_zoo_model_family_is_traced_here():
     families = {n.split("_")[0].rstrip("0123456789") for n in ember.zoo.list_models()}
-    traced = {"resnet", "resnext", "wide"} | {n.split("_")[0] for n, _ in ZOO_WITH_SHAPE_CHECKS}
-    assert families <= traced | {"transformer", "gpt", "yolo"}
+    assert families <= {"resnet", "resnext", "wide", "transformer", "gpt", "yolo", "char"}
 
 
 def test_concrete_args_take_one_side_of_a_branch():

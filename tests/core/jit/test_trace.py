@@ -16,6 +16,7 @@ ZOO = [
     ("transformer_seq2seq_tiny", lambda: (ember.randint(0, 10, (2, 5)), ember.randint(0, 10, (2, 4)))),
     ("gpt_nano", lambda: (ember.randint(0, 10, (2, 6)),)),
     ("yolo_nano", lambda: (ember.randn(1, 3, 64, 64),)),
+    ("char_lstm_small", lambda: (ember.randint(0, 20, (2, 7)),)),
 ]
 
 
