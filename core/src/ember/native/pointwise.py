@@ -65,8 +65,8 @@ def _addcdiv_backward(ctx, grad):
             (-grad * value * tensor1 / (tensor2 * tensor2) if need_t2 else None))
 
 
-ADDCMUL = Op("aten::addcmul", _addcmul_kernel, _addcmul_backward, promote=DEFAULT, save="inputs")
-ADDCDIV = Op("aten::addcdiv", _addcdiv_kernel, _addcdiv_backward, promote=DEFAULT, save="inputs")
+ADDCMUL = Op("aten::addcmul", _addcmul_kernel, _addcmul_backward, promote=DEFAULT, save="inputs", opmath=True)
+ADDCDIV = Op("aten::addcdiv", _addcdiv_kernel, _addcdiv_backward, promote=DEFAULT, save="inputs", opmath=True)
 
 _INTEGER_ADDCDIV = (
     "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "
@@ -152,7 +152,7 @@ def _fast_inplace(target, combine, tensor1, tensor2, value):
 @quiet
 def _add_combined(xp, a, b, c, combine, value):
     # One temporary: (value * b), then combined with c in place when shapes allow.
-    term = b * value if value != 1 else None
+    term = xp.multiply(b, value, out=xp.empty_like(b)) if value != 1 else None  # an array even when 0-d
     if term is not None and term.shape == xp.broadcast(term, c).shape:
         getattr(xp, combine)(term, c, out=term)
     else:
@@ -196,7 +196,8 @@ def _fast_lerp(target, end, weight):
 
 @quiet
 def _lerp_into(xp, a, b, weight):
-    diff = xp.subtract(b, a)
+    diff = xp.empty_like(a)  # an array even for 0-d inputs (a ufunc then returns a scalar)
+    xp.subtract(b, a, out=diff)
     if abs(weight) < 0.5:
         xp.multiply(diff, weight, out=diff)
         xp.add(a, diff, out=a)

@@ -1,10 +1,12 @@
 """Adam, with AMSGrad, L2 or decoupled weight decay, and maximize.
 
-PyTorch counterpart: torch/optim/adam.py (v2.13), the single-tensor path; ember leaves
-out tensor learning rates and betas, and the foreach/fused/capturable variants.
+PyTorch counterpart: torch/optim/adam.py (v2.13): the single-tensor loop here, the
+``foreach=True`` and ``fused=True`` paths in fused.py (NOTE [ foreach and fused, on NumPy ]).
+ember leaves out tensor learning rates and betas, and the capturable/differentiable modes.
 """
 
 import ember
+from ember_optim import fused as fused_kernels
 from ember_optim._checks import check_betas, check_eps, check_lr, check_non_negative
 from ember_optim._state import new_step, options, value
 from ember_optim.optimizer import Optimizer, optimizer_step
@@ -36,6 +38,9 @@ class Adam(Optimizer):
         amsgrad: use the running maximum of ``v`` (the AMSGrad variant).
         maximize: ascend the objective instead of descending it.
         decoupled_weight_decay: shrink the weights directly, as AdamW does.
+        foreach: update every parameter of a group line by line (torch's multi-tensor
+            path); None or False: the single-tensor loop, PyTorch's default on CPU.
+        fused: update each parameter in one blocked pass (torch's fused kernel).
 
     >>> import ember
     >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
@@ -47,14 +52,16 @@ class Adam(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
-                 maximize=False, decoupled_weight_decay=False):
+                 foreach=None, maximize=False, decoupled_weight_decay=False, fused=None):
         check_lr(lr)
         check_eps(eps)
         check_betas(betas)
         check_non_negative("weight_decay", weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                        maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+                        maximize=maximize, decoupled_weight_decay=decoupled_weight_decay, foreach=foreach,
+                        fused=fused)
         super().__init__(params, defaults)
+        fused_kernels.check_flags(foreach, fused, self.param_groups)
 
     def _init_state(self, group, param, state):
         state["step"] = new_step()
@@ -71,9 +78,11 @@ class Adam(Optimizer):
             max_exp_avg_sq = "max_exp_avg_sq" if group["amsgrad"] else None
             params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = self._gather(
                 group, "exp_avg", "exp_avg_sq", max_exp_avg_sq, "step")
-            adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
-                 **options(group, "betas", "amsgrad", "lr", "weight_decay", "eps", "maximize",
-                           "decoupled_weight_decay"))
+            update = fused_kernels.fused_adam if group.get("fused") else \
+                fused_kernels.foreach_adam if group.get("foreach") else adam
+            update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
+                   **options(group, "betas", "amsgrad", "lr", "weight_decay", "eps", "maximize",
+                             "decoupled_weight_decay"))
         return loss
 
 

@@ -29,9 +29,9 @@ class AdamW(Adam):
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
-                 maximize=False):
+                 maximize=False, foreach=None, fused=None):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                         maximize=maximize, decoupled_weight_decay=True)
+                         maximize=maximize, decoupled_weight_decay=True, foreach=foreach, fused=fused)
 
     def __setstate__(self, state):
         super().__setstate__(state)

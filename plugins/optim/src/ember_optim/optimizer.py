@@ -1,8 +1,8 @@
 """The optimizer base class: parameter groups, per-parameter state and their state dict.
 
 PyTorch counterpart: torch/optim/optimizer.py (v2.13). ember leaves out the
-foreach/fused/capturable/differentiable machinery (every update is the plain
-single-tensor loop), global step hooks, state-dict hooks and the profiler labels.
+capturable/differentiable machinery, global step hooks, state-dict hooks and the
+profiler labels; SGD, Adam and AdamW take ``foreach=`` and ``fused=`` (fused.py).
 
 An optimizer owns two things:
 

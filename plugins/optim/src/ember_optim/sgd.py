@@ -1,9 +1,11 @@
 """Stochastic gradient descent, with momentum, dampening, Nesterov momentum and weight decay.
 
-PyTorch counterpart: torch/optim/sgd.py (v2.13), the single-tensor path; ember has no
-foreach/fused variants and no sparse gradients.
+PyTorch counterpart: torch/optim/sgd.py (v2.13): the single-tensor loop here, the
+``foreach=True`` and ``fused=True`` paths in fused.py (NOTE [ foreach and fused, on NumPy ]).
+ember has no sparse gradients and no ``differentiable`` mode.
 """
 
+from ember_optim import fused as fused_kernels
 from ember_optim._checks import check_lr, check_non_negative
 from ember_optim._state import options
 from ember_optim.optimizer import Optimizer, optimizer_step
@@ -32,6 +34,9 @@ class SGD(Optimizer):
         weight_decay: L2 penalty (default 0).
         nesterov: use Nesterov momentum (needs momentum > 0 and dampening 0).
         maximize: ascend the objective instead of descending it.
+        foreach: update every parameter of a group line by line (torch's multi-tensor
+            path); None or False: the single-tensor loop, PyTorch's default on CPU.
+        fused: update each parameter in one blocked pass (torch's fused kernel).
 
     >>> import ember
     >>> from ember_optim import SGD
@@ -44,21 +49,24 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
-                 maximize=False):
+                 maximize=False, foreach=None, fused=None):
         check_lr(lr)
         check_non_negative("momentum", momentum)
         check_non_negative("weight_decay", weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                        nesterov=nesterov, maximize=maximize)
+                        nesterov=nesterov, maximize=maximize, foreach=foreach, fused=fused)
         super().__init__(params, defaults)
+        fused_kernels.check_flags(foreach, fused, self.param_groups)
 
     def __setstate__(self, state):
         super().__setstate__(state)
         for group in self.param_groups:
             group.setdefault("nesterov", False)
             group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("fused", None)
 
     @optimizer_step
     def step(self, closure=None):
@@ -69,8 +77,10 @@ class SGD(Optimizer):
             momentum_buffers = []
             if group["momentum"] != 0:
                 momentum_buffers = [self.state[p].get("momentum_buffer") for p in params]
-            sgd(params, grads, momentum_buffers,
-                **options(group, "lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize"))
+            update = fused_kernels.fused_sgd if group["fused"] else \
+                fused_kernels.foreach_sgd if group["foreach"] else sgd
+            update(params, grads, momentum_buffers,
+                   **options(group, "lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize"))
             if group["momentum"] != 0:
                 # sgd() created the buffers of the first step: keep them in the state.
                 for p, buffer in zip(params, momentum_buffers):
