@@ -1,10 +1,12 @@
 """``DistributedSampler``: each of ``num_replicas`` processes reads its own share.
 
-PyTorch counterpart: torch/utils/data/distributed.py (v2.13). ember has no process
-group yet, so ``num_replicas`` and ``rank`` default to the ``WORLD_SIZE`` and ``RANK``
-environment variables (what launchers such as torchrun and mpirun wrappers set).
+PyTorch counterpart: torch/utils/data/distributed.py (v2.13). ``num_replicas`` and
+``rank`` default to those of ember.distributed's default process group; before
+``init_process_group`` they fall back to the ``WORLD_SIZE`` and ``RANK`` environment
+variables (which ``ember run`` and torchrun set), where torch would raise.
 
-The keys (shuffled with seed ``seed + epoch`` when ``shuffle``) are padded by
+The keys (shuffled by ``ember.randperm`` with a generator seeded ``seed + epoch``,
+the same permutation as torch's) are padded by
 repeating from the start until they divide evenly, or cut when ``drop_last``; replica
 ``rank`` then takes every ``num_replicas``-th key from position ``rank``. Every
 replica therefore sees the same number of samples, and call ``set_epoch`` before each
@@ -70,10 +72,14 @@ class DistributedSampler(Sampler):
 
 
 def _from_environment(variable):
+    from ember import distributed as dist
+
+    if dist.is_initialized():
+        return dist.get_world_size() if variable == "WORLD_SIZE" else dist.get_rank()
     value = os.environ.get(variable)
     if value is None:
-        raise RuntimeError(f"DistributedSampler needs num_replicas and rank: pass them, or set {variable} "
-                           f"(ember has no default process group)")
+        raise RuntimeError(f"DistributedSampler needs num_replicas and rank: pass them, call "
+                           f"ember.distributed.init_process_group, or set {variable}")
     return int(value)
 
 
