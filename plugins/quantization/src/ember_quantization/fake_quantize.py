@@ -19,9 +19,10 @@ from ember_quantization.observer import MovingAverageMinMaxObserver, _with_args
 
 
 def _fused(xp, x, scale, zero_point):
-    """``rint(x * (1/scale) + zero_point)`` as torch's fused float32 multiply-add, in float64."""
-    inv_scale = (xp.float32(1.0) / scale.astype(xp.float32)).astype(xp.float64)
-    return xp.rint(x.astype(xp.float64) * inv_scale + zero_point.astype(xp.float64))
+    """``rint(x * (1/scale)) + zero_point``: torch's fake-quant kernels round the float32 product,
+    then add the zero point (unlike quantize_per_tensor's fused multiply-add, kernels.py)."""
+    inv_scale = xp.float32(1.0) / scale.astype(xp.float32)
+    return xp.rint(x.astype(xp.float32) * inv_scale).astype(xp.float64) + zero_point.astype(xp.float64)
 
 
 @library.custom_op("quantized::fake_quantize_affine", save="inputs")

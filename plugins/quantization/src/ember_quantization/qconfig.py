@@ -53,7 +53,12 @@ def get_default_qconfig(backend="x86", version=0):
 
 
 def get_default_qat_qconfig(backend="x86", version=1):
-    """Quantization-aware training: moving-average observers inside FakeQuantize, as torch's."""
+    """Quantization-aware training: moving-average observers inside FakeQuantize.
+
+    This is torch's ``version=0`` QAT qconfig (separate observer and fake-quantize steps);
+    torch's default ``version=1`` fuses them into one kernel (``FusedMovingAvgObsFakeQuantize``)
+    whose qparams differ from the unfused ones in the last digits; ember has the unfused form.
+    """
     if backend not in ("x86", "fbgemm", "qnnpack"):
         raise AssertionError(f"backend: {backend} not supported. backend must be one of ['x86', 'fbgemm', "
                              "'qnnpack']")
