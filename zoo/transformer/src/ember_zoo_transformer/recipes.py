@@ -16,10 +16,15 @@ import ember
 
 # What `ember train` uses unless told otherwise (keys of ember/zoo/training.py DEFAULTS).
 RECIPES = {
-    "seq2seq": {"epochs": 20, "batch_size": 64, "optimizer": "AdamW", "lr": 2e-3, "weight_decay": 0.0,
-                "scheduler": "warmup", "warmup_steps": 100, "grad_clip": 1.0},
+    # A constant rate after the warm-up made the last epoch land on a loss spike (sequence
+    # accuracy 0.986 at epoch 19, 0.714 at epoch 20): the cosine decay ends the run settled.
+    "seq2seq": {"epochs": 10, "batch_size": 64, "optimizer": "AdamW", "lr": 2e-3, "weight_decay": 0.0,
+                "scheduler": "warmup_cosine", "warmup_steps": 100, "grad_clip": 1.0},
     "language-model": {"epochs": 5, "batch_size": 64, "optimizer": "AdamW", "lr": 5e-3, "weight_decay": 0.1,
                        "scheduler": "warmup", "warmup_steps": 50, "grad_clip": 1.0},
+    # epochs of 200 sampled batches (ember_zoo_transformer/sampled_text.py)
+    "char-lstm": {"epochs": 5, "batch_size": 32, "optimizer": "AdamW", "lr": 3e-3, "weight_decay": 0.0,
+                  "scheduler": "warmup", "warmup_steps": 50, "grad_clip": 1.0},
 }
 
 
