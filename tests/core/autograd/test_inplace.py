@@ -3,7 +3,6 @@ checks of ember/autograd/graph.py) against torch on the same programs."""
 
 import numpy as np
 import pytest
-import torch
 from autograd_parity import assert_same, assert_same_error, both
 
 import ember
@@ -181,3 +180,75 @@ def test_gradcheck_through_in_place_on_a_view():
     w = ember.tensor(W, requires_grad=True)
     assert ember.autograd.gradcheck(fn, (a, w))
     assert ember.autograd.gradgradcheck(fn, (a, w))
+
+
+# --- saved outputs, masked_fill_, freed indices (issue 11) ----------------------------
+
+
+@pytest.mark.parametrize("second", ["sigmoid_", "mul_"])
+def test_write_after_an_op_that_saved_its_output_raises(second):
+    def program(lib):
+        y = lib.ones(3, requires_grad=True) * 2
+        y.sigmoid_()
+        y.sigmoid_() if second == "sigmoid_" else y.mul_(2)
+        y.sum().backward()
+
+    assert_same_error(program)
+
+
+def test_exp_then_add_raises_on_backward():
+    def program(lib):
+        y = lib.ones(3, requires_grad=True) * 2
+        y.exp_()
+        y.add_(1)
+        y.sum().backward()
+
+    assert_same_error(program)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sigmoid_in_place_once_gives_torch_gradient(dtype):
+    def program(lib):
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=getattr(lib, dtype), requires_grad=True)
+        y = x * 2
+        y.sigmoid_()
+        (y * y).sum().backward()
+        return x.grad.tolist()
+
+    ember_grad, torch_grad = both(program)
+    np.testing.assert_allclose(ember_grad, torch_grad, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_masked_fill_in_place_on_non_leaf_backward(dtype):
+    def program(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=getattr(lib, dtype), requires_grad=True)
+        y = x * 2
+        y.masked_fill_(lib.tensor([True, False, True]), 0.0)
+        (y * y).sum().backward()
+        return x.grad.tolist(), y.grad_fn.name()
+
+    assert_same(program)
+
+
+@pytest.mark.parametrize("key", ["tensor", "list", "bool"])
+def test_second_backward_through_index_raises(key):
+    def program(lib):
+        x = lib.ones(3, requires_grad=True)
+        index = {"tensor": lib.tensor([0, 1]), "list": [0, 1], "bool": lib.tensor([True, False, True])}[key]
+        s = x[index].sum()
+        s.backward()
+        s.backward()
+
+    assert_same_error(program)
+
+
+def test_second_backward_through_a_slice_is_allowed():
+    def program(lib):
+        x = lib.ones(3, requires_grad=True)
+        s = x[1:].sum()
+        s.backward()
+        s.backward()
+        return x.grad.tolist()
+
+    assert_same(program)

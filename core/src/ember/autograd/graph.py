@@ -268,6 +268,8 @@ class OpNode(Node):
         return tuple(x.unpack(self) for x in saved[2])
 
     def apply(self, grads):
+        if self._saved is RELEASED:  # even when the formula reads nothing it saved (PyTorch's IndexBackward0)
+            raise RuntimeError(_FREED)
         for g in grads:
             if g is not None:
                 return self.op.backward(self, *grads)

@@ -72,10 +72,10 @@ def regenerate_grad_fn(view):
         return None
     if view._creation_meta != DEFAULT:
         raise RuntimeError(rebase_message(view, indirect=True))
-    from ember.native.copy_slices import ViewOfBase
+    from ember.native.copy_slices import AsStridedBackward0
 
     old_fn, old_nr = view._grad_fn, view._output_nr
-    view._grad_fn = ViewOfBase(base, view)
+    view._grad_fn = AsStridedBackward0(base, view)
     view._output_nr = 0
     view._requires_grad = True
     view._view_version = view._version_counter[0]

@@ -17,7 +17,7 @@ writes the result back into that part, and hands the rest to the base's old hist
 # gradients CopySlices makes are themselves differentiable (``create_graph``).
 
 Other views of the same base taken *before* the write get a fresh ``grad_fn``
-(``ViewOfBase``) when theirs is next read: NOTE [ Views and in-place writes ] in
+(``AsStridedBackward0``) when theirs is next read: NOTE [ Views and in-place writes ] in
 ember/autograd/views.py.
 """
 
@@ -106,17 +106,17 @@ class CopySlices(Node):
         return (grad_base,) + tuple(result[1:])
 
 
-class ViewOfBase(Node):
-    """The rewritten view's ``grad_fn``: its gradient lands in its part of the base."""
+class AsStridedBackward0(Node):
+    """The ``grad_fn`` of a view whose memory was rewritten (by a write through it or
+    through another alias of its base): its gradient lands in its part of the base,
+    located by storage geometry. PyTorch's node of the same name does this with
+    ``as_strided``."""
 
     __slots__ = ("where",)
 
     def __init__(self, base, view):
         super().__init__((root_edge(base),))
         self.where = _ViewInBase(base, view)
-
-    def name(self):
-        return "AsStridedBackward0"
 
     def apply(self, grads):
         if grads[0] is None:
@@ -134,7 +134,7 @@ def rebase_view(view, result):
     base._requires_grad = True
     move_retains_grad(base, old_base_fn, old_base_nr)
     old_view_fn, old_view_nr = view._grad_fn, view._output_nr
-    view._grad_fn = ViewOfBase(base, view)
+    view._grad_fn = AsStridedBackward0(base, view)
     view._output_nr = 0
     view._requires_grad = True
     move_retains_grad(view, old_view_fn, old_view_nr)

@@ -232,7 +232,9 @@ def _index_backward(ctx, grad):
 
 BASIC_INDEX = Op("aten::_basic_index", _basic_index_kernel, _basic_index_backward, view=True,
                  backward_name="SliceBackward0")
-INDEX = Op("aten::index", _index_kernel, _index_backward, backward_name="IndexBackward0")
+# It keeps its inputs (which hold the indices, as PyTorch's IndexBackward0 saves them),
+# so backward frees them and a second backward without retain_graph raises, as there.
+INDEX = Op("aten::index", _index_kernel, _index_backward, backward_name="IndexBackward0", save="inputs")
 
 
 def getitem(tensor, key):
@@ -356,6 +358,11 @@ def _where_backward(ctx, grad):
 
 
 WHERE_RAW = Op("aten::where", _where_kernel, _where_backward, promote=NONE, save="inputs")
+# masked_fill is a where(mask, value, input) recorded under PyTorch's node names.
+MASKED_FILL = Op("aten::masked_fill.Scalar", _where_kernel, _where_backward, promote=NONE, save="inputs",
+                 backward_name="MaskedFillBackward0")
+MASKED_FILL_TENSOR = Op("aten::masked_fill.Tensor", _where_kernel, _where_backward, promote=NONE, save="inputs",
+                        backward_name="MaskedFillBackward1")
 
 
 def _where_promote(cond, a, b):
@@ -401,9 +408,9 @@ def masked_fill(input, mask, value):
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value.ndim} dimension(s).")
         value = value.to(input.dtype)
-        out = WHERE_RAW(mask, value, input)
+        out = MASKED_FILL_TENSOR(mask, value, input)
     else:
-        out = WHERE_RAW(mask, _scalar_as(value, input._data.dtype), input)
+        out = MASKED_FILL(mask, _scalar_as(value, input._data.dtype), input)
     if tuple(out.shape) != tuple(input.shape):
         raise RuntimeError("The size of the mask must match the size of the input")
     return out
