@@ -177,3 +177,48 @@ def test_python_ints_wrap_into_unsigned_and_small_int_dtypes(case):
     from ember.testing import assert_parity
 
     assert_parity(INT_WRAP_CASES[case], np.array([200, 0, 255, 7], dtype=np.uint8))
+
+
+# NOTE [ opmath ]: float16 computes in float32 and rounds once, bit for bit like torch.
+OPMATH_CASES = {
+    "mul_scalar": lambda lib, x: x * 0.1,
+    "div_scalar": lambda lib, x: x / 0.1,
+    "rdiv_scalar": lambda lib, x: 0.1 / x,
+    "floor_divide_scalar": lambda lib, x: x // 0.1,
+    "add_scalar_rounds_first": lambda lib, x: x + 0.1,
+    "rsub_scalar_rounds_first": lambda lib, x: 0.1 - x,
+    "mul_inplace": lambda lib, x: x.clone().mul_(0.1),
+    "lerp_scalar": lambda lib, x: lib.lerp(x, x * 0 + 1, 0.1),
+    "addcmul_value": lambda lib, x: lib.addcmul(x, x, x, value=0.1),
+    "sigmoid": lambda lib, x: x.sigmoid(),
+    "exp": lambda lib, x: x.exp(),
+    "sum": lambda lib, x: x.sum(),
+    "sum_dim": lambda lib, x: x.reshape(20, 100).sum(1),
+    "sum_dtype_half": lambda lib, x: x.sum(dtype=lib.float16),
+    "sum_dtype_float": lambda lib, x: x.sum(dtype=lib.float32),
+    "mean": lambda lib, x: x.mean(),
+    "mean_would_overflow": lambda lib, x: (x.abs() * 6000).mean(),
+    "prod": lambda lib, x: (x / 4 + 1).prod(),
+    "cumsum": lambda lib, x: x.cumsum(0),
+    "std": lambda lib, x: x.std(),
+    "var": lambda lib, x: x.var(0),
+    "norm": lambda lib, x: x.norm(),
+    "logsumexp": lambda lib, x: x.logsumexp(0),
+    "softmax": lambda lib, x: x.softmax(0),
+}
+
+
+@pytest.mark.parametrize("case", OPMATH_CASES, ids=list(OPMATH_CASES))
+def test_float16_computes_in_float32_like_torch(case):
+    x = np.random.default_rng(0).uniform(-4, 4, 2000).astype(np.float16)
+    expected = OPMATH_CASES[case](torch, torch.tensor(x))
+    actual = OPMATH_CASES[case](ember, ember.tensor(x))
+    assert actual.dtype.name == str(expected.dtype).removeprefix("torch.")
+    if actual.dtype is ember.float16:
+        np.testing.assert_array_equal(actual.numpy(), expected.numpy())  # bit for bit, not within a tolerance
+    else:  # float32 sums differ in summation order only
+        np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_float16_mean_accumulates_in_float32():
+    assert ember.tensor([6e4, 6e4], dtype=ember.float16).mean().item() == 6e4

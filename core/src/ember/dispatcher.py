@@ -41,15 +41,17 @@ class Op:
         save: which tensors backward reads: ``"inputs"``, ``"outputs"``, ``"both"`` or None.
         num_outputs: how many tensors the kernel returns (None: as many as it returns).
         view: the output is a view of the first input (shares storage and version).
+        opmath: on float16 (and bfloat16) the op computes in float32 and rounds its
+            result once, as PyTorch's kernels do (NOTE [ opmath ] in dtypes.py).
         inplace_of: set on ``add_``-style ops by ``inplace_variant``.
     """
 
     __slots__ = ("qualname", "namespace", "name", "generic", "kernels", "backward", "promote",
-                 "save", "num_outputs", "view", "_backward_name", "node_class", "plugin", "doc", "ufunc",
+                 "save", "num_outputs", "view", "opmath", "_backward_name", "node_class", "plugin", "doc", "ufunc",
                  "_resolved", "__weakref__")
 
     def __init__(self, qualname, generic=None, backward=None, promote=NONE, save=None,
-                 num_outputs=1, view=False, backward_name=None, plugin="ember", ufunc=None):
+                 num_outputs=1, view=False, backward_name=None, plugin="ember", ufunc=None, opmath=False):
         namespace, _, name = qualname.partition("::")
         if not name:
             raise ValueError(f"operator name must be 'namespace::name', got {qualname!r}")
@@ -63,6 +65,7 @@ class Op:
         self.save = save
         self.num_outputs = num_outputs
         self.view = view
+        self.opmath = opmath
         self.backward_name = backward_name or _camel(name) + "Backward0"
         self.plugin = plugin
         self.doc = None
@@ -244,8 +247,12 @@ def dispatch(op, *inputs, **attrs):
 
     # Floating tensors of one dtype with Python scalars need no promotion: NumPy and
     # CuPy treat Python scalars as "weak", PyTorch's rule for wrapped numbers.
-    if op.promote is not NONE and not (uniform and common.kind == "f"):
+    # (A set test: cheaper than `common.kind`, and float16 takes the next branch for opmath.)
+    if op.promote is not NONE and not (uniform and common in _FAST_FLOATS):
         target = computation_dtype(inputs, op.promote)
+        if op.opmath and target in dtypes.REDUCED_FLOATS:
+            call = kernel = dtypes.in_opmath(kernel, target)
+            target = dtypes.OPMATH
         arrays = [a.astype(target) if isinstance(x, Tensor) and a.dtype != target else
                   dtypes.fit_int(a, target) if a.__class__ is int else a
                   for x, a in zip(inputs, arrays)]
@@ -323,6 +330,7 @@ def computation_dtype(inputs, promote):
 
 
 _WEAK_SCALARS = frozenset((float, int, bool, type(None)))
+_FAST_FLOATS = frozenset((dtypes.float32.np, dtypes.float64.np))
 
 
 def _slow_computation_dtype(inputs, promote):

@@ -150,6 +150,13 @@ def _reflected(fn):
     return method
 
 
+def _rdiv(self, other):
+    # PyTorch's Tensor.__rdiv__ (torch/_tensor.py): `2 / x` is x.reciprocal() * 2, which
+    # rounds differently from a division (and records ReciprocalBackward0, MulBackward0).
+    # (0 / x at x == 0 is inf * 0: NaN, as in PyTorch, without NumPy's warning.)
+    return unary.call_quietly(self._device.backend.xp, lambda: binary.mul(unary.reciprocal(self), other))
+
+
 def _matmul_reflected(self, other):
     return linalg.matmul(other, self)
 
@@ -190,7 +197,7 @@ def attach():
     Tensor.__rsub__ = _reflected(binary.sub)
     Tensor.__mul__ = Tensor.__rmul__ = binary.mul
     Tensor.__truediv__ = binary.div
-    Tensor.__rtruediv__ = _reflected(binary.div)
+    Tensor.__rtruediv__ = _rdiv
     Tensor.__floordiv__ = binary.floor_divide
     Tensor.__rfloordiv__ = _reflected(binary.floor_divide)
     Tensor.__mod__ = binary.remainder

@@ -220,6 +220,8 @@ def try_fast_inplace(target, ufunc_name, other, alpha=1):
         return None  # the general path raises PyTorch's error
     if result.np in dtypes.REDUCED_FLOATS and ufunc_name == "multiply":
         return None  # mul computes float16 in float32 (NOTE [ opmath ] in dtypes.py)
+    if result.np in dtypes.REDUCED_FLOATS and ufunc_name == "multiply":
+        return None  # mul computes float16 in float32 (NOTE [ opmath ] in dtypes.py)
     a = target._data
     if ufunc_name == "subtract" and (a.dtype.kind == "b" or other.__class__ is bool
                                      or isinstance(other, Tensor) and operand.dtype.kind == "b"):

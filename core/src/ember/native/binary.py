@@ -209,7 +209,7 @@ def _mul_backward(ctx, grad):
     return (grad * b if need_a else None), (grad * a if need_b else None)
 
 
-MUL = Op("aten::mul", _mul_kernel, _mul_backward, promote=DEFAULT, save="inputs", ufunc="multiply")
+MUL = Op("aten::mul", _mul_kernel, _mul_backward, promote=DEFAULT, save="inputs", ufunc="multiply", opmath=True)
 
 
 def mul(input, other):
@@ -241,7 +241,7 @@ def _div_backward(ctx, grad):
     return grad_a, grad_b
 
 
-DIV = Op("aten::div", _div_kernel, _div_backward, promote=INT_TO_FLOAT, save="inputs")
+DIV = Op("aten::div", _div_kernel, _div_backward, promote=INT_TO_FLOAT, save="inputs", opmath=True)
 
 
 @quiet
@@ -276,7 +276,7 @@ def _zero_grads(ctx, grad):
 
 
 _ROUNDED_DIV = Op("aten::div_rounding", _rounded_div_kernel, _zero_grads, promote=DEFAULT,
-                  backward_name="DivBackward2")
+                  backward_name="DivBackward2", opmath=True)
 
 
 def div(input, other, *, rounding_mode=None):
@@ -318,7 +318,7 @@ def _floor_divide_backward(ctx, grad):
 
 
 FLOOR_DIVIDE = Op("aten::floor_divide", _floor_divide_kernel, _floor_divide_backward, promote=DEFAULT,
-                  backward_name="NotImplemented")
+                  backward_name="NotImplemented", opmath=True)
 
 
 def floor_divide(input, other):

@@ -238,7 +238,7 @@ def _lerp_backward(ctx, grad):
             (grad * (end - start) if need_weight else None))
 
 
-LERP = Op("aten::lerp", _lerp_kernel, _lerp_backward, promote=DEFAULT, save="inputs")
+LERP = Op("aten::lerp", _lerp_kernel, _lerp_backward, promote=DEFAULT, save="inputs", opmath=True)
 
 
 def lerp(input, end, weight):

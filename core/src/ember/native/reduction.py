@@ -11,7 +11,7 @@ count from the end. Integer and bool sums accumulate in int64, as in PyTorch.
 import builtins
 
 from ember import dtypes
-from ember.dispatcher import NONE, Op
+from ember.dispatcher import DEFAULT, NONE, Op
 from ember.tensor import _wrap_dim
 
 
@@ -76,9 +76,10 @@ def _sum_backward(ctx, grad):
     return (expand_reduced(grad, meta[0], ctx.attrs["dims"], ctx.attrs["keepdim"]),)
 
 
-SUM = Op("aten::sum", _sum_kernel, _sum_backward, promote=NONE)
+SUM = Op("aten::sum", _sum_kernel, _sum_backward, promote=DEFAULT, opmath=True)
 # sum(input, dim) is PyTorch's overload aten::sum.dim_IntList, whose node is SumBackward1.
-SUM_DIM = Op("aten::sum.dim_IntList", _sum_kernel, _sum_backward, promote=NONE, backward_name="SumBackward1")
+SUM_DIM = Op("aten::sum.dim_IntList", _sum_kernel, _sum_backward, promote=DEFAULT, backward_name="SumBackward1",
+             opmath=True)
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
@@ -116,8 +117,9 @@ def _mean_backward(ctx, grad):
     return (expand_reduced(grad, shape, dims, ctx.attrs["keepdim"]) / count,)
 
 
-MEAN = Op("aten::mean", _mean_kernel, _mean_backward, promote=NONE)
-MEAN_DIM = Op("aten::mean.dim", _mean_kernel, _mean_backward, promote=NONE, backward_name="MeanBackward1")
+MEAN = Op("aten::mean", _mean_kernel, _mean_backward, promote=DEFAULT, opmath=True)
+MEAN_DIM = Op("aten::mean.dim", _mean_kernel, _mean_backward, promote=DEFAULT, backward_name="MeanBackward1",
+              opmath=True)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -188,7 +190,7 @@ def _prod_backward(ctx, grad):
     return (expand_reduced(grad, x.shape, dims, keepdim) * others,)
 
 
-PROD = Op("aten::prod", _prod_kernel, _prod_backward, promote=NONE, save="inputs")
+PROD = Op("aten::prod", _prod_kernel, _prod_backward, promote=DEFAULT, save="inputs", opmath=True)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
@@ -244,8 +246,8 @@ def _std_backward(ctx, grad):
     return (_var_input_grad(x, grad_var, ctx.attrs["dims"], ctx.attrs["keepdim"], ctx.attrs["correction"]),)
 
 
-VAR = Op("aten::var", _var_kernel, _var_backward, promote=NONE, save="inputs")
-STD = Op("aten::std", _std_kernel, _std_backward, promote=NONE, save="both")
+VAR = Op("aten::var", _var_kernel, _var_backward, promote=DEFAULT, save="inputs", opmath=True)
+STD = Op("aten::std", _std_kernel, _std_backward, promote=DEFAULT, save="both", opmath=True)
 
 
 def _correction(unbiased, correction):
@@ -344,7 +346,10 @@ def _logsumexp_kernel(xp, a, dims, keepdim):
     # that inf - inf never makes a NaN.
     m = xp.amax(a, axis=axis, keepdims=True)
     m = xp.where(xp.isinf(m), 0, m)
-    out = xp.log(xp.sum(xp.exp(a - m), axis=axis, keepdims=True)) + m
+    # PyTorch's steps, each rounded to a's dtype; only the sum accumulates in float32
+    # for float16 (NOTE [ opmath ] in dtypes.py).
+    total = xp.sum(xp.exp(a - m), axis=axis, keepdims=True, dtype=dtypes.accumulate_dtype(a.dtype))
+    out = xp.log(total.astype(a.dtype, copy=False)) + m
     if keepdim:
         return out
     return out.squeeze(axis) if axis is not None else out.reshape(())
@@ -411,7 +416,8 @@ def _norm_backward(ctx, grad):
     return (where(y == 0, 0.0, g * slope / y ** (p - 1)),)
 
 
-NORM = Op("aten::norm", _norm_kernel, _norm_backward, promote=NONE, save="both", backward_name="NormBackward1")
+NORM = Op("aten::norm", _norm_kernel, _norm_backward, promote=DEFAULT, save="both", backward_name="NormBackward1",
+          opmath=True)
 
 
 def _check_norm_identity(input, dims, p, every_dim):

@@ -6,7 +6,7 @@ cumprod) and derivatives.yaml (``_softmax_backward_data``,
 """
 
 from ember import dtypes
-from ember.dispatcher import NONE, Op
+from ember.dispatcher import DEFAULT, NONE, Op
 from ember.tensor import _wrap_dim
 
 
@@ -46,7 +46,7 @@ def _log_softmax_backward(ctx, grad):
     return (grad - y.exp() * grad.sum(dim, keepdim=True),)
 
 
-SOFTMAX = Op("aten::softmax", _softmax_kernel, _softmax_backward, promote=NONE, save="outputs")
+SOFTMAX = Op("aten::softmax", _softmax_kernel, _softmax_backward, promote=DEFAULT, save="outputs", opmath=True)
 LOG_SOFTMAX = Op("aten::log_softmax", _log_softmax_kernel, _log_softmax_backward, promote=NONE, save="outputs")
 
 
@@ -103,7 +103,7 @@ def _cumsum_backward(ctx, grad):
     return (grad.flip(dim).cumsum(dim).flip(dim),)
 
 
-CUMSUM = Op("aten::cumsum", _cumsum_kernel, _cumsum_backward, promote=NONE)
+CUMSUM = Op("aten::cumsum", _cumsum_kernel, _cumsum_backward, promote=DEFAULT, opmath=True)
 
 
 def cumsum(input, dim, *, dtype=None):
@@ -174,7 +174,7 @@ def _cumprod_backward(ctx, grad):
     return (grad_input + where(first_zero, at_first_zero, 0.0),)
 
 
-CUMPROD = Op("aten::cumprod", _cumprod_kernel, _cumprod_backward, promote=NONE, save="both")
+CUMPROD = Op("aten::cumprod", _cumprod_kernel, _cumprod_backward, promote=DEFAULT, save="both", opmath=True)
 
 
 def _cumulative_dtype(input, dtype):
