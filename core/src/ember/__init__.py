@@ -46,6 +46,14 @@ from ember.native.linalg import addmm, addmv, baddbmm, bmm, dot, einsum, ger, in
 from ember.native.sorting import argsort, kthvalue, msort, sort, topk
 from ember.native.copy import clone
 from ember.native.distributions import bernoulli, multinomial, normal
+from ember.native.diagonal import diag, diag_embed, diagonal
+from ember.native.triangular import tril, triu
+from ember.native.median import median, mode, nanmedian
+from ember.native.nan_reductions import aminmax, nanmean, nansum
+from ember.native.copysign import copysign
+from ember.native.xlogy import xlogy
+from ember.native.shifts import bitwise_left_shift, bitwise_right_shift
+from ember.native.masked_scatter import masked_scatter
 from ember.native.pointwise import addcdiv, addcmul
 from ember._ops import ops
 from ember import cuda

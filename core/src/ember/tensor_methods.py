@@ -15,19 +15,28 @@ from ember.native import (
     binary_functions,
     comparison,
     copy,
+    copysign,
+    diagonal,
     distributions,
     extremes,
     factory,
     indexing,
+    inplace_views,
     linalg,
+    masked_scatter,
+    median,
+    nan_reductions,
     pointwise,
     reduction,
     shape,
+    shifts,
     softmax,
     sorting,
     splitting,
+    triangular,
     unary,
     views,
+    xlogy,
 )
 from ember.native._inplace import check_inplace, fill_overlapping, try_fast_inplace, write_result
 from ember.tensor import Tensor
@@ -60,6 +69,15 @@ METHODS = {
     sorting: ["sort", "argsort", "msort", "topk", "kthvalue"],
     copy: ["clone", "contiguous"],
     pointwise: ["addcmul", "addcdiv"],
+    diagonal: ["diagonal", "diag", "diag_embed"],
+    triangular: ["tril", "triu", "tril_", "triu_"],
+    median: ["median", "nanmedian", "mode"],
+    nan_reductions: ["nansum", "nanmean", "aminmax"],
+    copysign: ["copysign"],
+    xlogy: ["xlogy"],
+    shifts: ["bitwise_left_shift", "bitwise_right_shift"],
+    inplace_views: ["t_", "transpose_", "unsqueeze_", "squeeze_"],
+    masked_scatter: ["masked_scatter", "masked_scatter_"],
 }
 
 INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "lerp", "neg",
@@ -70,7 +88,7 @@ INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmo
            "nan_to_num", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
            "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "masked_fill", "scatter",
            "scatter_add", "index_add", "index_put", "cumsum", "cumprod", "maximum", "minimum", "true_divide",
-           "multiply", "subtract", "divide"]
+           "multiply", "subtract", "divide", "copysign", "xlogy", "bitwise_left_shift", "bitwise_right_shift"]
 
 FAST_INPLACE = {"add": "add", "sub": "subtract", "mul": "multiply"}
 
@@ -229,6 +247,12 @@ def attach():
     Tensor.__iand__ = Tensor.bitwise_and_
     Tensor.__ior__ = Tensor.bitwise_or_
     Tensor.__ixor__ = Tensor.bitwise_xor_
+    Tensor.__lshift__ = shifts.bitwise_left_shift
+    Tensor.__rshift__ = shifts.bitwise_right_shift
+    Tensor.__rlshift__ = shifts.reflected_left_shift
+    Tensor.__rrshift__ = shifts.reflected_right_shift
+    Tensor.__ilshift__ = Tensor.bitwise_left_shift_
+    Tensor.__irshift__ = Tensor.bitwise_right_shift_
 
 
 attach()
