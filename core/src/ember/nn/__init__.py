@@ -8,10 +8,11 @@ fill through ``ember_register_modules``.
 
 from ember.nn import functional, init, parallel, utils
 from ember.nn.modules import Module, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from ember.nn.parallel import DataParallel
 from ember.nn.parameter import Parameter
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-           "functional", "init", "parallel", "utils", "create"]
+           "DataParallel", "functional", "init", "parallel", "utils", "create"]
 
 
 def create(name, **kwargs):

@@ -9,8 +9,8 @@ NORM = "ember-norm"
 ACTIVATION = "ember-activation"
 LOSS = "ember-loss"
 
-_NORM_MODULES = ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm1d",
-                 "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "LocalResponseNorm")
+_NORM_MODULES = ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LayerNorm", "GroupNorm",
+                 "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "LocalResponseNorm")
 _NORM_FUNCTIONALS = ("batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
                      "local_response_norm")
 
