@@ -1,0 +1,10 @@
+"""``ember.onnx``: export a model to ONNX, to run it in onnxruntime or any other ONNX
+runtime.
+
+PyTorch counterpart: torch/onnx/__init__.py (v2.13). The ``onnx`` package is an
+optional dependency: ``pip install 'ember-core[onnx]'``.
+"""
+
+from ember.onnx.utils import DEFAULT_OPSET, OnnxExporterError, export
+
+__all__ = ["DEFAULT_OPSET", "OnnxExporterError", "export"]
