@@ -237,13 +237,46 @@ BASIC_INDEX = Op("aten::_basic_index", _basic_index_kernel, _basic_index_backwar
 INDEX = Op("aten::index", _index_kernel, _index_backward, backward_name="IndexBackward0", save="inputs")
 
 
+# PyTorch applies a basic key as a chain of views (select for an int, slice for a slice
+# that does not span its whole dim, unsqueeze for None; alias when nothing remains) and
+# the result's grad_fn is the last one's. ember indexes in one op, recorded under the
+# name PyTorch's chain would end with.
+_BASIC_INDEX_NAMED = {name: Op(f"aten::_basic_index.{name[:-len('Backward0')].lower()}", _basic_index_kernel,
+                               _basic_index_backward, view=True, backward_name=name)
+                      for name in ("SelectBackward0", "UnsqueezeBackward0", "AliasBackward0")}
+_BASIC_INDEX_NAMED["SliceBackward0"] = BASIC_INDEX
+
+
+def _basic_index_op(shape, key):
+    if key.__class__ is slice:  # a lone slice is always a slice op, even a full one (PyTorch's fast path)
+        return BASIC_INDEX
+    key = key if key.__class__ is tuple else (key,)
+    last = "AliasBackward0"
+    dim = 0
+    for k in key:
+        if k is None:
+            last = "UnsqueezeBackward0"
+        elif k is Ellipsis:
+            dim += len(shape) - sum(1 for k in key if k is not None and k is not Ellipsis)
+        elif k.__class__ is slice:
+            if dim >= len(shape) or k.indices(shape[dim]) != (0, shape[dim], 1):
+                last = "SliceBackward0"
+            dim += 1
+        else:
+            last = "SelectBackward0"
+            dim += 1
+    return _BASIC_INDEX_NAMED[last]
+
+
 def getitem(tensor, key):
     """``tensor[key]``: a view for basic keys, a copy for tensor or list keys."""
     array_key = _basic_key(key)
     if array_key is not None:
-        return BASIC_INDEX(tensor, key=array_key)
+        return _basic_index_op(tensor._data.shape, key)(tensor, key=array_key)
     array_key, basic = _convert_key(tensor, key)
-    return (BASIC_INDEX if basic else INDEX)(tensor, key=array_key)
+    if basic:
+        return _basic_index_op(tensor._data.shape, key)(tensor, key=array_key)
+    return INDEX(tensor, key=array_key)
 
 
 def _index_put_kernel(xp, a, values, key, accumulate=False):
