@@ -20,6 +20,7 @@ BENCHMARKS = [
     "conv_layer.py",
     "cnn_step.py",
     "cnn_memory.py",
+    "cpu_allocator.py",  # the cpu cache on against off ("baseline"), one process
     "loss_cross_entropy.py",
     "optim_step.py",
     "dataloader.py",

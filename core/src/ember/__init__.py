@@ -56,7 +56,10 @@ from ember.native.shifts import bitwise_left_shift, bitwise_right_shift
 from ember.native.masked_scatter import masked_scatter
 from ember.native.pointwise import addcdiv, addcmul
 from ember._ops import ops
-from ember import cuda
+from ember import cpu, cuda
+from ember import accelerator, backends
+from ember.native.pixel_shuffle import pixel_shuffle, pixel_unshuffle
+from ember.device import get_default_device, set_default_device
 from ember.serialization import load, load_safetensors, save, save_safetensors
 from ember import plugins as _plugins
 
