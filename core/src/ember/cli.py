@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "ember.plugins.commands",  # plugins, explain
     "ember.zoo.commands",  # models, train, eval, predict
     "ember.distributed.run",  # run
+    "ember.onnx.commands",  # export
 )
 
 # "module:Class" of the exceptions that mean the user asked for something impossible.

@@ -1,0 +1,45 @@
+"""``ember export``: a zoo model with a checkpoint's weights, written as ONNX or ember-jit.
+
+PyTorch counterpart: none (the CLI is ember's own).
+"""
+
+import numpy as np
+import onnxruntime
+
+import ember
+from ember.cli import main
+
+
+def _checkpoint(tmp_path):
+    ember.manual_seed(3)
+    model = ember.zoo.create_model("resnet8_cifar").eval()
+    path = tmp_path / "weights.pt"
+    ember.save(model.state_dict(), path)
+    return model, path
+
+
+def test_export_onnx_with_weights(tmp_path, capsys):
+    model, weights = _checkpoint(tmp_path)
+    out = tmp_path / "resnet8.onnx"
+    assert main(["export", "resnet8_cifar", "--weights", str(weights), "--out", str(out), "--threads", "1"]) == 0
+    assert "dynamic batch" in capsys.readouterr().out
+    x = ember.randn(3, 3, 32, 32)
+    session = onnxruntime.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {"x": x.numpy()})
+    np.testing.assert_allclose(got, model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_export_ember_jit(tmp_path):
+    model, weights = _checkpoint(tmp_path)
+    out = tmp_path / "resnet8.ejit"
+    assert main(["export", "resnet8_cifar", "--weights", str(weights), "--format", "ember-jit", "--out", str(out),
+                 "--batch", "2", "--threads", "1"]) == 0
+    x = ember.randn(2, 3, 32, 32)
+    np.testing.assert_array_equal(ember.jit.load(out)(x).detach().numpy(), model(x).detach().numpy())
+
+
+def test_a_model_that_cannot_be_dynamic_is_one_line(tmp_path, capsys):
+    status = main(["export", "char_lstm_small", "--out", str(tmp_path / "lstm.onnx"), "--threads", "1"])
+    assert status == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("ember export: ") and "--static" in err
