@@ -287,3 +287,10 @@ def test_gradcheck(name):
     else:
         assert gradcheck(lambda x: getattr(x, name)(dim=(0, 2)), (x,))
         assert gradcheck(lambda x: getattr(x, name)(dim=-1, keepdim=True), (x,))
+
+
+@pytest.mark.parametrize("call", [lambda lib, x: x.sum(dtype=lib.int64), lambda lib, x: x.prod(dtype=lib.bool),
+                                  lambda lib, x: x.cumsum(0, dtype=lib.int32),
+                                  lambda lib, x: x.sum(0, dtype=lib.float16)])
+def test_integer_dtype_of_a_tensor_requiring_grad_raises_like_torch(call):
+    assert_parity(call, np.array([1.5, 2.0, 3.0]))

@@ -145,3 +145,26 @@ def test_bad_dim(name):
 def test_gradcheck(fn):
     x = ember.tensor(make_tensor((3, 4), "float64")).requires_grad_()
     assert gradcheck(fn, (x,))
+
+
+# NOTE [ kthvalue's ties ]: the index PyTorch's quickselect leaves at k - 1.
+@pytest.mark.parametrize("values", [[1, 1, 1], [2, 1, 1, 2], [3, 1, 2, 1, 3, 1], [0, 0, 1, 0],
+                                    [1, 2, 1, 2, 1, 2, 1], [float("nan"), 1, float("nan"), 1]])
+def test_kthvalue_ties_pick_torchs_index(values):
+    for k in range(1, len(values) + 1):
+        assert_parity(lambda lib, x: x.kthvalue(k), np.array(values))
+
+
+def test_kthvalue_ties_along_a_dim_with_gradient():
+    x = np.random.default_rng(0).integers(0, 3, size=(4, 9)).astype(np.float64)
+    for k in (1, 4, 9):
+        assert_parity(lambda lib, t: t.kthvalue(k, 1, keepdim=True), x)
+    assert_parity(lambda lib, t: t.kthvalue(2, 0), x)
+
+
+@pytest.mark.parametrize("op", ["topk", "kthvalue"])
+def test_topk_and_kthvalue_return_new_tensors(op):
+    import ember
+
+    out = getattr(ember.arange(12.0).reshape(3, 4), op)(2, 0)
+    assert out.values._base is None and out.indices._base is None

@@ -57,10 +57,23 @@ def _accumulate_dtype(input, dtype):
     """The NumPy dtype a sum or product runs in: ``dtype=`` if given, int64 for integer
     and bool inputs (PyTorch never sums in a narrow integer type), else the input's."""
     if dtype is not None:
-        return dtypes.to_dtype(dtype).np
+        dtype = dtypes.to_dtype(dtype)
+        check_differentiable_dtype(input, dtype)
+        return dtype.np
     if not input.dtype.is_floating_point:
         return dtypes.int64.np
     return None
+
+
+def check_differentiable_dtype(input, dtype):
+    """PyTorch's error for ``sum(x, dtype=int64)`` on an ``x`` that requires grad: the
+    result could not carry a gradient (with grad mode off, or no grad, it is allowed)."""
+    from ember.autograd.grad_mode import grad_state
+
+    if not dtype.is_floating_point and input.requires_grad and grad_state.enabled:
+        from ember.native._inplace import _type_name
+
+        raise RuntimeError(f"Autograd not support dtype: {_type_name(dtype)}")
 
 
 # --- sum, mean ------------------------------------------------------------------

@@ -180,6 +180,9 @@ CUMPROD = Op("aten::cumprod", _cumprod_kernel, _cumprod_backward, promote=DEFAUL
 def _cumulative_dtype(input, dtype):
     # As for sum: an explicit dtype, else int64 for integers and bool.
     if dtype is not None:
+        from ember.native.reduction import check_differentiable_dtype
+
+        check_differentiable_dtype(input, dtypes.to_dtype(dtype))
         return dtypes.to_dtype(dtype).np
     if not input.dtype.is_floating_point:
         return dtypes.int64.np

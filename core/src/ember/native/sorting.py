@@ -7,8 +7,9 @@ Every sort here is stable: equal elements keep their original order, in ascendin
 and in descending order alike (PyTorch's ``stable=True``; its default sort gives the
 same values, but may order the indices of ties differently). NaN counts as larger
 than every number, so it comes last ascending and first descending, as in PyTorch.
-``topk`` and ``kthvalue`` select from the sorted order; the gradient of every op here
-flows back to the positions the selected values came from.
+``topk`` selects from the sorted order and ``kthvalue`` replays PyTorch's quickselect
+(NOTE [ kthvalue's ties ]); the gradient of every op here flows back to the positions
+the selected values came from.
 """
 
 import collections
@@ -93,7 +94,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("selected index k out of range")
     values, indices = sort(input, dim, descending=largest)
     if input.ndim:
-        values, indices = values.narrow(dim, 0, k), indices.narrow(dim, 0, k)
+        # New tensors, not views of the sorted ones (PyTorch's topk allocates its outputs).
+        values, indices = values.narrow(dim, 0, k).clone(), indices.narrow(dim, 0, k).clone()
     return return_types_topk(values, indices)
 
 
@@ -115,10 +117,87 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
-    values, indices = sort(input, dim)
     if input.ndim == 0:
-        return return_types_kthvalue(values, indices)
-    values, indices = values.narrow(dim, k - 1, 1), indices.narrow(dim, k - 1, 1)
-    if not keepdim:
-        values, indices = values.squeeze(dim), indices.squeeze(dim)
-    return return_types_kthvalue(values, indices)
+        return return_types_kthvalue(input.clone(), input.new_zeros((), dtype=_int64()))
+    index = KTHVALUE_INDEX(input, k=k, dim=dim)  # (..., 1, ...): torch's pick among ties
+    from ember.native.indexing import gather
+
+    values = gather(input, dim, index)
+    if not keepdim:  # new tensors, as PyTorch's, not views of the keepdim ones
+        values, index = values.squeeze(dim).clone(), index.squeeze(dim).clone()
+    return return_types_kthvalue(values, index)
+
+
+def _int64():
+    from ember import dtypes
+
+    return dtypes.int64
+
+
+# NOTE [ kthvalue's ties ]
+# PyTorch's kthvalue runs a quickselect (median-of-three pivot, Hoare partition) on a
+# copy of each line with the indices swapped alongside, and returns the index that
+# lands at position k - 1. Among equal values that is not the first nor the last
+# occurrence but whichever the partitioning leaves there ([1, 1, 1] gives 1, 0, 2 for
+# k = 1, 2, 3), so ember replays the same quickselect, step for step, on the host.
+
+
+def _greater_or_nan(x, y):
+    # NaN counts as larger than any number, as in the sort order.
+    return (x != x and y == y) or x > y
+
+
+def _quickselect_index(line, k):
+    """The original index PyTorch's quickselect leaves at position ``k`` of ``line``."""
+    values = list(line)
+    order = list(range(len(values)))
+
+    def swap(i, j):
+        values[i], values[j] = values[j], values[i]
+        order[i], order[j] = order[j], order[i]
+
+    low, high = 0, len(values) - 1
+    while True:
+        if high <= low:
+            return order[k]
+        if high == low + 1:
+            if _greater_or_nan(values[low], values[high]):
+                swap(low, high)
+            return order[k]
+        middle = low + (high - low) // 2
+        swap(middle, low + 1)
+        if _greater_or_nan(values[low + 1], values[high]):
+            swap(low + 1, high)
+        if _greater_or_nan(values[low], values[high]):
+            swap(low, high)
+        if _greater_or_nan(values[low + 1], values[low]):
+            swap(low + 1, low)
+        i, j, pivot = low + 1, high, values[low]
+        while True:
+            i += 1
+            while _greater_or_nan(pivot, values[i]):
+                i += 1
+            j -= 1
+            while _greater_or_nan(values[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(low, j)
+        if j <= k:
+            low = i
+        if j >= k:
+            high = j - 1
+
+
+def _kthvalue_index_kernel(xp, a, k, dim):
+    import numpy as np
+
+    host = np.moveaxis(np.asarray(a.get() if hasattr(a, "get") else a), dim, -1)
+    lines = host.reshape(-1, host.shape[-1]).tolist()
+    picked = np.array([_quickselect_index(line, k - 1) for line in lines], dtype=np.int64)
+    picked = np.moveaxis(picked.reshape(host.shape[:-1] + (1,)), -1, dim)
+    return xp.asarray(np.ascontiguousarray(picked))
+
+
+KTHVALUE_INDEX = Op("aten::_kthvalue_index", _kthvalue_index_kernel, None, promote=NONE)
