@@ -1,14 +1,14 @@
 """Tests for the eager-mode workflows (quantize.py, fuse.py, fake_quantize.py) against torch.ao.quantization."""
 
+import ember_quantization as eq
 import numpy as np
 import pytest
 import torch
 import torch.ao.quantization as tq
+from ember_quantization import observer
 from quantization_parity import state_dict_from_torch
 
 import ember
-import ember_quantization as eq
-from ember_quantization import observer
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 torch.backends.quantized.engine = "x86"

@@ -21,6 +21,7 @@ import numpy as np
 
 from ember.device import device as ember_device
 from ember.dtypes import dtype as ember_dtype
+from ember.serialization import quantized
 from ember.serialization.torch_globals import LEGACY_STORAGE_NAMES
 from ember.storage import _root_array
 from ember.tensor import Size, Tensor, _array_address
@@ -122,6 +123,10 @@ class CheckpointPickler:
             self._reduce("__builtin__", "complex", (obj.real, obj.imag))
         elif isinstance(obj, Tensor):
             self._save_tensor(obj)
+        elif quantized.is_qtensor(obj):
+            self._save_qtensor(obj)
+        elif quantized.is_qdtype(obj):
+            self._global("torch", obj.name)
         elif kind is Size:
             self._reduce("torch", "Size", (tuple(obj),))
         elif kind is ember_device:
@@ -225,6 +230,36 @@ class CheckpointPickler:
         self._save(bool(requires_grad))
         self._reduce("collections", "OrderedDict", ())  # backward_hooks
         self._out += b"tR"
+
+    def _save_qtensor(self, qtensor):
+        """torch._utils._rebuild_qtensor over a Q*Storage of the integers (quantized.py)."""
+        int_repr = qtensor._int_repr
+        storage, offset, size, stride = self._storage_view(int_repr)
+        self._global("torch._utils", "_rebuild_qtensor")
+        self._out += b"(("
+        self._str("storage")
+        self._global("torch", quantized.STORAGE_FOR_QDTYPE[qtensor.dtype.name])
+        self._str(storage.key)
+        self._str(str(storage.device))
+        self._int(storage.numel)
+        self._out += b"tQ"
+        self._int(offset)
+        self._save(size)
+        self._save(stride)
+        self._out += b"("  # quantizer_params: (qscheme, scale, zero_point) or (qscheme, scales, zero_points, axis)
+        self._global("torch", qtensor.qscheme().name)
+        if qtensor._axis is None:
+            self._save(float(qtensor._scale))
+            self._int(int(qtensor._zero_point))
+        else:
+            self._save(qtensor._scale)
+            self._save(qtensor._zero_point)
+            self._int(int(qtensor._axis))
+        self._out += b"t"
+        self._save(False)
+        self._reduce("collections", "OrderedDict", ())
+        self._out += b"tR"
+        self._memoize(qtensor)
 
     def _storage_view(self, tensor):
         """``(storage, offset, size, stride)`` locating ``tensor`` in the storage it shares."""

@@ -15,6 +15,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.device import device as ember_device
+from ember.serialization import quantized
 from ember.serialization.errors import CheckpointError, describe
 from ember.serialization.unpickler import Refused, SafeCallable
 from ember.tensor import Size, Tensor, _make_tensor
@@ -79,11 +80,12 @@ STORAGE_TYPES = {
     "ByteStorage": StorageType("ByteStorage", "<u1", dtypes.uint8),
     "BoolStorage": StorageType("BoolStorage", "<u1", dtypes.bool_),
 }
-for _name in ("ComplexFloatStorage", "ComplexDoubleStorage", "QInt8Storage", "QUInt8Storage", "QInt32Storage",
-              "QUInt4x2Storage", "QUInt2x4Storage"):
+for _name in ("ComplexFloatStorage", "ComplexDoubleStorage", "QUInt4x2Storage", "QUInt2x4Storage"):
     STORAGE_TYPES[_name] = StorageType(_name, refusal=f"torch.{_name} has no ember dtype")
 LEGACY_STORAGE_NAMES = {st.dtype.name: name for name, st in STORAGE_TYPES.items()
                         if st.dtype is not None and name != "BFloat16Storage"}
+for _name, (_file_dtype, _int_dtype, _) in quantized.QUANTIZED_STORAGES.items():  # after the map: not the default
+    STORAGE_TYPES[_name] = StorageType(_name, _file_dtype, getattr(dtypes, _int_dtype))
 
 
 # --- argument checks -----------------------------------------------------------------------
@@ -238,6 +240,13 @@ _REBUILD_TENSOR_V2 = SafeCallable("torch._utils._rebuild_tensor_v2", rebuild_ten
 _REBUILD_PARAMETER = SafeCallable("torch._utils._rebuild_parameter", rebuild_parameter)
 
 
+def rebuild_qtensor(*args):
+    """torch._utils._rebuild_qtensor (quantized.py): a QTensor of the ember-quantization plugin."""
+    if len(args) != 7:
+        raise CheckpointError(f"_rebuild_qtensor takes 7 arguments, got {len(args)}")
+    return quantized.rebuild_qtensor(rebuild_tensor_v2, *args)
+
+
 def _build_table():
     table = {
         ("collections", "OrderedDict"): SafeCallable("collections.OrderedDict", _ordered_dict, is_class=True),
@@ -253,7 +262,12 @@ def _build_table():
         ("torch", "Size"): SafeCallable("torch.Size", _size, is_class=True),
         ("torch", "device"): SafeCallable("torch.device", _device, is_class=True),
         ("_codecs", "encode"): SafeCallable("_codecs.encode", _codecs_encode),
+        ("torch._utils", "_rebuild_qtensor"): SafeCallable("torch._utils._rebuild_qtensor", rebuild_qtensor),
     }
+    for scheme in quantized.QSCHEMES:
+        table["torch", scheme] = quantized.QSchemeMarker(scheme)
+    for qdtype in quantized.STORAGE_FOR_QDTYPE:
+        table["torch", qdtype] = quantized.QDtypeMarker(qdtype)
     for builtins_name in ("builtins", "__builtin__"):  # protocol 2 writes Python 2's module name
         table[builtins_name, "set"] = SafeCallable("builtins.set", _set, is_class=True)
         table[builtins_name, "complex"] = SafeCallable("builtins.complex", _complex, is_class=True)
@@ -265,7 +279,7 @@ def _build_table():
     for alias, dtype in dtypes.ALIASES.items():
         table["torch", alias] = dtype
     for name in ("bfloat16", "complex64", "complex128", "cfloat", "cdouble", "uint16", "uint32", "uint64",
-                 "float8_e4m3fn", "float8_e5m2", "qint8", "quint8", "qint32"):
+                 "float8_e4m3fn", "float8_e5m2"):
         table["torch", name] = Refused(f"torch.{name} has no ember dtype")
     return table
 
