@@ -155,3 +155,18 @@ def _forget_backends():
 
 
 CPU = device("cpu")
+
+# The device factories use when given none: ``ember.set_default_device`` (torch's
+# torch/utils/_device.py). A one-element list, read on every factory call.
+_default_device = [CPU]
+
+
+def get_default_device():
+    """The device factory functions (``zeros``, ``ones``, ``empty``, ``full``, ``rand*``,
+    ``arange``, ``tensor``, ...) use when given none: ``cpu`` unless set."""
+    return _default_device[0]
+
+
+def set_default_device(device_):
+    """Make factory functions create tensors on ``device_`` (None: back to ``cpu``)."""
+    _default_device[0] = CPU if device_ is None else device(device_)

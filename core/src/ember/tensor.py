@@ -25,6 +25,16 @@ class Tensor:
     __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter",
                  "__weakref__", "__dict__")
     grad = None
+
+    def __new__(cls, *args, device=None):
+        """PyTorch's legacy constructor, kept for old scripts: ``ember.Tensor(data)`` is a
+        float32 copy of ``data`` (a list, an array, a scalar sequence), ``ember.Tensor(2, 3)``
+        an uninitialised float32 tensor of that shape, ``ember.Tensor()`` an empty one,
+        ``ember.Tensor(t)`` ``t`` itself (detached). Ops make tensors without this path."""
+        if cls is not Tensor:
+            return object.__new__(cls)
+        return _legacy_new(args, device)
+
     # A view's autograd metadata (PyTorch's DifferentiableViewMeta), set by
     # ember.autograd.views.mark_view: see NOTE [ Views and in-place writes ] there.
     _base = None  # the root tensor whose memory this view shares
@@ -55,6 +65,14 @@ class Tensor:
     @property
     def is_cuda(self):
         return self._device.type == "cuda"
+
+    # The other device-type probes of torch.Tensor: ember's devices are cpu and cuda.
+    @property
+    def is_cpu(self):
+        return self._device.type == "cpu"
+
+    is_xpu = is_mps = is_meta = is_ipu = is_mtia = is_xla = is_vulkan = is_maia = property(
+        lambda self: False)
 
     @property
     def ndim(self):
@@ -505,3 +523,26 @@ def _make_tensor(array, device, requires_grad=False):
 
 
 dispatcher.Tensor = Tensor
+
+
+def _legacy_new(args, device):
+    """``torch.Tensor(*args)``: sizes give an uninitialised float32 tensor, one sequence its data."""
+    import operator
+
+    from ember.native.factory import empty, tensor
+
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return args[0].detach()
+    sizes = []
+    for value in args:
+        try:
+            sizes.append(operator.index(value))
+        except TypeError:
+            break
+    else:
+        return empty(*sizes, dtype=dtypes.float32, device=device) if sizes else empty(0, device=device)
+    if len(args) == 1 and isinstance(args[0], Size):
+        return empty(*args[0], dtype=dtypes.float32, device=device)
+    if len(args) != 1:
+        raise TypeError(f"Tensor(): expected sizes (ints) or one sequence of data, got {args!r}")
+    return tensor(args[0], dtype=dtypes.float32, device=device)

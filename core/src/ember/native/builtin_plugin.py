@@ -55,6 +55,8 @@ CORE_MODULES = (
     "ember.nn.modules.rnn:GRUCell",
     "ember.nn.modules.rnn:RNNBase",
     "ember.nn.modules.rnn:RNNCellBase",
+    "ember.nn.modules.pixelshuffle:PixelShuffle",
+    "ember.nn.modules.pixelshuffle:PixelUnshuffle",
     # convolution, pooling, padding, upsampling, folding
     "ember.nn.modules.conv:Conv1d",
     "ember.nn.modules.conv:Conv2d",

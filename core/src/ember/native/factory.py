@@ -16,7 +16,7 @@ import operator
 import numpy as np
 
 from ember import dtypes
-from ember.device import CPU, with_index
+from ember.device import CPU, _default_device, with_index
 from ember.device import device as Device
 from ember.native import transformations
 from ember.random import Generator, generator_or_default
@@ -28,7 +28,7 @@ _C_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char"
 
 
 def _device(device):
-    return CPU if device is None else Device(device)
+    return _default_device[0] if device is None else Device(device)
 
 
 def _finish(host_array, dtype, device, requires_grad):
@@ -292,25 +292,34 @@ def _like(t, dtype, device):
     return (t.dtype if dtype is None else dtypes.to_dtype(dtype)), (t.device if device is None else device)
 
 
+def _like_layout(input, host, memory_format):
+    """``host`` with the strides PyTorch's empty_like gives a tensor like ``input``
+    (preserve_format by default: NOTE [ preserve_format ] in ember/memory_format.py)."""
+    from ember.memory_format import contiguous_strides, suggest_strides, with_layout
+
+    strides = suggest_strides(input, memory_format)
+    return host if strides == contiguous_strides(host.shape) else with_layout(np, host, strides)
+
+
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     d, dev = _like(input, dtype, device)
-    return _finish(np.zeros(input.shape, d.np), d, dev, requires_grad)
+    return _finish(_like_layout(input, np.zeros(input.shape, d.np), memory_format), d, dev, requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     d, dev = _like(input, dtype, device)
-    return _finish(np.ones(input.shape, d.np), d, dev, requires_grad)
+    return _finish(_like_layout(input, np.ones(input.shape, d.np), memory_format), d, dev, requires_grad)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     d, dev = _like(input, dtype, device)
-    return _finish(np.empty(input.shape, d.np), d, dev, requires_grad)
+    return _finish(_like_layout(input, np.empty(input.shape, d.np), memory_format), d, dev, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     d, dev = _like(input, dtype, device)
     fill_value, _ = _fill_dtype(fill_value)
-    return _finish(np.full(input.shape, fill_value, d.np), d, dev, requires_grad)
+    return _finish(_like_layout(input, np.full(input.shape, fill_value, d.np), memory_format), d, dev, requires_grad)
 
 
 # --- ranges ------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from ember.native.linear import bilinear, linear  # noqa: F401
 from ember.native.convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: F401
 from ember.native.fold import fold, unfold  # noqa: F401
 from ember.native.padding import pad  # noqa: F401
+from ember.native.pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401
 from ember.native.pooling import (  # noqa: F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,

@@ -137,3 +137,13 @@ def _to_sequence_first(query, key, value):
     else:
         query, key, value = query.transpose(1, 0), key.transpose(1, 0), value.transpose(1, 0)
     return query, key, value
+
+
+def __getattr__(name):
+    # torch.nn.modules.activation also holds ReLU, GELU, Softmax, ...: in ember they come
+    # from ember-activation, found through ember.nn's module catalogue.
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ember.nn._registry import lookup
+
+    return lookup("modules", name, __name__)
