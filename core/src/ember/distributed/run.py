@@ -194,14 +194,16 @@ def run(args):
 
 def add_commands(sub):
     """``ember run`` (NOTE [ Adding a subcommand ] in ember/cli.py)."""
-    parser = sub.add_parser("run", help="start N ranks of a script with mpiexec (torchrun's counterpart)")
+    # allow_abbrev=False: the script's own options (e.g. --nproc) must not match ours.
+    parser = sub.add_parser("run", help="start N ranks of a script with mpiexec (torchrun's counterpart)",
+                            allow_abbrev=False)
     add_arguments(parser)
     # The ranks pick their own threads (OMP_NUM_THREADS=1 when several share a host).
     parser.set_defaults(func=run, computes=False)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="ember run", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="ember run", description=__doc__.split("\n\n")[0], allow_abbrev=False)
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

@@ -75,7 +75,13 @@ def _measured(measured):
 
 def cmd_train(args):
     import ember
-    from ember.zoo import training
+    from ember.zoo import distributed_training, training
+
+    world = None
+    if args.nproc > 1 or distributed_training.is_rank():
+        if not distributed_training.is_rank():
+            return distributed_training.launch(args)  # this process only launches the ranks
+        world = distributed_training.World()
 
     info = ember.zoo.model_info(args.model)
     data = args.data or info.default_dataset
@@ -89,7 +95,7 @@ def cmd_train(args):
                "scheduler": args.scheduler, "weight_decay": args.weight_decay}
     try:
         training.train(args.model, data, out, seed=args.seed, resume=resume, workers=args.workers,
-                       progress=not args.no_progress, **options)
+                       progress=not args.no_progress, world=world, **options)
     except KeyboardInterrupt:
         checkpoint = out / training.CHECKPOINT
         kept = f"the last complete checkpoint is {checkpoint}" if checkpoint.exists() else "no epoch had completed"
@@ -153,6 +159,7 @@ def add_commands(sub):
     p.add_argument("--resume", nargs="?", const="auto", metavar="CKPT",
                    help="continue from CKPT (default: OUT/checkpoint.pt)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--nproc", type=int, default=1, help="train data-parallel on N ranks (ember run + DDP)")
     p.set_defaults(func=cmd_train)
     # (The model's recipe, `ember models --json`, gives every default these options override.)
 

@@ -82,21 +82,30 @@ def build_scheduler(name, optimizer, config, total_steps):
     return lr_scheduler.LinearLR(optimizer, start_factor=1.0 / warmup, end_factor=1.0, total_iters=warmup)
 
 
-def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, log=print, **options):
+def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, log=print, world=None, **options):
     """Train ``model_name`` on the ember.data dataset ``data``; returns the metrics dict.
 
     ``options`` are the run's options (``epochs``, ``batch_size``, ``lr``, ``optimizer``,
     ``scheduler``, ...; see ``training_config``). ``resume`` is a checkpoint path to
     continue from, with its run's options unless ``options`` change them. Writes
     ``checkpoint.pt``, ``best.pt`` and ``metrics.json`` into ``out``
-    (NOTE [ Checkpoints and interruption ]).
+    (NOTE [ Checkpoints and interruption ]). ``world`` (ember/zoo/distributed_training.py)
+    makes the run data-parallel: DDP, a DistributedSampler, rank 0 alone logs and writes.
     """
     out = pathlib.Path(out)
+    if world is not None:
+        log, progress = world.log, progress and world.is_main
     with _removed_if_left_empty(out):
-        return _train(model_name, data, out, seed, resume, workers, progress, log, options)
+        return _train(model_name, data, out, seed, resume, workers, progress, log, options, world)
 
 
-def _train(model_name, data, out, seed, resume, workers, progress, log, options):
+def _train_loader(task, train_set, config, workers, seed, world):
+    if world is None:
+        return task.loader(train_set, config["batch_size"], train=True, workers=workers, seed=seed)
+    return world.train_loader(task, train_set, config["batch_size"], workers, seed)
+
+
+def _train(model_name, data, out, seed, resume, workers, progress, log, options, world=None):
     import ember
     from ember.zoo import create_model, get_task
 
@@ -111,12 +120,13 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options)
         val_loader = task.loader(val_set, config["batch_size"], train=False, workers=workers)
         check_fits(task, model, val_loader, model_name, data)
     optimizer = build_optimizer(config["optimizer"], model.parameters(), config)
-    steps_per_epoch = len(task.loader(train_set, config["batch_size"], train=True, workers=workers, seed=seed))
+    steps_per_epoch = len(_train_loader(task, train_set, config, workers, seed, world))
     scheduler = build_scheduler(config["scheduler"], optimizer, config, config["epochs"] * steps_per_epoch)
     history, start_epoch = [], 0
     if saved is not None:
         start_epoch, history = _restore(saved, model, optimizer, scheduler)
         log(f"resumed from {resume} after epoch {start_epoch}")
+    net = model if world is None else world.wrap(model)
     num_params = sum(p.numel() for p in model.parameters())
     log(f"{model_name}: {num_params:,} parameters; {data}: {len(train_set):,} train / {len(val_set):,} validation "
         f"samples; {config['optimizer']} lr {config['lr']}, {config['scheduler']} schedule, "
@@ -124,8 +134,8 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options)
     progress = progress and _is_terminal(sys.stdout) and _is_terminal(sys.stderr)
     for epoch in range(start_epoch, config["epochs"]):
         ember.manual_seed(seed * 100_003 + epoch)
-        loader = task.loader(train_set, config["batch_size"], train=True, workers=workers, seed=seed * 100_003 + epoch)
-        record = train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config, progress)
+        loader = _train_loader(task, train_set, config, workers, seed * 100_003 + epoch, world)
+        record = train_one_epoch(task, net, optimizer, scheduler, loader, epoch, config, progress)
         started = time.perf_counter()
         record["val"] = task.evaluate(model, val_loader)
         record["val_seconds"] = time.perf_counter() - started
@@ -136,11 +146,12 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options)
                       "optimizer": optimizer.state_dict(),
                       "scheduler": scheduler.state_dict() if scheduler is not None else None,
                       "config": config, "seed": seed, "history": history}
-        out.mkdir(parents=True, exist_ok=True)
-        ember.save(checkpoint, out / CHECKPOINT)
-        if best_epoch(history, task.metric) == epoch + 1:
-            ember.save(checkpoint, out / BEST)
-        _write_json(out / METRICS, _metrics(model_name, data, config, seed, num_params, history, task.metric))
+        if world is None or world.is_main:
+            out.mkdir(parents=True, exist_ok=True)
+            ember.save(checkpoint, out / CHECKPOINT)
+            if best_epoch(history, task.metric) == epoch + 1:
+                ember.save(checkpoint, out / BEST)
+            _write_json(out / METRICS, _metrics(model_name, data, config, seed, num_params, history, task.metric))
     metrics = _metrics(model_name, data, config, seed, num_params, history, task.metric)
     if history:
         best = metrics["best"]

@@ -1,0 +1,52 @@
+"""Tests for ember/zoo/distributed_training.py: ``ember train --nproc 2`` through ``ember
+run`` (rank 0 alone prints and writes; a run resumes on another N), and the global
+batch of NOTE [ A run is the same whatever N ]."""
+
+import subprocess
+import sys
+
+import ember
+from ember.data import TensorDataset
+from ember.zoo import distributed_training, get_task
+
+TRAIN = [sys.executable, "-m", "ember.cli", "train", "resnet8_cifar", "--data", "digits", "--scheduler", "none",
+         "--no-progress", "--threads", "1"]
+
+
+def ember_train(*args):
+    job = subprocess.run([*TRAIN, *map(str, args)], capture_output=True, text=True, timeout=300)
+    assert job.returncode == 0, job.stdout + job.stderr
+    return job.stdout
+
+
+def test_two_ranks_train_and_the_run_resumes_on_one_and_on_two(tmp_path):
+    out = tmp_path / "run"
+    printed = ember_train("--epochs", 1, "--nproc", 2, "--out", out)
+    assert printed.count("epoch 1/1: train loss") == 1  # rank 0 alone reports
+    first = ember.load(out / "checkpoint.pt")
+    assert first["epoch"] == 1 and not any(k.startswith("module.") for k in first["model"])
+    for nproc in (1, 2):
+        again = tmp_path / f"again{nproc}"
+        again.mkdir()
+        (again / "checkpoint.pt").write_bytes((out / "checkpoint.pt").read_bytes())
+        printed = ember_train("--epochs", 2, "--nproc", nproc, "--out", again, "--resume")
+        assert f"resumed from {again / 'checkpoint.pt'} after epoch 1" in printed
+        assert printed.count("epoch 2/2: train loss") == 1
+        resumed = ember.load(again / "checkpoint.pt")
+        assert resumed["epoch"] == 2 and resumed["history"][0] == first["history"][0]
+        assert resumed["history"][1]["train_loss"] < first["history"][0]["train_loss"]
+
+
+def test_each_epoch_covers_the_data_once_in_global_batches():
+    data = TensorDataset(ember.arange(23.0))
+    task = get_task("resnet8_cifar")
+    single = list(task.loader(data, 6, train=True, seed=11))
+    ranks = []
+    for rank in range(2):
+        world = object.__new__(distributed_training.World)
+        world.rank, world.size, world.is_main = rank, 2, rank == 0
+        ranks.append([b[0].tolist() for b in world.train_loader(task, data, 6, 0, 11)])
+    assert len(ranks[0]) == len(ranks[1]) == len(single)  # steps per epoch do not depend on N
+    assert all(len(batch) == 3 for batch in ranks[0][:-1])  # batch 6 over 2 ranks
+    seen = [x for rank in ranks for batch in rank for x in batch]
+    assert sorted(set(seen)) == list(range(23)) and len(seen) == 24  # one padded sample, as torch pads
