@@ -129,6 +129,21 @@ def test_predict_writes_its_pictures_under_the_run_not_the_current_folder(capsys
     assert status == 0 and [p.suffix for p in (tmp_path / "elsewhere").iterdir()] == [".png"]
 
 
+def test_the_detector_predicts_on_an_image_file_of_any_size(capsys, tmp_path):
+    from PIL import Image
+
+    run = tmp_path / "run"
+    run.mkdir()
+    ember.save({"model": ember.zoo.create_model("yolo_nano").state_dict(), "model_name": "yolo_nano",
+                "data": {"classes": ["circle", "square", "triangle"]}}, run / "checkpoint.pt")
+    Image.new("RGB", (150, 100), (40, 40, 40)).save(tmp_path / "photo.png")
+    status, out, err = ember_cli(capsys, "predict", "yolo_nano", "--weights", run / "checkpoint.pt",
+                                 tmp_path / "photo.png")
+    assert status == 0 and err == [] and out.startswith("photo.png: ")
+    (picture,) = (run / "predictions").iterdir()
+    assert Image.open(picture).size == (600, 400)  # drawn at 4x the image's own size
+
+
 def test_explain_finds_conv2d_through_its_alias_and_suggests_close_names(capsys):
     status, out, _ = ember_cli(capsys, "explain", "conv2d")
     assert status == 0

@@ -69,7 +69,78 @@ def test_sigkill_during_save_keeps_the_old_file(tmp_path):
         process.wait()
     np.testing.assert_array_equal(_values(target), np.zeros(4))
     leftovers = sorted(set(os.listdir(tmp_path)) - {"model.pt", "started"})
-    assert len(leftovers) == 1 and leftovers[0].startswith(".model.pt.") and leftovers[0].endswith(".tmp")
+    assert len(leftovers) == 1 and leftovers[0].startswith(f".model.pt.{process.pid}-")
+    assert leftovers[0].endswith(".tmp")
+    # The next save to the same target removes the killed save's temporary file.
+    ember.save({"w": ember.full((4,), 2.0)}, target)
+    assert sorted(os.listdir(tmp_path)) == ["model.pt", "started"]
+    np.testing.assert_array_equal(_values(target), np.full(4, 2.0))
+
+
+def test_a_save_keeps_the_temporary_files_of_running_saves(tmp_path):
+    alive = tmp_path / f".model.pt.{os.getppid()}-0a1b2c3d.tmp"  # our parent runs: maybe saving
+    other = tmp_path / ".other.pt.999999999-0a1b2c3d.tmp"  # another target's
+    alive.write_bytes(b"x")
+    other.write_bytes(b"x")
+    ember.save({"w": ember.zeros(1)}, tmp_path / "model.pt")
+    assert sorted(os.listdir(tmp_path)) == sorted([alive.name, other.name, "model.pt"])
+
+
+def test_sigterm_during_save_removes_the_temporary_file(tmp_path):
+    target = tmp_path / "model.pt"
+    ember.save({"w": ember.zeros(4)}, target)
+    started = tmp_path / "started"
+    child = textwrap.dedent(f"""
+        import time
+        import ember
+        from ember.serialization import checkpoint
+        write = checkpoint._write_record
+        def slow_write(archive, name, payload):
+            write(archive, name, payload)
+            if name.endswith("data.pkl"):
+                open({str(started)!r}, "w").close()
+                time.sleep(60)
+        checkpoint._write_record = slow_write
+        ember.save({{"w": ember.ones(1000)}}, {str(target)!r})
+    """)
+    process = subprocess.Popen([sys.executable, "-c", child])
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists():
+            assert process.poll() is None and time.monotonic() < deadline, "child did not start saving"
+            time.sleep(0.02)
+        os.kill(process.pid, signal.SIGTERM)
+    finally:
+        process.wait(timeout=30)
+    assert process.returncode == -signal.SIGTERM  # it still dies of the signal
+    assert sorted(os.listdir(tmp_path)) == ["model.pt", "started"]
+    np.testing.assert_array_equal(_values(target), np.zeros(4))
+
+
+def test_resaving_keeps_the_files_permissions(tmp_path):
+    target = tmp_path / "model.pt"
+    ember.save({"w": ember.zeros(1)}, target)
+    os.chmod(target, 0o600)
+    ember.save({"w": ember.ones(1)}, target)
+    assert oct(os.stat(target).st_mode & 0o777) == "0o600"
+    tensors = tmp_path / "model.safetensors"
+    ember.save_safetensors({"w": ember.zeros(1)}, tensors)
+    os.chmod(tensors, 0o640)
+    ember.save_safetensors({"w": ember.ones(1)}, tensors)
+    assert oct(os.stat(tensors).st_mode & 0o777) == "0o640"
+
+
+def test_saving_to_a_symlink_writes_through_it_like_torch(tmp_path):
+    import torch
+
+    for lib, name in ((torch, "torch"), (ember, "ember")):
+        real = tmp_path / f"{name}-real.pt"
+        link = tmp_path / f"{name}-link.pt"
+        lib.save({"w": lib.zeros(2)}, real)
+        link.symlink_to(real)
+        lib.save({"w": lib.ones(2)}, link)
+        assert link.is_symlink() and os.readlink(link) == str(real)
+        np.testing.assert_array_equal(_values(real), np.ones(2))
 
 
 def test_concurrent_saves_leave_a_complete_file(tmp_path):

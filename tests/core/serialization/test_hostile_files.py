@@ -126,6 +126,13 @@ def _size_cases():
         "negative_offset": (simple_checkpoint(offset=-1), r"storage offset must be a non-negative int"),
         "negative_stride": (simple_checkpoint(size=(2,), stride=(-1,)), r"tensor stride must be a tuple"),
         "huge_dim_of_empty": (simple_checkpoint(size=(0, 2**63)), r"tensor size must be a tuple"),
+        # NOTE [ What a checkpoint may declare ] (ember/serialization/limits.py)
+        "empty_with_huge_dim": (simple_checkpoint(size=(0, 2**61), stride=(1, 1)), r"declares more than 2\*\*63 bytes"),
+        "empty_with_huge_dims": (simple_checkpoint(size=(0, 2**40, 2**40), stride=(1, 1, 1)),
+                                 r"shape \[0, 1099511627776, 1099511627776\], which declares more than 2\*\*63"),
+        "stride0_huge_view": (simple_checkpoint(size=(2**40,), stride=(0,)),
+                              r"views 1,099,511,627,776 elements of a storage of 6 \(a stride-0 view\); ember.load "
+                              r"allows at most 67,108,864 .* set EMBER_LOAD_MAX_VIEW_ELEMENTS to allow more"),
         "rank_mismatch": (simple_checkpoint(size=(2, 3), stride=(1,)), r"different lengths"),
         "numel_negative": (simple_checkpoint(numel=-6), r"bad storage size -6"),
         "one_key_two_dtypes": (checkpoint(two_dtypes), r"storage 0 is declared twice"),
@@ -288,3 +295,20 @@ def test_checkpoint_error_is_caught_as_torch_errors_are():
         ember.load(io.BytesIO(b""))
     with pytest.raises(RuntimeError):
         ember.load(io.BytesIO(b""))
+
+
+def test_a_small_stride0_view_loads_as_torch_saves_it(tmp_path):
+    import torch
+
+    torch.save({"w": torch.arange(3.0).expand(1000, 3)}, tmp_path / "expanded.pt")
+    loaded = ember.load(tmp_path / "expanded.pt")["w"]
+    assert loaded.shape == (1000, 3) and loaded.stride() == (0, 1)
+    assert loaded.sum().item() == torch.arange(3.0).expand(1000, 3).sum().item()
+
+
+def test_the_view_limit_can_be_raised(monkeypatch):
+    data = simple_checkpoint(size=(2**27,), stride=(0,))
+    with pytest.raises(CheckpointError, match="views 134,217,728 elements"):
+        ember.load(io.BytesIO(data))
+    monkeypatch.setenv("EMBER_LOAD_MAX_VIEW_ELEMENTS", str(2**27))
+    assert ember.load(io.BytesIO(data)).shape == (2**27,)

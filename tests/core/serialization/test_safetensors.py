@@ -112,7 +112,12 @@ HOSTILE = {
     "offsets_reversed": (_file({"a": dict(ENTRY, data_offsets=[8, 0])}, F32x2), r"end before they begin"),
     "offsets_not_ints": (_file({"a": dict(ENTRY, data_offsets=[0, 8.0])}, F32x2), r"bad data_offsets"),
     "span_mismatch": (_file({"a": dict(ENTRY, shape=[3])}, F32x2), r"\(12 bytes\) but its data_offsets span 8"),
-    "shape_overflow": (_file({"a": dict(ENTRY, shape=[2**40, 2**40])}, F32x2), r"overflows"),
+    "shape_overflow": (_file({"a": dict(ENTRY, shape=[2**40, 2**40])}, F32x2), r"declares more than 2\*\*63 bytes"),
+    # A zero size makes these empty, but NumPy refuses the shape: CheckpointError, not its ValueError.
+    "empty_with_huge_dim": (_file({"a": dict(ENTRY, shape=[0, 2**62], data_offsets=[0, 0])}),
+                            r"shape \[0, 4611686018427387904\], which declares more than 2\*\*63 bytes"),
+    "empty_with_huge_dims": (_file({"a": dict(ENTRY, shape=[2**31, 0, 2**31], data_offsets=[0, 0])}),
+                             r"declares more than 2\*\*63 bytes"),
     "gap": (_file({"a": dict(ENTRY, data_offsets=[4, 12])}, F32x2 + b"    "), r"gap before 'a'"),
     "overlap": (_file({"a": ENTRY, "b": dict(ENTRY, data_offsets=[4, 12])}, F32x2 + b"    "), r"overlap before"),
     "trailing_data": (_file({"a": ENTRY}, F32x2 + b"polyglot"), r"data ends at byte \d+ but the file has"),

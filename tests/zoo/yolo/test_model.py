@@ -86,7 +86,56 @@ def test_parameter_names_follow_the_module_tree(nano):
 def test_input_errors(nano):
     with pytest.raises(ValueError, match=r"\(B, 3, H, W\)"):
         nano(ember.rand(3, 64, 64))
-    with pytest.raises(ValueError, match="64x64"):
-        nano(ember.rand(1, 3, 32, 32))
+    with pytest.raises(ValueError, match=r"multiples of its largest stride \(16\), but got 72x100; pad them to "
+                                         r"80x112 \(ember_zoo_yolo.model.pad_to_stride; YOLO.predict does it\)"):
+        nano(ember.rand(1, 3, 72, 100))
     with pytest.raises(ValueError, match="multiple of"):
         YOLO(image_size=72)
+
+
+# --- any input size: anchors per size (cached), training, eval and predict ---------------
+
+@pytest.mark.parametrize("height, width", [(64, 64), (128, 128), (48, 112)])
+def test_anchors_are_made_for_each_input_size_and_cached(height, width):
+    model = yolo_nano()
+    logits, raw = model(ember.rand(1, 3, height, width))
+    cells = (height // 8) * (width // 8) + (height // 16) * (width // 16)
+    assert tuple(logits.shape) == (1, cells, 3) and model.input_size == (height, width)
+    points, strides = model.anchors
+    assert points.shape[0] == cells and model.anchors_for((height, width)) is model.anchors_for((height, width))
+    # Row-major cell centres: the last anchor of the finest level is its bottom-right cell.
+    finest = (height // 8) * (width // 8)
+    assert points[finest - 1].tolist() == [width - 4, height - 4] and strides[finest - 1].item() == 8
+    assert points[-1].tolist() == [width - 8, height - 8] and strides[-1].item() == 16
+    boxes = model.decode(raw)
+    assert tuple(boxes.shape) == (1, cells, 4)
+
+
+def test_anchors_match_the_square_anchors_where_both_apply():
+    square, rect = make_anchors(64, (8, 16)), make_anchors((64, 64), (8, 16))
+    assert square[0].tolist() == rect[0].tolist() and square[1].tolist() == rect[1].tolist()
+
+
+def test_predict_pads_an_odd_size_and_clips_to_the_original_image():
+    model = yolo_nano()
+    image = ember.rand(1, 3, 70, 90)
+    detections = model.predict(image, conf_threshold=0.0, max_detections=50)[0]
+    assert model.input_size == (80, 96)  # padded to the strides
+    boxes = detections["boxes"].numpy()
+    assert len(boxes) > 0 and boxes[:, [0, 2]].max() <= 90 and boxes[:, [1, 3]].max() <= 70
+
+
+@pytest.mark.parametrize("size", [64, 128])
+def test_train_step_eval_and_predict_at_a_size(size):
+    from ember_zoo_yolo.data import collate
+
+    task = ember.zoo.get_task("yolo_nano")
+    dataset = ember.data.load_dataset("shapes-detect", split="train", seed=0, num_samples=4, size=size)
+    model = yolo_nano()
+    loss = task.loss(model, collate([dataset[i] for i in range(4)]))
+    loss.backward()
+    assert np.isfinite(loss.item()) and model.head.levels[0].reg_pred.bias.grad is not None
+    metrics = task.evaluate(model, task.loader(dataset, batch_size=2, train=False))
+    assert metrics["samples"] == 4 and 0.0 <= metrics["map"] <= 1.0
+    detections = model.predict(ember.stack([dataset[0][0]]), conf_threshold=0.0, max_detections=5)[0]
+    assert detections["boxes"].numpy().max() <= size

@@ -107,7 +107,10 @@ def load(f, map_location=None, weights_only=True):
 
     Raises:
         CheckpointError: the file is malformed, truncated, corrupt or uses anything
-            outside the weights-only subset.
+            outside the weights-only subset, or declares a tensor NumPy cannot address
+            or a stride-0 view of more than 2**26 elements beyond its storage (unlike
+            torch; ``EMBER_LOAD_MAX_VIEW_ELEMENTS=N`` allows more; NOTE [ What a
+            checkpoint may declare ] in ember/serialization/limits.py).
     """
     if weights_only is not True and weights_only is not None:  # None: torch's default, which means True
         raise ValueError("ember.load(weights_only=False) is refused: ember never unpickles arbitrary objects, "

@@ -27,6 +27,7 @@ from ember import dtypes
 from ember.device import device as ember_device
 from ember.serialization.atomic import atomic_write
 from ember.serialization.errors import CheckpointError, describe
+from ember.serialization.limits import check_addressable
 from ember.tensor import Tensor, _make_tensor
 
 MAX_HEADER_SIZE = 100_000_000
@@ -194,6 +195,7 @@ def _check_entry(name, info):
     if end < begin:
         raise CheckpointError(f"data_offsets of {describe(name)} end before they begin: {offsets}")
     file_dtype, dtype = _DTYPES[dtype_name]
+    check_addressable(shape, np.dtype(file_dtype).itemsize, describe(name))  # NOTE [ What a checkpoint may declare ]
     nbytes = np.dtype(file_dtype).itemsize
     for n in shape:
         nbytes *= n

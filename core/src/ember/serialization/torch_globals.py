@@ -17,6 +17,7 @@ from ember import dtypes
 from ember.device import device as ember_device
 from ember.serialization import quantized
 from ember.serialization.errors import CheckpointError, describe
+from ember.serialization.limits import check_addressable, check_view
 from ember.serialization.unpickler import Refused, SafeCallable
 from ember.tensor import Size, Tensor, _make_tensor
 
@@ -134,6 +135,8 @@ def rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, back
         raise CheckpointError(f"tensor of size {list(size)}, stride {list(stride)} and offset {storage_offset} "
                               f"reaches element {extent - 1} of storage {storage.key}, which has {storage.numel}")
     itemsize = storage.array.itemsize
+    check_addressable(size, itemsize, f"tensor of storage {storage.key}")  # NOTE [ What a checkpoint may declare ]
+    check_view(numel, storage.numel, size, f"tensor of storage {storage.key}")
     xp = storage.device.backend.xp
     view = xp.lib.stride_tricks.as_strided(storage.array[storage_offset:], shape=size,
                                            strides=tuple(s * itemsize for s in stride))

@@ -22,9 +22,10 @@ model's ``Task`` (NOTE [ The task protocol ] in ember/zoo/tasks.py).
 """
 
 import contextlib
+import functools
 import inspect
 import json
-import os
+import math
 import pathlib
 import sys
 import time
@@ -34,7 +35,7 @@ from ember.zoo.errors import ZooError
 CHECKPOINT = "checkpoint.pt"
 BEST = "best.pt"
 METRICS = "metrics.json"
-SCHEDULERS = ("none", "onecycle", "cosine", "warmup")
+SCHEDULERS = ("none", "onecycle", "cosine", "warmup", "warmup_cosine")
 DEFAULTS = {"epochs": 10, "batch_size": 64, "optimizer": "AdamW", "lr": 1e-3, "weight_decay": 0.0,
             "momentum": 0.9, "nesterov": False, "scheduler": "none", "warmup_steps": 100, "grad_clip": None}
 
@@ -69,7 +70,10 @@ def build_optimizer(name, params, config):
 
 
 def build_scheduler(name, optimizer, config, total_steps):
-    """A per-step learning-rate schedule over ``total_steps``, or None."""
+    """A per-step learning-rate schedule over ``total_steps``, or None: "onecycle"
+    (torch's OneCycleLR), "cosine" (CosineAnnealingLR), "warmup" (a linear warm-up to a
+    constant rate) or "warmup_cosine" (the warm-up, then a cosine to a tenth of the rate,
+    as the Transformer recipes of ember_zoo_transformer/recipes.py ``fit``)."""
     from ember.optim import lr_scheduler
 
     if name == "none":
@@ -79,7 +83,17 @@ def build_scheduler(name, optimizer, config, total_steps):
     if name == "cosine":
         return lr_scheduler.CosineAnnealingLR(optimizer, T_max=total_steps)
     warmup = max(1, min(config["warmup_steps"], total_steps))
+    if name == "warmup_cosine":  # a linear warm-up, then a cosine down to a tenth: the run ends settled
+        return lr_scheduler.LambdaLR(optimizer, functools.partial(warmup_cosine, warmup=warmup, total=total_steps))
     return lr_scheduler.LinearLR(optimizer, start_factor=1.0 / warmup, end_factor=1.0, total_iters=warmup)
+
+
+def warmup_cosine(step, warmup, total, floor=0.1):
+    """The learning-rate factor of the "warmup_cosine" schedule at ``step``."""
+    if step < warmup:
+        return (step + 1) / warmup
+    progress = min(1.0, (step - warmup) / max(1, total - warmup))
+    return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress))
 
 
 def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, log=print, world=None, **options):
@@ -326,7 +340,8 @@ def _metrics(model_name, data, config, seed, num_params, history, metric):
 
 
 def _write_json(path, obj):
-    """Write JSON atomically: a temporary file in the same folder, then a rename."""
-    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    temporary.write_text(json.dumps(obj, indent=2) + "\n")
-    os.replace(temporary, path)
+    """Write JSON atomically, as ``ember.save`` writes (ember/serialization/atomic.py)."""
+    from ember.serialization.atomic import atomic_write
+
+    with atomic_write(path, "w") as f:
+        f.write(json.dumps(obj, indent=2) + "\n")

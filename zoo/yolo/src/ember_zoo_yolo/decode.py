@@ -23,14 +23,16 @@ from ember_zoo_yolo.boxes import batched_nms
 
 
 def make_anchors(image_size, strides):
-    """``(points (A, 2) float32 pixels, strides (A, 1) float32)`` for a square ``image_size``."""
+    """``(points (A, 2) float32 pixels, strides (A, 1) float32)`` for images of
+    ``image_size``: an int (square) or ``(height, width)``."""
+    height, width = (image_size, image_size) if isinstance(image_size, int) else image_size
     points, per_anchor = [], []
     for stride in strides:
-        cells = image_size // stride
-        centres = (np.arange(cells, dtype=np.float32) + 0.5) * stride
-        ys, xs = np.meshgrid(centres, centres, indexing="ij")
+        rows, cols = height // stride, width // stride
+        xs, ys = np.meshgrid((np.arange(cols, dtype=np.float32) + 0.5) * stride,
+                             (np.arange(rows, dtype=np.float32) + 0.5) * stride)
         points.append(np.stack([xs.ravel(), ys.ravel()], axis=1))
-        per_anchor.append(np.full((cells * cells, 1), stride, dtype=np.float32))
+        per_anchor.append(np.full((rows * cols, 1), stride, dtype=np.float32))
     return ember.from_numpy(np.concatenate(points)), ember.from_numpy(np.concatenate(per_anchor))
 
 
@@ -45,12 +47,14 @@ def postprocess(logits, boxes, conf_threshold=0.25, iou_threshold=0.7, max_detec
 
     Every (anchor, class) pair whose sigmoid score passes ``conf_threshold`` is a
     candidate, so one anchor may propose two classes; NMS then runs per class and the
-    ``max_detections`` best survivors are kept. Boxes are clipped to the image.
+    ``max_detections`` best survivors are kept. Boxes are clipped to the image
+    (``image_size``: an int for a square, or ``(height, width)``).
     """
     scores = ember.sigmoid(logits.detach()).numpy()
     boxes = boxes.detach().numpy()
     if image_size is not None:
-        boxes = np.clip(boxes, 0, image_size)
+        height, width = (image_size, image_size) if isinstance(image_size, int) else image_size
+        boxes = np.clip(boxes, 0, np.array([width, height, width, height], dtype=boxes.dtype))
     results = []
     for image_scores, image_boxes in zip(scores, boxes):
         anchor, label = np.nonzero(image_scores > conf_threshold)

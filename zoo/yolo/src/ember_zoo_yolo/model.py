@@ -21,11 +21,18 @@ SIZES = {
 
 
 class YOLO(nn.Module):
-    """An anchor-free, two-level (strides 8 and 16) detector for square images.
+    """An anchor-free, two-level (strides 8 and 16) detector.
 
     ``forward(images)`` returns ``(logits (B, A, num_classes), raw distances (B, A, 4))``
     over the ``A`` anchors of both levels; ``decode(raw)`` turns distances into xyxy
     boxes; ``predict(images)`` gives one ``{"boxes", "scores", "labels"}`` dict per image.
+
+    Images may have any height and width that are multiples of the largest stride (16):
+    the anchor points are made for each input size and cached (``anchors_for``), as
+    torchvision's detectors take any size. ``forward`` refuses other sizes, naming the
+    nearest sizes that fit; ``predict`` pads such images at the bottom and right (boxes
+    keep the original image's coordinates). ``image_size`` is the size the model is
+    trained at by default (the dataset's), and that of ``anchors`` before any forward.
     """
 
     def __init__(self, num_classes=3, widths=(16, 32, 64, 96), channels=64, depth=1, image_size=64):
@@ -37,36 +44,71 @@ class YOLO(nn.Module):
         self.neck = FPN(self.backbone.out_channels, channels, depth)
         self.head = DecoupledHead([channels, channels], channels, num_classes)
         self.strides = Backbone.strides
-        self._anchors = make_anchors(image_size, self.strides)
+        self._anchor_cache = {}  # (height, width) -> anchors; a few sizes in practice
+        self.input_size = (image_size, image_size)  # of the last forward: what ``anchors`` and ``decode`` use
 
     def forward(self, images):
         if images.dim() != 4 or images.shape[1] != 3:
             raise ValueError(f"expected images of shape (B, 3, H, W), but got {tuple(images.shape)}")
-        if images.shape[2] != self.image_size or images.shape[3] != self.image_size:
-            raise ValueError(f"this model was built for {self.image_size}x{self.image_size} images, "
-                             f"but got {images.shape[2]}x{images.shape[3]}")
+        size = (int(images.shape[2]), int(images.shape[3]))
+        check_size(size, max(self.strides))
+        self.input_size = size
         return self.head(self.neck(self.backbone(images)))
+
+    def anchors_for(self, size):
+        """``(points (A, 2), strides (A, 1))`` for ``(height, width)`` images, made once per
+        size (NOTE [ Anchor points and distances ])."""
+        size = (int(size[0]), int(size[1]))
+        if size not in self._anchor_cache:
+            check_size(size, max(self.strides))
+            self._anchor_cache[size] = make_anchors(size, self.strides)
+        return self._anchor_cache[size]
 
     @property
     def anchors(self):
-        """``(points (A, 2), strides (A, 1))``, see NOTE [ Anchor points and distances ]."""
-        return self._anchors
+        """The anchors of the last forward's input size (``image_size`` before any)."""
+        return self.anchors_for(self.input_size)
 
-    def decode(self, raw_distances):
-        points, strides = self._anchors
+    def decode(self, raw_distances, size=None):
+        """xyxy boxes from raw distances, for ``(height, width)`` inputs (default: the last forward's)."""
+        points, strides = self.anchors_for(size or self.input_size)
         return decode_boxes(raw_distances, points, strides)
 
     def predict(self, images, conf_threshold=0.25, iou_threshold=0.7, max_detections=300):
-        """Detections per image, in eval mode and without a graph; restores the training mode."""
+        """Detections per image, in eval mode and without a graph; restores the training mode.
+        Images whose sides are not multiples of the largest stride are padded with zeros at the
+        bottom and right; boxes are clipped to the original size."""
         was_training = self.training
         self.eval()
+        size = (int(images.shape[-2]), int(images.shape[-1]))
         try:
             with ember.no_grad():
-                logits, raw = self(images)
+                logits, raw = self(pad_to_stride(images, max(self.strides)))
                 return postprocess(logits, self.decode(raw), conf_threshold, iou_threshold, max_detections,
-                                   image_size=self.image_size)
+                                   image_size=size)
         finally:
             self.train(was_training)
+
+
+def check_size(size, stride):
+    """Refuse ``(height, width)`` unless both are positive multiples of ``stride``."""
+    height, width = size
+    if height < stride or width < stride or height % stride or width % stride:
+        def fit(n):
+            return max(stride, -(-n // stride) * stride)
+
+        raise ValueError(f"the detector takes images whose height and width are multiples of its largest stride "
+                         f"({stride}), but got {height}x{width}; pad them to {fit(height)}x{fit(width)} "
+                         f"(ember_zoo_yolo.model.pad_to_stride; YOLO.predict does it) or resize them")
+
+
+def pad_to_stride(images, stride):
+    """``images`` (B, C, H, W) padded with zeros at the bottom and right to multiples of ``stride``."""
+    height, width = images.shape[-2], images.shape[-1]
+    bottom, right = -height % stride, -width % stride
+    if not bottom and not right:
+        return images
+    return ember.nn.functional.pad(images, (0, right, 0, bottom))
 
 
 def _builder(name):

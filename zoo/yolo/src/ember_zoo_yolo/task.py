@@ -99,7 +99,7 @@ class DetectionTask(Task):
         os.makedirs(out_dir, exist_ok=True)
         model.eval()
         lines = []
-        for source, image in _samples(input, model.image_size):
+        for source, image in _samples(input):
             detection = model.predict(image.unsqueeze(0), conf_threshold=PREDICT_CONF, iou_threshold=NMS_IOU)[0]
             path = os.path.join(out_dir, _file_name(source))
             draw_detections(image, detection, classes, scale=4, width=2).save(path, format="PNG")
@@ -111,7 +111,7 @@ def detect(model, logits, boxes, conf_threshold):
     """Detections from the model's outputs, as the evaluation scores them."""
     from ember_zoo_yolo.decode import postprocess
 
-    return postprocess(logits, boxes, conf_threshold, NMS_IOU, max_detections=300, image_size=model.image_size)
+    return postprocess(logits, boxes, conf_threshold, NMS_IOU, max_detections=300, image_size=model.input_size)
 
 
 def _describe(detection, classes):
@@ -126,8 +126,9 @@ def _file_name(source):
     return f"{stem}_boxes.png"
 
 
-def _samples(spec, image_size):
-    """``[(source, (3, S, S) tensor)]`` from ``DATASET:INDICES`` or an image file."""
+def _samples(spec):
+    """``[(source, (3, H, W) tensor)]`` from ``DATASET:INDICES`` or an image file (at its own
+    size: ``YOLO.predict`` pads it to the strides)."""
     parsed = parse_sample_spec(spec)
     if parsed is not None:
         name, indices = parsed
@@ -137,6 +138,6 @@ def _samples(spec, image_size):
         raise FileNotFoundError(f"no such input file: {spec!r} (or write DATASET:INDICES, e.g. shapes-detect:0-3)")
     from PIL import Image
 
-    image = Image.open(spec).convert("RGB").resize((image_size, image_size))
+    image = Image.open(spec).convert("RGB")
     array = np.asarray(image, dtype=np.float32).transpose(2, 0, 1) / 255.0
     return [(os.path.basename(spec), ember.from_numpy(np.ascontiguousarray(array)))]
