@@ -69,7 +69,7 @@ from ember import nn  # noqa: E402  (after the plugins: ember.nn looks names up 
 from ember import data, utils  # noqa: E402  (ember.data resolves names through the plugins too)
 from ember import optim  # noqa: E402  (likewise: ember.optim.<Name> comes from the optimizers catalogue)
 from ember import zoo  # noqa: E402  (models come from the models catalogue)
-from ember import fx, jit  # noqa: E402  (graph capture: ember/fx, ember/jit)
+from ember import fx, jit, onnx  # noqa: E402  (graph capture and export: ember/fx, ember/jit, ember/onnx)
 from ember.compiler import compile  # noqa: E402  (ember.compile, like torch.compile)
 
 float = float32
