@@ -185,6 +185,19 @@ class GaussianNLLLoss(_Loss):
         return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
 
 
+class DistillationLoss(_Loss):
+    """Hinton et al.'s distillation loss, ``loss(student_logits, teacher_logits, target)``; ember's own
+    (torch has none), see :func:`ember_loss.distillation.distillation_loss`."""
+
+    def __init__(self, temperature=4.0, alpha=0.5, reduction="mean"):
+        super().__init__(reduction=reduction)
+        self.temperature, self.alpha = temperature, alpha
+
+    def forward(self, student_logits, teacher_logits, target):
+        return F.distillation_loss(student_logits, teacher_logits, target, self.temperature, self.alpha,
+                                   self.reduction)
+
+
 MODULES = (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss,
            KLDivLoss, CosineEmbeddingLoss, MarginRankingLoss, TripletMarginLoss, PoissonNLLLoss,
-           GaussianNLLLoss)
+           GaussianNLLLoss, DistillationLoss)
