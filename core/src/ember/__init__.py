@@ -56,6 +56,7 @@ from ember.native.shifts import bitwise_left_shift, bitwise_right_shift
 from ember.native.masked_scatter import masked_scatter
 from ember.native.pointwise import addcdiv, addcmul
 from ember._ops import ops
+from ember import linalg
 from ember import cpu, cuda
 from ember import accelerator, backends
 from ember.native.pixel_shuffle import pixel_shuffle, pixel_unshuffle

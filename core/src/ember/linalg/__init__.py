@@ -1,0 +1,110 @@
+"""``ember.linalg``: linear algebra on (batches of) matrices, PyTorch's ``torch.linalg``.
+
+PyTorch counterpart: torch/linalg/__init__.py (v2.13).
+
+Each function is a thin front (checks and argument forms) over an op in
+ember/native/linalg_*.py, whose kernel calls NumPy's LAPACK wrappers and whose
+backward formula is written with ember ops. The norms are compositions of ember ops
+(vector norms are ``Tensor.norm``; the 2-norm and nuclear norm of a matrix come from
+``svdvals``). Leading dims are batch dims throughout. Float32 and float64 only (no
+complex numbers). ``LinAlgError`` (a RuntimeError) reports singular or indefinite
+matrices with PyTorch's messages.
+"""
+
+import math
+
+from ember.native.linalg_checks import LinAlgError, check_floating, check_matrix
+from ember.native.linalg_cholesky import cholesky
+from ember.native.linalg_det import det, slogdet
+from ember.native.linalg_eigh import eigh, eigvalsh
+from ember.native.linalg_matrix_exp import matrix_exp
+from ember.native.linalg_pinv import lstsq, pinv
+from ember.native.linalg_qr import qr
+from ember.native.linalg_solve import inv, solve
+from ember.native.linalg_svd import svd, svdvals
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """``(sum |x|^ord)^(1/ord)`` over ``dim`` (every element by default); ``ord`` may be
+    ``inf``, ``-inf`` or 0 (the count of nonzeros).
+
+    >>> import ember
+    >>> ember.linalg.vector_norm(ember.tensor([[3., 4.], [0., 0.]]), dim=1)
+    tensor([5., 0.])
+    """
+    from ember.native.reduction import norm
+
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: ord must be a number, but got {ord}")
+    if dtype is None and not (x.dtype.is_floating_point):
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_type_name(x)}")
+    return norm(x, float(ord), dim, keepdim, dtype=dtype)
+
+
+def _type_name(x):
+    from ember.native._inplace import _type_name as name
+
+    return name(x.dtype)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """A matrix norm over the two dims ``dim``: ``"fro"`` (Frobenius), ``"nuc"`` (sum of
+    singular values), 2 / -2 (largest / smallest singular value), 1 / -1 (largest /
+    smallest column sum of |A|), inf / -inf (largest / smallest row sum).
+
+    >>> import ember
+    >>> ember.linalg.matrix_norm(ember.tensor([[1., -2.], [3., 4.]]), ord=1)
+    tensor(6.)
+    """
+    check_matrix(A, "linalg.matrix_norm")
+    if dtype is not None:
+        A = A.to(dtype)
+    check_floating(A, "linalg.matrix_norm")
+    rows, cols = (d % A.ndim for d in dim)
+    if rows == cols:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    if ord == "fro":
+        return vector_norm(A, 2, (rows, cols), keepdim)
+    if ord in ("nuc", 2, -2):
+        return _spectral_norm(A, ord, rows, cols, keepdim)
+    if ord in (1, -1, math.inf, -math.inf):
+        summed, reduce = (rows, cols) if abs(ord) == 1 else (cols, rows)
+        sums = A.abs().sum(summed, keepdim=True)
+        out = sums.amax(reduce, keepdim=True) if ord > 0 else sums.amin(reduce, keepdim=True)
+        return out if keepdim else out.squeeze((rows, cols))
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def _spectral_norm(A, ord, rows, cols, keepdim):
+    moved = A.movedim((rows, cols), (-2, -1))
+    values = svdvals(moved)
+    out = values.sum(-1) if ord == "nuc" else values.amax(-1) if ord == 2 else values.amin(-1)
+    if keepdim:
+        for d in sorted((rows, cols)):
+            out = out.unsqueeze(d)
+    return out
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """A vector norm (``ord`` a number, or None: the 2-norm of the flattened tensor) or
+    a matrix norm (``ord`` a string, or ``dim`` two dims of a matrix norm's orders).
+
+    >>> import ember
+    >>> ember.linalg.norm(ember.tensor([[3., 4.], [0., 0.]]))
+    tensor(5.)
+    """
+    if isinstance(dim, int):
+        dim = (dim,)
+    if isinstance(ord, str) or (ord is not None and dim is not None and len(dim) == 2) or (
+            ord is not None and dim is None and A.ndim == 2):
+        return matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dim is None else dim, keepdim,
+                           dtype=dtype)
+    if ord is not None and dim is None and A.ndim != 1:
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+                           f"{A.ndim}D.")
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+__all__ = ["LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_exp", "matrix_norm",
+           "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vector_norm"]

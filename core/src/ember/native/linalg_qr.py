@@ -1,0 +1,81 @@
+"""The QR decomposition: ``linalg.qr``, A = Q R with orthonormal columns in Q and R
+upper triangular.
+
+PyTorch counterpart: aten/src/ATen/native/BatchLinearAlgebra.cpp (``linalg_qr``) and
+``linalg_qr_backward`` in torch/csrc/autograd/FunctionsManual.cpp (v2.13).
+
+Modes: ``"reduced"`` (Q is m x k, R is k x n, k = min(m, n)), ``"complete"`` (Q is
+m x m) and ``"r"`` (R only, Q empty). Gradient for m >= n in the reduced mode, with
+copyltu(M) the symmetric matrix built from M's lower triangle:
+M = R gR^T - gQ^T Q, gA = (gQ + Q copyltu(M)) R^-T. Where ember differs: PyTorch also
+differentiates wide matrices (m < n) and the complete mode with m > n; ember raises.
+"""
+
+import collections
+
+from ember.dispatcher import NONE, Op
+from ember.native.linalg_checks import check_floating, check_matrix
+
+return_types_qr = collections.namedtuple("qr", ["Q", "R"])
+
+
+def _qr_kernel(xp, a, mode):
+    if a.size == 0:  # LAPACK needs at least one element
+        m, n = a.shape[-2:]
+        k = min(m, n)
+        q_cols = m if mode == "complete" else k
+        batch = a.shape[:-2]
+        q = xp.zeros(batch + (m, q_cols), dtype=a.dtype)
+        q[..., range(min(m, q_cols)), range(min(m, q_cols))] = 1
+        return q, xp.zeros(batch + ((m if mode == "complete" else k), n), dtype=a.dtype)
+    q, r = xp.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
+    return q, r
+
+
+def _copyltu(m):
+    lower = m.tril(-1)
+    return lower + lower.mT + m.diagonal(0, -2, -1).diag_embed()
+
+
+def _qr_backward(ctx, grad_q, grad_r):
+    from ember.native.linalg_solve import solve
+
+    (q, r) = ctx.saved_outputs
+    m, n = q.shape[-2], r.shape[-1]
+    if m < n or ctx.attrs["mode"] == "complete" and m > n:
+        raise NotImplementedError("ember's linalg.qr backward handles m >= n in the reduced mode only "
+                                  "(PyTorch's covers the other cases)")
+    if grad_q is None:
+        grad_q = q * 0
+    if grad_r is None:
+        grad_r = r * 0
+    middle = r @ grad_r.mT - grad_q.mT @ q
+    b = grad_q + q @ _copyltu(middle)
+    # gA = b R^-T: solve R gA^T = b^T.
+    return (solve(r, b.mT).mT,)
+
+
+QR = Op("aten::linalg_qr", _qr_kernel, _qr_backward, promote=NONE, save="outputs", num_outputs=2,
+        backward_name="LinalgQrBackward0")
+
+
+def qr(A, mode="reduced"):
+    """``(Q, R)`` with ``A = Q R`` (see the module docstring for ``mode``).
+
+    >>> import ember
+    >>> Q, R = ember.linalg.qr(ember.tensor([[3., 1.], [4., 2.]]))
+    >>> R
+    tensor([[-5.0000, -2.2000],
+            [ 0.0000, -0.4000]])
+    """
+    check_matrix(A, "linalg.qr")
+    check_floating(A, "linalg.qr")
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           "or 'complete'")
+    q, r = QR(A, mode="reduced" if mode == "r" else mode)
+    if mode == "r":
+        from ember.native.factory import empty
+
+        return return_types_qr(empty(0, dtype=A.dtype, device=A.device), r.detach())
+    return return_types_qr(q, r)
