@@ -66,7 +66,7 @@ def qr(A, mode="reduced"):
     >>> Q, R = ember.linalg.qr(ember.tensor([[3., 1.], [4., 2.]]))
     >>> R
     tensor([[-5.0000, -2.2000],
-            [ 0.0000, -0.4000]])
+            [ 0.0000,  0.4000]])
     """
     check_matrix(A, "linalg.qr")
     check_floating(A, "linalg.qr")
