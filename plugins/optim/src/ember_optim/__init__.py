@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 # name -> module that defines it, for each kind the core namespaces resolve.
 OPTIMIZERS = {"Optimizer": "optimizer", "SGD": "sgd", "Adam": "adam", "AdamW": "adamw", "RMSprop": "rmsprop",
               "Adagrad": "adagrad", "Adadelta": "adadelta", "Adamax": "adamax", "NAdam": "nadam",
-              "RAdam": "radam"}
+              "RAdam": "radam", "LBFGS": "lbfgs"}
 LR_SCHEDULERS = ("LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
                  "ExponentialLR", "PolynomialLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "CyclicLR",
                  "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler")
