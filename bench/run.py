@@ -27,6 +27,7 @@ BENCHMARKS = [
     "transformer_step.py",
     "lstm_step.py",
     "yolo_infer.py",
+    "quantized_infer.py",  # int8 Linear/Conv2d: ember vs torch's int8 (fbgemm) and vs ember float32
     "resnet_step.py",
     "allreduce.py",  # 2 ranks under mpiexec: ember (MPI) vs torch (gloo)
     "ddp_step.py",  # 2 ranks: DDP ResNet-18 step, and the share of the all-reduce hidden behind backward
