@@ -7,6 +7,7 @@ discovered on first need (see ember/plugins/manager.py).
 """
 
 from ember import dtypes as _dtype_module
+from ember.memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ember.dtypes import (bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8, int16,
                          int32, int64, promote_types, set_default_dtype, uint8)
 from ember.device import device

@@ -122,6 +122,10 @@ class Tensor:
         return _array_address(self._data)
 
     def is_contiguous(self, memory_format=None):
+        if memory_format is not None:
+            from ember.memory_format import is_contiguous_as
+
+            return is_contiguous_as(self, memory_format)
         return bool(self._data.flags.c_contiguous)
 
     @property

@@ -56,6 +56,7 @@ def numerical_jacobian(fn, inputs, eps=1e-6):
 def analytical_jacobian(fn, inputs):
     """The same Jacobians from backward: one ``autograd.grad`` per output element."""
     from ember.autograd.engine import grad
+    from ember.memory_format import contiguous_format
     from ember.native.factory import zeros_like
 
     diff = [inputs[i] for i in _differentiable_inputs(inputs)]
@@ -63,7 +64,8 @@ def analytical_jacobian(fn, inputs):
     jacobians = [[np.zeros((x.numel(), o.numel())) for o in outputs] for x in diff]
     for j, out in enumerate(outputs):
         for k in range(out.numel()):
-            seed = zeros_like(out)
+            # row-major, so that reshape(-1) below is a view (zeros_like keeps out's layout)
+            seed = zeros_like(out, memory_format=contiguous_format)
             seed._data.reshape(-1)[k] = 1
             grads = grad(out, diff, seed, retain_graph=True, allow_unused=True)
             for i, g in enumerate(grads):

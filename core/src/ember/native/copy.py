@@ -11,24 +11,41 @@ from ember.dispatcher import Op
 from ember.native._inplace import inplace
 
 
-def _clone_kernel(xp, a, order="K"):
-    # order "K" keeps the input's dim order (PyTorch's preserve_format): the clone of a
-    # transposed tensor is transposed too; "C" makes it row-major.
-    return a.copy(order=order)
+def _clone_kernel(xp, a, strides=None, order="K"):
+    # ``strides`` come from ember/memory_format.py (preserve_format by default: a clone
+    # of a transpose is transposed, a clone of an expanded tensor dense in its order);
+    # without them, NumPy's order ("K": the input's dim order, "C": row-major).
+    if strides is None:
+        return a.copy(order=order)
+    from ember.memory_format import with_layout
+
+    return with_layout(xp, a, strides)
 
 
 CLONE = Op("aten::clone", _clone_kernel, lambda ctx, grad: (grad,))
 
 
 def clone(input, *, memory_format=None):
-    """A copy of ``input`` with its own memory and the same dim order; gradients flow
+    """A copy of ``input`` with its own memory, laid out by ``memory_format``
+    (preserve_format: the same dim order, NOTE [ preserve_format ]); gradients flow
     back unchanged."""
-    return CLONE(input)
+    from ember.memory_format import contiguous_strides, suggest_strides
+
+    strides = suggest_strides(input, memory_format)
+    if strides == contiguous_strides(input.shape):
+        return CLONE(input, order="C")
+    return CLONE(input, strides=strides)
 
 
 def contiguous(input, memory_format=None):
-    """``input`` itself when it is C-contiguous, else a contiguous copy."""
-    return input if input._data.flags.c_contiguous else CLONE(input, order="C")
+    """``input`` itself when it is already laid out as ``memory_format`` (row-major by
+    default), else a copy that is."""
+    from ember.memory_format import contiguous_format, is_contiguous_as
+
+    memory_format = memory_format or contiguous_format
+    if is_contiguous_as(input, memory_format):
+        return input
+    return clone(input, memory_format=memory_format)
 
 
 def _cast_kernel(xp, a, dtype):

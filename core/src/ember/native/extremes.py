@@ -12,7 +12,7 @@ import collections
 
 from ember import dtypes
 from ember.dispatcher import NONE, Op
-from ember.native.reduction import _axis, expand_reduced, reduction_dims
+from ember.native.reduction import _axis, contiguous_result, expand_reduced, reduction_dims
 from ember.tensor import _wrap_dim
 
 return_types_max = collections.namedtuple("max", ["values", "indices"])
@@ -54,8 +54,8 @@ def _extreme_backward(ctx, grad):
     return (mask * expand_reduced(grad, x.shape, dims, keepdim) / count,)
 
 
-AMAX = Op("aten::amax", _extreme_kernel("amax"), _extreme_backward, promote=NONE, save="both")
-AMIN = Op("aten::amin", _extreme_kernel("amin"), _extreme_backward, promote=NONE, save="both")
+AMAX = Op("aten::amax", contiguous_result(_extreme_kernel("amax")), _extreme_backward, promote=NONE, save="both")
+AMIN = Op("aten::amin", contiguous_result(_extreme_kernel("amin")), _extreme_backward, promote=NONE, save="both")
 
 
 def _extreme(op, input, dim, keepdim, name):
@@ -95,8 +95,8 @@ def _arg_kernel(fn_name):
     return kernel
 
 
-ARGMAX = Op("aten::argmax", _arg_kernel("argmax"), None, promote=NONE)
-ARGMIN = Op("aten::argmin", _arg_kernel("argmin"), None, promote=NONE)
+ARGMAX = Op("aten::argmax", contiguous_result(_arg_kernel("argmax")), None, promote=NONE)
+ARGMIN = Op("aten::argmin", contiguous_result(_arg_kernel("argmin")), None, promote=NONE)
 
 
 def _arg_extreme(op, input, dim, keepdim, name):

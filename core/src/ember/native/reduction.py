@@ -9,10 +9,21 @@ count from the end. Integer and bool sums accumulate in int64, as in PyTorch.
 """
 
 import builtins
+import functools
 
 from ember import dtypes
 from ember.dispatcher import DEFAULT, NONE, Op
+from ember.memory_format import contiguous_array
 from ember.tensor import _wrap_dim
+
+
+def contiguous_result(kernel):
+    """The kernel, its result laid out row-major as PyTorch allocates a reduction's
+    output (ember/memory_format.py ``contiguous_array``)."""
+    @functools.wraps(kernel)
+    def run(xp, *arrays, **attrs):
+        return contiguous_array(xp, kernel(xp, *arrays, **attrs))
+    return run
 
 
 def reduction_dims(dim, ndim):
@@ -89,10 +100,10 @@ def _sum_backward(ctx, grad):
     return (expand_reduced(grad, meta[0], ctx.attrs["dims"], ctx.attrs["keepdim"]),)
 
 
-SUM = Op("aten::sum", _sum_kernel, _sum_backward, promote=DEFAULT, opmath=True)
+SUM = Op("aten::sum", contiguous_result(_sum_kernel), _sum_backward, promote=DEFAULT, opmath=True)
 # sum(input, dim) is PyTorch's overload aten::sum.dim_IntList, whose node is SumBackward1.
-SUM_DIM = Op("aten::sum.dim_IntList", _sum_kernel, _sum_backward, promote=DEFAULT, backward_name="SumBackward1",
-             opmath=True)
+SUM_DIM = Op("aten::sum.dim_IntList", contiguous_result(_sum_kernel), _sum_backward, promote=DEFAULT,
+             backward_name="SumBackward1", opmath=True)
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
@@ -130,9 +141,9 @@ def _mean_backward(ctx, grad):
     return (expand_reduced(grad, shape, dims, ctx.attrs["keepdim"]) / count,)
 
 
-MEAN = Op("aten::mean", _mean_kernel, _mean_backward, promote=DEFAULT, opmath=True)
-MEAN_DIM = Op("aten::mean.dim", _mean_kernel, _mean_backward, promote=DEFAULT, backward_name="MeanBackward1",
-              opmath=True)
+MEAN = Op("aten::mean", contiguous_result(_mean_kernel), _mean_backward, promote=DEFAULT, opmath=True)
+MEAN_DIM = Op("aten::mean.dim", contiguous_result(_mean_kernel), _mean_backward, promote=DEFAULT,
+              backward_name="MeanBackward1", opmath=True)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -203,7 +214,7 @@ def _prod_backward(ctx, grad):
     return (expand_reduced(grad, x.shape, dims, keepdim) * others,)
 
 
-PROD = Op("aten::prod", _prod_kernel, _prod_backward, promote=DEFAULT, save="inputs", opmath=True)
+PROD = Op("aten::prod", contiguous_result(_prod_kernel), _prod_backward, promote=DEFAULT, save="inputs", opmath=True)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
@@ -259,8 +270,8 @@ def _std_backward(ctx, grad):
     return (_var_input_grad(x, grad_var, ctx.attrs["dims"], ctx.attrs["keepdim"], ctx.attrs["correction"]),)
 
 
-VAR = Op("aten::var", _var_kernel, _var_backward, promote=DEFAULT, save="inputs", opmath=True)
-STD = Op("aten::std", _std_kernel, _std_backward, promote=DEFAULT, save="both", opmath=True)
+VAR = Op("aten::var", contiguous_result(_var_kernel), _var_backward, promote=DEFAULT, save="inputs", opmath=True)
+STD = Op("aten::std", contiguous_result(_std_kernel), _std_backward, promote=DEFAULT, save="both", opmath=True)
 
 
 def _correction(unbiased, correction):
@@ -376,7 +387,8 @@ def _logsumexp_backward(ctx, grad):
     return (expand_reduced(grad, x.shape, dims, keepdim) * softmax,)
 
 
-LOGSUMEXP = Op("aten::logsumexp", _logsumexp_kernel, _logsumexp_backward, promote="int_to_float", save="both")
+LOGSUMEXP = Op("aten::logsumexp", contiguous_result(_logsumexp_kernel), _logsumexp_backward, promote="int_to_float",
+               save="both")
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -429,8 +441,8 @@ def _norm_backward(ctx, grad):
     return (where(y == 0, 0.0, g * slope / y ** (p - 1)),)
 
 
-NORM = Op("aten::norm", _norm_kernel, _norm_backward, promote=DEFAULT, save="both", backward_name="NormBackward1",
-          opmath=True)
+NORM = Op("aten::norm", contiguous_result(_norm_kernel), _norm_backward, promote=DEFAULT, save="both",
+          backward_name="NormBackward1", opmath=True)
 
 
 def _check_norm_identity(input, dims, p, every_dim):

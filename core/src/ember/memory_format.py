@@ -1,0 +1,177 @@
+"""Memory formats: the layout (strides) of a new tensor made from another one, and the
+``ember.preserve_format`` / ``contiguous_format`` / ``channels_last`` objects.
+
+PyTorch counterpart: c10/core/MemoryFormat.h (the formats and channels-last strides),
+aten/src/ATen/native/TensorFactories.cpp ``empty_like`` (preserve_format) and
+c10/core/TensorImpl / aten/src/ATen/TensorUtils.cpp (``infer_dense_strides``,
+``is_non_overlapping_and_dense``) (v2.13).
+
+ember holds a tensor as a NumPy (or CuPy) array, whose strides are the tensor's, so a
+layout is made by allocating a flat buffer and viewing it with the strides wanted.
+"""
+
+
+class memory_format:
+    """A memory layout request, such as ``ember.channels_last``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"ember.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+preserve_format = memory_format("preserve_format")
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+_FORMATS = {f.name: f for f in (preserve_format, contiguous_format, channels_last, channels_last_3d)}
+
+
+def _by_name(name):
+    return _FORMATS[name]
+
+
+# NOTE [ preserve_format ]
+# PyTorch's empty_like (and so clone, zeros_like, ones_like, rand_like, ...) keeps the
+# input's layout when asked to preserve it:
+#   * an input that is non-overlapping and dense (its elements fill a block of memory
+#     exactly once, in any dim order, e.g. a transpose) gives its exact strides;
+#   * otherwise (an expanded or sliced input) `infer_dense_strides` sorts the dims by
+#     stride, smallest innermost, with an insertion sort in which a stride-0 dim
+#     compares as "ambiguous" and so keeps its place, and equal strides put the smaller
+#     size inside; the result is dense strides in that order. TensorIterator orders
+#     the dims of an elementwise op's output with the same comparison.
+# contiguous_format is row-major; channels_last is row-major over (N, H, W, C).
+
+
+def contiguous_strides(shape):
+    """Row-major strides of ``shape``, in elements (size-1 dims included, as PyTorch)."""
+    strides = []
+    step = 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+def channels_last_strides(shape):
+    """Strides that keep channels innermost: (N, C, H, W) laid out as (N, H, W, C);
+    5-d shapes as (N, D, H, W, C)."""
+    if len(shape) not in (4, 5):
+        raise RuntimeError(f"required rank {4 if len(shape) < 5 else 5} tensor to use channels_last format")
+    order = [1] + list(range(len(shape) - 1, 1, -1)) + [0]  # innermost first: C, W, H, (D), N
+    strides = [0] * len(shape)
+    step = 1
+    for dim in order:
+        strides[dim] = step
+        step *= max(shape[dim], 1)
+    return tuple(strides)
+
+
+def is_non_overlapping_and_dense(shape, strides):
+    """Whether the elements fill ``numel`` consecutive memory slots exactly once."""
+    dims = sorted((d for d in range(len(shape)) if shape[d] >= 2), key=lambda d: strides[d])
+    expected = 1
+    for d in dims:
+        if strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
+def infer_dense_strides(shape, strides):
+    """Dense strides in the dim order of ``strides`` (NOTE [ preserve_format ])."""
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))  # innermost first
+
+    def should_swap(dim0, dim1):
+        stride0, stride1 = strides[dim0], strides[dim1]
+        if stride0 == 0 or stride1 == 0:
+            return 0
+        if stride0 != stride1:
+            return -1 if stride0 < stride1 else 1
+        return 1 if shape[dim0] > shape[dim1] else 0
+
+    for i in range(1, ndim):
+        dim1 = i
+        for j in range(1, i + 1):
+            dim0 = i - j
+            comparison = should_swap(perm[dim0], perm[dim1])
+            if comparison > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif comparison < 0:
+                break
+    out = [0] * ndim
+    step = 1
+    for dim in perm:
+        out[dim] = step
+        if shape[dim] > 1:
+            step *= shape[dim]
+    return tuple(out)
+
+
+def suggest_strides(tensor, memory_format=None):
+    """The strides a new tensor shaped like ``tensor`` gets under ``memory_format``
+    (None means preserve_format, PyTorch's default for *_like and clone)."""
+    shape = tuple(tensor.shape)
+    if memory_format is None or memory_format is preserve_format:
+        strides = tuple(tensor.stride())
+        if is_non_overlapping_and_dense(shape, strides):
+            return strides
+        return infer_dense_strides(shape, strides)
+    if memory_format is contiguous_format:
+        return contiguous_strides(shape)
+    if memory_format is channels_last or memory_format is channels_last_3d:
+        return channels_last_strides(shape)
+    raise RuntimeError(f"unsupported memory format {memory_format!r}")
+
+
+def empty_strided_array(xp, shape, strides, dtype):
+    """An uninitialised array of ``shape`` with dense element ``strides``."""
+    from ember.native.views import restride
+
+    numel = 1
+    for size in shape:
+        numel *= size
+    if strides == contiguous_strides(shape) or numel == 0:
+        return xp.empty(shape, dtype)
+    return restride(xp, xp.empty(numel, dtype), shape, strides)
+
+
+def with_layout(xp, array, strides):
+    """``array``'s values in a new array with ``strides`` (a copy)."""
+    out = empty_strided_array(xp, array.shape, strides, array.dtype)
+    out[...] = array
+    return out
+
+
+def is_contiguous_as(tensor, memory_format):
+    """``Tensor.is_contiguous(memory_format)``: the strides are those of the format
+    (size-1 dims may have any stride, as in PyTorch)."""
+    shape, strides = tuple(tensor.shape), tuple(tensor.stride())
+    wanted = channels_last_strides(shape) if memory_format in (channels_last, channels_last_3d) else \
+        contiguous_strides(shape)
+    return all(size < 2 or s == w for size, s, w in zip(shape, strides, wanted))
+
+
+def contiguous_array(xp, a):
+    """``a`` row-major with PyTorch's strides for its size-1 dims too (a reduction's
+    result is allocated contiguous in PyTorch, whatever the input's layout; NumPy's
+    keeps the input's order and gives size-1 dims arbitrary strides)."""
+    from ember.native.views import element_strides, restride
+
+    if not hasattr(a, "strides") or a.ndim == 0 or a.size == 0:
+        return a
+    wanted = contiguous_strides(a.shape)
+    if element_strides(a) == wanted:
+        return a
+    if not a.flags.c_contiguous:
+        a = xp.ascontiguousarray(a)
+    return restride(xp, a, a.shape, wanted)
