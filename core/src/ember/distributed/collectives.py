@@ -18,6 +18,12 @@ from ember.distributed.reduce_op import ReduceOp, check_reduce_op
 
 # --- tensors <-> backend arrays --------------------------------------------------------
 
+def _xp(array):
+    """The array's namespace: NumPy, or CuPy for CUDA tensors (the NCCL backend)."""
+    namespace = getattr(array, "__array_namespace__", None)
+    return np if namespace is None else namespace()
+
+
 class _Buffer:
     """A tensor's memory as the backend sees it: contiguous, and written back on wait."""
 
@@ -145,7 +151,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         return None
     _check_list(tensor_list, tensor, pg.size(), "all_gather", "tensor_list")
     inp = _Buffer(tensor, "all_gather's tensor", writes=False)
-    gathered = np.empty((pg.size(), *inp.array.shape), dtype=inp.array.dtype)
+    gathered = _xp(inp.array).empty((pg.size(), *inp.array.shape), dtype=inp.array.dtype)
     work = pg._backend.allgather(gathered, inp.array)
     work._after = _unstack_into(gathered, tensor_list)
     return _finish(work, pg, [], async_op)
@@ -190,7 +196,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     _check_list(input_list, output, pg.size(), "reduce_scatter", "input_list")
     out = _Buffer(output, "reduce_scatter's output", writes=True)
     check_reduce_op(op, out.array.dtype.kind)
-    stacked = np.stack([t._data for t in input_list])
+    stacked = _xp(out.array).stack([t._data for t in input_list])
     return _finish(pg._backend.reduce_scatter(out.array, stacked, op), pg, [out], async_op)
 
 
@@ -204,7 +210,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     gathered = None
     if pg.rank() == root:
         _check_list(gather_list, tensor, pg.size(), "gather", "gather_list on the destination rank")
-        gathered = np.empty((pg.size(), *inp.array.shape), dtype=inp.array.dtype)
+        gathered = _xp(inp.array).empty((pg.size(), *inp.array.shape), dtype=inp.array.dtype)
     elif gather_list:
         raise ValueError("gather: Argument ``gather_list`` must NOT be specified on non-destination ranks.")
     work = pg._backend.gather(gathered, inp.array, root)
@@ -223,7 +229,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     stacked = None
     if pg.rank() == root:
         _check_list(scatter_list, tensor, pg.size(), "scatter", "scatter_list on the source rank")
-        stacked = np.stack([t._data for t in scatter_list])
+        stacked = _xp(out.array).stack([t._data for t in scatter_list])
     elif scatter_list:
         raise ValueError("scatter: Argument ``scatter_list`` must NOT be specified on non-source ranks.")
     return _finish(pg._backend.scatter(out.array, stacked, root), pg, [out], async_op)
@@ -277,8 +283,9 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
                          f"(it sends them as one all_to_all_single), got {sorted(tail)}")
     out_splits = [t.shape[0] for t in output_tensor_list]
     in_splits = [t.shape[0] for t in input_tensor_list]
-    inp = np.concatenate([np.ascontiguousarray(t._data) for t in input_tensor_list])
-    out = np.empty((sum(out_splits), *inp.shape[1:]), dtype=inp.dtype)
+    xp = _xp(input_tensor_list[0]._data)
+    inp = xp.concatenate([xp.ascontiguousarray(t._data) for t in input_tensor_list])
+    out = xp.empty((sum(out_splits), *inp.shape[1:]), dtype=inp.dtype)
     work = pg._backend.alltoall(out, inp, out_splits, in_splits)
 
     def after():

@@ -17,3 +17,10 @@ def ember_register_backends(register):
     from ember_cupy.backend import make_backend
 
     register(make_backend())
+
+
+@hookimpl
+def ember_register_comm_backends(register):
+    from ember_cupy.nccl import create_world
+
+    register(create_world, name="nccl", devices=("cuda",))

@@ -16,8 +16,6 @@ device, communication hooks, ``static_graph``, ``join`` and mixed precision.
 
 import contextlib
 
-import numpy as np
-
 from ember.nn.modules.module import Module
 from ember.nn.parallel.reducer import Reducer
 
@@ -109,7 +107,7 @@ def _broadcast_coalesced(tensors, group):
     for t in tensors:
         by_dtype.setdefault(t.dtype, []).append(t)
     for same in by_dtype.values():
-        flat = ember.from_numpy(np.concatenate([t._data.reshape(-1) for t in same]))
+        flat = ember.cat([t.detach().reshape(-1) for t in same])
         dist.broadcast(flat, src=src, group=group)
         start = 0
         for t in same:
