@@ -7,11 +7,15 @@ equal values, strides, storage offsets and contiguity, and the result still shar
 memory with the base. Strides and offsets are compared for non-empty results only:
 ember reports contiguous strides and NumPy's offset for empty tensors.
 
+Every view op is a view (``_is_view()``, ``_base``) exactly when torch's is, decided
+by the op, not by whether memory happens to be shared.
+
 Random pairs of shapes broadcast (``broadcast_shapes``, ``a + b``) to torch's shape,
 or fail like torch.
 """
 
 import numpy as np
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -108,12 +112,16 @@ def test_write_through_view_chain_reaches_base(chain):
     data = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
     x, t = ember.tensor(data), torch.tensor(data)
     out, expected = apply(x, ops), apply(t, ops)
-    # ember refuses writes through any view of an expanded tensor (NumPy's read-only
-    # flag), PyTorch only those whose own elements overlap: chains with expand are left out.
-    if expected.numel() and all(op != "expand" for op, _ in ops):
-        out.mul_(-1)  # not expanded: writeable in both
+    # A view whose own elements overlap (through expand) refuses the write in both.
+    try:
         expected.mul_(-1)
-        np.testing.assert_array_equal(x.numpy(), t.numpy())
+    except RuntimeError as error:
+        with pytest.raises(RuntimeError, match="single memory location") as info:
+            out.mul_(-1)
+        assert str(info.value) == str(error)
+        return
+    out.mul_(-1)
+    np.testing.assert_array_equal(x.numpy(), t.numpy())
 
 
 def _broadcastable_pair(draw):
@@ -146,3 +154,67 @@ def test_broadcast_shapes_match_torch(pair, swap):
         raise AssertionError(f"ember added tensors of shapes {a} and {b}") from None
     assert tuple(ember.broadcast_shapes(a, b)) == tuple(expected)
     assert tuple((ember.zeros(a) + ember.ones(b)).shape) == tuple(expected)
+
+
+# Each entry: the op applied to a (2, 3) non-leaf base. torch decides view-ness from the
+# op's schema; so does ember (Op(..., view=True)), so both agree on every entry.
+VIEW_OPS = {
+    "view": lambda x: x.view(6),
+    "view_same_shape": lambda x: x.view(2, 3),
+    "view_as": lambda x: x.view_as(x),
+    "view_dtype": lambda x: x.view(x.dtype),
+    "reshape_contiguous": lambda x: x.reshape(6),
+    "reshape_same_shape": lambda x: x.reshape(2, 3),
+    "reshape_alias": lambda x: x.t().reshape(3, 2),
+    "reshape_copy": lambda x: x.t().reshape(6),
+    "reshape_as": lambda x: x.reshape_as(x),
+    "permute": lambda x: x.permute(1, 0),
+    "transpose": lambda x: x.transpose(0, 1),
+    "t": lambda x: x.t(),
+    "T": lambda x: x.T,
+    "mT": lambda x: x.mT,
+    "adjoint": lambda x: x.adjoint(),
+    "swapaxes": lambda x: x.swapaxes(0, 1),
+    "expand": lambda x: x[:1].expand(4, 3),
+    "expand_same": lambda x: x.expand(2, 3),
+    "expand_as": lambda x: x.expand_as(x),
+    "squeeze": lambda x: x.squeeze(),
+    "squeeze_dim": lambda x: x[:1].squeeze(0),
+    "squeeze_noop": lambda x: x.squeeze(0),
+    "unsqueeze": lambda x: x.unsqueeze(0),
+    "flatten": lambda x: x.flatten(),
+    "flatten_one_dim": lambda x: x.flatten(0, 0),
+    "flatten_copy": lambda x: x.t().flatten(),
+    "unflatten": lambda x: x.unflatten(1, (3, 1)),
+    "narrow": lambda x: x.narrow(1, 0, 2),
+    "select": lambda x: x.select(1, 1),
+    "int_index": lambda x: x[:, 1],
+    "slice": lambda x: x[:, 1:],
+    "full_slice": lambda x: x[:],
+    "ellipsis": lambda x: x[...],
+    "none": lambda x: x[None],
+    "unbind": lambda x: x.unbind(0)[1],
+    "split": lambda x: x.split(1)[1],
+    "split_with_sizes": lambda x: x.split([1, 1])[1],
+    "chunk": lambda x: x.chunk(2)[0],
+    "tensor_split": lambda x: x.tensor_split(2)[1],
+    "movedim": lambda x: x.movedim(0, 1),
+    "as_strided": lambda x: x.as_strided((2, 2), (1, 2)),
+    "detach": lambda x: x.detach(),
+    "data": lambda x: x.data,
+    "contiguous": lambda x: x.contiguous(),
+    "contiguous_copy": lambda x: x.t().contiguous(),
+    "clone": lambda x: x.clone(),
+    "index_tensor": lambda x: x[x.new_tensor([0]).long()],
+}
+
+
+def _view_facts(lib, name):
+    base = lib.arange(6.0).reshape(2, 3).requires_grad_().clone()
+    out = VIEW_OPS[name](base)
+    return out._is_view(), out._base is base, out is base, out.requires_grad
+
+
+@pytest.mark.parametrize("name", VIEW_OPS)
+def test_view_ops_are_views_as_in_torch(name):
+    assert _view_facts(ember, name) == _view_facts(torch, name)

@@ -127,9 +127,11 @@ def _named(method, name, fn):
 
 def _fill_(self, value):
     check_inplace(self)
-    if not getattr(self._data.flags, "writeable", True) and not (
-            grad_state.enabled and (self._requires_grad or isinstance(value, Tensor) and value._requires_grad)):
-        return fill_overlapping(self, value)  # an expanded tensor (NOTE [ Writing into overlapping memory ])
+    if not getattr(self._data.flags, "writeable", True) and not isinstance(value, Tensor) and not (
+            grad_state.enabled and self._requires_grad):
+        # An expanded tensor takes a Python number (not a tensor: that is a copy in PyTorch);
+        # NOTE [ Writing into overlapping memory ].
+        return fill_overlapping(self, value)
     from ember.native.indexing import setitem
 
     setitem(self, Ellipsis, value.item() if isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad

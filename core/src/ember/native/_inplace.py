@@ -52,14 +52,17 @@ def write_result(target, result):
     if node is not None:
         check_view_inplace(target)  # an operand, not the target, may be what requires grad
         _keep_old_value(node, target)
+    data = target._data
     # CuPy arrays have no writeable flag (every CuPy array is writeable).
-    if not getattr(target._data.flags, "writeable", True):
-        raise RuntimeError(_OVERLAP_ERROR)
+    if not getattr(data.flags, "writeable", True):
+        if overlapping(data):
+            raise RuntimeError(_OVERLAP_ERROR)
+        data = _writeable(target)  # cut from an expanded tensor, but its own elements are distinct
     if node is not None and target._base is not None:
         from ember.native.copy_slices import rebase_view
 
         rebase_view(target, result)  # the base's history changes too
-    target._data[...] = result._data
+    data[...] = result._data
     target._version_counter[0] += 1
     if trace_state.active:  # ember.jit.trace follows the write (NOTE [ Tracing at the dispatcher ])
         trace_state.rebind(target, result)
@@ -118,8 +121,9 @@ def _keep_old_value(node, target):
 # An expanded tensor reads several elements from one memory location, so ember keeps
 # its array read-only and most in-place ops refuse it, with PyTorch's error. PyTorch
 # allows exactly the writes that cannot disagree with themselves: ``fill_``/``zero_``
-# (every alias gets one value), a write into a part of it that does not overlap
-# (``e[0] = v``), and, with a deprecation warning, ``masked_fill_`` and advanced-index
+# with a Python number (every alias gets one value; a tensor value is refused there),
+# a write into a part of it whose own elements are distinct (``e[0] = v``,
+# ``e[1].add_(1)``), and, with a deprecation warning, ``masked_fill_`` and advanced-index
 # writes (a location gets the value when any alias of it is selected). Those writes go
 # through a writeable array over the same memory (views.writeable_alias).
 
@@ -128,8 +132,9 @@ _OVERLAP_ERROR = ("unsupported operation: more than one element of the written-t
 
 
 def overlapping(array):
-    """PyTorch's internal-overlap test: some dim of size > 1 has stride 0."""
-    return any(stride == 0 and size > 1 for size, stride in zip(array.shape, array.strides))
+    """PyTorch's internal-overlap test: some dim of size > 1 has stride 0 (and there
+    is an element at all)."""
+    return array.size > 0 and any(stride == 0 and size > 1 for size, stride in zip(array.shape, array.strides))
 
 
 def fill_overlapping(target, value):
@@ -218,8 +223,6 @@ def try_fast_inplace(target, ufunc_name, other, alpha=1):
                                                        else "int_to_float"))
     if not dtypes.can_cast(result, dtypes.from_numpy_dtype(target._data.dtype)):
         return None  # the general path raises PyTorch's error
-    if result.np in dtypes.REDUCED_FLOATS and ufunc_name == "multiply":
-        return None  # mul computes float16 in float32 (NOTE [ opmath ] in dtypes.py)
     if result.np in dtypes.REDUCED_FLOATS and ufunc_name == "multiply":
         return None  # mul computes float16 in float32 (NOTE [ opmath ] in dtypes.py)
     a = target._data
