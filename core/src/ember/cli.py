@@ -30,6 +30,7 @@ import sys
 COMMAND_MODULES = (
     "ember.plugins.commands",  # plugins, explain
     "ember.zoo.commands",  # models, train, eval, predict
+    "ember.zoo.compression",  # compress
     "ember.distributed.run",  # run
     "ember.onnx.commands",  # export
 )

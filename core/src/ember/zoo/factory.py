@@ -33,6 +33,10 @@ def create_model(name, pretrained=False, **overrides):
     if checkpoint is not None:
         overrides = {**checkpoint.get("model_overrides", {}), **overrides}
     model = info.builder(**overrides)
+    if checkpoint is not None and checkpoint.get("compression"):  # ember compress's int8 layers
+        from ember.zoo.compression import apply_recorded_compression
+
+        model = apply_recorded_compression(model, checkpoint)
     try:
         model.load_state_dict(state_dict)
     except RuntimeError as exc:  # keys or shapes that do not match: say what the file holds instead

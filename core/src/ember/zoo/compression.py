@@ -1,0 +1,168 @@
+"""``ember compress``: prune and/or quantize a trained zoo model, fine-tune, measure, save.
+
+PyTorch counterpart: none (torch ships the pieces: torch/nn/utils/prune.py and
+torch/ao/quantization/quantize.py); the pieces here are ember.nn.utils.prune and the
+ember-quantization plugin.
+
+    $ ember compress resnet8_cifar --weights runs/r8/best.pt --data digits --prune 0.5 --out runs/r8-pruned
+    $ ember compress transformer_seq2seq_tiny --weights ckpt.pt --data copy --quantize dynamic --out runs/t8
+
+Pruning is global L1 (``--method l1``) over every Conv2d and Linear weight, or per-layer
+L1 structured over output channels (``--method ln``), then ``--finetune-epochs`` of SGD
+with the masks held by the pruning hooks, then ``prune.remove`` (plain weights with
+zeros, so ``ember eval`` reads the checkpoint like any other). ``--quantize dynamic``
+swaps every Linear for a dynamic int8 one; the checkpoint records it under
+``"compression"`` and ``create_model`` rebuilds that structure before loading.
+ember does not yet quantize zoo models statically (``--quantize static|qat``): their
+residual additions and pooling would need QuantStub/FloatFunctional rewrites, so these
+options stop with a message; nor does ``--distill-from`` exist yet.
+"""
+
+import pathlib
+import time
+
+from ember.zoo.errors import ZooError
+
+
+def apply_recorded_compression(model, checkpoint):
+    """Rebuild the structure a compressed checkpoint's state dict needs (called by create_model)."""
+    quantize = ((checkpoint or {}).get("compression") or {}).get("quantize")
+    if quantize is None:
+        return model
+    if quantize != "dynamic":
+        raise ZooError(f"this checkpoint was quantized with {quantize!r}, which ember cannot rebuild")
+    return _quantization().quantize_dynamic(model, inplace=True)
+
+
+def _quantization():
+    try:
+        import ember_quantization
+    except ImportError:
+        raise ZooError("quantization needs the ember-quantization plugin (pip install ember-quantization)") from None
+    return ember_quantization
+
+
+def _prunable(model):
+    import ember
+
+    return [(m, "weight") for m in model.modules() if isinstance(m, (ember.nn.Conv2d, ember.nn.Linear))]
+
+
+def prune_model(model, amount, method):
+    """Attach pruning masks: global L1 over all Conv2d/Linear weights, or L1 channels per layer."""
+    from ember.nn.utils import prune
+
+    targets = _prunable(model)
+    if method == "l1":
+        prune.global_unstructured(targets, pruning_method=prune.L1Unstructured, amount=amount)
+    elif method == "ln":
+        for module, name in targets:
+            prune.ln_structured(module, name, amount=amount, n=1, dim=0)
+    else:
+        raise ZooError(f"unknown pruning method {method!r}: use 'l1' (global unstructured) or 'ln' (channels)")
+    return targets
+
+
+def finetune(task, model, loader, epochs, lr):
+    """Plain SGD with momentum; the pruning hooks keep the pruned weights at zero."""
+    import ember
+
+    optimizer = ember.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    model.train()
+    for _ in range(epochs):
+        for batch in loader:
+            loss = task.loss(model, batch)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+def measure(task, model, loader, path=None):
+    """One table row: parameters, non-zeros, bytes on disk, the task's metric, inference seconds."""
+    import ember
+
+    tensors = [t for t in list(model.parameters()) + list(model.buffers()) if t.dtype.is_floating_point]
+    int8 = [m for m in model.modules() if hasattr(m, "_weight") and hasattr(m._weight, "int_repr")]
+    tensors += [m._bias for m in int8 if m._bias is not None]
+    count = sum(t.numel() for t in tensors) + sum(m._weight.numel() for m in int8)
+    nonzero = sum(int((t != 0).sum()) for t in tensors)
+    nonzero += sum(int((m._weight.dequantize() != 0).sum()) for m in int8)
+    model.eval()
+    started = time.perf_counter()
+    with ember.no_grad():
+        metrics = task.evaluate(model, loader)
+    seconds = time.perf_counter() - started
+    return {"parameters": count, "nonzero": nonzero, "bytes": path.stat().st_size if path else None,
+            "metric": metrics[task.metric], "seconds": seconds}
+
+
+def compress(model_name, weights, data, out, prune=None, method="l1", quantize=None, finetune_epochs=1,
+             lr=0.01, batch_size=64, seed=0, log=print):
+    """Compress ``weights`` of ``model_name``; writes ``out/compressed.pt`` and returns the before/after rows."""
+    import ember
+    from ember.zoo import create_model, get_task
+    from ember.zoo.weights import read_checkpoint
+
+    if quantize not in (None, "dynamic"):
+        raise ZooError(f"--quantize {quantize}: ember quantizes zoo models dynamically only (int8 Linear); "
+                       "static and QAT need a model written with QuantStub/FloatFunctional")
+    if prune is None and quantize is None:
+        raise ZooError("nothing to do: pass --prune AMOUNT and/or --quantize dynamic")
+    task = get_task(model_name)
+    _, checkpoint = read_checkpoint(weights)
+    model = create_model(model_name, pretrained=weights)
+    train_set, val_set = task.datasets(data, seed=seed)
+    val_loader = task.loader(val_set, 256, train=False)
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    before = measure(task, model, val_loader, pathlib.Path(weights))
+    record = {}
+    if prune is not None:
+        targets = prune_model(model, prune, method)
+        if finetune_epochs:
+            finetune(task, model, task.loader(train_set, batch_size, train=True, seed=seed), finetune_epochs, lr)
+        for module, name in targets:
+            ember.nn.utils.prune.remove(module, name)
+        record.update(prune=prune, method=method, finetune_epochs=finetune_epochs)
+    if quantize == "dynamic":
+        model = _quantization().quantize_dynamic(model.eval())
+        record["quantize"] = "dynamic"
+    path = out / "compressed.pt"
+    ember.save({"model_name": model_name, "model_overrides": (checkpoint or {}).get("model_overrides", {}),
+                "data": (checkpoint or {}).get("data", {"name": data}), "model": model.state_dict(),
+                "compression": record}, path)
+    after = measure(task, model, val_loader, path)
+    rows = [("before", before), ("after", after)]
+    log(format_table(rows, task.metric))
+    return rows
+
+
+def format_table(rows, metric):
+    header = f"{'':8}{'parameters':>12}{'non-zeros':>12}{'bytes':>12}{metric:>12}{'eval s':>10}"
+    lines = [header]
+    for name, row in rows:
+        lines.append(f"{name:8}{row['parameters']:>12,}{row['nonzero']:>12,}{row['bytes'] or 0:>12,}"
+                     f"{row['metric']:>12.4f}{row['seconds']:>10.2f}")
+    return "\n".join(lines)
+
+
+def cmd_compress(args):
+    compress(args.model, args.weights, args.data, args.out, prune=args.prune, method=args.method,
+             quantize=args.quantize, finetune_epochs=args.finetune_epochs, lr=args.lr, seed=args.seed)
+    return 0
+
+
+def add_commands(sub):
+    """Add ``compress`` to the ``ember`` parser's subcommands."""
+    p = sub.add_parser("compress", help="prune and/or quantize a trained zoo model")
+    p.add_argument("model")
+    p.add_argument("--weights", required=True, help="the trained checkpoint")
+    p.add_argument("--data", required=True, help="dataset to fine-tune and evaluate on")
+    p.add_argument("--prune", type=float, metavar="AMOUNT", help="fraction of weights to prune, in [0, 1]")
+    p.add_argument("--method", default="l1", choices=("l1", "ln"), help="global L1 (default) or L1 channels")
+    p.add_argument("--quantize", choices=("dynamic", "static", "qat"), help="int8 quantization (dynamic only)")
+    p.add_argument("--finetune-epochs", type=int, default=1)
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="folder for compressed.pt")
+    p.set_defaults(func=cmd_compress)
