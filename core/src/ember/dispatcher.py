@@ -92,10 +92,9 @@ class Op:
         return f"<ember op {self.qualname}>"
 
     def register_kernel(self, device_type, fn=None):
-        """Decorator: ``fn(xp, *arrays, **attrs)`` serves this op on ``device_type``."""
+        """Decorator: ``fn(xp, *arrays, **attrs)`` serves this op on ``device_type``; a
+        later registration for the same device type replaces it, as in PyTorch 2.13."""
         def add(fn):
-            if device_type in self.kernels:
-                raise RuntimeError(f"{self.qualname} already has a kernel for device type '{device_type}'")
             self.kernels[device_type] = fn
             self._resolved.clear()
             return fn

@@ -77,7 +77,8 @@ def register_kernel(op, device_types, func=None):
     """Register ``func(xp, *arrays, **attrs)`` as ``op``'s kernel on one or more device
     types, replacing the generic kernel there. Usable as a decorator.
 
-    A second kernel for the same (op, device type) raises RuntimeError, as in PyTorch.
+    A second kernel for the same (op, device type) replaces the first, as in PyTorch
+    2.13 (whose ``register_kernel`` overwrites silently too).
     """
     op = _as_op(op)
     types = (device_types,) if isinstance(device_types, str) else tuple(device_types)

@@ -132,8 +132,27 @@ def test_register_kernel_replaces_the_generic_kernel_on_one_device(fake):
     x = ember.tensor([1.0, -2.0])
     assert negate(x).tolist() == [-1.0, 2.0] and calls == []
     assert negate(x.to("fake")).cpu().tolist() == [-1.0, 2.0] and calls == [(2,)]
-    with pytest.raises(RuntimeError, match="already has a kernel for device type 'fake'"):
-        library.register_kernel(negate, "fake", lambda xp, x: x)
+    library.register_kernel(negate, "fake", lambda xp, x: x)  # a second kernel replaces the first
+    assert negate(x.to("fake")).cpu().tolist() == [1.0, -2.0] and calls == [(2,)]
+
+
+def test_a_second_kernel_registration_replaces_the_first_as_in_torch():
+    import torch
+
+    @torch.library.custom_op("libtest_torch::plus", mutates_args=())
+    def torch_plus(x: torch.Tensor) -> torch.Tensor:
+        return x.clone()
+
+    torch.library.register_kernel("libtest_torch::plus", "cpu", lambda x: x + 1)
+    torch.library.register_kernel("libtest_torch::plus", "cpu", lambda x: x + 2)
+
+    @library.custom_op("libtest::plus")
+    def ember_plus(xp, x):
+        return x.copy()
+
+    library.register_kernel(ember_plus, "cpu", lambda xp, x: x + 1)
+    library.register_kernel(ember_plus, "cpu", lambda xp, x: x + 2)
+    assert ember_plus(ember.zeros(1)).tolist() == torch_plus(torch.zeros(1)).tolist() == [2.0]
 
 
 def test_register_kernel_takes_several_device_types_and_a_qualified_name():
