@@ -60,6 +60,9 @@ from ember._ops import ops
 from ember import linalg
 from ember import cpu, cuda
 from ember import accelerator, backends
+from ember import amp
+from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled
+cuda.amp, cpu.amp = amp.amp_aliases.cuda_amp, amp.amp_aliases.cpu_amp  # torch.cuda.amp / torch.cpu.amp spellings
 from ember.native.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from ember.device import get_default_device, set_default_device
 from ember.serialization import load, load_safetensors, save, save_safetensors

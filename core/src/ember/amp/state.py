@@ -1,0 +1,110 @@
+"""The autocast state the dispatcher reads: which device types cast, to what, and
+each op's casting policy.
+
+PyTorch counterpart: the Autocast dispatch keys and aten/src/ATen/autocast_mode.cpp
+(the per-op policies of ``TORCH_LIBRARY_IMPL(aten, AutocastCPU, m)`` and of the CUDA
+lists, ``cached_cast``) (v2.13). See NOTE [ Autocast at the dispatcher ].
+"""
+
+# NOTE [ Autocast at the dispatcher ]
+# PyTorch runs autocast as a dispatch key above autograd: before an op on the list
+# reaches its kernel, its floating inputs are cast (float64 ones are left alone), and
+# the casts are recorded by autograd like any other op. ember's dispatcher does the
+# same in one line at the top of ``dispatch``: ``if autocast_state.enabled`` (a single
+# attribute test when autocast is off), then ``autocast_state.cast(op, inputs)``. The
+# policies, by op name:
+#   lower_precision: every float32 input goes to the autocast dtype (products,
+#       convolutions, attention: the ops that gain from half precision);
+#   fp32: every reduced-precision input goes to float32 (losses, reductions,
+#       pooling and padding kinds that lose accuracy in half precision);
+#   promote: all floating inputs go to the widest of their dtypes (cat, stack).
+# Within a region, casts of leaf tensors that require grad (the weights) are cached,
+# as PyTorch does, so a weight used by many ops is cast once. Where ember differs: its
+# composite ops (written in Python) meet the policy at each inner op, whereas PyTorch
+# applies a composite's policy once and runs its insides without autocast.
+
+LOWER_PRECISION = frozenset((
+    "convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "conv_tbc", "bmm", "mm", "linalg_vecdot", "baddbmm", "addmm", "addbmm", "linear", "matmul", "prelu",
+    "scaled_dot_product_attention", "_native_multi_head_attention",
+    # PyTorch's CPU LSTM (mkldnn_rnn_layer) is on the list: ember's fused LSTM kernels are its counterpart
+    "_lstm_layer", "_thnn_fused_lstm_cell"))
+
+FP32 = frozenset((
+    "avg_pool3d", "binary_cross_entropy", "grid_sampler", "polar", "prod", "quantile", "nanquantile", "stft",
+    "cdist", "grid_sampler_2d", "grid_sampler_3d", "trace", "view_as_complex", "cholesky", "cholesky_inverse",
+    "cholesky_solve", "inverse", "lu_solve", "orgqr", "ormqr", "pinverse", "max_pool3d", "max_unpool2d",
+    "max_unpool3d", "adaptive_avg_pool3d", "reflection_pad1d", "reflection_pad2d", "replication_pad1d",
+    "replication_pad2d", "replication_pad3d", "mse_loss", "cosine_embedding_loss", "nll_loss", "nll_loss2d",
+    "hinge_embedding_loss", "poisson_nll_loss", "smooth_l1_loss", "cross_entropy_loss", "cross_entropy", "l1_loss",
+    "huber_loss", "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
+    "ctc_loss", "kl_div", "multilabel_margin_loss", "binary_cross_entropy_with_logits", "fft_fft", "fft_ifft",
+    "fft_fft2", "fft_ifft2", "fft_fftn", "fft_ifftn", "fft_rfft", "fft_irfft", "fft_rfft2", "fft_irfft2",
+    "fft_rfftn", "fft_irfftn", "fft_hfft", "fft_ihfft", "linalg_cond", "linalg_matrix_rank", "linalg_solve",
+    "linalg_cholesky", "linalg_svdvals", "linalg_eigvals", "linalg_eigvalsh", "linalg_inv",
+    "linalg_householder_product", "linalg_tensorinv", "linalg_tensorsolve", "geqrf", "qr", "svd",
+    "triangular_solve", "fractional_max_pool2d", "fractional_max_pool3d", "adaptive_max_pool3d", "linalg_qr",
+    "linalg_cholesky_ex", "linalg_svd", "linalg_eig", "linalg_eigh", "linalg_lstsq", "linalg_inv_ex"))
+
+PROMOTE = frozenset(("stack", "cat", "index_copy"))
+
+POLICY = {**{name: "lower_precision" for name in LOWER_PRECISION}, **{name: "fp32" for name in FP32},
+          **{name: "promote" for name in PROMOTE}}
+
+
+class AutocastState:
+    """``enabled``: is any device type autocasting (the dispatcher's one test);
+    ``dtypes``: device type -> the lower-precision dtype while it autocasts."""
+
+    def __init__(self):
+        self.enabled = False
+        self.dtypes = {}
+        self.cache = {}  # id(leaf weight) -> (weight, dtype, its cast)
+        self.cache_enabled = True
+
+    def cast(self, op, inputs):
+        """``inputs`` with the casts ``op``'s policy asks for on their device type."""
+        policy = POLICY.get(op.name)
+        if policy is None:
+            return inputs
+        device_type = None
+        for x in inputs:
+            if hasattr(x, "_device"):
+                device_type = x._device.type
+                break
+        target = self.dtypes.get(device_type)
+        if target is None:
+            return inputs
+        from ember import dtypes
+
+        if policy == "lower_precision":
+            return tuple(self._cast_one(x, target, (dtypes.float32.np,)) for x in inputs)
+        if policy == "fp32":
+            return tuple(self._cast_one(x, dtypes.float32, dtypes.REDUCED_FLOATS) for x in inputs)
+        floating = [x for x in inputs if hasattr(x, "_device") and x._data.dtype.kind == "f"]
+        if not floating:
+            return inputs
+        widest = dtypes.from_numpy_dtype(floating[0]._data.dtype)
+        for x in floating[1:]:
+            widest = dtypes.promote_types(widest, dtypes.from_numpy_dtype(x._data.dtype))
+        return tuple(self._cast_one(x, widest, None) for x in inputs)
+
+    def _cast_one(self, x, target, eligible):
+        """``x`` cast to ``target`` when it is a floating tensor whose NumPy dtype is in
+        ``eligible`` (None: any floating dtype); anything else unchanged."""
+        if not hasattr(x, "_device") or x._data.dtype.kind != "f" or x._data.dtype == target.np:
+            return x
+        if eligible is not None and x._data.dtype not in eligible:
+            return x
+        cacheable = self.cache_enabled and x._requires_grad and x.grad_fn is None
+        if cacheable:
+            hit = self.cache.get(id(x))
+            if hit is not None and hit[0] is x and hit[1] is target:
+                return hit[2]
+        cast = x.to(target)
+        if cacheable:
+            self.cache[id(x)] = (x, target, cast)
+        return cast
+
+
+autocast_state = AutocastState()
