@@ -16,6 +16,7 @@ import functools
 import inspect
 
 from ember import dtypes
+from ember.amp.state import autocast_state
 from ember.autograd import anomaly_mode
 from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import OpNode, SavedTensor
@@ -214,6 +215,8 @@ trace_state = _TraceState()
 
 def dispatch(op, *inputs, **attrs):
     """Run ``op`` on ``inputs``: ``Op.__call__`` is this function (NOTE [ The dispatch path ])."""
+    if autocast_state.enabled:  # ember.autocast (NOTE [ Autocast at the dispatcher ]); one test when off
+        inputs = autocast_state.cast(op, inputs)
     device = None
     requires_grad = False
     common = None  # the dtype of the tensor inputs, while they all agree
