@@ -109,6 +109,11 @@ def target_name(target):
     qualname = getattr(target, "qualname", None)  # an ember op: aten::convolution
     if isinstance(qualname, str) and "::" in qualname:
         return qualname
+    from ember.fx.graph import _ember_path
+
+    path = _ember_path(target)  # ember.relu, as PyTorch prints torch.relu
+    if path is not None:
+        return path
     module = getattr(target, "__module__", None)
     name = getattr(target, "__qualname__", None) or getattr(target, "__name__", repr(target))
     if module in (None, "builtins", "_operator", "operator"):

@@ -156,8 +156,12 @@ def _attribute_dict(recorder):
 
 
 def _class_name(name):
+    import keyword
+
     cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name).strip("_") or "traced"
-    return cleaned if cleaned[0].isalpha() else "Traced" + cleaned
+    if not cleaned[0].isalpha() or keyword.iskeyword(cleaned) or cleaned == "self":
+        cleaned = "traced_" + cleaned  # a lambda's name, <lambda>, would be the keyword lambda
+    return cleaned
 
 
 def _input_names(func, count):

@@ -2,7 +2,8 @@
 nodes into: value names, constants (initializers), casts, and shapes that follow a
 dynamic axis.
 
-PyTorch counterpart: torch/onnx/_internal/jit_utils.py (``GraphContext``, ``g.op``) (v2.13).
+PyTorch counterpart: torch/onnx/_internal/torchscript_exporter/jit_utils.py (``GraphContext``,
+``g.op``) (v2.13).
 """
 
 import operator
