@@ -252,3 +252,22 @@ def test_gradcheck_on_a_custom_function():
     y = ember.tensor(Y, requires_grad=True)
     assert ember.autograd.gradcheck(Cube.apply, (x, y))
     assert ember.autograd.gradgradcheck(Cube.apply, (x, y))
+
+
+def test_input_returned_as_is_becomes_a_view_of_it():
+    def program(lib):
+        class Same(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+
+        x = lib.ones(2, requires_grad=True)
+        y = Same.apply(x)
+        y.sum().backward()
+        return y is x, y._is_view(), y._base is x, type(y.grad_fn).__name__, x.grad.tolist()
+
+    assert_same(program)

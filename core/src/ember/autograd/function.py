@@ -20,6 +20,7 @@ Function call records) (v2.13).
 from ember.autograd import anomaly_mode
 from ember.autograd.grad_mode import grad_state, no_grad
 from ember.autograd.graph import Node, SavedTensor
+from ember.autograd.views import mark_views
 
 
 class FunctionCtx:
@@ -159,7 +160,9 @@ class Function:
                 if id(o) in ctx._dirty:
                     o._version_counter[0] += 1  # the history changes: PyTorch bumps the version once more
                 elif any(o is a for a in args):
-                    o = o.detach()  # an input returned as it is becomes a new tensor, as in PyTorch
+                    # An input returned as it is becomes a new tensor, a view of that input, as in PyTorch.
+                    base, o = o, o.detach()
+                    mark_views(None, base, (o,))
                 o.grad_fn = ctx
                 o._output_nr = i
                 o._requires_grad = True

@@ -11,7 +11,10 @@ declares (CVE-2018-20406) and trusts lengths before reading them. Here:
 - REDUCE and NEWOBJ call only :class:`SafeCallable` entries of that table, which check
   their own arguments;
 - APPEND(S) only on lists, SETITEM(S) only on dicts, BUILD only to give a state_dict
-  its ``_metadata``;
+  its ``_metadata``. This is stricter than torch's, whose BUILD also runs
+  ``Tensor.set_`` (legacy files), ``Parameter.__setstate__``, updates any attribute of
+  an OrderedDict and builds instances of allowlisted classes: a file that relies on
+  those loads in torch and is refused here, with a message naming the BUILD;
 - the memo is a dict whose indices must come in order (no huge index), and every length
   field is checked against the bytes that remain before anything is read or allocated.
 
