@@ -74,3 +74,34 @@ def test_format_objects_print_and_pickle_like_torch():
         fmt = getattr(ember, name)
         assert repr(fmt) == repr(getattr(torch, name)).replace("torch", "ember")
         assert pickle.loads(pickle.dumps(fmt)) is fmt
+
+
+# NOTE [ The layout of an advanced index ] (ember/native/indexing.py)
+INDEX_KEYS = {
+    "last_dim": lambda lib: (slice(None), slice(None), [0, 1]),
+    "first_dim": lambda lib: ([0, 1],),
+    "middle_dim": lambda lib: (slice(None), [0, 1]),
+    "ellipsis_2d_index": lambda lib: (Ellipsis, [[0], [1]]),
+    "separated": lambda lib: ([0, 1], slice(None), [1, 0]),
+    "mask": lambda lib: (lib.tensor([True, False, True]),),
+    "tensor_2d": lambda lib: (slice(None), lib.tensor([[0, 1], [1, 0]])),
+    "int_and_list": lambda lib: (0, slice(None), [0, 1]),
+}
+INDEXED = {
+    "permuted": lambda lib: lib.arange(24.0).reshape(2, 3, 4).permute(2, 1, 0),
+    "transposed": lambda lib: lib.arange(12.0).reshape(3, 4).t(),
+    "sliced": lambda lib: lib.arange(24.0).reshape(4, 6)[:, ::2],
+}
+
+
+@pytest.mark.parametrize("source", INDEXED)
+@pytest.mark.parametrize("key", INDEX_KEYS)
+def test_advanced_index_layout_matches_torch(source, key):
+    t, e = INDEXED[source](torch), INDEXED[source](ember)
+    try:
+        expected = t[INDEX_KEYS[key](torch)]
+    except (IndexError, RuntimeError):
+        return  # the key does not fit this shape: tests/core/native/test_indexing.py covers errors
+    actual = e[INDEX_KEYS[key](ember)]
+    assert actual.stride() == expected.stride()
+    np.testing.assert_array_equal(actual.numpy(), expected.numpy())

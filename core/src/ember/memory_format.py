@@ -175,3 +175,43 @@ def contiguous_array(xp, a):
     if not a.flags.c_contiguous:
         a = xp.ascontiguousarray(a)
     return restride(xp, a, a.shape, wanted)
+
+
+def iterator_strides(shape, operands):
+    """The strides TensorIterator gives a new output of ``shape`` computed from inputs
+    with element strides ``operands`` (each broadcast to ``shape``, 0 on broadcast
+    dims): the dims sorted by the first operand that orders them (a 0 stride never
+    does), ties to the smaller size inside; then dense strides in that order.
+    (NOTE [ preserve_format ]: the same comparison as infer_dense_strides.)"""
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))  # innermost first
+
+    def should_swap(dim0, dim1):
+        for strides in operands:
+            stride0, stride1 = strides[dim0], strides[dim1]
+            if stride0 == 0 or stride1 == 0:
+                continue
+            if stride0 != stride1:
+                return -1 if stride0 < stride1 else 1
+            if shape[dim0] > shape[dim1]:
+                return 1
+        return 0
+
+    for i in range(1, ndim):
+        dim1 = i
+        for j in range(1, i + 1):
+            dim0 = i - j
+            comparison = should_swap(perm[dim0], perm[dim1])
+            if comparison > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif comparison < 0:
+                break
+    if perm == list(range(ndim - 1, -1, -1)):
+        return contiguous_strides(shape)
+    out = [0] * ndim
+    step = 1
+    for dim in perm:
+        out[dim] = step
+        step *= shape[dim]
+    return tuple(out)

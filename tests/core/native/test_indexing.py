@@ -313,3 +313,13 @@ INDEX_EDGES = [
 @pytest.mark.parametrize("case", INDEX_EDGES, ids=[c.name for c in INDEX_EDGES])
 def test_index_op_edge_cases_and_errors(case):
     assert_parity(case.fn, make_tensor((3, 4)))
+
+
+@pytest.mark.parametrize("make_key", [lambda lib, x: [0, 1], lambda lib, x: x > 2])
+def test_advanced_setitem_from_overlapping_memory_raises_like_torch(make_key):
+    def write(lib, x):
+        y = x.clone()
+        y[make_key(lib, y)] = y[3:]
+        return y
+
+    assert_parity(write, np.arange(5.0), grad=False)

@@ -210,7 +210,67 @@ def _restride_new_axes(xp, a, key, out):
 
 def _index_kernel(xp, a, key):
     a, key = locate(a, key)
-    return a[key]
+    out = a[key]
+    strides = _index_strides(a, key)
+    if strides is None or out.ndim == 0 or out.size == 0:
+        return out
+    from ember.memory_format import with_layout
+    from ember.native.views import element_strides
+
+    return out if element_strides(out) == strides else with_layout(xp, out, strides)
+
+
+# NOTE [ The layout of an advanced index ]
+# PyTorch computes x[idx] with a TensorIterator over x "restrided" to the result's
+# shape (stride 0 on the indexed dims) and the index tensors (broadcast to it), so the
+# result's strides follow TensorIterator's dim order (ember/memory_format.py
+# ``iterator_strides``) rather than NumPy's. Keys with None, Python bools or ints
+# (from backward formulas) or 0-d masks keep NumPy's layout.
+
+
+def _index_strides(a, key):
+    from ember.memory_format import contiguous_strides, iterator_strides
+    from ember.native.views import element_strides
+
+    if any(k is None or k.__class__ in (bool, int) or getattr(k, "ndim", 1) == 0 for k in key):
+        return None
+    entries = []  # per dim of `a`: a slice, or an index array
+    for k in key:
+        if k is Ellipsis:
+            used = sum(1 for j in key if j is not Ellipsis and not (hasattr(j, "dtype") and j.dtype.kind == "b")) + \
+                sum(j.ndim for j in key if hasattr(j, "dtype") and j.dtype.kind == "b")
+            entries.extend([slice(None)] * (a.ndim - used))
+        elif hasattr(k, "dtype") and k.dtype.kind == "b":
+            # A mask is its nonzero() columns: index tensors of stride k.ndim (PyTorch's).
+            entries.extend(("mask", k.ndim, column) for column in k.nonzero())
+        elif k.__class__ is slice:
+            entries.append(k)
+        else:
+            entries.append(("index", None, k))
+    entries.extend([slice(None)] * (a.ndim - len(entries)))
+    advanced = [d for d, e in enumerate(entries) if e.__class__ is not slice]
+    if not advanced:
+        return None
+    sliced = a[tuple(e if e.__class__ is slice else slice(None) for e in entries)]
+    arrays = [entries[d][2] for d in advanced]
+    import numpy as np
+
+    index_shape = np.broadcast_shapes(*[getattr(i, "shape", ()) for i in arrays])
+    in_place = advanced == list(range(advanced[0], advanced[-1] + 1))
+    kept = [d for d in range(a.ndim) if d not in advanced]
+    before = [d for d in kept if d < advanced[0]] if in_place else []
+    after = [d for d in kept if d > advanced[0]] if in_place else kept
+    shape = tuple([sliced.shape[d] for d in before] + list(index_shape) + [sliced.shape[d] for d in after])
+    src = element_strides(sliced)
+    operands = [tuple([src[d] for d in before] + [0] * len(index_shape) + [src[d] for d in after])]
+    for d in advanced:
+        kind, ndim, array = entries[d]
+        own = (ndim,) if kind == "mask" else contiguous_strides(array.shape)
+        lead = len(index_shape) - len(array.shape)
+        broadcast = [0] * lead + [0 if size == 1 and index_shape[lead + i] != 1 else own[i]
+                                  for i, size in enumerate(array.shape)]
+        operands.append(tuple([0] * len(before) + broadcast + [0] * len(after)))
+    return iterator_strides(shape, operands)
 
 
 def _basic_index_backward(ctx, grad):
@@ -351,6 +411,8 @@ def setitem(tensor, key, value):
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{_type_name(tensor.dtype)} for the destination and {_type_name(value.dtype)} "
                                "for the source.")
+        if not basic and isinstance(value, Tensor):
+            _check_no_overlap(tensor._data, value._data)
     value = _as_value(tensor, value)
     if value.__class__ is int:
         value = _scalar_as(value, tensor._data.dtype)
@@ -368,6 +430,25 @@ def setitem(tensor, key, value):
         tensor._version_counter[0] += 1
         return
     write_result(tensor, INDEX_PUT(tensor, value, key=array_key))
+
+
+def _check_no_overlap(a, b):
+    """PyTorch's index_put_ refuses a value whose memory range meets the target's (when
+    both are dense, so the check is decidable: its assert_no_overlap)."""
+    from ember.memory_format import is_non_overlapping_and_dense
+    from ember.native.views import element_strides
+    from ember.tensor import _array_address
+
+    if a.size == 0 or b.size == 0:
+        return
+    if not (is_non_overlapping_and_dense(a.shape, element_strides(a))
+            and is_non_overlapping_and_dense(b.shape, element_strides(b))):
+        return
+    a_begin, b_begin = _array_address(a), _array_address(b)
+    if a_begin < b_begin + b.nbytes and b_begin < a_begin + a.nbytes:
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                           "refer to a single memory location. Please clone() the tensor before performing the "
+                           "operation.")
 
 
 def _check_writeable(tensor):
