@@ -17,7 +17,7 @@ dist.all_reduce(t)
 if mode == "ok":
     print(f"rank {rank}: RANK={os.environ['RANK']} LOCAL_RANK={os.environ['LOCAL_RANK']} "
           f"WORLD_SIZE={os.environ['WORLD_SIZE']} MASTER_ADDR={os.environ['MASTER_ADDR']} "
-          f"MASTER_PORT={os.environ['MASTER_PORT']} sum={t.tolist()}", flush=True)
+          f"MASTER_PORT={os.environ['MASTER_PORT']} sum={t.tolist()}\n", end="", flush=True)  # one write per line
 elif mode == "raise" and rank == 1:
     raise ValueError("rank one gives up")
 elif mode == "kill" and rank == 1:

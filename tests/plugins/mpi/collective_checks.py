@@ -3,12 +3,10 @@ collective and ReduceOp of ember.distributed on float32, float64 and int64 again
 NumPy reference computed from every rank's inputs. Writes ``rank-<N>.json`` into the
 folder given as argv[1]: the names of the checks run and the failures."""
 
-import json
-import os
 import sys
-import traceback
 
 import numpy as np
+from rank_checks import RankChecks  # beside this file: python puts the script's folder on sys.path
 
 import ember
 import ember.distributed as dist
@@ -20,7 +18,7 @@ DTYPES = {"float32": ember.float32, "float64": ember.float64, "int64": ember.int
 REDUCE = {ReduceOp.SUM: np.sum, ReduceOp.PRODUCT: np.prod, ReduceOp.MIN: np.min, ReduceOp.MAX: np.max,
           ReduceOp.BAND: np.bitwise_and.reduce, ReduceOp.BOR: np.bitwise_or.reduce,
           ReduceOp.BXOR: np.bitwise_xor.reduce}
-checks, failures = [], []
+checks = RankChecks()
 
 
 def data(rank, dtype, shape=(3, 4), salt=0):
@@ -47,17 +45,6 @@ def same(got, expected, dtype):
     return got.shape == np.shape(expected) and np.allclose(got, expected, rtol=tol, atol=tol)
 
 
-def check(name):
-    def decorate(fn):
-        checks.append(name)
-        try:
-            result = fn()
-            if result is not True:
-                failures.append(f"{name}: {result}")
-        except Exception:
-            failures.append(f"{name}: {traceback.format_exc()}")
-        return fn
-    return decorate
 
 
 for dtype_name, dtype in DTYPES.items():
@@ -65,40 +52,40 @@ for dtype_name, dtype in DTYPES.items():
     mine = everyone[RANK]
     ops = [op for op in ReduceOp if dtype_name == "int64" or op not in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR)]
     for op in ops:
-        @check(f"all_reduce {op} {dtype_name}")
+        @checks.run(f"all_reduce {op} {dtype_name}")
         def _():
             t = ember.from_numpy(mine.copy())
             dist.all_reduce(t, op=op)
             return same(t, reference(op, everyone), dtype_name) or (t.tolist(), reference(op, everyone))
 
-        @check(f"reduce {op} {dtype_name}")
+        @checks.run(f"reduce {op} {dtype_name}")
         def _():
             t = ember.from_numpy(mine.copy())
             dist.reduce(t, dst=SIZE - 1, op=op)
             expected = reference(op, everyone) if RANK == SIZE - 1 else mine
             return same(t, expected, dtype_name)
 
-        @check(f"reduce_scatter_tensor {op} {dtype_name}")
+        @checks.run(f"reduce_scatter_tensor {op} {dtype_name}")
         def _():
             big = [data(r, dtype_name, (SIZE, 2, 3), salt=7) for r in range(SIZE)]
             out = ember.zeros(2, 3, dtype=dtype)
             dist.reduce_scatter_tensor(out, ember.from_numpy(big[RANK].copy()), op=op)
             return same(out, reference(op, [b[RANK] for b in big]), dtype_name)
 
-    @check(f"all_reduce async, non-contiguous {dtype_name}")
+    @checks.run(f"all_reduce async, non-contiguous {dtype_name}")
     def _():
         base = ember.from_numpy(np.ascontiguousarray(mine.T))
         work = dist.all_reduce(base.t(), async_op=True)
         work.wait()
         return work.is_completed() and same(base.t(), reference(ReduceOp.SUM, everyone), dtype_name)
 
-    @check(f"broadcast {dtype_name}")
+    @checks.run(f"broadcast {dtype_name}")
     def _():
         t = ember.from_numpy(mine.copy())
         dist.broadcast(t, src=SIZE - 1)
         return same(t, everyone[SIZE - 1], dtype_name)
 
-    @check(f"all_gather and all_gather_into_tensor {dtype_name}")
+    @checks.run(f"all_gather and all_gather_into_tensor {dtype_name}")
     def _():
         pieces = [ember.zeros(3, 4, dtype=dtype) for _ in range(SIZE)]
         dist.all_gather(pieces, ember.from_numpy(mine.copy()))
@@ -109,14 +96,14 @@ for dtype_name, dtype in DTYPES.items():
         return (all(same(p, e, dtype_name) for p, e in zip(pieces, everyone))
                 and same(stacked, np.stack(everyone), dtype_name) and same(flat, np.concatenate(everyone), dtype_name))
 
-    @check(f"reduce_scatter (list) {dtype_name}")
+    @checks.run(f"reduce_scatter (list) {dtype_name}")
     def _():
         lists = [[data(r, dtype_name, (2,), salt=10 + k) for k in range(SIZE)] for r in range(SIZE)]
         out = ember.zeros(2, dtype=dtype)
         dist.reduce_scatter(out, [ember.from_numpy(a) for a in lists[RANK]])
         return same(out, np.sum([lists[r][RANK] for r in range(SIZE)], axis=0), dtype_name)
 
-    @check(f"gather and scatter {dtype_name}")
+    @checks.run(f"gather and scatter {dtype_name}")
     def _():
         gathered = [ember.zeros(3, 4, dtype=dtype) for _ in range(SIZE)] if RANK == 0 else None
         dist.gather(ember.from_numpy(mine.copy()), gathered, dst=0)
@@ -126,7 +113,7 @@ for dtype_name, dtype in DTYPES.items():
         dist.scatter(out, [ember.from_numpy(p) for p in pieces] if RANK == SIZE - 1 else None, src=SIZE - 1)
         return ok and same(out, pieces[RANK], dtype_name)
 
-    @check(f"all_to_all_single even and uneven, all_to_all {dtype_name}")
+    @checks.run(f"all_to_all_single even and uneven, all_to_all {dtype_name}")
     def _():
         rows = [[r + k + 1 for k in range(SIZE)] for r in range(SIZE)]  # rank r sends rows[r][k] rows to k
         sent = [data(r, dtype_name, (sum(rows[r]), 2), salt=30) for r in range(SIZE)]
@@ -148,7 +135,7 @@ for dtype_name, dtype in DTYPES.items():
         listed = all(same(o, piece(r, RANK), dtype_name) for r, o in enumerate(outs))
         return (uneven and even and listed) or (uneven, even, listed)
 
-    @check(f"send/recv ring, isend/irecv, recv from any source {dtype_name}")
+    @checks.run(f"send/recv ring, isend/irecv, recv from any source {dtype_name}")
     def _():
         right, left = (RANK + 1) % SIZE, (RANK - 1) % SIZE
         got = ember.zeros(3, 4, dtype=dtype)
@@ -167,7 +154,7 @@ for dtype_name, dtype in DTYPES.items():
                 and receives.is_completed())
 
 
-@check("barrier and new_group (members and a non-member)")
+@checks.run("barrier and new_group (members and a non-member)")
 def _():
     dist.barrier()
     members = [0, SIZE - 1]
@@ -180,7 +167,7 @@ def _():
     return result is None and dist.get_rank(group) == -1 and t.item() == RANK + 1
 
 
-@check("broadcast from a group's rank uses the global src")
+@checks.run("broadcast from a group's rank uses the global src")
 def _():
     group = dist.new_group(list(range(1, SIZE)))
     t = ember.tensor([float(RANK)])
@@ -188,7 +175,7 @@ def _():
     return t.item() == (RANK if RANK == 0 else SIZE - 1)
 
 
-@check("object collectives")
+@checks.run("object collectives")
 def _():
     objects = [{"rank": RANK, "t": ember.arange(RANK + 1)}, f"from {RANK}"]
     dist.broadcast_object_list(objects, src=1)
@@ -198,7 +185,7 @@ def _():
         (r, "x" * r) for r in range(SIZE)]
 
 
-@check("mismatched shapes give one clear error on every rank, and the group still works")
+@checks.run("mismatched shapes give one clear error on every rank, and the group still works")
 def _():
     try:
         dist.all_reduce(ember.ones(RANK + 2))
@@ -213,7 +200,7 @@ def _():
     return t.tolist() == [SIZE, SIZE]
 
 
-@check("mismatched dtypes and collectives are errors")
+@checks.run("mismatched dtypes and collectives are errors")
 def _():
     errors = 0
     try:
@@ -235,7 +222,7 @@ def _():
     return errors == 3 or errors
 
 
-@check("a receive of the wrong size is an error")
+@checks.run("a receive of the wrong size is an error")
 def _():
     if RANK == 0:
         dist.send(ember.ones(5), dst=1)
@@ -249,6 +236,5 @@ def _():
 
 
 dist.barrier()
-with open(os.path.join(sys.argv[1], f"rank-{RANK}.json"), "w") as f:
-    json.dump({"checks": checks, "failures": failures, "size": SIZE}, f)
+checks.write(sys.argv[1], RANK, size=SIZE)
 dist.destroy_process_group()

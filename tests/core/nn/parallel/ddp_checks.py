@@ -3,11 +3,9 @@ DistributedDataParallel against big-batch training and against torch's DDP with 
 gloo backend, on the same weights and data, in float64. Writes ``rank-<N>.json`` into
 argv[1]: the checks run and the failures."""
 
-import json
 import os
 import socket
 import sys
-import traceback
 
 import numpy as np
 import torch
@@ -18,8 +16,10 @@ import ember.distributed as dist
 from ember.nn.parallel import DistributedDataParallel as DDP
 from ember_data.datasets.digits import Digits
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "zoo", "resnet"))
+TESTS = os.path.join(os.path.dirname(__file__), "..", "..", "..")
+sys.path[:0] = [os.path.join(TESTS, "zoo", "resnet"), os.path.join(TESTS, "plugins", "mpi")]
 from ember_zoo_resnet import cifar  # noqa: E402
+from rank_checks import RankChecks  # noqa: E402
 from torch_reference import TorchBasicBlock, TorchResNet  # noqa: E402
 
 torch.set_num_threads(1)
@@ -36,19 +36,9 @@ tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port[0]}", rank=
 B, STEPS, TOL = 8, 3, 1e-10
 digits = Digits("train")
 X, Y = digits.data.astype(np.float64), digits.targets.astype(np.int64)
-checks, failures = [], []
+checks = RankChecks()
 
 
-def check(name):
-    def decorate(fn):
-        checks.append(name)
-        try:
-            result = fn()
-            if result is not True:
-                failures.append(f"{name}: {result}")
-        except Exception:
-            failures.append(f"{name}: {traceback.format_exc()}")
-    return decorate
 
 
 def torch_resnet():
@@ -101,7 +91,7 @@ def worst(a, b):
     return max(float(np.abs(a[k].astype(np.float64) - b[k].astype(np.float64)).max()) for k in a)
 
 
-@check("DDP + SyncBatchNorm with batch B per rank == one process with batch 2B (ember and torch)")
+@checks.run("DDP + SyncBatchNorm with batch B per rank == one process with batch 2B (ember and torch)")
 def _():
     reference = torch_resnet()
     big_ember = train_ember(ember_twin(reference), lambda s: batch(s, 0, SIZE * B))
@@ -112,7 +102,7 @@ def _():
     return float(max(gaps)) < TOL or gaps
 
 
-@check("DDP == torch DDP (gloo) on the same weights and data, BatchNorm per rank")
+@checks.run("DDP == torch DDP (gloo) on the same weights and data, BatchNorm per rank")
 def _():
     ours = train_ember(ember_twin(torch_resnet()), mine, wrap=lambda m: DDP(m, bucket_cap_mb=0.02))
     theirs = train_torch(torch_resnet(), mine, wrap=lambda m: torch.nn.parallel.DistributedDataParallel(
@@ -138,7 +128,7 @@ def accumulate(lib, model, ddp):
     return {k: (v.numpy() if lib is ember else v.detach().numpy()) for k, v in model.state_dict().items()}
 
 
-@check("no_sync gradient accumulation == torch's")
+@checks.run("no_sync gradient accumulation == torch's")
 def _():
     ember_model, torch_model = ember_twin(torch_resnet()), torch_resnet()
     ours = accumulate(ember, ember_model, DDP(ember_model))
@@ -175,7 +165,7 @@ def heads(lib):
     return model
 
 
-@check("find_unused_parameters: a head used on one rank only, one never used == torch's")
+@checks.run("find_unused_parameters: a head used on one rank only, one never used == torch's")
 def _():
     torch_model = heads(torch)
     ember_model = heads(ember)
@@ -198,7 +188,7 @@ def _():
     return gap < TOL or gap
 
 
-@check("without find_unused_parameters an unused parameter is torch's error at the next forward")
+@checks.run("without find_unused_parameters an unused parameter is torch's error at the next forward")
 def _():
     model = heads(ember)
     ddp = DDP(model)
@@ -211,7 +201,7 @@ def _():
     return "no error"
 
 
-@check("construction broadcasts rank 0's parameters and buffers; forward broadcasts buffers")
+@checks.run("construction broadcasts rank 0's parameters and buffers; forward broadcasts buffers")
 def _():
     ember.manual_seed(RANK)  # different weights on each rank
     model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.BatchNorm1d(4))
@@ -230,7 +220,7 @@ def _():
             and ddp.module is model) or (same, model[1].running_mean.tolist(), keys)
 
 
-@check("SyncBatchNorm forward, backward and running statistics == torch BatchNorm over the global batch")
+@checks.run("SyncBatchNorm forward, backward and running statistics == torch BatchNorm over the global batch")
 def _():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((SIZE * 3, 4, 5, 5)) * 2 + 1
@@ -262,7 +252,6 @@ def _():
 
 
 dist.barrier()
-with open(os.path.join(sys.argv[1], f"rank-{RANK}.json"), "w") as f:
-    json.dump({"checks": checks, "failures": failures}, f)
+checks.write(sys.argv[1], RANK)
 tdist.destroy_process_group()
 dist.destroy_process_group()
