@@ -9,18 +9,13 @@ PyTorch counterpart: torch/_dynamo (capture) and torch/_functorch/aot_autograd.p
 def capture(module, inputs):
     """``(graph, {path: tensor})`` for ``module`` on ``inputs``; raises TracingError for what
     the trace cannot record."""
+    from ember.fx.graph_module import fetch_attr
     from ember.jit import trace
 
     traced = trace(module, tuple(inputs), check_trace=False)
     attributes = {}
     for node in traced.graph.nodes:
         if node.op == "get_attr":
-            attributes[node.target] = _fetch(traced, node.target).detach()
+            attributes[node.target] = fetch_attr(traced, node.target).detach()
     return traced.graph, attributes
 
-
-def _fetch(module, path):
-    obj = module
-    for atom in path.split("."):
-        obj = getattr(obj, atom)
-    return obj

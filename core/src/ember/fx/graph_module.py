@@ -82,11 +82,12 @@ def attribute_source(root, graph, constants):
     found = dict(constants)
     for node in graph.nodes:
         if node.op in ("get_attr", "call_module") and node.target not in found:
-            found[node.target] = _fetch(root, node.target)
+            found[node.target] = fetch_attr(root, node.target)
     return found
 
 
-def _fetch(root, qualified):
+def fetch_attr(root, qualified):
+    """``root.a.b.c`` for ``qualified`` = ``"a.b.c"``; RuntimeError naming a missing target."""
     obj = root
     for atom in qualified.split("."):
         if not hasattr(obj, atom):
@@ -96,8 +97,8 @@ def _fetch(root, qualified):
 
 
 def _copy_attr(root, target_module, qualified):
-    value = root[qualified] if isinstance(root, dict) else _fetch(root, qualified)
-    source_parent = None if isinstance(root, dict) else _fetch(root, qualified.rpartition(".")[0]) \
+    value = root[qualified] if isinstance(root, dict) else fetch_attr(root, qualified)
+    source_parent = None if isinstance(root, dict) else fetch_attr(root, qualified.rpartition(".")[0]) \
         if "." in qualified else root
     *prefix, field = qualified.split(".")
     parent = target_module

@@ -47,7 +47,9 @@ def save(m, f):
 
     graph = {"format": FORMAT, "version": VERSION, "class_name": type(m).__name__,
              "nodes": [_encode_node(n) for n in m.graph.nodes]}
-    weights = {n.target: _fetch(m, n.target).detach() for n in m.graph.nodes if n.op == "get_attr"}
+    from ember.fx.graph_module import fetch_attr
+
+    weights = {n.target: fetch_attr(m, n.target).detach() for n in m.graph.nodes if n.op == "get_attr"}
     buffer = io.BytesIO()
     ember.save(weights, buffer)
     data = io.BytesIO()
@@ -97,13 +99,6 @@ def load(f, map_location=None):
 
 
 # --- writing -----------------------------------------------------------------------------
-
-
-def _fetch(m, path):
-    obj = m
-    for atom in path.split("."):
-        obj = getattr(obj, atom)
-    return obj
 
 
 def _encode_node(node):
