@@ -1,8 +1,10 @@
 """The quantized operators, ``ember.ops.quantized.*``: quantize, dequantize, int8 linear and conv, add, cat, relu.
 
 PyTorch counterpart: aten/src/ATen/native/quantized/cpu/qlinear.cpp,
-qlinear_dynamic.cpp, qconv.cpp, qadd.cpp, qconcat.cpp, qrelu.cpp and
-aten/src/ATen/native/quantized/AffineQuantizerBase.cpp (v2.13).
+aten/src/ATen/native/quantized/cpu/qlinear_dynamic.cpp,
+aten/src/ATen/native/quantized/cpu/qconv.cpp, aten/src/ATen/native/quantized/cpu/qadd.cpp,
+aten/src/ATen/native/quantized/cpu/qconcat.cpp, aten/src/ATen/native/quantized/cpu/qrelu.cpp
+and aten/src/ATen/native/quantized/AffineQuantizerBase.cpp (v2.13).
 
 Each op works on the integer arrays of quantized tensors; the scales and zero points
 travel as attributes (per-tensor) or as tensors (per-channel). The ops are ordinary

@@ -1,6 +1,6 @@
 """Quantized tensors: integers plus the scale and zero point that give them real values.
 
-PyTorch counterpart: aten/src/ATen/quantized/Quantizer.cpp and QTensorImpl.h, and the
+PyTorch counterpart: aten/src/ATen/quantized/Quantizer.cpp and aten/src/ATen/quantized/QTensorImpl.h, and the
 quantized-tensor functions of torch/_tensor.py and torch/_utils.py (v2.13).
 
 # NOTE [ A quantized tensor is a value class in ember ]
