@@ -1,9 +1,10 @@
-"""The main job until the zoo exists: train a two-layer MLP on the embedded 8x8 digits
-with ember alone, then report held-out accuracy.
+"""Train a two-layer MLP on the embedded 8x8 digits with ember's core alone, then
+report held-out accuracy.
 
 PyTorch counterpart: the classic MNIST example (pytorch/examples mnist/main.py),
-written here with raw tensors, autograd and a hand-written SGD step, since ember.nn
-and ember.optim arrive with later work.
+written here with raw tensors, autograd and a hand-written SGD step on purpose: it shows
+what the core does underneath ember.nn and ember.optim (``ember train resnet8_cifar
+--data digits`` is the same job with the zoo, the nn modules and an optimizer).
 
     python examples/train_digits_mlp.py [--epochs 30] [--seed 0]
 """

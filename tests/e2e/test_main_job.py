@@ -55,3 +55,11 @@ def test_the_main_job_trains_evaluates_and_predicts(tmp_path, capsys):
 def test_the_readme_runs_the_main_job_through_tox():
     readme = (REPO / "README.md").read_text()
     assert "tox -e main" in readme and "resnet8_cifar" in readme
+
+
+def test_the_readme_states_the_number_of_training_images_the_run_prints():
+    import re
+
+    readme = " ".join((REPO / "README.md").read_text().split())
+    stated = int(re.search(r"fits it to the ([\d,]+) training images", readme).group(1).replace(",", ""))
+    assert stated == len(ember.data.load_dataset("digits", split="train"))

@@ -137,3 +137,18 @@ def test_sample_specs_parse():
     assert tasks.parse_sample_spec("digits:0-2,7") == ("digits", [0, 1, 2, 7])
     with pytest.raises(ValueError, match="digits:0-4"):
         tasks.parse_sample_spec("digits:a")
+
+
+def test_every_measured_figure_comes_from_the_default_train_command():
+    """A figure in ``model_info(...).measured`` is what ``ember train NAME`` (the model's
+    default dataset and recipe, one thread) printed: the command is recorded, names no
+    option that changes the run, and the metric is the task's headline or one it reports."""
+    measured = [(name, entry) for name in ember.zoo.list_models() for entry in ember.zoo.model_info(name).measured]
+    assert measured, "the zoo records no measured figure at all"
+    for name, entry in measured:
+        info = ember.zoo.model_info(name)
+        assert entry["command"] == f"ember train {name} --threads 1", (name, entry)
+        assert entry["data"].startswith(info.default_dataset), (name, entry)
+        assert {"metric", "value", "cpu_seconds"} <= set(entry) and "recipe" not in entry, (name, entry)
+        if "epoch" in entry:  # the best checkpoint's epoch, and the last one's figure
+            assert 1 <= entry["epoch"] <= info.recipe["epochs"] and "last" in entry, (name, entry)

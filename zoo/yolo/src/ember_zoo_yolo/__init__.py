@@ -37,12 +37,14 @@ MODELS = {
 }
 RECIPE = {"epochs": 5, "batch_size": 32, "optimizer": "AdamW", "lr": 2e-3, "weight_decay": 5e-4,
           "scheduler": "onecycle"}
-# `ember train yolo_nano --data shapes-detect` (the recipe above, seed 0; 5 x 63 = 315 steps),
-# 2-core x86-64 box shared with other jobs, OMP_NUM_THREADS=1 (wall time was about 2x the CPU
-# time); checked again by tests/zoo/yolo/test_acceptance.py.
-_RUN = {"data": "shapes-detect val split (500 images)", "cpu_seconds": 83.6,
-        "recipe": "5 epochs of 63 steps, AdamW 2e-3 one-cycle, weight decay 5e-4, batch 32, horizontal flips"}
-MEASURED = {"yolo_nano": ({"metric": "map", "value": 0.883, **_RUN}, {"metric": "map_50", "value": 0.993, **_RUN})}
+# `ember train yolo_nano --threads 1` (the default dataset and the recipe above, seed 0;
+# 5 x 63 = 315 steps) on the shared 2-core x86-64 box under load (15 min wall for 120 s of
+# CPU); cpu_seconds is the whole command's. value is the best epoch's (best.pt, here the
+# last); checked again by tests/zoo/yolo/test_acceptance.py.
+_RUN = {"data": "shapes-detect val split (500 images)", "cpu_seconds": 120.0, "epoch": 5,
+        "command": "ember train yolo_nano --threads 1"}
+MEASURED = {"yolo_nano": ({"metric": "map", "value": 0.880, "last": 0.880, **_RUN},
+                          {"metric": "map_50", "value": 0.992, "last": 0.992, **_RUN})}
 PAPER = "Redmon et al., You Only Look Once (2016); Ge et al., YOLOX (2021)"
 
 
