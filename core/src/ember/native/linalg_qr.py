@@ -7,8 +7,9 @@ PyTorch counterpart: aten/src/ATen/native/BatchLinearAlgebra.cpp (``linalg_qr``)
 Modes: ``"reduced"`` (Q is m x k, R is k x n, k = min(m, n)), ``"complete"`` (Q is
 m x m) and ``"r"`` (R only, Q empty). Gradient for m >= n in the reduced mode, with
 copyltu(M) the symmetric matrix built from M's lower triangle:
-M = R gR^T - gQ^T Q, gA = (gQ + Q copyltu(M)) R^-T. Where ember differs: PyTorch also
-differentiates wide matrices (m < n) and the complete mode with m > n; ember raises.
+M = R gR^T - gQ^T Q, gA = (gQ + Q copyltu(M)) R^-T. A wide matrix A = [X | Y] (m < n)
+splits as X = Q U (square, the formula above with gQ + Y gV^T for gQ) and Y = Q V
+(gY = Q gV). The complete mode of a tall matrix has no gradient, as in PyTorch.
 """
 
 import collections
@@ -37,22 +38,30 @@ def _copyltu(m):
     return lower + lower.mT + m.diagonal(0, -2, -1).diag_embed()
 
 
-def _qr_backward(ctx, grad_q, grad_r):
+def _square_or_tall_backward(q, r, grad_q, grad_r):
     from ember.native.linalg_solve import solve
+
+    middle = r @ grad_r.mT - grad_q.mT @ q
+    b = grad_q + q @ _copyltu(middle)
+    return solve(r, b.mT).mT  # b R^-T, as the solution of R gA^T = b^T
+
+
+def _qr_backward(ctx, grad_q, grad_r):
+    from ember.native.shape import cat
 
     (q, r) = ctx.saved_outputs
     m, n = q.shape[-2], r.shape[-1]
-    if m < n or ctx.attrs["mode"] == "complete" and m > n:
-        raise NotImplementedError("ember's linalg.qr backward handles m >= n in the reduced mode only "
-                                  "(PyTorch's covers the other cases)")
-    if grad_q is None:
-        grad_q = q * 0
-    if grad_r is None:
-        grad_r = r * 0
-    middle = r @ grad_r.mT - grad_q.mT @ q
-    b = grad_q + q @ _copyltu(middle)
-    # gA = b R^-T: solve R gA^T = b^T.
-    return (solve(r, b.mT).mT,)
+    if ctx.attrs["mode"] == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    grad_q = q * 0 if grad_q is None else grad_q
+    grad_r = r * 0 if grad_r is None else grad_r
+    if m >= n:
+        return (_square_or_tall_backward(q, r, grad_q, grad_r),)
+    # Wide: A = [X | Y] with X = Q U square; Y = Q V only moves Q's gradient.
+    square, rest = r[..., :, :m], r[..., :, m:]
+    grad_square, grad_rest = grad_r[..., :, :m], grad_r[..., :, m:]
+    grad_x = _square_or_tall_backward(q, square, grad_q + (q @ rest) @ grad_rest.mT, grad_square)
+    return (cat([grad_x, q @ grad_rest], -1),)
 
 
 QR = Op("aten::linalg_qr", _qr_kernel, _qr_backward, promote=NONE, save="outputs", num_outputs=2,
