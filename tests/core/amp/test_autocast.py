@@ -41,6 +41,10 @@ CASES = [
     ("relu (no policy)", lambda lib, a: lib.relu(a), [(2, 3)]),
     ("softmax (no policy)", lambda lib, a: lib.softmax(a.half(), -1), [(2, 3)]),
     ("matmul of float64 (left alone)", lambda lib, a, b: a.double() @ b.double(), [(3, 4), (4, 2)]),
+    ("linear of a half input and float32 weights", lambda lib, x, w: lib.nn.functional.linear(x.half(), w),
+     [(3, 4), (5, 4)]),
+    ("conv2d of a half input", lambda lib, x, w: lib.nn.functional.conv2d(x.half(), w), [(1, 2, 4, 4), (3, 2, 3, 3)]),
+    ("mm of half and float32", lambda lib, a, b: lib.mm(a.half(), b), [(3, 4), (4, 5)]),
     ("linear then loss", lambda lib, x, w, t: lib.nn.functional.mse_loss(lib.nn.functional.linear(x, w), t),
      [(3, 4), (2, 4), (3, 2)]),
 ]

@@ -21,6 +21,7 @@ runs as a 2-D one over images of height 1.
 # so double (and higher) backward of a convolution comes for free.
 """
 
+from ember.amp.state import autocast_state
 from ember.dispatcher import NONE, Op
 from ember.native.fold import Geometry, col2im_taps
 from ember.native.padding import pad as _pad
@@ -241,10 +242,10 @@ def _check_convolution(input, weight, bias, stride, padding, dilation, transpose
     if weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
                            f"but got weight of size [{_shape_str(weight.shape)}] instead")
-    if input.dtype != weight.dtype:
+    if input.dtype != weight.dtype and not autocast_state.enabled:  # autocast: the dispatcher casts both
         raise RuntimeError(f"expected scalar type {_scalar_name(input.dtype)} but found "
                            f"{_scalar_name(weight.dtype)}")
-    if bias is not None and bias.dtype != input.dtype:
+    if bias is not None and bias.dtype != input.dtype and not autocast_state.enabled:
         raise RuntimeError(f"Input type ({_type_name(input.dtype)}) and bias type ({_type_name(bias.dtype)}) "
                            "should be the same")
     channels = input.shape[1]

@@ -10,6 +10,7 @@ in the result; batch dimensions broadcast. The backward reduces the gradient of 
 broadcast batch back to the operand's shape (the engine's ``sum_to_size``).
 """
 
+from ember.amp.state import autocast_state
 from ember.dispatcher import NONE, Op
 
 
@@ -72,7 +73,7 @@ def _type_name(dtype):
 
 
 def _check_dtypes(a, b):
-    if a.dtype is not b.dtype:
+    if a.dtype is not b.dtype and not autocast_state.enabled:  # under autocast the dispatcher casts both
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_C_NAMES[a.dtype.name]} != "
                            f"{_C_NAMES[b.dtype.name]}")
     if a.dtype.name == "bool":
@@ -195,7 +196,7 @@ BADDBMM = Op("aten::baddbmm", _addmm_kernel, _addmm_backward, promote=NONE, save
 def _check_bias(input, shape, name, other):
     from ember.native.shape import broadcast_shapes
 
-    if input.dtype is not other.dtype:
+    if input.dtype is not other.dtype and not autocast_state.enabled:
         raise RuntimeError(f"self and {name} must have the same dtype, but got {_type_name(input.dtype)} and "
                            f"{_type_name(other.dtype)}")
     if tuple(broadcast_shapes(input.shape, shape)) != tuple(shape):

@@ -14,6 +14,7 @@ ember's Python overhead per layer to a single dispatch (see NOTE [ Fused linear 
 import math
 
 from ember import dtypes
+from ember.amp.state import autocast_state
 from ember.dispatcher import NONE, Op
 from ember.native._inplace import _type_name
 from ember.native.linalg import _C_NAMES, MM
@@ -81,10 +82,11 @@ def _check_linear(input, weight, bias):
                            f"{w_shape[-1]}x{out})")
     # PyTorch's three messages: addmm's (bias first, then input) or mm's without a bias.
     dtype = weight.dtype
-    if bias is not None and bias.dtype is not dtype:
+    # (under ember.autocast the dispatcher casts the operands to one dtype first)
+    if bias is not None and bias.dtype is not dtype and not autocast_state.enabled:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_type_name(bias.dtype)} and "
                            f"{_type_name(dtype)}")
-    if input.dtype is not dtype:
+    if input.dtype is not dtype and not autocast_state.enabled:
         if bias is not None:
             raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_type_name(input.dtype)} and "
                                f"{_type_name(dtype)}")
