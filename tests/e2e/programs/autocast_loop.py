@@ -16,7 +16,7 @@ scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 10)
 x = torch.randn(64, 8)
 target = x[:, :1] * 2 - x[:, 1:2]
 losses = []
-for step in range(30):
+for _ in range(30):
     with torch.autocast("cpu", dtype=torch.float16):
         out = model(x)
         loss = nn.functional.mse_loss(out, target)

@@ -37,7 +37,7 @@ def batch():
 model = Classifier()
 optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
 losses = []
-for step in range(STEPS):
+for _ in range(STEPS):
     tokens, lengths, labels = batch()
     loss = nn.functional.cross_entropy(model(tokens, lengths), labels)
     optimizer.zero_grad()
