@@ -163,6 +163,14 @@ INT_WRAP_CASES = {
     "setitem_negative": lambda lib, x: _setitem(x, 0, -1),
     "setitem_advanced_negative": lambda lib, x: _setitem(x, [1, 2], -2),
     "maximum_zero_d_negative": lambda lib, x: lib.maximum(x, lib.tensor(-1)),
+    # Beyond -max..max the converting ops raise PyTorch's overflow error (arithmetic still wraps).
+    "clamp_beyond_int8": lambda lib, x: x.to(lib.int8).clamp(min=300),
+    "clamp_below_uint8": lambda lib, x: x.clamp(min=-256),
+    "clamp_lowest_uint8": lambda lib, x: x.clamp(min=-255),
+    "masked_fill_beyond": lambda lib, x: x.masked_fill(x > 100, 300),
+    "fill_below": lambda lib, x: x.clone().fill_(-256),
+    "where_beyond": lambda lib, x: lib.where(x > 100, x, 300),
+    "setitem_beyond": lambda lib, x: _setitem(x, 0, 256),
 }
 
 

@@ -228,6 +228,19 @@ def fit_int(value, np_dtype):
     return value
 
 
+def checked_int(value, np_dtype):
+    """``fit_int`` for the ops that convert a scalar with PyTorch's overflow check
+    (fill_, masked_fill, setitem, where, scatter, clamp): an unsigned dtype also takes
+    negatives down to -max (they wrap: -1 is 255 for uint8), anything beyond raises."""
+    if np_dtype.kind in "iu":
+        info = np.iinfo(np_dtype)
+        low = -int(info.max) if np_dtype.kind == "u" else int(info.min)
+        if not low <= value <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {np_dtype.name}_t without overflow")
+        return fit_int(value, np_dtype)
+    return value
+
+
 def result_type_from_keys(keys):
     """Promote operand keys: (priority, dtype) pairs, priority 2 = tensor with dims,
     1 = 0-d tensor, 0 = Python scalar. Cached: the set of keys per call is tiny."""

@@ -496,9 +496,9 @@ def _where_promote(cond, a, b):
 def _scalar_as(value, np_dtype):
     """A Python number as a NumPy scalar of ``np_dtype``; ints wrap like PyTorch's
     (NOTE [ Python ints wrap into integer dtypes ] in dtypes.py)."""
-    from ember.dtypes import fit_int
+    from ember.dtypes import checked_int
 
-    return np_dtype.type(fit_int(value, np_dtype) if value.__class__ is int else value)
+    return np_dtype.type(checked_int(value, np_dtype) if value.__class__ is int else value)
 
 
 def where(condition, input=None, other=None):

@@ -11,6 +11,7 @@ float dtype first; ``neg``, ``abs``, ``sign`` and the rounding ops keep the dtyp
 import functools
 import math
 
+from ember import dtypes
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, NONE, Op
 
 # NOTE [ Floating-point warnings ]
@@ -461,6 +462,9 @@ def clamp(input, min=None, max=None):
     """Limit ``input`` to ``[min, max]``; either bound may be a number or a tensor."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    for bound in (min, max):
+        if bound.__class__ is int:
+            dtypes.checked_int(bound, input._data.dtype)  # PyTorch's overflow check for the bounds
     return CLAMP(input, min, max)
 
 
