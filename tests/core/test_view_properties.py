@@ -206,6 +206,8 @@ VIEW_OPS = {
     "contiguous_copy": lambda x: x.t().contiguous(),
     "clone": lambda x: x.clone(),
     "index_tensor": lambda x: x[x.new_tensor([0]).long()],
+    "diagonal": lambda x: x.diagonal(),
+    "diagonal_offset": lambda x: x.diagonal(1),
 }
 
 

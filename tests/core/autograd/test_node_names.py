@@ -144,6 +144,7 @@ def _cases(lib):
         "reshape": lambda x: x.reshape(2, 3),
         "flatten": lambda x: x.flatten(),
         "as_strided": lambda x: x.as_strided((2,), (1,)),
+        "diagonal": lambda x: x.diagonal(),
         "t": lambda x: x.t(),
         "transpose": lambda x: x.transpose(0, 1),
         "movedim": lambda x: x.movedim(0, 1),
