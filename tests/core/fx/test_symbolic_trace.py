@@ -228,3 +228,36 @@ def test_namespaces_are_restored_after_a_failed_trace():
     with pytest.raises(fx.TraceError):
         fx.symbolic_trace(lambda x: x if x.sum() > 0 else -x)
     assert ember.relu is relu and nn.Module.__call__ is call
+
+
+def _layer_cases():
+    """The nn layer families of tests/core/jit/test_trace.py (one list for both tests)."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).parents[1] / "jit" / "test_trace.py"
+    spec = importlib.util.spec_from_file_location("jit_layer_cases", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_JIT_CASES = _layer_cases()
+
+
+class _NoLeaves(fx.Tracer):
+    """Traces through every layer, down to ember's functions and tensor methods."""
+
+    def is_leaf_module(self, m, qualname):
+        return False
+
+
+@pytest.mark.parametrize("family", sorted(_JIT_CASES._layers()))
+def test_every_layer_family_traces_through_to_functions(family):
+    ember.manual_seed(0)
+    layer, inputs = _JIT_CASES.layer_and_inputs(family)
+    tracer = _NoLeaves()
+    graph = tracer.trace(layer, example_inputs=inputs)
+    assert not [n for n in graph.nodes if n.op == "call_module"]
+    gm = fx.GraphModule(fx.graph_module.attribute_source(tracer.root, graph, tracer.tensor_constants), graph)
+    _same(gm(*inputs), layer(*inputs))

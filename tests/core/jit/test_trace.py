@@ -76,20 +76,22 @@ def _layers():
     }
 
 
+def layer_and_inputs(family):
+    """The layer of ``family`` and example inputs for it (tests/core/fx uses these too)."""
+    layer, shape = _layers()[family]
+    if shape == "tokens":
+        return layer, (ember.randint(0, 10, (2, 5)),)
+    if shape == "attention":
+        return _SelfAttention(layer), (ember.randn(2, 5, 8),)
+    if shape is None:
+        return layer, (ember.randn(3, 4), ember.randn(3, 4))
+    return layer, (ember.randn(*shape),)
+
+
 @pytest.mark.parametrize("family", sorted(_layers()))
 def test_every_layer_family_traces_to_the_same_outputs(family):
     ember.manual_seed(0)
-    layer, shape = _layers()[family]
-    if shape == "tokens":
-        inputs = (ember.randint(0, 10, (2, 5)),)
-    elif shape == "attention":
-        q = ember.randn(2, 5, 8)
-        layer = _SelfAttention(layer)
-        inputs = (q,)
-    elif shape is None:
-        inputs = (ember.randn(3, 4), ember.randn(3, 4))
-    else:
-        inputs = (ember.randn(*shape),)
+    layer, inputs = layer_and_inputs(family)
     traced = jit.trace(layer, inputs)
     _assert_same(traced(*inputs), layer(*inputs))
     fresh = tuple(ember.randn(*x.shape) if x.dtype.is_floating_point else x for x in inputs)

@@ -20,8 +20,9 @@ from ember.fx.proxy import Proxy, TraceError
 # A Proxy's methods and operators record themselves (`x.relu()`, `x + 1`). A free
 # function such as `ember.cat([a, b])` or `F.gelu(x)` would run its kernel on the Proxy
 # and fail, so while a trace runs the tracer replaces, in the `ember` and
-# `ember.nn.functional` namespaces and in the globals of every traced `forward`, each
-# ember function by a wrapper: with a Proxy among its arguments it records a
+# `ember.nn.functional` namespaces, in ember's (and its plugins') modules that a traced
+# `forward` names, and in the globals of every traced `forward`, each ember function by
+# a wrapper: with a Proxy among its arguments it records a
 # `call_function` node for the original function; otherwise it calls it. `wrap("name")`
 # adds a user's own global function to that list (PyTorch's `torch.fx.wrap`). The
 # namespaces are restored when the trace ends, even when it fails.
@@ -32,8 +33,9 @@ from ember.fx.proxy import Proxy, TraceError
 # ember's tracer runs every node on the examples as it records it (node.meta
 # ["example_value"]), answers shape queries (`shape`, `dim()`, `size()`, ...), `bool()`,
 # `len()` and iteration from them, and bakes the answers into the graph, as
-# torch.jit.trace does. The graph is then valid for inputs of those shapes: a reader
-# sees the specialised sizes as constants in the generated code.
+# torch.jit.trace does; arguments past the examples keep their default values. The
+# graph is then valid for inputs of those shapes: a reader sees the specialised sizes
+# as constants in the generated code.
 
 _WRAPPED_GLOBALS = []  # (globals dict, name) registered by `wrap`
 
@@ -190,13 +192,12 @@ class Tracer:
                 values.append(concrete_args[p.name])  # baked into the graph, as in PyTorch
                 continue
             default = () if p.default is p.empty else (p.default,)
+            if self.example_inputs is not None and len(values) >= len(self.example_inputs) and default:
+                values.append(default[0])  # past the examples, an argument keeps its default, baked in
+                continue
             proxy = Proxy(self.graph.placeholder(p.name, *default), self)
-            if self.example_inputs is not None:
-                position = len([v for v in values if isinstance(v, Proxy)])
-                if position < len(self.example_inputs):
-                    proxy.node.meta["example_value"] = self.example_inputs[position]
-                elif default:
-                    proxy.node.meta["example_value"] = default[0]
+            if self.example_inputs is not None and len(values) < len(self.example_inputs):
+                proxy.node.meta["example_value"] = self.example_inputs[len(values)]
             values.append(proxy)
         return values
 
@@ -235,7 +236,7 @@ class _Patcher:
         self._set(Module.__dict__, Module, "__call__", module_call)
         self._set(Module.__dict__, Module, "__getattr__", module_getattr)
         wrapped = {}
-        for namespace in (ember, functional):
+        for namespace in [ember, functional] + self._ember_modules_in_forwards():
             for name, value in list(vars(namespace).items()):
                 if _is_ember_function(value):
                     wrapped[id(value)] = self._wrapper(value)
@@ -244,8 +245,15 @@ class _Patcher:
         self._set(vars(functional), functional, "__getattr__", lambda name: self._wrapper(lookup(name)))
         for globals_ in self._forward_globals():
             for name, value in list(globals_.items()):
+                if id(value) not in wrapped and _is_ember_function(value):
+                    wrapped[id(value)] = self._wrapper(value)  # `from ember_norm.functional import batch_norm`
                 if id(value) in wrapped and globals_.get(name) is value:
                     self._set(globals_, None, name, wrapped[id(value)])
+        root = self.tracer.root
+        for m in root.modules() if isinstance(root, Module) else ():
+            for name, value in list(vars(m).items()):  # `self.activation = F.relu`
+                if _is_ember_function(value):
+                    self._set(vars(m), None, name, wrapped.get(id(value)) or self._wrapper(value))
         for globals_, name in _WRAPPED_GLOBALS:
             if name in globals_:
                 self._set(globals_, None, name, self._wrapper(globals_[name]))
@@ -281,6 +289,19 @@ class _Patcher:
                 seen.setdefault(id(forward), forward)
         return seen.values()
 
+    def _ember_modules_in_forwards(self):
+        """Modules of ember and its plugins that a traced forward names (``F`` for
+        ``ember_norm.functional``): their functions are wrapped too."""
+        import types
+
+        found = {}
+        for globals_ in self._forward_globals():
+            for value in list(globals_.values()):
+                if isinstance(value, types.ModuleType) and value.__name__.split(".")[0].startswith("ember") \
+                        and value.__name__ not in ("ember", "ember.nn.functional"):
+                    found.setdefault(value.__name__, value)
+        return list(found.values())
+
     def _wrapper(self, fn):
         if not callable(fn) or getattr(fn, "__fx_original__", None) is not None:
             return fn
@@ -309,8 +330,10 @@ def _fetch_attr(root, target, constants):
 
 
 def _is_ember_function(value):
-    return (inspect.isfunction(value) and getattr(value, "__module__", "").startswith("ember")
-            and not value.__name__.startswith("_"))
+    """A public function of ember or of a plugin (not of the zoo: models are traced through)."""
+    module = getattr(value, "__module__", None) or ""
+    return (inspect.isfunction(value) and module.startswith("ember") and not module.startswith("ember_zoo")
+            and not module.startswith("ember.fx") and not value.__name__.startswith("_"))
 
 
 def _has_proxy(value):
