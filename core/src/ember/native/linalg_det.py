@@ -4,8 +4,10 @@ PyTorch counterpart: aten/src/ATen/native/BatchLinearAlgebra.cpp (``linalg_det``
 ``linalg_slogdet``) and their derivatives.yaml entries (v2.13).
 
 Gradients: d det(A) = det(A) A^-T, d log|det A| = A^-T (through ``linalg.inv``, so they
-differentiate again). Where ember differs: PyTorch also differentiates ``det`` at a
-singular matrix (through an SVD); ember raises its ``LinAlgError`` there, as ``inv`` does.
+differentiate again). Where the computed determinant is exactly zero, PyTorch's gradient
+is zero (det(A) times anything), not the cofactor matrix that is the true derivative;
+ember gives PyTorch's zeros. ``slogdet``'s log|det| has no gradient there (``inv``
+raises its ``LinAlgError``).
 """
 
 import collections
@@ -17,10 +19,15 @@ return_types_slogdet = collections.namedtuple("slogdet", ["sign", "logabsdet"])
 
 
 def _det_backward(ctx, grad):
+    from ember.native.factory import eye
+    from ember.native.indexing import where
     from ember.native.linalg_solve import inv
 
     (a,) = ctx.saved_inputs
     (det,) = ctx.saved_outputs
+    singular = (det == 0).unsqueeze(-1).unsqueeze(-1)
+    if bool(singular.any()):  # PyTorch's gradient there is grad * 0 * (anything): zeros
+        a = where(singular, eye(a.shape[-1], dtype=a.dtype, device=a.device), a)
     return ((grad * det).unsqueeze(-1).unsqueeze(-1) * inv(a).mT,)
 
 
