@@ -233,7 +233,7 @@ def test_errors_match_torch(name):
     expected = ember.linalg.LinAlgError if theirs.type is torch.linalg.LinAlgError else theirs.type
     with pytest.raises(expected) as ours:
         ERRORS[name](ember)
-    assert str(ours.value) == str(theirs.value)
+    assert str(ours.value) == str(theirs.value).replace("torch", "ember")
 
 
 def test_linalg_error_is_a_runtime_error_like_torchs():

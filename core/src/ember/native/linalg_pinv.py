@@ -76,11 +76,11 @@ def lstsq(A, B, rcond=None, *, driver=None):
     check_matrix(A, "linalg.lstsq")
     check_floating(A, "linalg.lstsq")
     if driver not in (None, "gelsy", "gelsd", "gelss", "gels"):
-        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+        raise RuntimeError("ember.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     vector = B.ndim == A.ndim - 1
     rhs = B.unsqueeze(-1) if vector else B
     if rhs.shape[-2] != A.shape[-2]:
-        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+        raise RuntimeError("ember.linalg.lstsq: input.size(-2) should match other.size(-2)")
     solution = PINV(A, rtol=rcond) @ rhs
     rank = tensor(_rank(A, rcond), device=A.device)
     none = empty(0, dtype=A.dtype, device=A.device)

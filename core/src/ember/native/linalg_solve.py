@@ -48,7 +48,7 @@ def _solve_kernel(xp, a, b):
     try:
         return xp.linalg.solve(a, b)
     except xp.linalg.LinAlgError:
-        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.") from None
+        raise LinAlgError("ember.linalg.solve: The solver failed because the input matrix is singular.") from None
 
 
 def _solve_backward(ctx, grad):
