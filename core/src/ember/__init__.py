@@ -61,6 +61,7 @@ from ember import linalg
 from ember import cpu, cuda
 from ember import accelerator, backends
 from ember import amp
+from ember import multiprocessing
 from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled
 cuda.amp, cpu.amp = amp.amp_aliases.cuda_amp, amp.amp_aliases.cpu_amp  # torch.cuda.amp / torch.cpu.amp spellings
 from ember.native.pixel_shuffle import pixel_shuffle, pixel_unshuffle

@@ -429,8 +429,27 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __reduce_ex__(self, protocol):
-        # Pickling (DataLoader workers, copy.deepcopy): data on the host, plus leaf state.
+        # Pickling (DataLoader workers, copy.deepcopy): data on the host, plus leaf state;
+        # a tensor in shared memory sends its block's name (ember/multiprocessing/reductions.py).
+        from ember.multiprocessing.reductions import reduce_shared
+
+        shared = reduce_shared(self)
+        if shared is not None:
+            return shared
         return (_rebuild_tensor, (self._host(), str(self._device), self._requires_grad))
+
+    def share_memory_(self):
+        """Move the data into shared memory (in place), so processes started afterwards,
+        or that receive this tensor, read and write the same numbers. CPU tensors only."""
+        from ember.multiprocessing.reductions import share_
+
+        return share_(self)
+
+    def is_shared(self):
+        """Whether the data lives in shared memory."""
+        from ember.multiprocessing.reductions import block_of
+
+        return block_of(self) is not None
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:

@@ -425,6 +425,13 @@ class Module:
     def type(self, dst_type):
         return self._apply(lambda t: t.type(dst_type))
 
+    def share_memory(self):
+        """Move every parameter and buffer into shared memory (``Tensor.share_memory_``), so
+        processes started afterwards train the same weights (Hogwild)."""
+        for tensor in [*self.parameters(), *self.buffers()]:
+            tensor.share_memory_()
+        return self
+
     def cpu(self):
         return self._apply(lambda t: t.cpu())
 
