@@ -87,10 +87,11 @@ class CommBackend:
     def _missing(self, what):
         return NotImplementedError(f"the {self.name!r} communication backend does not implement {what}")
 
-    def allreduce(self, array, op):
+    def allreduce(self, array, op, blocking=False):
+        """``blocking``: the caller waits at once, so the backend may run it on the calling thread."""
         raise self._missing("all_reduce")
 
-    def broadcast(self, array, src):
+    def broadcast(self, array, src, blocking=False):
         raise self._missing("broadcast")
 
     def reduce(self, array, dst, op):

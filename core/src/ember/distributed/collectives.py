@@ -96,7 +96,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         return None
     buffer = _Buffer(tensor, "all_reduce's tensor", writes=True)
     check_reduce_op(op, buffer.array.dtype.kind)
-    return _finish(pg._backend.allreduce(buffer.array, op), pg, [buffer], async_op)
+    return _finish(pg._backend.allreduce(buffer.array, op, blocking=not async_op), pg, [buffer], async_op)
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -117,7 +117,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         return None
     root = _root(pg, src, group_src, "src")
     buffer = _Buffer(tensor, "broadcast's tensor", writes=pg.rank() != root)
-    return _finish(pg._backend.broadcast(buffer.array, root), pg, [buffer], async_op)
+    return _finish(pg._backend.broadcast(buffer.array, root, blocking=not async_op), pg, [buffer], async_op)
 
 
 # --- gathers and scatters -----------------------------------------------------------------

@@ -105,11 +105,11 @@ class NCCLBackend(CommBackend):
         launch(self.stream.ptr)
         return NCCLWork(name, self._rank, self.timeout, self.stream.record())
 
-    def allreduce(self, array, op):
+    def allreduce(self, array, op, blocking=False):
         return self._run("all_reduce", lambda s: self.comm.allReduce(
             array.data.ptr, array.data.ptr, array.size, _dtype(array), _op(op), s))
 
-    def broadcast(self, array, src):
+    def broadcast(self, array, src, blocking=False):
         return self._run("broadcast", lambda s: self.comm.bcast(array.data.ptr, array.size, _dtype(array), src, s))
 
     def reduce(self, array, dst, op):

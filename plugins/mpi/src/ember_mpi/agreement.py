@@ -48,6 +48,11 @@ def check(comm, name, record, global_rank):
     """All-gather the records; raise the same error on every rank if they differ."""
     records = np.empty((comm.Get_size(), record.size), dtype=np.int64)
     comm.Allgather(record, records)
+    compare(records, name, global_rank)
+
+
+def compare(records, name, global_rank):
+    """Raise, naming every rank's view, unless all the gathered records are equal."""
     if (records == records[0]).all():
         return
     views = "; ".join(f"rank {r}: {_describe(rec)}" for r, rec in enumerate(records))
