@@ -15,7 +15,8 @@ swaps every Linear for a dynamic int8 one; the checkpoint records it under
 ``"compression"`` and ``create_model`` rebuilds that structure before loading.
 ember does not yet quantize zoo models statically (``--quantize static|qat``): their
 residual additions and pooling would need QuantStub/FloatFunctional rewrites, so these
-options stop with a message; nor does ``--distill-from`` exist yet.
+options stop with a message. ``--distill-from TEACHER --teacher-weights CKPT`` first trains
+MODEL (``--student-overrides '{"width": 4}'``) taught by the teacher (ember/zoo/distillation.py).
 """
 
 import pathlib
@@ -97,8 +98,14 @@ def measure(task, model, loader, path=None):
 
 
 def compress(model_name, weights, data, out, prune=None, method="l1", quantize=None, finetune_epochs=1,
-             lr=0.01, batch_size=64, seed=0, log=print):
-    """Compress ``weights`` of ``model_name``; writes ``out/compressed.pt`` and returns the before/after rows."""
+             lr=0.01, batch_size=64, seed=0, distill_from=None, teacher_weights=None, student_overrides=None,
+             log=print):
+    """Compress ``weights`` of ``model_name``; writes ``out/compressed.pt`` and returns the before/after rows.
+
+    With ``distill_from``, ``model_name`` (built with ``student_overrides``) is first trained
+    for ``finetune_epochs`` taught by that teacher (ember/zoo/distillation.py), and the
+    "before" row is the teacher's.
+    """
     import ember
     from ember.zoo import create_model, get_task
     from ember.zoo.weights import read_checkpoint
@@ -106,17 +113,30 @@ def compress(model_name, weights, data, out, prune=None, method="l1", quantize=N
     if quantize not in (None, "dynamic"):
         raise ZooError(f"--quantize {quantize}: ember quantizes zoo models dynamically only (int8 Linear); "
                        "static and QAT need a model written with QuantStub/FloatFunctional")
-    if prune is None and quantize is None:
-        raise ZooError("nothing to do: pass --prune AMOUNT and/or --quantize dynamic")
+    if prune is None and quantize is None and distill_from is None:
+        raise ZooError("nothing to do: pass --prune AMOUNT, --quantize dynamic and/or --distill-from TEACHER")
     task = get_task(model_name)
-    _, checkpoint = read_checkpoint(weights)
-    model = create_model(model_name, pretrained=weights)
-    train_set, val_set = task.datasets(data, seed=seed)
-    val_loader = task.loader(val_set, 256, train=False)
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    before = measure(task, model, val_loader, pathlib.Path(weights))
-    record = {}
+    train_set, val_set = task.datasets(data, seed=seed)
+    val_loader = task.loader(val_set, 256, train=False)
+    if distill_from is not None:
+        from ember.zoo.distillation import distill
+
+        if teacher_weights is None:
+            raise ZooError("--distill-from needs --teacher-weights CKPT")
+        before = measure(task, create_model(distill_from, pretrained=teacher_weights), val_loader,
+                         pathlib.Path(teacher_weights))
+        distill(distill_from, teacher_weights, model_name, data, out=out, student_overrides=student_overrides,
+                epochs=max(finetune_epochs, 1), seed=seed, log=log)
+        weights = out / "student.pt"
+    if weights is None:
+        raise ZooError("--weights CKPT is needed (unless --distill-from trains the model)")
+    _, checkpoint = read_checkpoint(weights)
+    model = create_model(model_name, pretrained=weights)
+    if distill_from is None:
+        before = measure(task, model, val_loader, pathlib.Path(weights))
+    record = {"distilled_from": distill_from} if distill_from else {}
     if prune is not None:
         targets = prune_model(model, prune, method)
         if finetune_epochs:
@@ -138,17 +158,22 @@ def compress(model_name, weights, data, out, prune=None, method="l1", quantize=N
 
 
 def format_table(rows, metric):
-    header = f"{'':8}{'parameters':>12}{'non-zeros':>12}{'bytes':>12}{metric:>12}{'eval s':>10}"
+    width = max(12, len(metric) + 2)
+    header = f"{'':8}{'parameters':>12}{'non-zeros':>12}{'bytes':>12}{metric:>{width}}{'eval s':>10}"
     lines = [header]
     for name, row in rows:
         lines.append(f"{name:8}{row['parameters']:>12,}{row['nonzero']:>12,}{row['bytes'] or 0:>12,}"
-                     f"{row['metric']:>12.4f}{row['seconds']:>10.2f}")
+                     f"{row['metric']:>{width}.4f}{row['seconds']:>10.2f}")
     return "\n".join(lines)
 
 
 def cmd_compress(args):
+    import json
+
     compress(args.model, args.weights, args.data, args.out, prune=args.prune, method=args.method,
-             quantize=args.quantize, finetune_epochs=args.finetune_epochs, lr=args.lr, seed=args.seed)
+             quantize=args.quantize, finetune_epochs=args.finetune_epochs, lr=args.lr, seed=args.seed,
+             distill_from=args.distill_from, teacher_weights=args.teacher_weights,
+             student_overrides=json.loads(args.student_overrides) if args.student_overrides else None)
     return 0
 
 
@@ -156,12 +181,16 @@ def add_commands(sub):
     """Add ``compress`` to the ``ember`` parser's subcommands."""
     p = sub.add_parser("compress", help="prune and/or quantize a trained zoo model")
     p.add_argument("model")
-    p.add_argument("--weights", required=True, help="the trained checkpoint")
+    p.add_argument("--weights", help="the trained checkpoint (not needed with --distill-from)")
     p.add_argument("--data", required=True, help="dataset to fine-tune and evaluate on")
     p.add_argument("--prune", type=float, metavar="AMOUNT", help="fraction of weights to prune, in [0, 1]")
     p.add_argument("--method", default="l1", choices=("l1", "ln"), help="global L1 (default) or L1 channels")
     p.add_argument("--quantize", choices=("dynamic", "static", "qat"), help="int8 quantization (dynamic only)")
-    p.add_argument("--finetune-epochs", type=int, default=1)
+    p.add_argument("--distill-from", metavar="TEACHER", help="train MODEL taught by this zoo model first")
+    p.add_argument("--teacher-weights", metavar="CKPT", help="the teacher's checkpoint")
+    p.add_argument("--student-overrides", metavar="JSON",
+                   help='builder keywords for the student, e.g. \'{"width": 4}\'')
+    p.add_argument("--finetune-epochs", type=int, default=1, help="fine-tune (or, distilling, training) epochs")
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="folder for compressed.pt")
