@@ -97,10 +97,11 @@ class MPIBackend(CommBackend):
             try:
                 result = job()
             except Exception as exc:  # delivered to the waiting caller
+                self._finished += 1  # before waking the caller, who may check _idle() at once
                 work._finish(exception=exc)
             else:
+                self._finished += 1
                 work._finish(result=result)
-            self._finished += 1
 
     def _check_not_broken(self, name):
         if self.broken is not None:
