@@ -44,7 +44,19 @@ def test_pruned_weights_stay_zero_through_finetuning(checkpoint, tmp_path):
     assert not any(key.endswith(("_orig", "_mask")) for key in state)  # pruning made permanent
 
 
-@pytest.mark.parametrize("kwargs, message", [({"quantize": "static"}, "dynamically only"),
+def test_static_int8_of_a_cifar_resnet_is_4x_smaller_on_disk_and_reloads(checkpoint, tmp_path):
+    rows = dict(compression.compress("resnet8_cifar", checkpoint, "digits", tmp_path / "out", quantize="static",
+                                     log=lambda line: None))
+    assert type(ember.zoo.create_model("resnet8_cifar", pretrained=checkpoint).layer1[0].conv1).__name__ == "Conv2d"
+    dense = tmp_path / "dense_weights.pt"
+    ember.save(ember.load(checkpoint)["model"], dense)
+    assert dense.stat().st_size / rows["after"]["bytes"] > 3.0
+    loaded = ember.zoo.create_model("resnet8_cifar", pretrained=tmp_path / "out" / "compressed.pt").eval()
+    assert type(loaded.layer1[0].conv1).__name__ == "Conv2d" and loaded.layer1[0].conv1._relu
+    assert loaded(ember.randn(2, 1, 8, 8)).shape == (2, 10)
+
+
+@pytest.mark.parametrize("kwargs, message", [({"quantize": "qat"}, "QAT of zoo models is not done"),
                                              ({}, "nothing to do"),
                                              ({"prune": 0.5, "method": "l2"}, "unknown pruning method")])
 def test_unsupported_requests_are_named(checkpoint, tmp_path, kwargs, message):

@@ -11,11 +11,11 @@ Pruning is global L1 (``--method l1``) over every Conv2d and Linear weight, or p
 L1 structured over output channels (``--method ln``), then ``--finetune-epochs`` of SGD
 with the masks held by the pruning hooks, then ``prune.remove`` (plain weights with
 zeros, so ``ember eval`` reads the checkpoint like any other). ``--quantize dynamic``
-swaps every Linear for a dynamic int8 one; the checkpoint records it under
-``"compression"`` and ``create_model`` rebuilds that structure before loading.
-ember does not yet quantize zoo models statically (``--quantize static|qat``): their
-residual additions and pooling would need QuantStub/FloatFunctional rewrites, so these
-options stop with a message. ``--distill-from TEACHER --teacher-weights CKPT`` first trains
+swaps every Linear for a dynamic int8 one; ``--quantize static`` rewrites a CIFAR
+ResNet for eager-mode static int8 (NOTE [ Static int8 for the zoo's CIFAR ResNets ]) and
+calibrates it on training batches. The checkpoint records either under ``"compression"``
+and ``create_model`` rebuilds that structure before loading. ``--quantize qat`` stops
+with a message (not done). ``--distill-from TEACHER --teacher-weights CKPT`` first trains
 MODEL (``--student-overrides '{"width": 4}'``) taught by the teacher (ember/zoo/distillation.py).
 """
 
@@ -30,9 +30,81 @@ def apply_recorded_compression(model, checkpoint):
     quantize = ((checkpoint or {}).get("compression") or {}).get("quantize")
     if quantize is None:
         return model
+    if quantize == "static":  # the int8 structure; the state dict then brings weights and qparams
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # observers that saw no data
+            return quantize_static(model, calibration=[])
     if quantize != "dynamic":
         raise ZooError(f"this checkpoint was quantized with {quantize!r}, which ember cannot rebuild")
     return _quantization().quantize_dynamic(model, inplace=True)
+
+
+# NOTE [ Static int8 for the zoo's CIFAR ResNets ]
+# Eager-mode static quantization needs the model to say where tensors enter and leave
+# the int8 region and to do its residual additions through a FloatFunctional. The
+# zoo's CifarResNet does neither, so ``quantize_static`` rewrites an eval-mode copy:
+# every conv-bn(-relu) is fused, each BasicBlock's `out + identity` then ReLU becomes
+# `skip_add.add_relu` (a QFunctional after convert), a QuantStub opens the network and
+# a DeQuantStub closes it before the average pool, so the pool and the 64x10 `fc` stay
+# float. Calibration runs the training loader's first batches through the observers.
+def quantize_static(model, calibration, batches=8):
+    """An int8 copy of a zoo CIFAR ResNet (NOTE [ Static int8 for the zoo's CIFAR ResNets ])."""
+    import copy
+
+    eq = _quantization()
+    if type(model).__name__ != "CifarResNet":
+        raise ZooError(f"static quantization of {type(model).__name__} is not done (CIFAR ResNets only)")
+    model = copy.deepcopy(model).eval()
+    eq.fuse_modules(model, [["conv1", "bn1", "relu"]], inplace=True)
+    for stage in (model.layer1, model.layer2, model.layer3):
+        for block in stage:
+            _quantizable_block(block, eq)
+    model.__class__ = _subclass(type(model), "QuantizableCifarResNet", _quantizable_resnet_forward)
+    model.quant, model.dequant = eq.QuantStub(), eq.DeQuantStub()
+    model.qconfig = eq.get_default_qconfig("x86")
+    model.fc.qconfig = None
+    model.avgpool.qconfig = None
+    prepared = eq.prepare(model, inplace=True)
+    import ember
+
+    with ember.no_grad():
+        for index, (inputs, _) in enumerate(calibration):
+            if index == batches:
+                break
+            prepared(inputs)
+    return eq.convert(prepared, inplace=True)
+
+
+def _quantizable_block(block, eq):
+    eq.fuse_modules(block, [["conv1", "bn1", "relu"], ["conv2", "bn2"]], inplace=True)
+    if block.downsample is not None:
+        eq.fuse_modules(block.downsample, [["0", "1"]], inplace=True)
+    block.skip_add = eq.FloatFunctional()
+    block.__class__ = _subclass(type(block), "QuantizableBasicBlock", _quantizable_block_forward)
+
+
+def _quantizable_block_forward(self, x):
+    identity = x if self.downsample is None else self.downsample(x)
+    return self.skip_add.add_relu(self.conv2(self.conv1(x)), identity)
+
+
+def _quantizable_resnet_forward(self, x):
+    x = self.conv1(self.quant(x))
+    x = self.dequant(self.layer3(self.layer2(self.layer1(x))))
+    return self.fc(self.avgpool(x).flatten(1))
+
+
+_SUBCLASSES = {}
+
+
+def _subclass(base, name, forward):
+    """One subclass of ``base`` per (base, name) with ``forward`` replaced (kept for deepcopy and pickle)."""
+    key = (base, name)
+    if key not in _SUBCLASSES:
+        _SUBCLASSES[key] = type(name, (base,), {"forward": forward, "__module__": __name__})
+    return _SUBCLASSES[key]
 
 
 def _quantization():
@@ -110,9 +182,9 @@ def compress(model_name, weights, data, out, prune=None, method="l1", quantize=N
     from ember.zoo import create_model, get_task
     from ember.zoo.weights import read_checkpoint
 
-    if quantize not in (None, "dynamic"):
-        raise ZooError(f"--quantize {quantize}: ember quantizes zoo models dynamically only (int8 Linear); "
-                       "static and QAT need a model written with QuantStub/FloatFunctional")
+    if quantize not in (None, "dynamic", "static"):
+        raise ZooError(f"--quantize {quantize}: ember quantizes zoo models dynamically (int8 Linear) or "
+                       "statically (CIFAR ResNets); QAT of zoo models is not done")
     if prune is None and quantize is None and distill_from is None:
         raise ZooError("nothing to do: pass --prune AMOUNT, --quantize dynamic and/or --distill-from TEACHER")
     task = get_task(model_name)
@@ -147,6 +219,9 @@ def compress(model_name, weights, data, out, prune=None, method="l1", quantize=N
     if quantize == "dynamic":
         model = _quantization().quantize_dynamic(model.eval())
         record["quantize"] = "dynamic"
+    if quantize == "static":
+        model = quantize_static(model, task.loader(train_set, batch_size, train=True, seed=seed))
+        record["quantize"] = "static"
     path = out / "compressed.pt"
     ember.save({"model_name": model_name, "model_overrides": (checkpoint or {}).get("model_overrides", {}),
                 "data": (checkpoint or {}).get("data", {"name": data}), "model": model.state_dict(),
@@ -185,7 +260,8 @@ def add_commands(sub):
     p.add_argument("--data", required=True, help="dataset to fine-tune and evaluate on")
     p.add_argument("--prune", type=float, metavar="AMOUNT", help="fraction of weights to prune, in [0, 1]")
     p.add_argument("--method", default="l1", choices=("l1", "ln"), help="global L1 (default) or L1 channels")
-    p.add_argument("--quantize", choices=("dynamic", "static", "qat"), help="int8 quantization (dynamic only)")
+    p.add_argument("--quantize", choices=("dynamic", "static", "qat"),
+                   help="int8: dynamic (Linear layers) or static (CIFAR ResNets); qat is not done")
     p.add_argument("--distill-from", metavar="TEACHER", help="train MODEL taught by this zoo model first")
     p.add_argument("--teacher-weights", metavar="CKPT", help="the teacher's checkpoint")
     p.add_argument("--student-overrides", metavar="JSON",
