@@ -203,6 +203,9 @@ def attach():
     Tensor.bernoulli_ = distributions.bernoulli_
     Tensor.bernoulli = distributions.bernoulli
     Tensor.exponential_ = distributions.exponential_
+    Tensor.cauchy_ = distributions.cauchy_
+    Tensor.log_normal_ = distributions.log_normal_
+    Tensor.geometric_ = distributions.geometric_
     Tensor.multinomial = distributions.multinomial
     Tensor.new_zeros = _new_factory(factory.zeros)
     Tensor.new_ones = _new_factory(factory.ones)

@@ -46,7 +46,10 @@ def test_fills_follow_torchs_kernels_and_memory_order(layout, shape, dtype):
         return [_target(lib, layout, shape, dtype).normal_(0.5, 2.0).contiguous(),
                 _target(lib, layout, shape, dtype).uniform_(-3, 1.5).contiguous(),
                 _target(lib, layout, shape, dtype).exponential_(2.5).contiguous(),
-                _target(lib, layout, shape, dtype).bernoulli_(0.3).contiguous()]
+                _target(lib, layout, shape, dtype).bernoulli_(0.3).contiguous(),
+                _target(lib, layout, shape, dtype).cauchy_(1.0, 2.0).contiguous(),
+                _target(lib, layout, shape, dtype).log_normal_(0.5, 0.7).contiguous(),
+                _target(lib, layout, shape, dtype).geometric_(0.3).contiguous()]
     same_draws(7, fills)
 
 
@@ -169,6 +172,13 @@ BAD_CALLS = {
     "normal_negative_std": lambda lib: lib.zeros(3).normal_(0, -1),
     "normal_integer": lambda lib: lib.zeros(3, dtype=lib.int32).normal_(),
     "exponential_zero_rate": lambda lib: lib.zeros(3).exponential_(0),
+    "exponential_integer": lambda lib: lib.zeros(3, dtype=lib.int64).exponential_(),
+    "cauchy_integer": lambda lib: lib.zeros(3, dtype=lib.int32).cauchy_(),
+    "cauchy_negative_sigma": lambda lib: lib.zeros(3).cauchy_(0, -1),
+    "log_normal_integer": lambda lib: lib.zeros(3, dtype=lib.int64).log_normal_(),
+    "log_normal_zero_std": lambda lib: lib.zeros(3).log_normal_(0, 0),
+    "geometric_p_above_one": lambda lib: lib.zeros(3).geometric_(1.5),
+    "geometric_bool": lambda lib: lib.zeros(3, dtype=lib.bool).geometric_(0.5),
     "bernoulli_p_above_one": lambda lib: lib.zeros(3).bernoulli_(1.5),
     "random_empty_range": lambda lib: lib.zeros(3, dtype=lib.int64).random_(5, 5),
     "random_out_of_uint8": lambda lib: lib.zeros(3, dtype=lib.uint8).random_(-3, 7),
@@ -190,6 +200,11 @@ def test_bad_calls_raise_like_torch(name):
     with pytest.raises(theirs.type) as ours:
         BAD_CALLS[name](ember)
     assert str(ours.value).split("\n")[0] == str(theirs.value).split("\n")[0]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+def test_geometric_of_integers_equals_torch(dtype):
+    same_draws(9, lambda lib: lib.zeros(40, dtype=getattr(lib, dtype)).geometric_(0.2))
 
 
 def test_empty_tensors_draw_nothing():

@@ -1,5 +1,6 @@
 """Random fills and samplers on tensors: ``uniform_``, ``normal_``, ``random_``,
-``bernoulli_``/``bernoulli``, ``exponential_``, ``normal`` and ``multinomial``.
+``bernoulli_``/``bernoulli``, ``exponential_``, ``cauchy_``, ``log_normal_``,
+``geometric_``, ``normal`` and ``multinomial``.
 
 PyTorch counterpart: aten/src/ATen/native/Distributions.cpp and
 aten/src/ATen/native/DistributionTemplates.h (argument checks, which kernel serves
@@ -68,6 +69,23 @@ def _require_floating(tensor, kernel_name):
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_type_name(tensor.dtype)}'")
 
 
+# The C++ names PyTorch's continuous-distribution checks print for integer dtypes.
+_CPP_TYPE_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                   "uint8": "unsigned char", "bool": "bool"}
+
+
+def _legacy_name(tensor):
+    from ember.native._inplace import _type_name
+
+    return _type_name(tensor.dtype)
+
+
+def _require_continuous(tensor, distribution, type_name):
+    if not tensor.dtype.is_floating_point:
+        raise RuntimeError(f"{distribution} distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {type_name}")
+
+
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     """Fill with samples uniform on [a, b), PyTorch's numbers for the same generator state.
 
@@ -109,12 +127,46 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 def exponential_(self, lambd=1.0, *, generator=None):
     """Fill with samples of the exponential distribution of rate ``lambd``."""
     check_inplace(self)
-    _require_floating(self, "exponential_cpu")
+    _require_continuous(self, "Exponential", _legacy_name(self))
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
     if self.numel() == 0:
         return self
     return _write(self, transformations.exponential(_generator(generator), self.numel(), float(lambd)))
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fill with samples of the Cauchy distribution centred at ``median`` of scale ``sigma``."""
+    check_inplace(self)
+    _require_continuous(self, "Cauchy", _CPP_TYPE_NAMES.get(self.dtype.name, self.dtype.name))
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    if self.numel() == 0:
+        return self
+    return _write(self, transformations.cauchy(_generator(generator), self.numel(), float(median), float(sigma)))
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fill with ``exp`` of normal samples of mean ``mean`` and standard deviation ``std``."""
+    check_inplace(self)
+    _require_floating(self, "log_normal_cpu")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    if self.numel() == 0:
+        return self
+    return _write(self, transformations.log_normal(_generator(generator), self.numel(), float(mean), float(std)))
+
+
+def geometric_(self, p, *, generator=None):
+    """Fill with the number of Bernoulli(p) trials up to the first success."""
+    check_inplace(self)
+    if self.dtype is dtypes.bool_:
+        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    if self.numel() == 0:
+        return self
+    return _write(self, transformations.geometric(_generator(generator), self.numel(), float(p)))
 
 
 def random_(self, *args, generator=None, **kwargs):

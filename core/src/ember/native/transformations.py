@@ -264,6 +264,24 @@ def exponential(generator, n, lambd):
     return (-1.0 / lambd) * libm("log1p", -u)
 
 
+def cauchy(generator, n, median, sigma):
+    """``cauchy_(median, sigma)``: ``median + sigma * tan(pi * (u - 1/2))``, 53-bit u, in double."""
+    u = _unit_interval(generator, n, np.float64)
+    return median + sigma * libm("tan", math.pi * (u - 0.5))
+
+
+def log_normal(generator, n, mean, std):
+    """``log_normal_(mean, std)``: exp of the scalar kernel's normals (with its cache)."""
+    return libm("exp", normal_scalar(generator, n, mean, std))
+
+
+def geometric(generator, n, p):
+    """``geometric_(p)``: ``ceil(log(u) / log1p(-p))`` trials, 53-bit u, in double."""
+    u = _unit_interval(generator, n, np.float64)
+    with np.errstate(divide="ignore"):
+        return np.ceil(libm("log", u) / math.log1p(-p))
+
+
 # --- permutations --------------------------------------------------------------------------
 
 _SMALL_RANDPERM = (2 ** 32 - 1) // 20
