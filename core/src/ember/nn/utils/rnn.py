@@ -128,6 +128,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     ``False`` the batch is sorted here and the order is kept in ``sorted_indices``.
 
     >>> import ember
+    >>> from ember.nn.utils.rnn import pack_padded_sequence
     >>> padded = ember.tensor([[1, 4], [2, 5], [3, 0]])   # (T=3, B=2)
     >>> pack_padded_sequence(padded, [3, 2]).data.tolist()
     [1, 4, 2, 5, 3]
@@ -179,6 +180,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     order it had before packing; ``total_length`` pads the time dim further.
 
     >>> import ember
+    >>> from ember.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
     >>> packed = pack_padded_sequence(ember.tensor([[1, 4], [2, 5], [3, 0]]), [3, 2])
     >>> padded, lengths = pad_packed_sequence(packed, batch_first=True)
     >>> padded.tolist(), lengths.tolist()
@@ -220,6 +222,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     with ``batch_first``), filling with ``padding_value`` on ``padding_side``.
 
     >>> import ember
+    >>> from ember.nn.utils.rnn import pad_sequence
     >>> pad_sequence([ember.tensor([1, 2, 3]), ember.tensor([4])], batch_first=True).tolist()
     [[1, 2, 3], [4, 0, 0]]
     """
