@@ -96,6 +96,23 @@ def test_randperm_equals_torch(seed, n):
     assert_same_draws(seed, lambda lib: lib.randperm(n))
 
 
+@pytest.mark.parametrize("n", [2 ** 16 - 1, 2 ** 16, 200_003])
+def test_large_randperm_equals_torch(n):
+    # From 2**16 elements ember resolves the shuffle's swaps without a Python loop
+    # (NOTE [ The front-to-back shuffle without a Python loop ]).
+    assert_same_draws(21, lambda lib: lib.randperm(n))
+
+
+def test_the_vectorised_shuffle_is_the_loop():
+    from ember.native.transformations import _swap_in_order, _swap_vectorised
+
+    rng = np.random.default_rng(0)
+    for n in [2, 3, 4, 7, 50, 999]:
+        for _ in range(20):
+            offsets = rng.integers(0, 2 ** 32, n - 1, dtype=np.uint64) % np.arange(n, 1, -1, dtype=np.uint64)
+            assert np.array_equal(_swap_in_order(offsets), _swap_vectorised(offsets))
+
+
 @pytest.mark.parametrize("dtype", ["int32", "float32", "float64", "uint8"])
 def test_randperm_of_other_dtypes_equals_torch(dtype):
     assert_same_draws(0, lambda lib: lib.randperm(20, dtype=getattr(lib, dtype)))
