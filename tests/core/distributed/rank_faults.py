@@ -1,5 +1,5 @@
 """A script for ``ember run`` (tests/core/distributed/test_run.py): argv[1] picks what
-goes wrong; argv[2] is a unique marker the test looks for among the processes."""
+goes wrong; argv[2] is a unique marker the test looks for among the processes (a folder, for "sleep")."""
 
 import datetime
 import os
@@ -24,5 +24,8 @@ elif mode == "kill" and rank == 1:
     os.kill(os.getpid(), 9)
 elif mode == "timeout" and rank == 1:
     time.sleep(600)  # never reaches the next all_reduce
+elif mode == "sleep":  # both ranks wait to be interrupted
+    open(os.path.join(sys.argv[2], f"ready-{rank}"), "w").close()
+    time.sleep(600)
 dist.all_reduce(t)
 dist.destroy_process_group()

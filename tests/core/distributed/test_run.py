@@ -5,6 +5,8 @@ process of the job is left (checked with psutil). Also over TCP."""
 
 import argparse
 import re
+import signal
+import subprocess
 import sys
 import time
 import uuid
@@ -46,6 +48,24 @@ def test_a_failing_rank_stops_the_job(fault, tcp):
     assert re.search(message, job.stderr), job.stderr
     assert re.search(r"ember run: stopping the other ranks \[[01]\]", job.stderr)
     assert elapsed < 40, f"the job took {elapsed:.1f} s to end"
+    time.sleep(0.5)
+    assert leftovers(marker) == []
+
+
+def test_ctrl_c_on_ember_run_reaches_every_rank(tmp_path):
+    from mpi_jobs import environment
+
+    marker = str(tmp_path)
+    launcher = subprocess.Popen([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", "2", SCRIPT,
+                                 "sleep", marker], env=environment(), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 90
+    while not all((tmp_path / f"ready-{r}").exists() for r in range(2)):
+        assert time.monotonic() < deadline and launcher.poll() is None, launcher.communicate()
+        time.sleep(0.1)
+    launcher.send_signal(signal.SIGINT)
+    launcher.communicate(timeout=30)
+    assert launcher.returncode != 0
     time.sleep(0.5)
     assert leftovers(marker) == []
 
