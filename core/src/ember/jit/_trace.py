@@ -194,7 +194,7 @@ def _check(traced, inputs, expected):
     got_flat = []
     map_aggregate(got, lambda g: got_flat.append(g))
     for e, g in zip(pairs, got_flat):
-        if isinstance(e, Tensor) and not np.allclose(g.detach().numpy(), e.detach().numpy(), rtol=1e-5, atol=1e-6,
-                                                     equal_nan=True):
+        if isinstance(e, Tensor) and not np.allclose(g.detach().cpu().numpy(), e.detach().cpu().numpy(), rtol=1e-5,
+                                                     atol=1e-6, equal_nan=True):
             raise TracingError("ember.jit.trace: the traced graph does not reproduce the original's output on the "
                                "example inputs (the function may depend on values or state the trace cannot record)")
