@@ -294,8 +294,10 @@ def randperm(generator, n):
     position i with i + (32-bit word % (n - i)), n - 1 draws. Larger n: the
     "inside-out" shuffle with 64-bit words, so the modulo stays unbiased.
     """
+    if n <= 1:
+        return np.arange(n, dtype=np.int64)  # nothing to swap, nothing drawn
     if n < _SMALL_RANDPERM:
-        offsets = generator.random(max(n - 1, 0)) % np.arange(n, 1, -1, dtype=np.uint64)
+        offsets = generator.random(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)
         if n < _VECTORISED_SHUFFLE:
             return _swap_in_order(offsets)
         return _swap_vectorised(offsets)
