@@ -207,6 +207,19 @@ def test_geometric_of_integers_equals_torch(dtype):
     same_draws(9, lambda lib: lib.zeros(40, dtype=getattr(lib, dtype)).geometric_(0.2))
 
 
+def test_a_fill_cuts_the_gradient_of_a_non_leaf_like_torch():
+    grads = []
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        leaf = lib.ones(3, 20, requires_grad=True)
+        y = leaf * 2
+        y[0].normal_()
+        y[1].uniform_()
+        (y * y).sum().backward()
+        grads.append(leaf.grad.numpy())
+    np.testing.assert_array_equal(*grads)
+
+
 def test_empty_tensors_draw_nothing():
     same_draws(0, lambda lib: [lib.zeros(0).normal_(), lib.zeros(0, 3).uniform_(), lib.zeros(0).bernoulli_(0.5),
                                lib.zeros(0, dtype=lib.int64).random_(4), lib.randn(0)])

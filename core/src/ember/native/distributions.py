@@ -9,9 +9,9 @@ which case), aten/src/ATen/native/cpu/MultinomialKernel.cpp (v2.13).
 Each fill draws from an ``ember.Generator`` (the default one unless ``generator=`` is
 given) on the host, through ember/native/transformations.py, in the order PyTorch's CPU
 kernel visits the elements: the tensor's memory order (NOTE [ Filling in memory order ]).
-So the same seed gives PyTorch's numbers. The fills are not recorded by autograd: like
-``torch.nn.init``, call them on a leaf under ``no_grad`` (outside it, a leaf that
-requires grad is refused, as in PyTorch).
+So the same seed gives PyTorch's numbers. A fill is an in-place write: on a non-leaf it
+cuts the gradient to the old values (zero, as in PyTorch); a leaf that requires grad is
+refused outside ``no_grad``, as in PyTorch (``torch.nn.init`` fills under ``no_grad``).
 """
 
 import numpy as np
@@ -44,13 +44,13 @@ def lay_out(flat_host, shape, order):
 
 def _write(tensor, flat_host):
     """Write the flat samples into ``tensor`` in its memory order; returns ``tensor``."""
-    from ember.autograd.grad_mode import no_grad
     from ember.native.copy import copy_
     from ember.native.factory import _finish
 
     values = lay_out(flat_host, tuple(tensor.shape), memory_order(tensor)).astype(tensor.dtype.np, copy=False)
-    with no_grad():
-        copy_(tensor, _finish(np.array(values, order="C"), tensor.dtype, tensor.device, False))
+    # Recorded like any in-place write: a non-leaf's old value then gets a zero gradient,
+    # as PyTorch's random fills give it.
+    copy_(tensor, _finish(np.array(values, order="C"), tensor.dtype, tensor.device, False))
     return tensor
 
 
