@@ -16,6 +16,8 @@ from ember.dispatcher import DEFAULT, NONE, Op
 from ember.native._inplace import (
     _type_name,
     check_inplace,
+    check_no_partial_overlap,
+    is_basic_key,
     masked_fill_overlapping,
     setitem_array,
     write_result,
@@ -411,7 +413,10 @@ def setitem(tensor, key, value):
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{_type_name(tensor.dtype)} for the destination and {_type_name(value.dtype)} "
                                "for the source.")
-        if not basic and isinstance(value, Tensor):
+        # (With ints in the key PyTorch writes into a select view first; its overlap rule
+        # there is not mirrored: ember checks keys without ints only.)
+        if not basic and isinstance(value, Tensor) and array_key.__class__ is not SelectKey \
+                and not _is_masked_fill(array_key, value):
             _check_no_overlap(tensor._data, value._data)
     value = _as_value(tensor, value)
     if value.__class__ is int:
@@ -419,6 +424,8 @@ def setitem(tensor, key, value):
     value_grad = isinstance(value, Tensor) and value._requires_grad
     if not grad_state.enabled or not (tensor._requires_grad or value_grad):
         target, key = locate(setitem_array(tensor, array_key), array_key)  # may be an expanded tensor's alias
+        if isinstance(value, Tensor) and is_basic_key(array_key):  # a copy into a view, in PyTorch
+            check_no_partial_overlap(target[key], value._data)
         try:
             target[key] = value._data if isinstance(value, Tensor) else value
         except IndexError:
@@ -432,6 +439,13 @@ def setitem(tensor, key, value):
     write_result(tensor, INDEX_PUT(tensor, value, key=array_key))
 
 
+def _is_masked_fill(key, value):
+    # PyTorch's index_put_ with one bool mask and a one-element value is masked_fill_
+    # with value.item(): no overlap check there.
+    return value._data.size == 1 and len(key) == 1 and getattr(key[0], "dtype", None) is not None \
+        and key[0].dtype.kind == "b"
+
+
 def _check_no_overlap(a, b):
     """PyTorch's index_put_ refuses a value whose memory range meets the target's (when
     both are dense, so the check is decidable: its assert_no_overlap)."""
@@ -439,13 +453,14 @@ def _check_no_overlap(a, b):
     from ember.native.views import element_strides
     from ember.tensor import _array_address
 
-    if a.size == 0 or b.size == 0:
+    same = _array_address(a) == _array_address(b) and a.shape == b.shape and a.strides == b.strides
+    if not same and (a.size == 0 or b.size == 0):
         return
-    if not (is_non_overlapping_and_dense(a.shape, element_strides(a))
+    if not same and not (is_non_overlapping_and_dense(a.shape, element_strides(a))
             and is_non_overlapping_and_dense(b.shape, element_strides(b))):
         return
     a_begin, b_begin = _array_address(a), _array_address(b)
-    if a_begin < b_begin + b.nbytes and b_begin < a_begin + a.nbytes:
+    if same or a_begin < b_begin + b.nbytes and b_begin < a_begin + a.nbytes:
         raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
                            "refer to a single memory location. Please clone() the tensor before performing the "
                            "operation.")
