@@ -45,6 +45,31 @@ def test_observers_give_torchs_scale_and_zero_point(name, kwargs, shift):
     np.testing.assert_array_equal(our_observer.min_val.numpy(), their_observer.min_val.numpy())
 
 
+@pytest.mark.parametrize("kwargs", [{}, {"reduce_range": True},
+                                    {"dtype": torch.qint8, "qscheme": torch.per_tensor_symmetric}])
+@pytest.mark.parametrize("shape", ["widening", "skewed", "constant_first"])
+def test_histogram_observer_gives_torchs_scale_and_zero_point(kwargs, shape):
+    from ember_quantization import HistogramObserver
+
+    rng = np.random.default_rng(0)
+    batches = [(rng.standard_normal((64, 50)) * (1 + i) + 0.5 * i).astype("float32") for i in range(3)]
+    if shape == "skewed":
+        batches = [np.abs(b) ** 1.5 for b in batches]
+    if shape == "constant_first":
+        batches[0] = np.full((4, 4), 0.25, dtype="float32")
+    ours_, theirs = HistogramObserver(**ours(kwargs)), tq.HistogramObserver(**kwargs)
+    for x in batches:
+        ours_(ember.tensor(x))
+        theirs(torch.tensor(x))
+    # the re-binned histograms may differ by a count here and there (float summation order) ...
+    np.testing.assert_allclose(ours_.histogram.numpy(), theirs.histogram.numpy(), atol=1.01)
+    assert ours_.histogram.numpy().sum() == pytest.approx(theirs.histogram.numpy().sum(), rel=1e-6)
+    # ... the chosen range, scale and zero point do not
+    (scale, zero_point), (torch_scale, torch_zero_point) = ours_.calculate_qparams(), theirs.calculate_qparams()
+    np.testing.assert_array_equal(scale.numpy(), torch_scale.numpy())
+    np.testing.assert_array_equal(zero_point.numpy(), torch_zero_point.numpy())
+
+
 def test_an_observer_is_an_identity_and_its_state_dict_has_torchs_keys():
     ours_, theirs = observer.MinMaxObserver(), tq.MinMaxObserver()
     x = ember.tensor(batches()[0])

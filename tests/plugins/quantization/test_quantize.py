@@ -71,9 +71,7 @@ def test_fusing_in_training_mode_is_refused():
 
 def static_pair():
     ours, theirs = net_pair()
-    theirs.qconfig = tq.QConfig(activation=tq.MinMaxObserver.with_args(reduce_range=True),
-                                weight=tq.default_per_channel_weight_observer)
-    ours.qconfig = eq.get_default_qconfig("x86")
+    theirs.qconfig, ours.qconfig = tq.get_default_qconfig("x86"), eq.get_default_qconfig("x86")
     our_prepared, their_prepared = eq.prepare(eq.fuse_modules(ours, FUSE)), tq.prepare(tq.fuse_modules(theirs, FUSE))
     for seed in range(3):
         our_prepared(ember.tensor(batch((8, 3, 6, 6), seed)))

@@ -46,7 +46,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'ember_quantization' has no attribute {name!r}")
 
 
-_API_MODULES = ("observer", "fake_quantize", "qconfig", "stubs", "fuse", "quantize")
+_API_MODULES = ("observer", "histogram_observer", "fake_quantize", "qconfig", "stubs", "fuse", "quantize")
 
 
 __all__ = ["QTensor", "dequantize", "quantize_per_channel", "quantize_per_tensor", "quint8", "qint8", "qint32",

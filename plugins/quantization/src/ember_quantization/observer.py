@@ -2,9 +2,9 @@
 
 PyTorch counterpart: torch/ao/quantization/observer.py (v2.13). ember has the min/max
 family (``MinMaxObserver``, ``MovingAverageMinMaxObserver``, ``PerChannelMinMaxObserver``,
-``MovingAveragePerChannelMinMaxObserver``) and ``PlaceholderObserver``; it leaves out
-``per_channel_affine_float_qparams``, the float8/uint16 dtypes and
-``HistogramObserver`` (see the report: its L2 search over histogram bins is not ported).
+``MovingAveragePerChannelMinMaxObserver``) and ``PlaceholderObserver``; ``HistogramObserver``
+is in histogram_observer.py. It leaves out ``per_channel_affine_float_qparams`` and the
+float8/uint16 dtypes.
 
 An observer is an identity in ``forward`` that records statistics (buffers ``min_val``
 and ``max_val``, so they travel in the state dict under torch's keys);

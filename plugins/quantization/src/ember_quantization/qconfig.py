@@ -2,10 +2,9 @@
 
 PyTorch counterpart: torch/ao/quantization/qconfig.py (v2.13).
 
-``get_default_qconfig("x86"|"fbgemm")`` in torch observes activations with a
-``HistogramObserver``; ember has no histogram observer yet and uses
-``MinMaxObserver(reduce_range=True)`` there (the error of a plain min/max range is
-larger on long-tailed activations). Weights are per-channel symmetric qint8, as torch's.
+As torch's, ``get_default_qconfig("x86"|"fbgemm")`` observes activations with a
+``HistogramObserver`` over the 7-bit range (``reduce_range=True``) and weights per
+channel, symmetric qint8; "qnnpack" uses the full 8 bits and per-tensor weights.
 """
 
 from collections import namedtuple
@@ -13,8 +12,8 @@ from collections import namedtuple
 import ember
 from ember_quantization.dtypes import per_channel_symmetric, per_tensor_symmetric, qint8, quint8
 from ember_quantization.fake_quantize import FakeQuantize
+from ember_quantization.histogram_observer import HistogramObserver
 from ember_quantization.observer import (
-    MinMaxObserver,
     MovingAverageMinMaxObserver,
     MovingAveragePerChannelMinMaxObserver,
     PlaceholderObserver,
@@ -45,10 +44,10 @@ float_qparams_placeholder = PlaceholderObserver.with_args(dtype=quint8)
 def get_default_qconfig(backend="x86", version=0):
     """The post-training static qconfig for ``backend`` ("x86", "fbgemm" or "qnnpack")."""
     if backend in ("x86", "fbgemm"):
-        return QConfig(activation=MinMaxObserver.with_args(reduce_range=True),
+        return QConfig(activation=HistogramObserver.with_args(reduce_range=True),
                        weight=default_per_channel_weight_observer)
     if backend == "qnnpack":
-        return QConfig(activation=MinMaxObserver.with_args(reduce_range=False), weight=default_weight_observer)
+        return QConfig(activation=HistogramObserver.with_args(reduce_range=False), weight=default_weight_observer)
     raise AssertionError(f"backend: {backend} not supported. backend must be one of ['x86', 'fbgemm', 'qnnpack']")
 
 
