@@ -5,6 +5,8 @@ split here by concept:
 
 - ``checkpoint.py``: ``save`` / ``load`` (the zip layout, storages, devices);
 - ``pickler.py``: ember objects as protocol-2 opcodes naming torch's globals;
+- ``objects.py``: any other picklable object, by its reduction (loads with weights_only=False);
+- ``trusted_load.py``: ``load(weights_only=False)``, the caller's explicit trust;
 - ``unpickler.py``: the weights-only pickle machine (torch/_weights_only_unpickler.py);
 - ``torch_globals.py``: the allowed torch names and the ember objects they build;
 - ``zip_reader.py``: the strict zip reader;

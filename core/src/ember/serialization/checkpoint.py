@@ -7,8 +7,10 @@ pickle protocol 2), ``data/<key>`` (the raw little-endian bytes of each storage)
 ``byteorder`` and ``version``. ``torch.load(f, weights_only=True)`` reads ember's files
 and ``ember.load`` reads ``torch.save``'s.
 
-ember leaves out: ``weights_only=False`` (refused: ember never unpickles arbitrary
-objects), ``pickle_module``, ``mmap``, the legacy tar format, TorchScript archives,
+Any picklable object saves, as with ``torch.save`` (objects.py); what lies outside the
+weights-only subset loads only with ``weights_only=False``, the caller's explicit trust
+(trusted_load.py), and the default load refuses it with torch's guidance.
+ember leaves out: ``pickle_module``, ``mmap``, the legacy tar format, TorchScript archives,
 ``add_safe_globals``, complex and quantized storages. bfloat16 storages are widened to
 float32 (see NOTE [ bfloat16 checkpoints ] in torch_globals.py).
 
@@ -103,7 +105,10 @@ def load(f, map_location=None, weights_only=True):
             ``(storage, location) -> device | storage | None``: returning the CPU
             ``UntypedStorage`` it was given keeps the data on the CPU (torch's
             ``lambda storage, loc: storage``), ``None`` keeps the saved location.
-        weights_only: True (or None, torch's default). ember has no unrestricted loader.
+        weights_only: True (or None, torch's default): only tensors, containers, numbers
+            and strings load, and nothing in the file runs. False: the caller trusts the
+            file; any pickled object loads (a whole module saved with ``ember.save``), and
+            loading can run code the file names, as with ``torch.load(weights_only=False)``.
 
     Raises:
         CheckpointError: the file is malformed, truncated, corrupt or uses anything
@@ -112,23 +117,32 @@ def load(f, map_location=None, weights_only=True):
             torch; ``EMBER_LOAD_MAX_VIEW_ELEMENTS=N`` allows more; NOTE [ What a
             checkpoint may declare ] in ember/serialization/limits.py).
     """
-    if weights_only is not True and weights_only is not None:  # None: torch's default, which means True
-        raise ValueError("ember.load(weights_only=False) is refused: ember never unpickles arbitrary objects, "
-                         "so only weights-only checkpoints (tensors, containers, numbers, strings) load")
+    trusted = weights_only is False  # None: torch's default, which means True
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as file:
-            return _load(file, map_location)
+            return _load(file, map_location, trusted)
     if not (hasattr(f, "seekable") and f.seekable()):
         f = io.BytesIO(f.read())
-    return _load(f, map_location)
+    return _load(f, map_location, trusted)
 
 
-def _load(fileobj, map_location):
+def _load(fileobj, map_location, trusted=False):
     archive = ZipCheckpoint(fileobj)
     _check_records(archive)
     data_pkl = archive.read("data.pkl")
     loader = _StorageLoader(archive, map_location, _byteorder(archive))
-    return WeightsOnlyUnpickler(data_pkl, TORCH_GLOBALS, loader.persistent_load).load()
+    if trusted:  # the caller's explicit choice (trusted_load.py): any object, any code it names
+        from ember.serialization.trusted_load import TrustingUnpickler
+
+        return TrustingUnpickler(data_pkl, TORCH_GLOBALS, loader.persistent_load).load()
+    try:
+        return WeightsOnlyUnpickler(data_pkl, TORCH_GLOBALS, loader.persistent_load).load()
+    except CheckpointError as error:
+        if "is not allowed" not in str(error):
+            raise
+        from ember.serialization.trusted_load import WEIGHTS_ONLY_GUIDANCE
+
+        raise CheckpointError(WEIGHTS_ONLY_GUIDANCE + "Weights-only unpickler error: " + str(error)) from None
 
 
 def _check_records(archive):

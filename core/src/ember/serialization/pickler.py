@@ -5,10 +5,10 @@ PyTorch counterpart: the ``persistent_id`` half of ``_save`` in torch/serializat
 
 The opcodes are emitted by hand, so the file names ``torch._utils._rebuild_tensor_v2``,
 ``torch.FloatStorage`` and friends without ember importing torch. Only what ember's own
-loader accepts can be written: tensors, Parameters, dicts/OrderedDicts (with a
+loader accepts are written by this file: tensors, Parameters, dicts/OrderedDicts (with a
 state_dict's ``_metadata``), lists, tuples, sets, numbers, strings, bytes, ``None``,
-dtypes, devices and sizes. Anything else raises ``TypeError`` at save time rather than
-writing a file that a weights-only loader refuses.
+dtypes, devices and sizes. Any other object is written by its reduction (objects.py), as
+``torch.save`` does; such a file loads only with ``weights_only=False``.
 
 Each tensor is written as a view of its storage (the memory its backend array lives in):
 views that share memory share one ``data/<key>`` record, as in PyTorch.
@@ -141,10 +141,10 @@ class CheckpointPickler:
             self._save_dict(obj)
         elif kind is set:
             self._reduce("__builtin__", "set", (list(obj),))
-        else:
-            raise TypeError(f"ember.save can't save an object of type {kind.__module__}.{kind.__qualname__}: "
-                            "only tensors, Parameters, dicts, lists, tuples, sets, numbers, strings, bytes, "
-                            "None, dtypes, devices and sizes load with weights_only=True")
+        else:  # any other picklable object, as torch.save writes it (objects.py; loads with weights_only=False)
+            from ember.serialization.objects import save_object
+
+            save_object(self, obj)
 
     def _save_tuple(self, obj):
         if id(obj) in self._building:
