@@ -301,6 +301,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     Without replacement (or for one sample) PyTorch divides the weights by exponential
     noise and takes the top ``num_samples`` (the "Gumbel top-k" trick); with
     replacement it inverts the cumulative distribution with one 53-bit uniform per draw.
+    Zero-weight categories, drawn last once the others are used up, come in index order
+    (PyTorch's order among them is its partial sort's, not specified).
 
     >>> import ember
     >>> g = ember.Generator().manual_seed(0)

@@ -22,6 +22,9 @@ not matched ] for the exceptions).
 # - float32 normals of 16 or more contiguous elements follow PyTorch's x86-64 (AVX2)
 #   kernel, which torch also uses on AVX-512 machines; torch on ARM uses the C
 #   library's ``logf``/``cosf`` there and gives other last bits.
+# - ``multinomial`` without replacement asked for more samples than there are positive
+#   weights: the zero-weight categories tie (key 0) and come last in torch in the order its
+#   partial sort leaves them; ember lists them by index.
 # - ``randperm`` of more than 2**32 / 20 elements follows the same source but could not
 #   be compared with torch (the tensors are gigabytes).
 """
