@@ -137,3 +137,54 @@ def test_reshape_is_a_view_exactly_when_torchs_is(name):
         out = RESHAPES[name](base)
         facts.append((out._is_view(), out._base is base, out.grad_fn.name(), out.stride(), out.tolist()))
     assert facts[0] == facts[1]
+
+
+# --- cases the differential fuzzer found (tests/core/fuzz) ---------------------------------
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: [list(p.shape) for p in lib.zeros(0, 3).split(2)],
+    lambda lib: [list(p.shape) for p in lib.zeros(3, 0).split(1, 1)],
+    lambda lib: [list(p.shape) for p in lib.zeros(0, 3).chunk(2)],
+    lambda lib: (lambda y: (y._is_view(), y.tolist()))(lib.tensor(2.0).movedim(0, 0)),
+    lambda lib: lib.tensor(1.0).expand([]).tolist(),
+    lambda lib: (lambda x: (x.copy_(7.9), x.tolist(), x._version)[1:])(lib.zeros(3, dtype=lib.int64)),
+    lambda lib: lib.zeros(2).copy_(True).tolist(),
+], ids=["split_empty_dim", "split_empty_dim_1", "chunk_empty_dim", "movedim_0d", "expand_0d_empty",
+        "copy_float_into_int", "copy_bool"])
+def test_fuzzer_findings_match_torch(program):
+    assert program(ember) == program(torch)
+
+
+def test_expand_without_sizes_raises_like_torch():
+    messages = []
+    for lib in (ember, torch):
+        with pytest.raises(TypeError) as info:
+            lib.ones(2).expand()
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+COPIES_INTO_ALIASES = {
+    "unsqueezed_self": lambda x: x[None, :].copy_(x),
+    "shifted": lambda x: x[1:].copy_(x[:3]),
+    "itself": lambda x: x.copy_(x),
+    "interleaved": lambda x: x[::2].copy_(x[1::2]),
+    "disjoint": lambda x: x[:2].copy_(x[2:]),
+    "transposed_self": lambda x: x.reshape(2, 2).t().copy_(x.reshape(2, 2).t()),
+    "setitem_shifted": lambda x: x.__setitem__(slice(1, None), x[:3]),
+}
+
+
+@pytest.mark.parametrize("name", COPIES_INTO_ALIASES)
+def test_copy_between_aliases_of_one_memory_as_in_torch(name):
+    # PyTorch refuses a copy between dense, partly overlapping ranges of one memory.
+    results = []
+    for lib in (ember, torch):
+        x = lib.arange(4.0)
+        try:
+            COPIES_INTO_ALIASES[name](x)
+            results.append(x.tolist())
+        except RuntimeError as error:
+            results.append(str(error))
+    assert results[0] == results[1]

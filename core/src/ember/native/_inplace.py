@@ -137,6 +137,37 @@ def overlapping(array):
     return array.size > 0 and any(stride == 0 and size > 1 for size, stride in zip(array.shape, array.strides))
 
 
+def check_no_partial_overlap(written, source):
+    """PyTorch's ``assert_no_partial_overlap`` for a copy from ``source`` into ``written``
+    (arrays): the same memory with the same geometry is fine (a no-op), as is memory
+    that is not dense (PyTorch's test gives up there); dense ranges that intersect
+    otherwise raise, since the result would depend on the order of the writes."""
+    if not hasattr(source, "flags") or written is source:
+        return
+    if not (_dense(written) and _dense(source)):
+        return
+    from ember.tensor import _array_address
+
+    begin_w, begin_s = _array_address(written), _array_address(source)
+    end_w, end_s = begin_w + written.nbytes, begin_s + source.nbytes
+    if begin_w == begin_s and end_w == end_s and written.strides == source.strides:
+        return
+    if begin_w < end_s and begin_s < end_w:
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor refer "
+                           "to a single memory location. Please clone() the tensor before performing the operation.")
+
+
+def _dense(array):
+    # Non-overlapping and dense in some dim order (PyTorch's is_non_overlapping_and_dense).
+    dims = sorted((abs(st), n) for n, st in zip(array.shape, array.strides) if n != 1)
+    expected = array.itemsize
+    for stride, size in dims:
+        if stride != expected:
+            return False
+        expected *= size
+    return array.size > 0
+
+
 def fill_overlapping(target, value):
     """``fill_`` on overlapping memory, outside autograd (NOTE [ Writing into overlapping memory ])."""
     _writeable(target)[...] = value._data if hasattr(value, "_data") else value
@@ -164,7 +195,7 @@ def setitem_array(tensor, array_key):
     a = tensor._data
     if getattr(a.flags, "writeable", True):
         return a
-    if all(k is None or k is Ellipsis or k.__class__ in (int, slice) for k in array_key):
+    if is_basic_key(array_key):
         if overlapping(a[array_key]):
             raise RuntimeError(_OVERLAP_ERROR)
     else:
@@ -174,6 +205,11 @@ def setitem_array(tensor, array_key):
                       "performing this operation. This also applies to advanced indexing e.g. tensor[indices] = "
                       "tensor", UserWarning, stacklevel=3)
     return _writeable(tensor)
+
+
+def is_basic_key(array_key):
+    """True for a key of ints, slices, None and Ellipsis only (a view in PyTorch)."""
+    return all(k is None or k is Ellipsis or k.__class__ in (int, slice) for k in array_key)
 
 
 def _writeable(target):

@@ -8,7 +8,7 @@ from ember import dtypes
 from ember.device import device as Device
 from ember.device import with_index
 from ember.dispatcher import Op
-from ember.native._inplace import inplace
+from ember.native._inplace import check_no_partial_overlap, inplace
 
 
 def _clone_kernel(xp, a, strides=None, order="K"):
@@ -114,9 +114,15 @@ def _move(tensor, device):
 
 
 def copy_(self, src, non_blocking=False):
-    """Copy ``src`` (broadcast, cast, moved across devices) into ``self`` in place."""
+    """Copy ``src`` (broadcast, cast, moved across devices; or a Python number) into
+    ``self`` in place."""
+    if not hasattr(src, "_data"):
+        from ember.native.factory import tensor
+
+        src = tensor(src, device=self._device)
     if src._device != self._device:
         src = src.to(self._device)
+    check_no_partial_overlap(self._data, src._data)
     if src.dtype is not self.dtype:
         src = CAST(src, dtype=self.dtype)
     return inplace(self, COPY, (self, src))

@@ -51,7 +51,8 @@ def split(input, split_size_or_sections, dim=0):
         step = split_size_or_sections
         if step <= 0 and size:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
-        sections = [step] * (size // step) + ([size % step] if size % step else []) if step else [0]
+        # An empty dim still gives one (empty) piece, as in PyTorch.
+        sections = [step] * (size // step) + ([size % step] if size % step else []) if step and size else [0]
         return SPLIT(input, dim=dim, sizes=tuple(sections))
     sections = [int(s) for s in split_size_or_sections]
     if sum(sections) != size:

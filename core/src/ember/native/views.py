@@ -227,6 +227,8 @@ EXPAND = Op("aten::expand", _expand_kernel, lambda ctx, g: (g,), view=True)
 
 def expand(input, *sizes):
     """Broadcast to a larger shape without copying; -1 keeps a dimension."""
+    if not sizes:
+        raise TypeError('expand() missing 1 required positional arguments: "size"')
     sizes = _sizes(sizes)
     if len(sizes) < input.ndim:
         raise RuntimeError(f"expand({input.type()}{{{list(input.shape)}}}, size={list(sizes)}): the number of "
@@ -401,6 +403,10 @@ def movedim(input, source, destination):
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
                            f"same number of dims as destination ({dst} dims)")
+    if n == 0:  # nothing to move: an alias, as in PyTorch
+        from ember.native.indexing import getitem
+
+        return getitem(input, Ellipsis)
     order = [d for d in range(n) if d not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
