@@ -67,3 +67,24 @@ def test_weights_only_files_are_unchanged_for_torch():
     state = ember.nn.Linear(2, 2).state_dict()
     loaded = torch.load(_saved(ember, state), weights_only=True)
     assert sorted(loaded) == sorted(state)
+
+
+def test_safe_globals_allow_listed_classes_load_weights_only_like_torch():
+    obj = {"config": Config(5), "w": ember.ones(2)}
+    for lib in (torch, ember):
+        buffer = _saved(lib, {"config": Config(5), "w": lib.ones(2)})
+        with pytest.raises(Exception, match="Weights only load failed"):
+            lib.load(buffer)
+        buffer.seek(0)
+        with lib.serialization.safe_globals([Config]):
+            loaded = lib.load(buffer)
+        assert loaded["config"].width == obj["config"].width and loaded["w"].tolist() == [1.0, 1.0]
+        assert Config not in lib.serialization.get_safe_globals()  # the with block is over
+        buffer.seek(0)
+        with pytest.raises(Exception, match="Weights only load failed"):
+            lib.load(buffer)
+    ember.serialization.add_safe_globals([Config])
+    try:
+        assert ember.load(_saved(ember, obj))["config"].width == 5
+    finally:
+        ember.serialization.clear_safe_globals()

@@ -7,6 +7,7 @@ split here by concept:
 - ``pickler.py``: ember objects as protocol-2 opcodes naming torch's globals;
 - ``objects.py``: any other picklable object, by its reduction (loads with weights_only=False);
 - ``trusted_load.py``: ``load(weights_only=False)``, the caller's explicit trust;
+- ``safe_globals.py``: ``add_safe_globals`` / ``safe_globals``, the weights-only allow-list;
 - ``unpickler.py``: the weights-only pickle machine (torch/_weights_only_unpickler.py);
 - ``torch_globals.py``: the allowed torch names and the ember objects they build;
 - ``zip_reader.py``: the strict zip reader;
@@ -16,6 +17,8 @@ split here by concept:
 
 from ember.serialization.checkpoint import load, save
 from ember.serialization.errors import CheckpointError
+from ember.serialization.safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ember.serialization.safetensors_format import load_safetensors, save_safetensors
 
-__all__ = ["CheckpointError", "load", "load_safetensors", "save", "save_safetensors"]
+__all__ = ["CheckpointError", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals", "load",
+           "load_safetensors", "save", "save_safetensors"]

@@ -164,6 +164,8 @@ class WeightsOnlyUnpickler:
             raise CheckpointError(f"{opcode_name} of {target.name} needs an argument tuple, got "
                                   f"{type(args).__name__}")
         try:
+            if opcode_name == "NEWOBJ" and target.name.startswith("user:"):  # allow-listed: cls.__new__(cls, *args)
+                return target.function.__new__(target.function, *args)
             return target.function(*args)
         except TypeError as e:  # wrong argument count for the ember constructor
             raise CheckpointError(f"bad arguments for {target.name}: {e}") from None
@@ -190,6 +192,8 @@ def _global(u):
     name = u._read_line()
     value = u._globals.get((module, name))
     if value is None:
+        value = _user_allowed(module, name)  # add_safe_globals (safe_globals.py)
+    if value is None:
         raise CheckpointError(f"global '{module}.{name}' is not allowed in a weights-only checkpoint")
     if type(value) is Refused:
         raise CheckpointError(value.reason)
@@ -208,6 +212,16 @@ def _newobj(u):
     u._stack.append(u._call(target, args, "NEWOBJ"))
 
 
+def _user_allowed(module, name):
+    """A table entry for an object allow-listed with ``add_safe_globals``, or None."""
+    from ember.serialization.safe_globals import lookup
+
+    obj = lookup(module, name)
+    if obj is None:
+        return None
+    return SafeCallable(f"user:{module}.{name}", obj, is_class=isinstance(obj, type))
+
+
 def _build(u):
     state = u._pop()
     target = u._top()
@@ -217,6 +231,14 @@ def _build(u):
     if (type(target) is collections.OrderedDict and keys is not None and len(keys) == 1 and type(keys[0]) is str
             and keys[0] == "_metadata" and type(state["_metadata"]) in (dict, collections.OrderedDict)):
         target._metadata = state["_metadata"]
+        return
+    from ember.serialization.safe_globals import is_allowed_instance
+
+    if is_allowed_instance(target):  # a class allow-listed with add_safe_globals
+        if hasattr(target, "__setstate__"):
+            target.__setstate__(state)
+        else:
+            target.__dict__.update(state)
         return
     raise CheckpointError(f"BUILD of a {type(target).__name__} with a {type(state).__name__} state is not "
                           "allowed: only a state_dict's {'_metadata': ...} is accepted")
