@@ -44,3 +44,20 @@ def test_traced_graph_runs_on_the_gpu():
     x = ember.randn(3, 4, device="cuda")
     traced = ember.jit.trace(model, x)
     np.testing.assert_allclose(_host(traced(x)), _host(model(x)), rtol=1e-6)
+
+
+def test_a_fused_chain_is_one_elementwise_kernel_on_the_gpu():
+    import cupy
+
+    from ember.compiler.passes.fusion import _EMIT, FusedElementwise
+
+    steps = [("aten::mul", [("arg", 0), ("const", 2.0)]), ("aten::add", [("prev",), ("arg", 1)])]
+    steps += [(q, [("prev",)]) for q in _EMIT if _EMIT[q][0] == 1 and q not in ("aten::sqrt", "aten::exp")]
+    fused = FusedElementwise(steps)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 5)).astype(np.float32), rng.standard_normal((1, 5)).astype(np.float32)
+    expected = fused.function(np)(a, b, out=np.empty((3, 5), np.float32))
+    out = cupy.empty((3, 5), cupy.float32)
+    got = fused.function(cupy)(cupy.asarray(a), cupy.asarray(b), out=out)
+    assert fused._kernel is not None  # the chain ran as one ElementwiseKernel
+    np.testing.assert_allclose(cupy.asnumpy(got), expected, rtol=1e-5, atol=1e-6)

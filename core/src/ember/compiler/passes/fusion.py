@@ -3,9 +3,10 @@ evaluates the chain in place, into one buffer.
 
 PyTorch counterpart: torch/_inductor/scheduler.py (fusing pointwise nodes) and
 torch/_inductor/codegen/cpp.py (one loop per fused group) (v2.13). ember generates a
-NumPy (or CuPy) function: each op of the chain is one ufunc call with ``out=`` the
-same buffer, so ``relu(conv + residual)`` allocates nothing and passes over memory
-once per op instead of allocating per op.
+NumPy function: each op of the chain is one ufunc call with ``out=`` the same buffer,
+so ``relu(conv + residual)`` allocates nothing and passes over memory once per op
+instead of allocating per op. On CuPy the chain is one ElementwiseKernel: one pass,
+the intermediate values in registers.
 """
 
 # What each fusible op writes into `out`: operands are source expressions.
@@ -25,6 +26,32 @@ _EMIT = {
     "activation::silu": (1, lambda a: [f"t = xp.negative({a})", "xp.exp(t, out=t)", "xp.add(t, 1, out=t)",
                                        f"xp.true_divide({a}, t, out=out)"]),
 }
+
+
+# The same steps as CUDA C expressions of one element, for CuPy's ElementwiseKernel.
+_CUDA = {
+    "aten::add": lambda a, b: f"{a} + {b}",
+    "aten::sub": lambda a, b: f"{a} - {b}",
+    "aten::mul": lambda a, b: f"{a} * {b}",
+    "aten::div": lambda a, b: f"{a} / {b}",
+    "aten::neg": lambda a: f"-{a}",
+    "aten::relu": lambda a: f"(({a}) > (T)0 || ({a}) != ({a}) ? ({a}) : (T)0)",  # NaN passes, as max(x, 0)
+    "aten::exp": lambda a: f"exp({a})",
+    "aten::tanh": lambda a: f"tanh({a})",
+    "aten::sqrt": lambda a: f"sqrt({a})",
+    "aten::abs": lambda a: f"fabs({a})",
+    "aten::sigmoid": lambda a: f"(T)1 / ((T)1 + exp(-({a})))",
+    "activation::silu": lambda a: f"({a}) / ((T)1 + exp(-({a})))",
+}
+
+
+def _c_literal(value):
+    value = float(value)
+    if value != value:
+        return "(T)NAN"
+    if value in (float("inf"), float("-inf")):
+        return "(T)INFINITY" if value > 0 else "(T)(-INFINITY)"
+    return f"(T)({value!r})"
 
 
 class FusedElementwise:
@@ -53,9 +80,35 @@ class FusedElementwise:
         return f"def {self.__name__}({params}):\n" + "".join(f"    {line}\n" for line in lines) + "    return out\n"
 
     def function(self, xp):
+        """The chain as a function ``f(*arrays, out=)``: one CuPy ElementwiseKernel (one GPU
+        kernel per chain) on CuPy, the generated ufunc calls of ``source()`` otherwise."""
+        if getattr(xp, "ElementwiseKernel", None) is not None:
+            return self._cuda_function(xp)
         namespace = {"xp": xp}
         exec(compile(self.source(), f"<ember.compile {self.__name__}>", "exec"), namespace)
         return namespace[self.__name__]
+
+    def cuda_source(self):
+        """``(in_params, operation)`` of the chain's ElementwiseKernel: one value ``v``
+        carried through the steps in registers."""
+        count = 1 + max([o[1] for _, ops in self.steps for o in ops if o[0] == "arg"], default=-1)
+        lines = []
+        for position, (qualname, operands) in enumerate(self.steps):
+            texts = ["v" if o[0] == "prev" else f"a{o[1]}" if o[0] == "arg" else _c_literal(o[1])
+                     for o in operands]
+            lines.append(("T v = " if position == 0 else "v = ") + _CUDA[qualname](*texts) + ";")
+        lines.append("out = v;")
+        return ", ".join(f"T a{i}" for i in range(count)), " ".join(lines)
+
+    def _cuda_function(self, xp):
+        if getattr(self, "_kernel", None) is None:
+            params, operation = self.cuda_source()
+            self._kernel = xp.ElementwiseKernel(params, "T out", operation, self.__name__)
+        kernel = self._kernel
+
+        def run(*arrays, out):
+            return kernel(*arrays, out)
+        return run
 
     def __call__(self, *tensors):
         from ember.dispatcher import _wrap
