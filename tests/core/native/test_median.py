@@ -104,6 +104,10 @@ def test_named_tuples_have_torchs_fields():
         torch.tensor([[1.0]]).median(1), "_fields") else True
     assert x.median(1).values.tolist() == [2.0] and x.mode(1).indices.tolist() == [1]
     assert ember.aminmax(x).min.item() == 1.0 and ember.aminmax(x).max.item() == 3.0
+    w = ember.tensor([[3.0, 1.0, 2.0]], requires_grad=True)
+    assert ember.aminmax(w, dim=1).max.grad_fn.name() == torch.aminmax(
+        torch.tensor([[3.0, 1.0]], requires_grad=True), dim=1).max.grad_fn.name() == "AminmaxBackward0"
+    assert w.median().grad_fn.name() == "MedianBackward0" and w.median(1).values.grad_fn.name() == "MedianBackward1"
 
 
 ERRORS = {

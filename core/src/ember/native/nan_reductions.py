@@ -4,16 +4,17 @@ of the non-NaN elements), and ``aminmax`` (both extremes at once).
 PyTorch counterpart: aten/src/ATen/native/ReduceOps.cpp (``nansum``, ``nanmean``,
 ``aminmax``) and their derivatives.yaml entries (v2.13).
 
-All three are built from ember ops (``where``, ``sum``, ``amin``, ``amax``), so their
-gradients are those ops' gradients: NaN positions get zero; ``aminmax`` shares each
-extreme's gradient evenly among its ties, as ``amin``/``amax`` (and PyTorch) do.
+``nansum`` and ``nanmean`` are built from ember ops (``where``, ``sum``), so their
+gradients are those ops' gradients: NaN positions get zero. ``aminmax`` is one op
+(``AminmaxBackward0``) that shares each extreme's gradient evenly among its ties, as
+``amin``/``amax`` (and PyTorch) do.
 """
 
 import collections
 
-from ember.native.extremes import amax, amin
+from ember.dispatcher import NONE, Op
 from ember.native.indexing import where
-from ember.native.reduction import reduction_dims
+from ember.native.reduction import expand_reduced, reduction_dims
 from ember.native.reduction import sum as sum_
 
 return_types_aminmax = collections.namedtuple("aminmax", ["min", "max"])
@@ -58,13 +59,32 @@ def aminmax(input, *, dim=None, keepdim=False):
         if input.numel() == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
                                "identity.")
-        dims = ()
-    else:
-        (dims,) = reduction_dims(dim, input.ndim) or (dim,)
-        if input.ndim and input.shape[dims] == 0:
-            raise IndexError(f"aminmax: Expected reduction dim {dims} to have non-zero size.")
-        if input.ndim == 0:
-            dims = ()
-    if dim is None and keepdim:
         dims = tuple(range(input.ndim))
-    return return_types_aminmax(amin(input, dims, keepdim), amax(input, dims, keepdim))
+    else:
+        dims = reduction_dims(dim, input.ndim)  # a 0-d input reduces over nothing
+        if dims and input.shape[dims[0]] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {dims[0]} to have non-zero size.")
+    return return_types_aminmax(*AMINMAX(input, dims=dims, keepdim=keepdim))
+
+
+def _aminmax_kernel(xp, a, dims, keepdim):
+    axis = dims if a.ndim else None
+    return xp.amin(a, axis=axis, keepdims=keepdim), xp.amax(a, axis=axis, keepdims=keepdim)
+
+
+def _aminmax_backward(ctx, grad_min, grad_max):
+    """Each extreme's gradient shared evenly among its ties, as amin's and amax's."""
+    (x,) = ctx.saved_inputs
+    lowest, highest = ctx.saved_outputs
+    dims, keepdim = ctx.attrs["dims"], ctx.attrs["keepdim"]
+    total = None
+    for grad, extreme in ((grad_min, lowest), (grad_max, highest)):
+        if grad is None:
+            continue
+        mask = x == expand_reduced(extreme, x.shape, dims, keepdim)
+        share = mask * expand_reduced(grad, x.shape, dims, keepdim) / mask.sum(dims, keepdim=True)
+        total = share if total is None else total + share
+    return (total,)
+
+
+AMINMAX = Op("aten::aminmax", _aminmax_kernel, _aminmax_backward, promote=NONE, save="both", num_outputs=2)
