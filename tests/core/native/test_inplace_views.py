@@ -50,6 +50,16 @@ def test_gradients_flow_through_like_torch(name):
     np.testing.assert_array_equal(*grads)
 
 
+@pytest.mark.parametrize("name", list(CALLS))
+def test_node_names_are_torchs(name):
+    names = []
+    for lib in (ember, torch):
+        y = lib.ones(1, 3, requires_grad=True) * 2
+        CALLS[name](y)
+        names.append(y.grad_fn.name())
+    assert names[0] == names[1]
+
+
 def test_a_leaf_requiring_grad_is_refused_like_torch():
     for lib in (ember, torch):
         with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):

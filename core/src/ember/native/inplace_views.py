@@ -11,8 +11,24 @@ flow back through it as through ``t()``. A leaf that requires grad is refused, a
 PyTorch.
 """
 
+from ember.dispatcher import Op
 from ember.native import views
 from ember.native._inplace import check_inplace
+from ember.tensor import _wrap_dim
+
+
+def _inplace_of(view_op, name, backward_name):
+    """The in-place form of a view op: the same kernel and backward, PyTorch's node name
+    for the in-place variant (``t_`` records TBackward1 where ``t`` records TBackward0)."""
+    return Op(f"aten::{name}", view_op.generic, view_op.backward, view=True, backward_name=backward_name)
+
+
+T_ = _inplace_of(views.T_OP, "t_", "TBackward1")
+TRANSPOSE_ = _inplace_of(views.TRANSPOSE, "transpose_", "TransposeBackward1")
+UNSQUEEZE_ = _inplace_of(views.UNSQUEEZE, "unsqueeze_", "UnsqueezeBackward1")
+SQUEEZE_ = _inplace_of(views.SQUEEZE, "squeeze_", "SqueezeBackward3")
+SQUEEZE_DIM_ = _inplace_of(views.SQUEEZE_DIM, "squeeze_.dim", "SqueezeBackward4")
+SQUEEZE_DIMS_ = _inplace_of(views.SQUEEZE_DIMS, "squeeze_.dims", "SqueezeBackward5")
 
 
 def _become(tensor, view):
@@ -37,12 +53,13 @@ def t_(self):
     if self.ndim > 2:
         raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
     check_inplace(self)
-    return _become(self, views.t(self))
+    return _become(self, T_(self, dim0=0, dim1=1 if self.ndim == 2 else 0))
 
 
 def transpose_(self, dim0, dim1):
     check_inplace(self)
-    return _become(self, views.transpose(self, dim0, dim1))
+    n = self.ndim
+    return _become(self, TRANSPOSE_(self, dim0=_wrap_dim(dim0, n), dim1=_wrap_dim(dim1, n)))
 
 
 def unsqueeze_(self, dim):
@@ -53,9 +70,13 @@ def unsqueeze_(self, dim):
     ember.Size([2, 1, 3])
     """
     check_inplace(self)
-    return _become(self, views.unsqueeze(self, dim))
+    return _become(self, UNSQUEEZE_(self, dim=_wrap_dim(dim, self.ndim + 1)))
 
 
 def squeeze_(self, dim=None):
     check_inplace(self)
-    return _become(self, views.squeeze(self, dim))
+    if dim is None:
+        return _become(self, SQUEEZE_(self, dims=tuple(range(self.ndim))))
+    if isinstance(dim, int):
+        return _become(self, SQUEEZE_DIM_(self, dims=(_wrap_dim(dim, self.ndim),) if self.ndim else ()))
+    return _become(self, SQUEEZE_DIMS_(self, dims=tuple(_wrap_dim(d, self.ndim) for d in dim) if self.ndim else ()))
