@@ -44,6 +44,16 @@ def test_random_sampler_draws_torchs_order(kwargs):
     assert list(ours) == list(theirs) and list(ours) == list(theirs)  # two epochs
 
 
+def test_a_huge_sampler_with_replacement_draws_lazily_like_torch():
+    import itertools
+
+    ours = RandomSampler(range(7), replacement=True, num_samples=10 ** 10, generator=ember.Generator().manual_seed(1))
+    theirs = tud.RandomSampler(range(7), replacement=True, num_samples=10 ** 10,
+                               generator=torch.Generator().manual_seed(1))
+    assert len(ours) == 10 ** 10
+    assert list(itertools.islice(ours, 100)) == list(itertools.islice(theirs, 100))
+
+
 def test_subset_and_weighted_samplers_draw_torchs_order():
     ember.manual_seed(5)
     torch.manual_seed(5)
