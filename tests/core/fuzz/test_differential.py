@@ -57,7 +57,7 @@ KNOWN = [
      "clamp of bool by bool scalars (unary.py)"),
     (r"\]: x\d+c?\[\(.*\)\] = x\d+c?: ember succeeded, torch raised RuntimeError\('unsupported operation: some",
      "a basic setitem whose value partly overlaps the target (torch's copy_ overlap check)"),
-    (r"\[setitem_step\]: x\d+c?\[\[.*\] = x\d+c?: ember (succeeded, torch raised RuntimeError\('unsupported "
+    (r"\[setitem_step\]: [xr]\d+c?\[\[.*\] = [xr]\d+c?: ember (succeeded, torch raised RuntimeError\('unsupported "
      r"operation: some elements|raised RuntimeError\('unsupported operation: some elements.*torch succeeded)",
      "the overlap check of an advanced setitem where the key has ints or selects nothing (PyTorch's rule there "
      "is not mirrored; ember checks every advanced setitem whose value's memory meets the target's)"),

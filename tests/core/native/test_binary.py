@@ -389,3 +389,9 @@ def test_inplace_on_a_saved_tensor_is_detected():
         y.add_(1.0)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             z.sum().backward()
+
+
+@pytest.mark.parametrize("op", [lambda lib, x: x // 0, lambda lib, x: lib.remainder(x, 0),
+                                lambda lib, x: lib.div(x, 0, rounding_mode="trunc"), lambda lib, x: x % 0])
+def test_integer_division_of_an_empty_tensor_by_zero_is_empty(op):
+    assert_parity(op, np.zeros((0, 3), dtype=np.int64))

@@ -61,8 +61,11 @@ def _wrap_integers(xp, a, b):
     return tuple(xp.asarray(x).astype(dtype) if x.__class__ is int else x for x in (a, b))
 
 
-def _check_integer_divisor(xp, b):
-    # Integer division by zero has no result; PyTorch raises instead of NumPy's 0.
+def _check_integer_divisor(xp, b, a=None):
+    # Integer division by zero has no result; PyTorch raises instead of NumPy's 0
+    # (only when there is something to divide: an empty dividend gives an empty result).
+    if getattr(a, "size", 1) == 0:
+        return
     if (bool(xp.any(b == 0)) if hasattr(b, "dtype") else b == 0):
         raise RuntimeError("ZeroDivisionError")
 
@@ -258,7 +261,7 @@ def _rounded_div_kernel(xp, a, b, rounding_mode):
         if dtype.kind == "f":
             return xp.trunc(xp.true_divide(a, b))
         a, b = _wrap_integers(xp, a, b)
-        _check_integer_divisor(xp, b)
+        _check_integer_divisor(xp, b, a)
         # Integer floor division, then one step toward zero where the signs differ.
         quotient = xp.floor_divide(a, b)
         inexact = (xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))
@@ -305,7 +308,7 @@ def _floor_divide_kernel(xp, a, b):
         raise not_implemented_for("div_floor_cpu", dtype)
     if dtype.kind != "f":
         a, b = _wrap_integers(xp, a, b)
-        _check_integer_divisor(xp, b)
+        _check_integer_divisor(xp, b, a)
     try:
         return xp.floor_divide(a, b)
     except ValueError as error:
@@ -339,7 +342,7 @@ def _modulo_kernel(name, ufunc):
             raise not_implemented_for(f"{name}_cpu", dtype)
         if dtype.kind != "f":
             a, b = _wrap_integers(xp, a, b)
-            _check_integer_divisor(xp, b)
+            _check_integer_divisor(xp, b, a)
         try:
             return ufunc(xp)(a, b)
         except ValueError as error:

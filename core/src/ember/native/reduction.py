@@ -335,8 +335,8 @@ def _truth_kernel(fn_name):
     return kernel
 
 
-ALL = Op("aten::all", _truth_kernel("all"), None, promote=NONE)
-ANY = Op("aten::any", _truth_kernel("any"), None, promote=NONE)
+ALL = Op("aten::all", contiguous_result(_truth_kernel("all")), None, promote=NONE)
+ANY = Op("aten::any", contiguous_result(_truth_kernel("any")), None, promote=NONE)
 
 
 def all(input, dim=None, keepdim=False):
