@@ -204,6 +204,12 @@ class Tensor:
 
     @property
     def mT(self):
+        if self.ndim == 0:
+            import warnings
+
+            warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
+                          UserWarning, stacklevel=2)
+            return self
         if self.ndim < 2:
             raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                                f"Got {self.ndim}-D tensor.")

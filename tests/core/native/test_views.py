@@ -150,8 +150,10 @@ def test_reshape_is_a_view_exactly_when_torchs_is(name):
     lambda lib: lib.tensor(1.0).expand([]).tolist(),
     lambda lib: (lambda x: (x.copy_(7.9), x.tolist(), x._version)[1:])(lib.zeros(3, dtype=lib.int64)),
     lambda lib: lib.zeros(2).copy_(True).tolist(),
+    lambda lib: (lambda x: (x.mT is x, x.tolist()))(lib.tensor(2.0)),
 ], ids=["split_empty_dim", "split_empty_dim_1", "chunk_empty_dim", "movedim_0d", "expand_0d_empty",
-        "copy_float_into_int", "copy_bool"])
+        "copy_float_into_int", "copy_bool", "mT_of_0d"])
+@pytest.mark.filterwarnings("ignore:Tensor.mT is deprecated on 0-D")
 def test_fuzzer_findings_match_torch(program):
     assert program(ember) == program(torch)
 
@@ -173,6 +175,9 @@ COPIES_INTO_ALIASES = {
     "disjoint": lambda x: x[:2].copy_(x[2:]),
     "transposed_self": lambda x: x.reshape(2, 2).t().copy_(x.reshape(2, 2).t()),
     "setitem_shifted": lambda x: x.__setitem__(slice(1, None), x[:3]),
+    "setitem_new_axis": lambda x: x.__setitem__(None, x),
+    "setitem_ellipsis": lambda x: x.__setitem__(Ellipsis, x),
+    "setitem_new_axis_and_slice": lambda x: x.__setitem__((None, slice(None)), x),
 }
 
 

@@ -137,24 +137,42 @@ def overlapping(array):
     return array.size > 0 and any(stride == 0 and size > 1 for size, stride in zip(array.shape, array.strides))
 
 
-def check_no_partial_overlap(written, source):
+def check_no_partial_overlap(written, source, xp=None):
     """PyTorch's ``assert_no_partial_overlap`` for a copy from ``source`` into ``written``
     (arrays): the same memory with the same geometry is fine (a no-op), as is memory
     that is not dense (PyTorch's test gives up there); dense ranges that intersect
-    otherwise raise, since the result would depend on the order of the writes."""
+    otherwise raise, since the result would depend on the order of the writes.
+    With ``xp`` (setitem), ``source`` is first expanded to ``written``'s shape, as
+    PyTorch's setitem does before its copy."""
     if not hasattr(source, "flags") or written is source:
         return
+    if xp is not None and source.shape != written.shape:
+        from ember.native.views import _expand_kernel
+
+        lead = 0
+        while lead < source.ndim - written.ndim and source.shape[lead] == 1:
+            lead += 1
+        try:
+            source = _expand_kernel(xp, source.reshape(source.shape[lead:]), written.shape)
+        except (ValueError, IndexError):
+            return  # shapes that do not broadcast: the write itself raises PyTorch's error
     if not (_dense(written) and _dense(source)):
         return
     from ember.tensor import _array_address
 
     begin_w, begin_s = _array_address(written), _array_address(source)
     end_w, end_s = begin_w + written.nbytes, begin_s + source.nbytes
-    if begin_w == begin_s and end_w == end_s and written.strides == source.strides:
+    # The same geometry (PyTorch compares the strides, so a copy_ between different ranks differs).
+    if begin_w == begin_s and end_w == end_s and written.ndim == source.ndim and _steps(written) == _steps(source):
         return
     if begin_w < end_s and begin_s < end_w:
         raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor refer "
                            "to a single memory location. Please clone() the tensor before performing the operation.")
+
+
+def _steps(array):
+    # The strides that matter: a dim of size 1 is never stepped over (NOTE [ Strides of size-1 dims ]).
+    return tuple((n, st) for n, st in zip(array.shape, array.strides) if n != 1)
 
 
 def _dense(array):

@@ -425,7 +425,7 @@ def setitem(tensor, key, value):
     if not grad_state.enabled or not (tensor._requires_grad or value_grad):
         target, key = locate(setitem_array(tensor, array_key), array_key)  # may be an expanded tensor's alias
         if isinstance(value, Tensor) and is_basic_key(array_key):  # a copy into a view, in PyTorch
-            check_no_partial_overlap(target[key], value._data)
+            check_no_partial_overlap(target[key], value._data, tensor._device.backend.xp)
         try:
             target[key] = value._data if isinstance(value, Tensor) else value
         except IndexError:
