@@ -55,6 +55,7 @@ from ember.native.copysign import copysign
 from ember.native.xlogy import xlogy
 from ember.native.shifts import bitwise_left_shift, bitwise_right_shift
 from ember.native.masked_scatter import masked_scatter
+from ember.native.linalg_aliases import cholesky, det, inverse, logdet, matrix_exp, pinverse, slogdet, svd
 from ember.native.pointwise import addcdiv, addcmul
 from ember._ops import ops
 from ember import linalg

@@ -23,6 +23,7 @@ from ember.native import (
     indexing,
     inplace_views,
     linalg,
+    linalg_aliases,
     masked_scatter,
     median,
     nan_reductions,
@@ -78,6 +79,7 @@ METHODS = {
     shifts: ["bitwise_left_shift", "bitwise_right_shift"],
     inplace_views: ["t_", "transpose_", "unsqueeze_", "squeeze_"],
     masked_scatter: ["masked_scatter", "masked_scatter_"],
+    linalg_aliases: ["inverse", "det", "logdet", "slogdet", "matrix_exp", "pinverse", "svd", "cholesky"],
 }
 
 INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "lerp", "neg",

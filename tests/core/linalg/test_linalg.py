@@ -238,3 +238,39 @@ def test_errors_match_torch(name):
 
 def test_linalg_error_is_a_runtime_error_like_torchs():
     assert issubclass(ember.linalg.LinAlgError, RuntimeError) and issubclass(torch.linalg.LinAlgError, RuntimeError)
+
+
+ALIASES = [
+    (lambda lib, x: lib.inverse(x), "spd"),
+    (lambda lib, x: x.inverse(), "spd"),
+    (lambda lib, x: lib.det(x), "plain"),
+    (lambda lib, x: x.det(), "plain"),
+    (lambda lib, x: lib.logdet(x), "plain"),
+    (lambda lib, x: x.logdet(), "spd"),
+    (lambda lib, x: tuple(x.slogdet()), "plain"),
+    (lambda lib, x: x.matrix_exp(), "plain"),
+    (lambda lib, x: lib.pinverse(x), "plain"),
+    (lambda lib, x: x.pinverse(rcond=1e-3), "plain"),
+    (lambda lib, x: x.cholesky(), "spd"),
+    (lambda lib, x: lib.cholesky(x, True), "spd"),
+    (lambda lib, x: tuple(lib.svd(x, compute_uv=False)), "plain"),
+    (lambda lib, x: (lambda u, s, v: ((u * s.unsqueeze(-2)) @ v.mT, s))(*x.svd()), "plain"),
+    (lambda lib, x: tuple(t.shape for t in lib.svd(x, some=False)), "plain"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ALIASES)))
+def test_torch_level_aliases_match_torch(case):
+    fn, kind = ALIASES[case]
+    a = spd((2, 3, 3)) if kind == "spd" else matrices((2, 3, 3), seed=case)
+    assert_parity(fn, a)
+
+
+def test_logdet_of_negative_and_zero_determinants_matches_torch():
+    assert_parity(lambda lib, x: lib.logdet(x), np.array([[[1.0, 2.0], [3.0, 4.0]], [[2.0, 0.0], [0.0, 3.0]]]))
+    assert_parity(lambda lib, x: lib.logdet(x), np.zeros((2, 2)), grad=False)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.logdet(torch.ones(2, 3))
+    with pytest.raises(RuntimeError) as ours:
+        ember.logdet(ember.ones(2, 3))
+    assert str(ours.value) == str(theirs.value)
