@@ -3,7 +3,7 @@
 
 PyTorch counterpart: c10/core/MemoryFormat.h (the formats and channels-last strides),
 aten/src/ATen/native/TensorFactories.cpp ``empty_like`` (preserve_format) and
-c10/core/TensorImpl / aten/src/ATen/TensorUtils.cpp (``infer_dense_strides``,
+c10/core/TensorImpl.h / aten/src/ATen/TensorUtils.cpp (``infer_dense_strides``,
 ``is_non_overlapping_and_dense``) (v2.13).
 
 ember holds a tensor as a NumPy (or CuPy) array, whose strides are the tensor's, so a

@@ -1,8 +1,8 @@
 """``ember train MODEL --nproc N``: the zoo's training loop, data-parallel over N ranks.
 
-PyTorch counterpart: torchvision's references/classification/train.py with
-``--distributed`` (torchrun, ``DistributedSampler``, DDP, ``utils.save_on_master``)
-(v2.13 era); torch itself has no trainer.
+PyTorch counterpart: none in torch, which has no trainer; the shape of torchvision's
+references/classification/train.py with ``--distributed`` (torchrun,
+``DistributedSampler``, DDP, ``utils.save_on_master``).
 
 ``ember train ... --nproc N`` starts N ranks with ``ember run`` (ember/distributed/run.py);
 each rank runs this file, which calls the same ``cmd_train`` with a :class:`World`: the

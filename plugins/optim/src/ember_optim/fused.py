@@ -3,8 +3,8 @@ the single-tensor loop, computed on the parameters' arrays without a Tensor op p
 
 PyTorch counterpart: torch/optim/sgd.py ``_multi_tensor_sgd`` / ``_fused_sgd`` and
 torch/optim/adam.py ``_multi_tensor_adam`` / ``_fused_adam`` (v2.13), whose kernels are
-aten/src/ATen/native/ForeachOpsKernels.cpp and aten/src/ATen/native/cpu/FusedSGDKernel.cpp,
-FusedAdamKernel.cpp.
+aten/src/ATen/native/ForeachOpsKernels.cpp, aten/src/ATen/native/cpu/FusedSGDKernel.cpp
+and aten/src/ATen/native/cpu/FusedAdamKernel.cpp.
 
 # NOTE [ foreach and fused, on NumPy ]
 # The single-tensor loop (sgd.py, adam.py) runs each line of the algorithm as an ember
