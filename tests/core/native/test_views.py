@@ -151,8 +151,10 @@ def test_reshape_is_a_view_exactly_when_torchs_is(name):
     lambda lib: (lambda x: (x.copy_(7.9), x.tolist(), x._version)[1:])(lib.zeros(3, dtype=lib.int64)),
     lambda lib: lib.zeros(2).copy_(True).tolist(),
     lambda lib: (lambda x: (x.mT is x, x.tolist()))(lib.tensor(2.0)),
+    lambda lib: (lambda x, piece: (x.abs_(), piece.tolist())[1])(*(lambda x: (x, x.unbind()[0]))(lib.tensor([-4]))),
 ], ids=["split_empty_dim", "split_empty_dim_1", "chunk_empty_dim", "movedim_0d", "expand_0d_empty",
-        "copy_float_into_int", "copy_bool", "mT_of_0d"])
+        "copy_float_into_int", "copy_bool", "mT_of_0d",
+        "unbind_0d_piece_is_a_view"])
 @pytest.mark.filterwarnings("ignore:Tensor.mT is deprecated on 0-D")
 def test_fuzzer_findings_match_torch(program):
     assert program(ember) == program(torch)

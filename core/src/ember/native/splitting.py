@@ -96,8 +96,9 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 
 def _unbind_kernel(xp, a, dim):
+    # The trailing Ellipsis keeps a 0-d piece a view (NumPy copies a full integer key out).
     lead = (slice(None),) * dim
-    return tuple(a[lead + (i,)] for i in range(a.shape[dim]))
+    return tuple(a[lead + (i, Ellipsis)] for i in range(a.shape[dim]))
 
 
 def _unbind_backward(ctx, *grads):
