@@ -34,6 +34,9 @@ MAKERS = {
     "sum_last": lambda lib, x: x.sum(-1),
     "mean_keepdim": lambda lib, x: x.mean(-1, keepdim=True),
     "amax_keepdim": lambda lib, x: x.amax(0, keepdim=True),
+    "sort": lambda lib, x: x.sort(dim=0, stable=True).indices,
+    "topk": lambda lib, x: x.topk(1, 0).values,
+    "cumsum": lambda lib, x: x.cumsum(-1),
 }
 
 

@@ -117,15 +117,19 @@ def infer_dense_strides(shape, strides):
     return tuple(out)
 
 
+def preserved_strides(shape, strides):
+    """preserve_format's strides for a tensor of ``shape`` and ``strides``."""
+    if is_non_overlapping_and_dense(shape, strides):
+        return strides
+    return infer_dense_strides(shape, strides)
+
+
 def suggest_strides(tensor, memory_format=None):
     """The strides a new tensor shaped like ``tensor`` gets under ``memory_format``
     (None means preserve_format, PyTorch's default for *_like and clone)."""
     shape = tuple(tensor.shape)
     if memory_format is None or memory_format is preserve_format:
-        strides = tuple(tensor.stride())
-        if is_non_overlapping_and_dense(shape, strides):
-            return strides
-        return infer_dense_strides(shape, strides)
+        return preserved_strides(shape, tuple(tensor.stride()))
     if memory_format is contiguous_format:
         return contiguous_strides(shape)
     if memory_format is channels_last or memory_format is channels_last_3d:

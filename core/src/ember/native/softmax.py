@@ -7,6 +7,7 @@ cumprod) and derivatives.yaml (``_softmax_backward_data``,
 
 from ember import dtypes
 from ember.dispatcher import DEFAULT, NONE, Op
+from ember.native.reduction import contiguous_result
 from ember.tensor import _wrap_dim
 
 
@@ -103,7 +104,7 @@ def _cumsum_backward(ctx, grad):
     return (grad.flip(dim).cumsum(dim).flip(dim),)
 
 
-CUMSUM = Op("aten::cumsum", _cumsum_kernel, _cumsum_backward, promote=DEFAULT, opmath=True)
+CUMSUM = Op("aten::cumsum", contiguous_result(_cumsum_kernel), _cumsum_backward, promote=DEFAULT, opmath=True)
 
 
 def cumsum(input, dim, *, dtype=None):
@@ -174,7 +175,8 @@ def _cumprod_backward(ctx, grad):
     return (grad_input + where(first_zero, at_first_zero, 0.0),)
 
 
-CUMPROD = Op("aten::cumprod", _cumprod_kernel, _cumprod_backward, promote=DEFAULT, save="both", opmath=True)
+CUMPROD = Op("aten::cumprod", contiguous_result(_cumprod_kernel), _cumprod_backward, promote=DEFAULT, save="both",
+             opmath=True)
 
 
 def _cumulative_dtype(input, dtype):

@@ -37,7 +37,17 @@ def _sort_kernel(xp, a, dim, descending):
     if a.ndim == 0:
         return a.copy(), xp.zeros((), dtype="int64")
     indices = _stable_argsort(xp, a, dim, descending)
-    return xp.take_along_axis(a, indices, axis=dim), indices.astype("int64", copy=False)
+    values, indices = xp.take_along_axis(a, indices, axis=dim), indices.astype("int64", copy=False)
+    # PyTorch's sort writes into empty_like(input): the input's layout (NOTE [ preserve_format ]).
+    from ember.memory_format import contiguous_strides, preserved_strides, with_layout
+    from ember.native.views import element_strides
+
+    strides = preserved_strides(a.shape, element_strides(a)) if a.size > 1 else contiguous_strides(a.shape)
+    if strides != contiguous_strides(a.shape):
+        values, indices = with_layout(xp, values, strides), with_layout(xp, indices, strides)
+    elif not values.flags.c_contiguous or not indices.flags.c_contiguous:
+        values, indices = xp.ascontiguousarray(values), xp.ascontiguousarray(indices)
+    return values, indices
 
 
 def _sort_backward(ctx, grad, grad_indices=None):
@@ -95,7 +105,10 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     values, indices = sort(input, dim, descending=largest)
     if input.ndim:
         # New tensors, not views of the sorted ones (PyTorch's topk allocates its outputs).
-        values, indices = values.narrow(dim, 0, k).clone(), indices.narrow(dim, 0, k).clone()
+        from ember.memory_format import contiguous_format
+
+        values = values.narrow(dim, 0, k).clone(memory_format=contiguous_format)
+        indices = indices.narrow(dim, 0, k).clone(memory_format=contiguous_format)
     return return_types_topk(values, indices)
 
 
