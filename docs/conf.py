@@ -38,6 +38,8 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
     "ember_docs",
+    "source_map",
+    "api_catalogue",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
