@@ -22,6 +22,7 @@ BENCHMARKS = [
     "cnn_memory.py",
     "cpu_allocator.py",  # the cpu cache on against off ("baseline"), one process
     "loss_cross_entropy.py",
+    "layer_norm.py",  # fused layer-norm forward + backward, (32, 64, 256)
     "optim_step.py",
     "dataloader.py",
     "transformer_step.py",

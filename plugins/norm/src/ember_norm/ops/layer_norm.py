@@ -47,9 +47,14 @@ def layer_norm_stats(xp, input, *, normalized_ndim, eps):
     for size in input.shape[input.ndim - normalized_ndim:]:
         numel *= size
     rows = _rows(input, numel)
-    mean = rows.sum(axis=1) / numel
+    # BLAS sums sequentially: for long rows NumPy's pairwise sum keeps the mean as accurate as torch's.
+    mean = (_row_sums(xp, rows) if numel <= 8192 else rows.sum(axis=1)) / numel
     centered = rows - mean[:, None]  # two passes (mean, then squares) for accuracy
-    rstd = 1.0 / xp.sqrt(xp.einsum("bd,bd->b", centered, centered) / numel + eps)
+    rstd = xp.einsum("bd,bd->b", centered, centered)
+    rstd /= numel
+    rstd += eps
+    xp.sqrt(rstd, out=rstd)
+    xp.reciprocal(rstd, out=rstd)
     return mean.reshape(stats_shape), rstd.reshape(stats_shape)
 
 
@@ -81,20 +86,54 @@ def layer_norm_backward(xp, grad, input, weight, mean, rstd, *, normalized_ndim)
     for size in normalized_shape:
         numel *= size
     g = _rows(grad, numel)
-    xhat = _rows(input, numel) - mean.reshape(-1, 1)
     r = rstd.reshape(-1, 1)
+    xhat = _rows(input, numel) - mean.reshape(-1, 1)
     xhat *= r
-    grad_bias = g.sum(axis=0).reshape(normalized_shape)
-    grad_weight = xp.einsum("bd,bd->d", g, xhat).reshape(normalized_shape)
-    # h = g * weight becomes grad_input in place: two arrays of the input's size in all.
-    h = g * weight.reshape(1, -1) if weight is not None else g.copy()
-    mean_h = h.sum(axis=1, keepdims=True) / numel
-    mean_hx = xp.einsum("bd,bd->b", h, xhat)[:, None] / numel
-    xhat *= mean_hx
-    h -= xhat
-    h -= mean_h
-    h *= r
-    return h.reshape(input.shape), grad_weight, grad_bias
+    # NOTE [ Layer norm backward in row and column sums ]
+    # With w the weight (or ones), mean(h) = g @ w / D and mean(h * xhat) = (g * xhat) @ w / D,
+    # and the column sums are ones @ g and ones @ (g * xhat): every reduction is a
+    # matrix-vector product (BLAS, several times faster than NumPy's reductions here), and
+    # g * xhat is the only product formed before grad_input, which then reuses its buffer.
+    # (Folding xhat into x * k1 + k2 would save a pass but cancels badly when |mean| >> std.)
+    w = weight.reshape(-1) if weight is not None else None
+    gx = g * xhat
+    grad_weight = _column_sums(xp, gx).reshape(normalized_shape)
+    grad_bias = _column_sums(xp, g).reshape(normalized_shape)
+    mean_hx = _row_sums(xp, gx, w)
+    mean_hx /= numel
+    mean_h = _row_sums(xp, g, w)
+    mean_h /= numel
+    out = gx
+    if w is not None:
+        xp.multiply(g, w, out=out)
+    else:
+        out[...] = g
+    xhat *= mean_hx[:, None]
+    xhat += mean_h[:, None]
+    out -= xhat
+    out *= r
+    return out.reshape(input.shape), grad_weight, grad_bias
+
+
+def _blas(xp, a):
+    return a.dtype == xp.float32 or a.dtype == xp.float64
+
+
+def _row_sums(xp, a, weights=None):
+    """``(a * weights).sum(axis=1)`` for a 2-d ``a``: a matrix-vector product where BLAS has
+    the dtype (faster than NumPy's row reduction)."""
+    if not _blas(xp, a):
+        return (a if weights is None else a * weights).sum(axis=1)
+    if weights is None:
+        weights = xp.ones(a.shape[1], dtype=a.dtype)
+    return a @ weights
+
+
+def _column_sums(xp, a):
+    """``a.sum(axis=0)`` for a 2-d ``a``, through BLAS where it can."""
+    if not _blas(xp, a):
+        return a.sum(axis=0)
+    return xp.ones(a.shape[0], dtype=a.dtype) @ a
 
 
 def _layer_norm_formula(ctx, grad):
