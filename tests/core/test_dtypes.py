@@ -171,6 +171,8 @@ INT_WRAP_CASES = {
     "fill_below": lambda lib, x: x.clone().fill_(-256),
     "where_beyond": lambda lib, x: lib.where(x > 100, x, 300),
     "setitem_beyond": lambda lib, x: _setitem(x, 0, 256),
+    "pow_exponent_beyond": lambda lib, x: x ** 256,
+    "pow_exponent_max": lambda lib, x: x ** 255,
 }
 
 

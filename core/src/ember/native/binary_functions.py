@@ -92,6 +92,8 @@ def pow(input, exponent):
     if exponent.__class__ is int and exponent < 0 and getattr(input, "dtype", None) in _INTEGERS:
         # Checked before the exponent wraps into the tensor's dtype (uint8 ** -1 would be ** 255).
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if exponent.__class__ is int and getattr(input, "dtype", None) in _INTEGERS:
+        dtypes.checked_int(exponent, input._data.dtype)  # PyTorch converts the exponent with its overflow check
     return POW(input, exponent)
 
 
