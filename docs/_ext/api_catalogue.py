@@ -25,8 +25,14 @@ def group(key, title, namespace):
 
 
 def _public(obj, modules=False):
-    return sorted(n for n in dir(obj) if not n.startswith("_")
+    return sorted(n for n in dir(obj) if not n.startswith("_") and n.isidentifier()
                   and (modules or not inspect.ismodule(getattr(obj, n))))
+
+
+def _with_attributes(names, namespace):
+    """The catalogue's names and the namespace's own public names (core functions, helpers)."""
+    return sorted(set(names) | set(_public(resolve(*namespace.rsplit(".", 1)) if "." in namespace
+                                           else __import__(namespace))))
 
 
 def _catalogue(name, kinds=None):
@@ -50,33 +56,33 @@ def _ember():
 
 @group("modules", "Modules registered in ember.nn", "ember.nn")
 def _modules():
-    return _catalogue("modules")
+    return _with_attributes(_catalogue("modules"), "ember.nn")
 
 
 @group("functionals", "Functionals registered in ember.nn.functional", "ember.nn.functional")
 def _functionals():
-    return _catalogue("functionals")
+    return _with_attributes(_catalogue("functionals"), "ember.nn.functional")
 
 
 @group("optimizers", "Optimizers", "ember.optim")
 def _optimizers():
-    return _catalogue("optimizers", {"optimizer"})
+    return _with_attributes(_catalogue("optimizers", {"optimizer"}), "ember.optim")
 
 
 @group("lr_schedulers", "Learning-rate schedulers", "ember.optim.lr_scheduler")
 def _schedulers():
-    return _catalogue("optimizers", {"lr_scheduler"})
+    return _with_attributes(_catalogue("optimizers", {"lr_scheduler"}), "ember.optim.lr_scheduler")
 
 
 @group("swa_utils", "Stochastic weight averaging", "ember.optim.swa_utils")
 def _swa():
-    return _catalogue("optimizers", {"swa_utils"})
+    return _with_attributes(_catalogue("optimizers", {"swa_utils"}), "ember.optim.swa_utils")
 
 
 @group("data", "Datasets, samplers and loading", "ember.utils.data")
 def _data():
     import ember.utils.data
-    return [n for n in _catalogue("data", {"api", "sampler"})
+    return [n for n in _with_attributes(_catalogue("data", {"api", "sampler"}), "ember.utils.data")
             if not inspect.ismodule(getattr(ember.utils.data, n))]
 
 

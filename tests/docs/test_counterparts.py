@@ -6,9 +6,9 @@ package. C++ sources, YAML files and torchvision files are not in the torch whee
 are checked against tests/docs/pytorch_source_paths.txt, a list kept by hand (each entry
 is a path in PyTorch's repository at v2.13.0, or torchvision's at v0.28)."""
 
-import ast
 import pathlib
 import re
+import sys
 
 import pytest
 import torch
@@ -16,29 +16,14 @@ import torch
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TORCH_ROOT = pathlib.Path(torch.__file__).resolve().parent.parent
 KEPT_PATHS = REPO / "tests" / "docs" / "pytorch_source_paths.txt"
-PATH = re.compile(r"\b((?:torch|torchvision|aten|c10|tools|caffe2|references)/[\w/.\-]*)")
-NONE = re.compile(r"PyTorch counterpart: none\b[^.]*?[,;(:.]?\s*\S", re.I)
-
-
-def source_files():
-    roots = [REPO / "core" / "src"] + sorted((REPO / "plugins").glob("*/src"))
-    roots += sorted((REPO / "zoo").glob("*/src")) + sorted((REPO / "examples").glob("*/src"))
-    return sorted(p for root in roots for p in root.rglob("*.py"))
-
-
-def counterpart_paragraph(path):
-    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
-    start = doc.find("PyTorch counterpart")
-    return None if start < 0 else doc[start:].split("\n\n")[0]
+# The docstring parsing is shared with the source map page (docs/_ext/source_map.py).
+sys.path.insert(0, str(REPO / "docs" / "_ext"))
+from source_map import NONE, counterpart_paragraph, named_paths, source_files  # noqa: E402
 
 
 def kept_paths():
     lines = (line.split("  #", 1)[0].strip() for line in KEPT_PATHS.read_text().splitlines())
     return {line for line in lines if line and not line.startswith("#")}
-
-
-def named_paths(paragraph):
-    return [p.rstrip(".,;:") for p in PATH.findall(paragraph)]
 
 
 def is_checked_against_torch(path):
