@@ -84,3 +84,22 @@ def test_reshape_and_flatten_keep_the_quantizer():
     flat = q.flatten(1)
     assert tuple(flat.shape) == (2, 12) and flat.q_scale() == 0.05
     np.testing.assert_array_equal(flat.dequantize().numpy(), q.dequantize().numpy().reshape(2, 12))
+
+
+def test_the_package_imports_nothing_for_names_it_does_not_export():
+    # pluggy probes every plugin module with hasattr(module, hook_name) while ember builds
+    # its catalogues; a lazy import there used to break every plugin's registration.
+    import importlib
+    import sys
+
+    import ember_quantization
+
+    for name in list(sys.modules):
+        if name.startswith("ember_quantization.") and name.split(".")[1] in ember_quantization._API:
+            del sys.modules[name]
+    assert not hasattr(ember_quantization, "ember_register_comm_backends")
+    assert not any(name.split(".")[1] in ember_quantization._API for name in sys.modules
+                   if name.startswith("ember_quantization."))
+    for module, names in ember_quantization._API.items():  # the table names what each module exports
+        assert set(names) == set(importlib.import_module(f"ember_quantization.{module}").__all__), module
+        assert all(getattr(ember_quantization, name) is not None for name in names)

@@ -34,19 +34,34 @@ def ember_register_ops(register):
 
 
 def __getattr__(name):
-    """The rest of the API, imported on first use (keeps ``import ember_quantization`` light)."""
+    """The rest of the API, imported on first use (keeps ``import ember_quantization`` light).
+
+    Only the names in ``_LAZY`` import anything: pluggy probes every plugin module with
+    ``hasattr`` for each hook name while ember builds its catalogues, and an import here
+    then (quantize.py subclasses ``ember.nn.Linear``, a catalogue lookup) would break
+    every plugin's registration."""
     from importlib import import_module
 
-    if name.startswith("__") or name in _API_MODULES:
+    module = _LAZY.get(name)
+    if module is None:
         raise AttributeError(f"module 'ember_quantization' has no attribute {name!r}")
-    for module in _API_MODULES:
-        found = import_module(f"ember_quantization.{module}")
-        if name in getattr(found, "__all__", ()):
-            return getattr(found, name)
-    raise AttributeError(f"module 'ember_quantization' has no attribute {name!r}")
+    return getattr(import_module(f"ember_quantization.{module}"), name)
 
 
-_API_MODULES = ("observer", "histogram_observer", "fake_quantize", "qconfig", "stubs", "fuse", "quantize")
+_API = {
+    "observer": ("ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver", "MovingAverageMinMaxObserver",
+                 "PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver", "PlaceholderObserver",
+                 "default_observer", "default_weight_observer", "default_per_channel_weight_observer",
+                 "default_dynamic_quant_observer"),
+    "histogram_observer": ("HistogramObserver",),
+    "fake_quantize": ("FakeQuantize", "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"),
+    "qconfig": ("QConfig", "default_qconfig", "default_dynamic_qconfig", "get_default_qconfig",
+                "get_default_qat_qconfig"),
+    "stubs": ("QuantStub", "DeQuantStub", "FloatFunctional"),
+    "fuse": ("fuse_modules", "fuse_conv_bn_eval"),
+    "quantize": ("prepare", "convert", "quantize_dynamic", "prepare_qat", "propagate_qconfig_"),
+}
+_LAZY = {name: module for module, names in _API.items() for name in names}
 
 
 __all__ = ["QTensor", "dequantize", "quantize_per_channel", "quantize_per_tensor", "quint8", "qint8", "qint32",
