@@ -7,7 +7,8 @@ The sibling of ember/nn/_provided_by.py, keyed by kind instead of catalogue.
 
 OPTIM = "ember-optim"
 
-_OPTIMIZERS = ("Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam")
+_OPTIMIZERS = ("Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+               "LBFGS")
 _LR_SCHEDULERS = ("LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
                   "ExponentialLR", "PolynomialLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "CyclicLR",
                   "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler")
