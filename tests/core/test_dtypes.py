@@ -173,6 +173,9 @@ INT_WRAP_CASES = {
     "setitem_beyond": lambda lib, x: _setitem(x, 0, 256),
     "pow_exponent_beyond": lambda lib, x: x ** 256,
     "pow_exponent_max": lambda lib, x: x ** 255,
+    "clamp_bool_by_bools": lambda lib, x: (x > 100).clamp(True, False),
+    "clamp_bool_min_bool": lambda lib, x: (x > 100).clamp(min=True),
+    "clamp_bool_by_int": lambda lib, x: (x > 100).clamp(min=1),
 }
 
 

@@ -53,8 +53,6 @@ KNOWN = [
     (r"\.(split|chunk)\(.*results, torch", "split/chunk of a 0-d tensor (splitting.py)"),
     (r"\.copy_\(.*object has no attribute '_device'", "copy_ of a Python number (copy.py)"),
     (r"softmax.*not implemented for", "softmax of an empty or 0-d integer tensor, which torch returns unchecked"),
-    (r"\.clamp_?\((True|False|min=(True|False)).*not implemented for .Bool",
-     "clamp of bool by bool scalars (unary.py)"),
     (r"\]: x\d+c?\[\(.*\)\] = x\d+c?: ember succeeded, torch raised RuntimeError\('unsupported operation: some",
      "a basic setitem whose value partly overlaps the target (torch's copy_ overlap check)"),
     (r"\[setitem_step\]: [xr]\d+c?\[\[.*\] = [xr]\d+c?: ember (succeeded, torch raised RuntimeError\('unsupported "

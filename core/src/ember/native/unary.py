@@ -465,6 +465,11 @@ def clamp(input, min=None, max=None):
     for bound in (min, max):
         if bound.__class__ is int:
             dtypes.checked_int(bound, input._data.dtype)  # PyTorch's overflow check for the bounds
+    if input._data.dtype.kind == "b" and all(b is None or b.__class__ is bool for b in (min, max)):
+        # bool clamped by bool scalars stays bool, for which PyTorch has no kernel
+        kernel = "clamp_scalar_cpu" if min is not None and max is not None else \
+            ("clamp_min_scalar_cpu" if max is None else "clamp_max_scalar_cpu")
+        raise not_implemented_for(kernel, input._data.dtype)
     return CLAMP(input, min, max)
 
 
