@@ -219,6 +219,7 @@ def setup(app):
         required_arguments = 1
 
         def run(self):
+            self.env.note_dependency(__file__)  # a change here re-reads the page
             container = nodes.container()
             self.state.nested_parse(StringList(group_rst(self.arguments[0]), f"<ember-api {self.arguments[0]}>"),
                                     0, container)

@@ -123,6 +123,7 @@ def setup(app):
         """The source map, parsed from the docstrings at build time."""
 
         def run(self):
+            self.env.note_dependency(__file__)  # a change here re-reads the page
             for path in source_files():
                 self.env.note_dependency(str(path))
             for chapter in CHAPTERS.glob("*.md"):
