@@ -31,6 +31,8 @@ which is ``softmax - onehot`` (scaled) in the common case.
 # differentiable ember ops instead, so second derivatives need no extra kernels.
 """
 
+import weakref
+
 import ember
 from ember import library
 from ember.autograd.grad_mode import grad_state
@@ -48,6 +50,54 @@ def _softmax(xp, x, class_dim):
     xp.exp(e, out=e)
     e /= e.sum(axis=class_dim, keepdims=True)
     return e
+
+
+def _shifted_exp(xp, x):
+    """For 2-d ``x``: the row maxima and ``exp(x - max)`` (a new array)."""
+    top = x.max(axis=1)
+    exps = x - top[:, None]
+    xp.exp(exps, out=exps)
+    return top, exps
+
+
+# NOTE [ The forward's exponentials, kept for backward ]
+# torch's cross-entropy saves log_softmax's output, so its backward is one exp and a
+# subtraction. loss::cross_entropy saves only its inputs (one output, the loss), so the
+# 2-d class-index kernel keeps its ``exp(x - max)`` and their row sums in a one-slot
+# cache keyed by the logits array itself (a weak reference, cleared when the logits die).
+# The backward kernel uses them only when it is handed that very array: autograd refuses
+# a backward whose saved logits were modified in place, and the values depend on the
+# logits alone, so any target, weight or reduction may reuse them. Otherwise (another
+# call in between, a cast) it recomputes them. Never written to: a retained graph may
+# run backward twice.
+_kept = [None]
+
+
+def _keep_exps(x, exps, sums):
+    def forget(ref):
+        if _kept[0] is not None and _kept[0][0] is ref:
+            _kept[0] = None
+    try:
+        _kept[0] = (weakref.ref(x, forget), exps, sums)
+    except TypeError:  # an array type without weak references: nothing kept
+        _kept[0] = None
+
+
+def _kept_exps(xp, x):
+    """``(exp(x - max), row sums)``: the forward's if it was for ``x``, else computed anew."""
+    kept = _kept[0]
+    if kept is not None and kept[0]() is x:
+        return kept[1], kept[2]
+    _, exps = _shifted_exp(xp, x)
+    return exps, _row_sums(xp, exps)
+
+
+def _row_sums(xp, a):
+    """Row sums of a 2-d array: a matrix-vector product with ones where BLAS has the dtype
+    (several times faster than NumPy's row reduction on short rows)."""
+    if a.dtype == xp.float32 or a.dtype == xp.float64:
+        return a @ xp.ones(a.shape[1], dtype=a.dtype)
+    return a.sum(axis=1)
 
 
 def _class_shape(x, class_dim, classes):
@@ -72,8 +122,16 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
     classes = x.shape[class_dim]
     safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, classes, x.dtype)
     eps = _smoothing(label_smoothing)
-    if eps == 0:
+    if eps == 0 and x.ndim == 2:
         # Only the target entry of log_softmax is needed: x[t] - logsumexp(x).
+        top, exps = _shifted_exp(xp, x)
+        sums = _row_sums(xp, exps)
+        _keep_exps(x, exps, sums)
+        lse = xp.log(sums)
+        lse += top
+        lse -= x[xp.arange(x.shape[0]), safe]
+        losses = picked_weight * lse
+    elif eps == 0:
         top = x.max(axis=class_dim, keepdims=True)
         exps = x - top
         xp.exp(exps, out=exps)
@@ -149,6 +207,8 @@ def cross_entropy_backward_op(xp, grad, x, target, weight, *, reduction="mean", 
                               label_smoothing=0.0):
     """``grad * (a_sum * softmax(x) - a)`` (NOTE [ Fused cross-entropy ])."""
     class_dim = nll.class_dim_of(x)
+    if x.ndim == 2 and target.dtype.kind != "f" and not _smoothing(label_smoothing):
+        return _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index)
     if reduction == "none" and x.ndim > 1:
         grad = nll.with_class_dim(grad, class_dim)
     out = _softmax(xp, x, class_dim)
@@ -168,6 +228,19 @@ def cross_entropy_backward_op(xp, grad, x, target, weight, *, reduction="mean", 
         out *= nll.with_class_dim(scale, class_dim)
         out[nll.target_positions(xp, safe, class_dim)] -= scale
     out *= grad
+    return out
+
+
+def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index):
+    """``(N, C)`` logits and class indices, no smoothing: ``c * softmax(x) - c * onehot(t)`` with
+    ``c = grad * scale`` per row, the softmax's 1 / sum folded into the same per-row factor,
+    so the whole gradient is three passes (shift, exp, scale) and one scatter."""
+    safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, x.shape[1], x.dtype,
+                                                    check=False)
+    scale = nll.mean_scale(xp, picked_weight, valid, reduction) * grad
+    exps, sums = _kept_exps(xp, x)
+    out = exps * (scale / sums)[:, None]
+    out[xp.arange(x.shape[0]), safe] -= scale
     return out
 
 
