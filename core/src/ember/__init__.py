@@ -64,11 +64,12 @@ from ember import accelerator, backends
 from ember import amp
 from ember import multiprocessing
 from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled
-cuda.amp, cpu.amp = amp.amp_aliases.cuda_amp, amp.amp_aliases.cpu_amp  # torch.cuda.amp / torch.cpu.amp spellings
 from ember.native.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from ember.device import get_default_device, set_default_device
 from ember.serialization import load, load_safetensors, save, save_safetensors
 from ember import plugins as _plugins
+
+cuda.amp, cpu.amp = amp.amp_aliases.cuda_amp, amp.amp_aliases.cpu_amp  # torch.cuda.amp / torch.cpu.amp spellings
 
 _plugins._register_builtins()
 

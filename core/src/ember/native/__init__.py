@@ -7,7 +7,8 @@ import importlib
 
 MODULES = ("factory", "copy", "binary", "binary_functions", "unary", "comparison", "reduction", "extremes", "softmax",
            "views", "splitting", "shape", "indexing", "linalg", "sorting", "fold", "resampling", "padding",
-           "convolution", "pooling", "upsampling", "linear", "embedding", "dropout", "attention", "pointwise", "fused_lstm", "rnn")
+           "convolution", "pooling", "upsampling", "linear", "embedding", "dropout", "attention", "pointwise",
+           "fused_lstm", "rnn")
 
 
 def all_modules():
