@@ -73,8 +73,8 @@ def test_a_plugin_module_class_is_reachable_by_name_and_create(use_plugin):
 def test_a_plugin_may_not_take_a_core_name():
     plugin = make_plugin("registry_clash",
                          ember_register_modules=lambda register: register(type("Sequential", (ember.nn.Module,), {})))
-    with pytest.raises(PluginError, match="'Sequential' is registered by both plugin 'ember' and plugin "
-                                          "'registry_clash'"):
+    with pytest.raises(PluginError, match="'Sequential' is registered by both plugin 'ember' \\(ember-core\\) "
+                                          "and plugin 'registry_clash'; 'ember' keeps it"):
         ember.plugins.register(plugin)
     assert ember.nn.Sequential is ember.nn.modules.container.Sequential
 
@@ -121,8 +121,10 @@ def test_names_of_uninstalled_plugins_say_what_to_install():
     for space, name in NAMES:
         distribution = expected_distribution(space, name)
         if distribution is not None:
+            folder = "plugins/" + distribution.removeprefix("ember-")
             assert found[name].endswith(f"is provided by the distribution {distribution}, which is not installed. "
-                                        f"Install it with: pip install {distribution}")
+                                        f"Install it with: pip install {distribution} (from a clone of the ember "
+                                        f"repository: pip install -e {folder})")
 
 
 def test_the_table_knows_every_name_the_first_party_plugins_register():

@@ -175,8 +175,9 @@ def test_pinning_fails_and_nothing_is_pinned_as_in_a_cpu_only_torch(request, cas
 
 
 @pytest.mark.parametrize("case", UNAVAILABLE)
-def test_the_cli_lists_the_backend_as_unavailable_with_the_reason(request, capsys, case):
+def test_the_cli_lists_the_backend_as_unavailable_with_the_reason(request, capsys, monkeypatch, case):
     request.getfixturevalue(case)
+    monkeypatch.setenv("COLUMNS", "400")  # ember plugins cuts lines to the terminal's width
     assert ember.cli.main(["plugins"]) == 0
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if line.strip().startswith("backends: cuda"))

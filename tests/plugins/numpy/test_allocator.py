@@ -42,8 +42,9 @@ def test_freed_blocks_are_reused_without_faulting_in_new_pages():
         cached = page_faults_of(a_step)
     finally:
         allocator.enable_by_default()
-    assert uncached > 1000  # every 4 MB block is 1,000 fresh 4 KiB pages
-    assert cached < uncached / 20
+    # Uncached, each 4 MB block is about 1,000 fresh 4 KiB pages (fewer where the kernel
+    # backs it with transparent huge pages); cached, the step reuses mapped memory.
+    assert cached < 50 and cached <= uncached
 
 
 def test_memory_stats_count_live_and_cached_bytes():
@@ -86,3 +87,11 @@ def test_ember_cpu_answers_like_torch_cpu():
     assert ember.cpu.device_count() == torch.cpu.device_count() == 1
     assert ember.cpu.current_device() == torch.cpu.current_device() == "cpu"
     assert ember.cpu.synchronize() is torch.cpu.synchronize() is None
+
+
+def test_glibc_takes_the_thresholds():
+    ember.ones(1)
+    try:
+        assert allocator.enable() is True and allocator.is_caching()
+    finally:
+        allocator.enable_by_default()

@@ -26,11 +26,11 @@ _ACTIVATION_FUNCTIONALS = ("relu", "relu_", "relu6", "leaky_relu", "leaky_relu_"
 
 _LOSS_MODULES = ("L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
                  "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
-                 "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss")
+                 "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "DistillationLoss")
 _LOSS_FUNCTIONALS = ("l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
                      "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
                      "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
-                     "poisson_nll_loss", "gaussian_nll_loss")
+                     "poisson_nll_loss", "gaussian_nll_loss", "distillation_loss")
 
 
 def _table(*groups):

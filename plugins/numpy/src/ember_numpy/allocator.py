@@ -16,7 +16,8 @@ interface is torch.cuda.memory_stats() / empty_cache().
 #
 # A caching allocator keeps freed blocks and hands them out again; c10's CUDA one bins
 # them by size. On the CPU, glibc's heap already is such a cache, once told to keep
-# what is freed: `enable()` serves every request up to CACHE_LIMIT from the heap
+# what is freed: `enable()` serves every request up to CACHE_LIMIT (32 MiB, the most
+# glibc accepts; larger blocks are still mapped per allocation) from the heap
 # (M_MMAP_THRESHOLD) and stops trimming it (M_TRIM_THRESHOLD), so a block freed in step
 # k is reused in step k+1 with its pages already mapped. `memory_stats()` reads glibc's
 # counters (mallinfo2), `empty_cache()` gives the free pages back (malloc_trim), as
@@ -32,7 +33,7 @@ import ctypes
 import ctypes.util
 import os
 
-CACHE_LIMIT = 1 << 30  # requests up to 1 GiB come from the heap
+CACHE_LIMIT = 32 << 20  # requests up to 32 MiB come from the heap: glibc refuses a larger threshold
 _M_TRIM_THRESHOLD = -1  # glibc's mallopt parameter numbers (malloc.h)
 _M_MMAP_THRESHOLD = -3
 _GLIBC_DEFAULT_MMAP_THRESHOLD = 128 * 1024
@@ -73,8 +74,10 @@ def enable():
     """Keep freed memory in the process for reuse (NOTE [ Caching freed memory on the CPU ])."""
     if _LIBC is None:
         return False
-    _LIBC.mallopt(_M_MMAP_THRESHOLD, CACHE_LIMIT)
-    _LIBC.mallopt(_M_TRIM_THRESHOLD, 2 ** 31 - 1)
+    # mallopt answers 1 when it took the value
+    if not (_LIBC.mallopt(_M_MMAP_THRESHOLD, CACHE_LIMIT) and _LIBC.mallopt(_M_TRIM_THRESHOLD, 2 ** 31 - 1)):
+        disable()
+        return False
     _state["caching"] = True
     return True
 

@@ -16,11 +16,7 @@ from ember_quantization.dtypes import (
     per_channel_symmetric,
     per_tensor_affine,
     per_tensor_symmetric,
-    qint8,
-    qint32,
-    quint8,
 )
-from ember_quantization.qtensor import QTensor, dequantize, quantize_per_channel, quantize_per_tensor
 
 __version__ = "0.1.0"
 
@@ -34,7 +30,8 @@ def ember_register_ops(register):
 
 
 def __getattr__(name):
-    """The rest of the API, imported on first use (keeps ``import ember_quantization`` light).
+    """The API, imported on first use: ``import ember_quantization`` (which ember does to
+    find the plugin's hooks) imports nothing else.
 
     Only the names in ``_LAZY`` import anything: pluggy probes every plugin module with
     ``hasattr`` for each hook name while ember builds its catalogues, and an import here
@@ -49,6 +46,7 @@ def __getattr__(name):
 
 
 _API = {
+    "qtensor": ("QTensor", "quantize_per_tensor", "quantize_per_channel", "dequantize", "quint8", "qint8", "qint32"),
     "observer": ("ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver", "MovingAverageMinMaxObserver",
                  "PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver", "PlaceholderObserver",
                  "default_observer", "default_weight_observer", "default_per_channel_weight_observer",
