@@ -41,9 +41,9 @@ class GPT(nn.Module):
         length = idx.shape[1]
         if length > self.block_size:
             raise ValueError(f"cannot run a sequence of length {length}: the block size is {self.block_size}")
-        positions = ember.arange(length)
+        positions = ember.arange(length, device=idx.device)
         x = self.drop(self.wte(idx) + self.wpe(positions))
-        mask = nn.Transformer.generate_square_subsequent_mask(length)
+        mask = nn.Transformer.generate_square_subsequent_mask(length, device=idx.device)
         return self.lm_head(self.transformer(x, mask=mask, is_causal=True))
 
     @ember.no_grad()

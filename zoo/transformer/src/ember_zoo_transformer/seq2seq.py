@@ -69,7 +69,7 @@ class Seq2SeqTransformer(nn.Module):
 
     def shift_right(self, tgt):
         """``[BOS, y_0, ..., y_{T-2}]``: the decoder input that predicts ``tgt``."""
-        bos = ember.full((tgt.shape[0], 1), self.bos, dtype=tgt.dtype)
+        bos = ember.full((tgt.shape[0], 1), self.bos, dtype=tgt.dtype, device=tgt.device)
         return ember.cat([bos, tgt[:, :-1]], dim=1)
 
     @ember.no_grad()
@@ -77,7 +77,7 @@ class Seq2SeqTransformer(nn.Module):
         """The most likely symbol at each step: ``(N, S)`` -> ``(N, max_len)`` (default S)."""
         max_len = src.shape[1] if max_len is None else max_len
         memory = self.encode(src)
-        tokens = ember.full((src.shape[0], 1), self.bos, dtype=ember.int64)
+        tokens = ember.full((src.shape[0], 1), self.bos, dtype=ember.int64, device=src.device)
         for _ in range(max_len):
             next_symbol = self.decode(tokens, memory)[:, -1].argmax(-1)
             tokens = ember.cat([tokens, next_symbol.unsqueeze(1)], dim=1)
