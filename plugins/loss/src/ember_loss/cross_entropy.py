@@ -344,6 +344,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     Returns:
         A scalar, or the per-position losses for ``reduction='none'``.
 
+    Where ember differs: this is one fused op that saves the logits, so writing into
+    ``input`` in place after the call makes the backward raise the version-counter error;
+    PyTorch saves ``log_softmax``'s output instead and runs.
+
     >>> import ember
     >>> from ember_loss.cross_entropy import cross_entropy
     >>> cross_entropy(ember.tensor([[2.0, 0.0], [0.0, 2.0]]), ember.tensor([0, 1]))
