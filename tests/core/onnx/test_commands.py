@@ -43,3 +43,21 @@ def test_a_model_that_cannot_be_dynamic_is_one_line(tmp_path, capsys):
     assert status == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("ember export: ") and "--static" in err
+
+
+def test_export_takes_the_input_shape_an_ember_train_checkpoint_records(tmp_path, capsys):
+    # resnet8_cifar trained on the digits has 1 input channel and 8x8 images: the export
+    # traces with that shape, not the model's default 3x32x32 (which its weights refuse).
+    ember.manual_seed(3)
+    model = ember.zoo.create_model("resnet8_cifar", num_classes=10, in_channels=1).eval()
+    weights = tmp_path / "checkpoint.pt"
+    overrides = {"num_classes": 10, "in_channels": 1}
+    ember.save({"model": model.state_dict(), "model_name": "resnet8_cifar", "model_overrides": overrides,
+                "data": {"model_overrides": overrides, "input_shape": [1, 8, 8], "name": "digits"}}, weights)
+    out = tmp_path / "digits.onnx"
+    assert main(["export", "resnet8_cifar", "--weights", str(weights), "--out", str(out), "--threads", "1"]) == 0
+    assert "inputs x (1, 1, 8, 8)" in capsys.readouterr().out
+    x = ember.randn(2, 1, 8, 8)
+    session = onnxruntime.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {"x": x.numpy()})
+    np.testing.assert_allclose(got, model(x).detach().numpy(), rtol=1e-4, atol=1e-5)

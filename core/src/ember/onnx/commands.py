@@ -11,17 +11,30 @@ PyTorch counterpart: none in torch (the closest is a script calling
 import inspect
 
 
-def example_inputs(model, info, batch):
-    """Inputs for one trace: images of the model's input size, or token ids (zeros, a valid
-    symbol for every vocabulary) of its sequence length, for each required argument."""
+def example_inputs(model, info, batch, input_size=None):
+    """Inputs for one trace: images of ``input_size`` (default the model's), or token ids
+    (zeros, a valid symbol for every vocabulary) of its sequence length, for each required
+    argument."""
     import ember
 
     parameters = [p for p in list(inspect.signature(type(model).forward).parameters.values())[1:]
                   if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    size = tuple(info.input_size or (8,))
+    size = tuple(input_size or info.input_size or (8,))
     if len(size) == 3:
         return tuple(ember.randn(batch, *size) for _ in parameters), [p.name for p in parameters]
     return tuple(ember.zeros(batch, size[0], dtype=ember.int64) for _ in parameters), [p.name for p in parameters]
+
+
+def _trained_input_size(weights):
+    """The input shape a checkpoint of ``ember train`` was trained on (its data's), or None:
+    resnet8_cifar trained on the digits takes 1x8x8 images, not the model's 3x32x32."""
+    if not weights:
+        return None
+    from ember.zoo.weights import read_checkpoint
+
+    _, checkpoint = read_checkpoint(weights)
+    shape = ((checkpoint or {}).get("data") or {}).get("input_shape")
+    return tuple(shape) if shape else None
 
 
 def cmd_export(args):
@@ -30,7 +43,7 @@ def cmd_export(args):
 
     info = ember.zoo.model_info(args.model)
     model = ember.zoo.create_model(args.model, pretrained=args.weights or False).eval()
-    inputs, names = example_inputs(model, info, args.batch)
+    inputs, names = example_inputs(model, info, args.batch, _trained_input_size(args.weights))
     if args.format == "onnx":
         dynamic = None if args.static else {n: {0: "batch"} for n in names}
         try:
