@@ -8,7 +8,7 @@ has torch's keys for this module: ``weight`` (the quantized weight), ``bias`` (f
 import ember
 from ember_quantization import kernels
 from ember_quantization.dtypes import qint8, quint8
-from ember_quantization.nn.quantized.utils import quantize_weight, require_quantized, row_qparams
+from ember_quantization.nn.quantized.utils import WeightedQuantizedModule, require_quantized
 from ember_quantization.qtensor import QTensor, quantize_per_tensor
 
 
@@ -16,10 +16,10 @@ def _pair(value):
     return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
 
 
-class Conv2d(ember.nn.Module):
+class Conv2d(WeightedQuantizedModule):
     """2-d convolution on quantized tensors; the output has this module's ``scale``/``zero_point``."""
 
-    _relu = False
+    _names = ("QuantizedConv2d", "QuantizedConvReLU2d")
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros"):
@@ -34,19 +34,6 @@ class Conv2d(ember.nn.Module):
         shape = (out_channels, in_channels // groups, *self.kernel_size)
         self.set_weight_bias(quantize_per_tensor(ember.zeros(*shape), 1.0, 0, qint8),
                              ember.zeros(out_channels) if bias else None)
-
-    def set_weight_bias(self, weight, bias):
-        self._weight, self._bias = weight, bias
-        self._scales, self._zero_points = row_qparams(weight)
-
-    def weight(self):
-        return self._weight
-
-    def bias(self):
-        return self._bias
-
-    def _get_name(self):
-        return "QuantizedConvReLU2d" if self._relu else "QuantizedConv2d"
 
     def extra_repr(self):
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
@@ -74,25 +61,14 @@ class Conv2d(ember.nn.Module):
                 missing_keys.append(prefix + key)
         if prefix + "weight" in state_dict:
             self.set_weight_bias(state_dict[prefix + "weight"], state_dict.get(prefix + "bias"))
-        if prefix + "scale" in state_dict:
-            self.scale = float(state_dict[prefix + "scale"].item())
-        if prefix + "zero_point" in state_dict:
-            self.zero_point = int(state_dict[prefix + "zero_point"].item())
+        self._load_output_qparams(state_dict, prefix)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
-        relu = isinstance(mod, ember.nn.Sequential)  # a fused ConvReLU2d: (Conv2d, ReLU)
-        conv = mod[0] if relu else mod
-        weight_observer = getattr(conv, "weight_fake_quant", None) or mod.qconfig.weight()
-        weight_observer(conv.weight)
-        scale, zero_point = mod.activation_post_process.calculate_qparams()
+        conv, relu, weight_observer, qparams = cls._observed(mod)  # a fused ConvReLU2d: (Conv2d, ReLU)
         qconv = cls(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride, conv.padding,
                     conv.dilation, conv.groups, conv.bias is not None)
-        qconv._relu = relu
-        qconv.set_weight_bias(quantize_weight(conv.weight, weight_observer),
-                              None if conv.bias is None else conv.bias.detach().clone())
-        qconv.scale, qconv.zero_point = float(scale.item()), int(zero_point.item())
-        return qconv
+        return qconv._take_observed(conv, relu, weight_observer, qparams)
 
 
 __all__ = ["Conv2d"]

@@ -12,15 +12,15 @@ converted torch model's state dict loads.
 import ember
 from ember_quantization import kernels
 from ember_quantization.dtypes import per_tensor_affine, qint8, quint8
-from ember_quantization.nn.quantized.utils import quantize_weight, require_quantized, row_qparams
+from ember_quantization.nn.quantized.utils import WeightedQuantizedModule, require_quantized
 from ember_quantization.qtensor import QTensor, quantize_per_tensor
 
 
-class Linear(ember.nn.Module):
+class Linear(WeightedQuantizedModule):
     """``y = x W^T + b`` on quantized tensors; the output has this module's ``scale``/``zero_point``."""
 
     _FLOAT_MODULE = ember.nn.Linear
-    _relu = False
+    _names = ("QuantizedLinear", "QuantizedLinearReLU")
 
     def __init__(self, in_features, out_features, bias_=True, dtype=qint8):
         super().__init__()
@@ -29,19 +29,6 @@ class Linear(ember.nn.Module):
         self.weight_dtype = dtype
         weight = quantize_per_tensor(ember.zeros(out_features, in_features), 1.0, 0, qint8)
         self.set_weight_bias(weight, ember.zeros(out_features) if bias_ else None)
-
-    def set_weight_bias(self, weight, bias):
-        self._weight, self._bias = weight, bias
-        self._scales, self._zero_points = row_qparams(weight)
-
-    def weight(self):
-        return self._weight
-
-    def bias(self):
-        return self._bias
-
-    def _get_name(self):
-        return "QuantizedLinearReLU" if self._relu else "QuantizedLinear"
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, scale={self.scale}, "
@@ -67,28 +54,17 @@ class Linear(ember.nn.Module):
         for key in ("scale", "zero_point", "_packed_params.dtype", "_packed_params._packed_params"):
             if prefix + key not in state_dict:
                 missing_keys.append(prefix + key)
-        if prefix + "scale" in state_dict:
-            self.scale = float(state_dict[prefix + "scale"].item())
-        if prefix + "zero_point" in state_dict:
-            self.zero_point = int(state_dict[prefix + "zero_point"].item())
+        self._load_output_qparams(state_dict, prefix)
         if prefix + "_packed_params._packed_params" in state_dict:
             self.set_weight_bias(*state_dict[prefix + "_packed_params._packed_params"])
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         """The quantized twin of an observed float Linear (after ``prepare`` and calibration)."""
-        relu = isinstance(mod, ember.nn.Sequential)  # a fused LinearReLU: (Linear, ReLU)
-        linear = mod[0] if relu else mod
-        activation = mod.activation_post_process
-        weight_observer = getattr(linear, "weight_fake_quant", None) or mod.qconfig.weight()
-        weight_observer(linear.weight)
-        scale, zero_point = activation.calculate_qparams()
+        linear, relu, weight_observer, qparams = cls._observed(mod)  # a fused LinearReLU: (Linear, ReLU)
         qlinear = cls(linear.in_features, linear.out_features, dtype=weight_observer.dtype)
-        qlinear._relu = relu or getattr(mod, "_fused_relu", False)
-        qlinear.set_weight_bias(quantize_weight(linear.weight, weight_observer),
-                                None if linear.bias is None else linear.bias.detach().clone())
-        qlinear.scale, qlinear.zero_point = float(scale.item()), int(zero_point.item())
-        return qlinear
+        relu = relu or getattr(mod, "_fused_relu", False)
+        return qlinear._take_observed(linear, relu, weight_observer, qparams)
 
 
 __all__ = ["Linear", "per_tensor_affine"]

@@ -34,3 +34,57 @@ def require_quantized(x, module):
         raise RuntimeError(f"{module} expects a quantized input (a QTensor from a QuantStub/Quantize); got "
                            f"{type(x).__name__}. Did you forget a QuantStub before it?")
     return x
+
+
+class WeightedQuantizedModule(ember.nn.Module):
+    """What the quantized Linear and Conv2d share: a quantized weight with the per-row
+    qparams the int8 kernels read, an optional float bias, the output's ``scale`` and
+    ``zero_point``, an optional fused ReLU, and how they are made from an observed float
+    module (torch's ``WeightedQuantizedModule`` in the same file of torch). Subclasses name
+    themselves (``_names``: plain, with ReLU) and keep their own state-dict layout, which
+    differs between torch's Linear and Conv2d.
+    """
+
+    _relu = False
+    _names = ("", "")
+
+    def set_weight_bias(self, weight, bias):
+        self._weight, self._bias = weight, bias
+        self._scales, self._zero_points = row_qparams(weight)
+
+    def weight(self):
+        return self._weight
+
+    def bias(self):
+        return self._bias
+
+    def _get_name(self):
+        return self._names[1] if self._relu else self._names[0]
+
+    def _load_output_qparams(self, state_dict, prefix):
+        if prefix + "scale" in state_dict:
+            self.scale = float(state_dict[prefix + "scale"].item())
+        if prefix + "zero_point" in state_dict:
+            self.zero_point = int(state_dict[prefix + "zero_point"].item())
+
+    @staticmethod
+    def _observed(mod):
+        """``(float module, fused relu?, weight observer after seeing the weight, (scale,
+        zero_point) of the output)`` of an observed module (after ``prepare`` and
+        calibration); a fused module is a ``(float module, ReLU)`` Sequential."""
+        relu = isinstance(mod, ember.nn.Sequential)
+        float_module = mod[0] if relu else mod
+        weight_observer = getattr(float_module, "weight_fake_quant", None) or mod.qconfig.weight()
+        weight_observer(float_module.weight)
+        return float_module, relu, weight_observer, mod.activation_post_process.calculate_qparams()
+
+    def _take_observed(self, float_module, relu, weight_observer, qparams):
+        """Quantize ``float_module``'s weight with the observer's qparams, keep its bias, and
+        set the output's qparams."""
+        self._relu = relu
+        bias = None if float_module.bias is None else float_module.bias.detach().clone()
+        self.set_weight_bias(quantize_weight(float_module.weight, weight_observer), bias)
+        scale, zero_point = qparams
+        self.scale, self.zero_point = float(scale.item()), int(zero_point.item())
+        return self
+
