@@ -10,6 +10,7 @@ their ratio; one absolute time means little, the ratio is the figure.
 import json
 import os
 import statistics
+import sys
 import time
 
 
@@ -69,3 +70,20 @@ def momentum_sgd(lib, params, velocities, lr=0.01, momentum=0.9):
             v.mul_(momentum).add_(p.grad)
             p.sub_(v, alpha=lr)
             p.grad = None
+
+
+def threads_and_profile():
+    """``(threads, profile)`` from ``script.py [THREADS] [--profile]``."""
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    return int(args[0]) if args else 1, "--profile" in sys.argv
+
+
+def print_profile(step, rounds):
+    """Where ``step``'s time goes: cProfile over ``rounds`` calls, by each function's own time."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.runcall(lambda: [step() for _ in range(rounds)])
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+

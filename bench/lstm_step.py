@@ -21,9 +21,8 @@ time steps; oneDNN's fused LSTM kernel is used by torch where it applies).
 # eight elementwise passes over each step's gates), against oneDNN's fused LSTM in torch.
 """
 
-import sys
 
-from common import assert_losses_agree, interleaved, libraries, report_ms
+from common import assert_losses_agree, interleaved, libraries, print_profile, report_ms, threads_and_profile
 
 VOCAB, EMBED, HIDDEN, LAYERS = 96, 64, 256, 2
 BATCH, SEQ = 32, 64
@@ -76,16 +75,10 @@ def main(threads, profile=False):
              for name, lib in (("ember", ember), ("torch", torch))}
     assert_losses_agree(steps, 1e-4, relative=True)
     if profile:
-        import cProfile
-        import pstats
-
-        profiler = cProfile.Profile()
-        profiler.runcall(lambda: [steps["ember"]() for _ in range(3)])
-        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+        print_profile(steps["ember"], rounds=3)
         return
     report_ms("char LSTM LM train step (ms)", threads, interleaved(steps, rounds=6, inner=2))
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    main(int(args[0]) if args else 1, profile="--profile" in sys.argv)
+    main(*threads_and_profile())

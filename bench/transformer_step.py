@@ -23,9 +23,8 @@ mode (torch takes its ordinary, non-fused path there, the one ember mirrors).
 # torch's 40 ms.
 """
 
-import sys
 
-from common import assert_losses_agree, interleaved, libraries, report_ms
+from common import assert_losses_agree, interleaved, libraries, print_profile, report_ms, threads_and_profile
 
 D_MODEL, HEADS, FFN, LAYERS = 256, 4, 1024, 2
 BATCH, SEQ = 32, 64
@@ -71,16 +70,10 @@ def main(threads, profile=False):
     steps = {"ember": make_step(ember, built["ember"], x), "torch": make_step(torch, built["torch"], x)}
     assert_losses_agree(steps, 1e-4, relative=True)
     if profile:
-        import cProfile
-        import pstats
-
-        profiler = cProfile.Profile()
-        profiler.runcall(lambda: [steps["ember"]() for _ in range(5)])
-        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+        print_profile(steps["ember"], rounds=5)
         return
     report_ms("Transformer encoder train step (ms)", threads, interleaved(steps, rounds=10, inner=2))
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    main(int(args[0]) if args else 1, profile="--profile" in sys.argv)
+    main(*threads_and_profile())
