@@ -85,19 +85,12 @@ def is_non_overlapping_and_dense(shape, strides):
     return True
 
 
-def infer_dense_strides(shape, strides):
-    """Dense strides in the dim order of ``strides`` (NOTE [ preserve_format ])."""
-    ndim = len(shape)
-    perm = list(range(ndim - 1, -1, -1))  # innermost first
-
-    def should_swap(dim0, dim1):
-        stride0, stride1 = strides[dim0], strides[dim1]
-        if stride0 == 0 or stride1 == 0:
-            return 0
-        if stride0 != stride1:
-            return -1 if stride0 < stride1 else 1
-        return 1 if shape[dim0] > shape[dim1] else 0
-
+def _sorted_dims(ndim, should_swap):
+    """The dims, innermost first, put in order by PyTorch's insertion sort, which stops at
+    the first ``should_swap(outer, inner) < 0`` (so incomparable dims keep their order);
+    infer_dense_strides and TensorIterator's reorder_dimensions share it, each with its
+    own comparison."""
+    perm = list(range(ndim - 1, -1, -1))
     for i in range(1, ndim):
         dim1 = i
         for j in range(1, i + 1):
@@ -108,6 +101,22 @@ def infer_dense_strides(shape, strides):
                 dim1 = dim0
             elif comparison < 0:
                 break
+    return perm
+
+
+def infer_dense_strides(shape, strides):
+    """Dense strides in the dim order of ``strides`` (NOTE [ preserve_format ])."""
+    ndim = len(shape)
+
+    def should_swap(dim0, dim1):
+        stride0, stride1 = strides[dim0], strides[dim1]
+        if stride0 == 0 or stride1 == 0:
+            return 0
+        if stride0 != stride1:
+            return -1 if stride0 < stride1 else 1
+        return 1 if shape[dim0] > shape[dim1] else 0
+
+    perm = _sorted_dims(ndim, should_swap)
     out = [0] * ndim
     step = 1
     for dim in perm:
@@ -188,7 +197,6 @@ def iterator_strides(shape, operands):
     does), ties to the smaller size inside; then dense strides in that order.
     (NOTE [ preserve_format ]: the same comparison as infer_dense_strides.)"""
     ndim = len(shape)
-    perm = list(range(ndim - 1, -1, -1))  # innermost first
 
     def should_swap(dim0, dim1):
         for strides in operands:
@@ -201,16 +209,7 @@ def iterator_strides(shape, operands):
                 return 1
         return 0
 
-    for i in range(1, ndim):
-        dim1 = i
-        for j in range(1, i + 1):
-            dim0 = i - j
-            comparison = should_swap(perm[dim0], perm[dim1])
-            if comparison > 0:
-                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-                dim1 = dim0
-            elif comparison < 0:
-                break
+    perm = _sorted_dims(ndim, should_swap)
     if perm == list(range(ndim - 1, -1, -1)):
         return contiguous_strides(shape)
     out = [0] * ndim
