@@ -104,7 +104,7 @@ def test_the_quantized_ops_are_ember_ops_in_their_namespace():
     from ember.library import schema
 
     assert ember.ops.quantized.linear is eq.kernels.linear
-    assert schema(ember.ops.quantized.conv2d).startswith("quantized::conv2d(x, w, w_scales")
+    assert schema(ember.ops.quantized.conv2d).startswith("quantized::conv2d(x, packed, w_scales")
 
 
 def test_int_matmul_is_exact_where_float32_alone_would_round():
@@ -118,3 +118,31 @@ def test_int_matmul_is_exact_where_float32_alone_would_round():
 
 def test_dtypes_map_torchs():
     assert {str(k).split(".")[-1] for k in DTYPES} == {v.name for v in DTYPES.values()}
+
+
+@pytest.mark.parametrize("module", ["linear", "conv2d", "dynamic linear"])
+def test_the_weight_is_packed_once_and_again_when_a_new_weight_is_loaded(module, monkeypatch):
+    from ember_quantization import kernels
+
+    packings = []
+    pack = kernels.pack_weight
+    monkeypatch.setattr(kernels, "pack_weight", lambda *a, **k: packings.append(1) or pack(*a, **k))
+    if module == "conv2d":
+        theirs, ours, x = tnnq.Conv2d(4, 6, 3), nnq.Conv2d(4, 6, 3), torch_input((1, 4, 5, 5))
+        weights = [torch_weight((6, 4, 3, 3), True, seed) for seed in (1, 2)]
+    else:
+        dynamic = module == "dynamic linear"
+        theirs = tnnq.dynamic.Linear(8, 5) if dynamic else tnnq.Linear(8, 5)
+        ours = nnq.dynamic.Linear(8, 5) if dynamic else nnq.Linear(8, 5)
+        x = torch_input((3, 8)).dequantize() if dynamic else torch_input((3, 8))
+        weights = [torch_weight((5, 8), True, seed) for seed in (1, 2)]
+    for weight in weights:  # a second weight set after forward must not reuse the first one's packing
+        theirs.set_weight_bias(weight, torch.linspace(-1, 1, weight.shape[0]))
+        ours.load_state_dict({k: from_torch(v) for k, v in theirs.state_dict().items()})
+        for _ in range(2):
+            out = ours(from_torch(x) if module != "dynamic linear" else ember.tensor(x.numpy()))
+        if module == "dynamic linear":
+            np.testing.assert_allclose(out.numpy(), theirs(x).numpy(), atol=1e-5)
+        else:
+            assert_within_one_step(out, theirs(x))
+    assert len(packings) == 2  # once per weight, not per call

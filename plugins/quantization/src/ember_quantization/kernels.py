@@ -27,9 +27,11 @@ zero-point-shifted integers as floats. That is exact, not an approximation:
   ``K * A * B <= 2**53`` float64 does. A qint8 weight shifted by a zero point of 0 has
   B = 128 and a quint8 activation A <= 255, so float32 is exact up to K = 514 (a 3x3
   conv over 57 channels, a 512-wide Linear), float64 up to K = 2.7e11, beyond any layer.
-  The kernels take A and B from the zero points and the dtypes' ranges (no scan of the
-  data), shift the integers straight into the chosen float type and keep the
-  accumulator there (it holds exact integers); int64 is the fallback past float64.
+  The modules take A and B from the zero points and the dtypes' ranges (no scan of the
+  data, ``gemm_dtype``) and keep the weight shifted into the chosen type once
+  (NOTE [ Packed weights ]); the kernels shift the activations into the packed
+  weight's type and keep the accumulator there (it holds exact integers); int64 is the
+  fallback past float64.
 
 The accumulator is then requantised as torch's fbgemm kernels do: ``acc * (sx * sw)
 + bias`` in float32, divided by the output scale, rounded half to even, shifted by the
@@ -66,22 +68,47 @@ def int_matmul(xp, a, b, bound=None):
 
 
 def _gemm_dtype(xp, k, bound):
-    """The float type ``int_matmul`` will use for length-``k`` products of operands bounded by ``bound``,
-    so the shifted operands are made in it once (int64 operands only beyond float64's range)."""
+    """The type ``int_matmul`` uses for length-``k`` products of operands bounded by ``bound``."""
     if k * bound <= FLOAT32_EXACT:
         return xp.float32
     return xp.float64 if k * bound <= FLOAT64_EXACT else xp.int64
 
 
-def _shift_bound(zero_point, qmin, qmax):
+def gemm_dtype(k, activation_bound, weight_bound):
+    """The name of the type a packed weight must have for a length-``k`` product whose
+    shifted activations are at most ``activation_bound`` and shifted weights at most
+    ``weight_bound`` (NOTE [ Exact integer GEMM on a float BLAS ]): "float32", "float64" or "int64"."""
+    return np.dtype(_gemm_dtype(np, k, activation_bound * weight_bound)).name
+
+
+def activation_bound(zero_point, qmin=0, qmax=255):
     """The largest ``|q - zero_point|`` over the dtype's range ``[qmin, qmax]``."""
     return max(abs(int(qmin) - int(zero_point)), abs(int(qmax) - int(zero_point)))
 
 
-def _weight_bound(xp, w_zero_points):
-    """The largest ``|w - zw|`` a qint8 weight can have, over all its rows' zero points."""
-    zero_points = w_zero_points.astype(xp.int64)
-    return int(xp.maximum(xp.abs(-128 - zero_points), xp.abs(127 - zero_points)).max()) if zero_points.size else 0
+def weight_bound(w_zero_points):
+    """The largest ``|w - zw|`` a qint8 weight can have, over all its rows' zero points (an int64 Tensor)."""
+    zero_points = w_zero_points.numpy().astype(np.int64)
+    return int(np.maximum(np.abs(-128 - zero_points), np.abs(127 - zero_points)).max()) if zero_points.size else 0
+
+
+# NOTE [ Packed weights ]
+# torch's quantized Linear and Conv2d keep their weight "packed" (fbgemm's
+# ``PackedLinearWeight`` behind ``LinearPackedParams._packed_params``): reordered for
+# the GEMM once, when the weight is set, never per call. ember's packing is the
+# shifted weight ``w - zw`` in the GEMM's float type (or int64), one row per output
+# channel, its columns in the order the kernels read activations (``kh, kw, C`` for a
+# convolution, whose windows are channels-last). ``pack_weight`` makes it;
+# WeightedQuantizedModule (nn/quantized/utils.py) keeps one per GEMM type and drops
+# them when ``set_weight_bias`` sets a new weight (loading a state dict does too).
+@library.custom_op("quantized::pack_weight")
+def pack_weight(xp, w, w_zero_points, *, dtype):
+    """``(w - zw)`` as ``dtype`` ("float32", "float64", "int64"), shape (out, K) (NOTE [ Packed weights ])."""
+    dtype = xp.dtype(dtype)
+    shifted = w.astype(dtype) - w_zero_points.reshape((-1,) + (1,) * (w.ndim - 1)).astype(dtype)
+    if w.ndim == 4:  # (out, C, kh, kw) -> (out, kh, kw, C): the order of the channels-last windows
+        shifted = shifted.transpose(0, 2, 3, 1)
+    return xp.ascontiguousarray(shifted.reshape(w.shape[0], -1))
 
 
 def _channel_shape(ndim, axis):
@@ -132,14 +159,12 @@ def dequantize_per_channel(xp, q, scales, zero_points, *, axis):
 
 
 # --- linear --------------------------------------------------------------------------------
-def _linear_accumulator(xp, x, x_zero_point, w, w_zero_points):
-    """Exact ``(x - zx) @ (w - zw).T`` over the last dimension of ``x`` (float array of integers)."""
-    bound = _shift_bound(x_zero_point, 0, 255) * _weight_bound(xp, w_zero_points)
-    dtype = _gemm_dtype(xp, x.shape[-1], bound)
+def _linear_accumulator(xp, x, x_zero_point, packed):
+    """Exact ``(x - zx) @ (w - zw).T`` over the last dimension of ``x``, in ``packed``'s type."""
+    dtype = packed.dtype.type
     shifted_x = x.astype(dtype) - dtype(x_zero_point)
-    shifted_w = w.astype(dtype) - w_zero_points.reshape(-1, 1).astype(dtype)
     flat = shifted_x.reshape(-1, shifted_x.shape[-1])
-    return int_matmul(xp, flat, shifted_w.T, bound).reshape(*x.shape[:-1], w.shape[0])
+    return xp.matmul(flat, packed.T).reshape(*x.shape[:-1], packed.shape[0])
 
 
 def _requantize(xp, acc, multiplier, bias, out_scale, out_zero_point, relu, qmin, qmax, storage):
@@ -152,20 +177,22 @@ def _requantize(xp, acc, multiplier, bias, out_scale, out_zero_point, relu, qmin
 
 
 @library.custom_op("quantized::linear")
-def linear(xp, x, w, w_scales, w_zero_points, bias, *, x_scale, x_zero_point, out_scale, out_zero_point,
-           relu=False):
-    """Static int8 linear: quint8 ``x`` and qint8 ``w`` (one scale per output row) to quint8.
+def linear(xp, x, packed, w_scales, bias, *, x_scale, x_zero_point, out_scale, out_zero_point, relu=False):
+    """Static int8 linear: quint8 ``x`` and a packed qint8 weight (``pack_weight``, one scale
+    per output row) to quint8.
 
     ``y = requant((x - zx) @ (w - zw).T * sx * sw + bias)`` with an exact integer accumulator.
     """
-    acc = _linear_accumulator(xp, x, x_zero_point, w, w_zero_points)
+    acc = _linear_accumulator(xp, x, x_zero_point, packed)
     multiplier = w_scales.astype(xp.float64) * x_scale
     return _requantize(xp, acc, multiplier, bias, out_scale, out_zero_point, relu, 0, 255, xp.uint8)
 
 
 @library.custom_op("quantized::linear_dynamic")
-def linear_dynamic(xp, x, w, w_scales, w_zero_points, bias, *, reduce_range=True, relu=False):
-    """Dynamic int8 linear: float ``x`` is quantised per call (its own min/max), output is float32."""
+def linear_dynamic(xp, x, packed, w_scales, bias, *, reduce_range=True, relu=False):
+    """Dynamic int8 linear: float ``x`` is quantised per call (its own min/max), output is float32.
+
+    ``packed`` must be exact for activations up to 127 (``reduce_range``) or 255."""
     x = x.astype(xp.float32)
     qmax = 127 if reduce_range else 255
     lo = min(float(x.min()), 0.0) if x.size else 0.0
@@ -173,7 +200,7 @@ def linear_dynamic(xp, x, w, w_scales, w_zero_points, bias, *, reduce_range=True
     scale, zero_point = choose_qparams(lo, hi, 0, qmax)
     xq = quantize_per_tensor.generic(xp, x, scale=scale, zero_point=zero_point, qmin=0, qmax=qmax,
                                      storage=xp.uint8)
-    acc = _linear_accumulator(xp, xq, zero_point, w, w_zero_points)
+    acc = _linear_accumulator(xp, xq, zero_point, packed)
     multiplier = (w_scales.astype(xp.float64) * scale).astype(xp.float32)
     out = acc.astype(xp.float32, copy=False) * multiplier + bias.astype(xp.float32)
     return xp.maximum(out, xp.float32(0)) if relu else out
@@ -217,26 +244,25 @@ def _im2col(xp, x, kernel, stride, padding, dilation, pad_value):
 
 
 @library.custom_op("quantized::conv2d")
-def conv2d(xp, x, w, w_scales, w_zero_points, bias, *, stride, padding, dilation, groups, x_scale, x_zero_point,
-           out_scale, out_zero_point, relu=False):
-    """Static int8 2-d convolution (quint8 ``x``, qint8 ``w`` per output channel) to quint8.
+def conv2d(xp, x, packed, w_scales, bias, *, kernel_size, stride, padding, dilation, groups, x_scale,
+           x_zero_point, out_scale, out_zero_point, relu=False):
+    """Static int8 2-d convolution: quint8 ``x``, a packed qint8 weight (``pack_weight``, one
+    scale per output channel), quint8 out.
 
     Zero padding pads with the activation's zero point, which is the real value 0.
     """
     n = x.shape[0]
-    out_channels, group_in, kh, kw = w.shape
-    bound = _shift_bound(x_zero_point, 0, 255) * _weight_bound(xp, w_zero_points)
-    dtype = _gemm_dtype(xp, group_in * kh * kw, bound)
-    # shifted first, so zero padding is the real value 0 (the zero point), and in float: the GEMM's type
+    out_channels = packed.shape[0]
+    (kh, kw), dtype = kernel_size, packed.dtype.type
+    group_in = packed.shape[1] // (kh * kw)
+    # shifted first, so zero padding is the real value 0 (the zero point), and in the GEMM's type
     windows = _im2col(xp, x.astype(dtype) - dtype(x_zero_point), (kh, kw), stride, padding, dilation, 0)
     _, out_h, out_w = windows.shape[:3]
-    shifted_w = w.astype(dtype) - w_zero_points.reshape(-1, 1, 1, 1).astype(dtype)
     group_out = out_channels // groups
     parts = []
     for g in range(groups):
         cols = windows[..., g * group_in:(g + 1) * group_in].reshape(n * out_h * out_w, kh * kw * group_in)
-        weight = shifted_w[g * group_out:(g + 1) * group_out].transpose(0, 2, 3, 1).reshape(group_out, -1)
-        parts.append(int_matmul(xp, cols, weight.T, bound))
+        parts.append(xp.matmul(cols, packed[g * group_out:(g + 1) * group_out].T))
     acc = (parts[0] if groups == 1 else xp.concatenate(parts, axis=1)).reshape(n, out_h, out_w, out_channels)
     multiplier = w_scales.astype(xp.float64) * x_scale
     out = _requantize(xp, acc, multiplier, bias, out_scale, out_zero_point, relu, 0, 255, xp.uint8)
@@ -280,5 +306,5 @@ def all_ops():
     return OPS + (fake_quantize_affine, fake_quantize_mask)
 
 
-OPS = (quantize_per_tensor, quantize_per_channel, dequantize_per_tensor, dequantize_per_channel, linear,
-       linear_dynamic, conv2d, add, relu, cat)
+OPS = (quantize_per_tensor, quantize_per_channel, dequantize_per_tensor, dequantize_per_channel, pack_weight,
+       linear, linear_dynamic, conv2d, add, relu, cat)

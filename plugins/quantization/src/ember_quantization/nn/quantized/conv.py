@@ -41,8 +41,8 @@ class Conv2d(WeightedQuantizedModule):
 
     def forward(self, x):
         x = require_quantized(x, self._get_name())
-        bias = self._bias if self._bias is not None else ember.zeros(self.out_channels)
-        out = kernels.conv2d(x._int_repr, self._weight._int_repr, self._scales, self._zero_points, bias,
+        packed = self._packed_weight(kernels.activation_bound(x.q_zero_point()))
+        out = kernels.conv2d(x._int_repr, packed, self._scales, self._bias_or_zeros, kernel_size=self.kernel_size,
                              stride=self.stride, padding=self.padding, dilation=self.dilation, groups=self.groups,
                              x_scale=x.q_scale(), x_zero_point=x.q_zero_point(), out_scale=self.scale,
                              out_zero_point=self.zero_point, relu=self._relu)

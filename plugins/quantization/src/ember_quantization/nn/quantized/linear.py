@@ -4,9 +4,9 @@ PyTorch counterpart: torch/ao/nn/quantized/modules/linear.py (v2.13).
 
 The weight and float bias are kept as torch keeps them in its state dict, under
 ``_packed_params._packed_params`` (a ``(weight, bias)`` tuple) with
-``_packed_params.dtype``, next to the output ``scale`` and ``zero_point``; ember packs
-nothing (the kernel reads the integers as they are), but the keys are torch's, so a
-converted torch model's state dict loads.
+``_packed_params.dtype``, next to the output ``scale`` and ``zero_point``, so a
+converted torch model's state dict loads. Like torch, the module packs its weight for
+the kernel once, not per call (NOTE [ Packed weights ] in ember_quantization/kernels.py).
 """
 
 import ember
@@ -36,10 +36,10 @@ class Linear(WeightedQuantizedModule):
 
     def forward(self, x):
         x = require_quantized(x, self._get_name())
-        bias = self._bias if self._bias is not None else ember.zeros(self.out_features)
-        out = kernels.linear(x._int_repr, self._weight._int_repr, self._scales, self._zero_points, bias,
-                             x_scale=x.q_scale(), x_zero_point=x.q_zero_point(), out_scale=self.scale,
-                             out_zero_point=self.zero_point, relu=self._relu)
+        packed = self._packed_weight(kernels.activation_bound(x.q_zero_point()))
+        out = kernels.linear(x._int_repr, packed, self._scales, self._bias_or_zeros, x_scale=x.q_scale(),
+                             x_zero_point=x.q_zero_point(), out_scale=self.scale, out_zero_point=self.zero_point,
+                             relu=self._relu)
         return QTensor(out, quint8, self.scale, self.zero_point)
 
     # --- torch's state-dict layout ---------------------------------------------------

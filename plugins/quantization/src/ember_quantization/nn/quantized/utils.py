@@ -4,6 +4,7 @@ PyTorch counterpart: torch/ao/nn/quantized/modules/utils.py (v2.13).
 """
 
 import ember
+from ember_quantization import kernels
 from ember_quantization.dtypes import per_channel_affine, per_channel_symmetric
 from ember_quantization.qtensor import QTensor, quantize_per_channel, quantize_per_tensor
 
@@ -49,8 +50,23 @@ class WeightedQuantizedModule(ember.nn.Module):
     _names = ("", "")
 
     def set_weight_bias(self, weight, bias):
+        """Set the quantized weight and float bias; the packed weights of the old one are
+        dropped (NOTE [ Packed weights ] in ember_quantization/kernels.py)."""
         self._weight, self._bias = weight, bias
         self._scales, self._zero_points = row_qparams(weight)
+        self._weight_bound = kernels.weight_bound(self._zero_points)
+        self._bias_or_zeros = bias if bias is not None else ember.zeros(weight.shape[0])
+        self._packed = {}  # GEMM type name -> the weight packed in it, made on first use
+
+    def _packed_weight(self, activation_bound):
+        """The weight packed for activations shifted by at most ``activation_bound``."""
+        k = self._weight._int_repr[0].numel()
+        dtype = kernels.gemm_dtype(k, activation_bound, self._weight_bound)
+        packed = self._packed.get(dtype)
+        if packed is None:
+            packed = self._packed[dtype] = kernels.pack_weight(self._weight._int_repr, self._zero_points,
+                                                               dtype=dtype)
+        return packed
 
     def weight(self):
         return self._weight

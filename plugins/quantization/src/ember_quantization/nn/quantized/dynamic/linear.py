@@ -4,10 +4,10 @@ PyTorch counterpart: torch/ao/nn/quantized/dynamic/modules/linear.py (v2.13).
 
 Float in, float out: each call chooses the input's scale and zero point from its own
 min and max (``reduce_range=True``, the 7-bit range torch uses on x86), multiplies
-in exact integers and rescales to float32. State-dict keys are torch's.
+in exact integers and rescales to float32, with the weight packed once (NOTE [ Packed
+weights ] in ember_quantization/kernels.py). State-dict keys are torch's.
 """
 
-import ember
 from ember_quantization import kernels
 from ember_quantization.dtypes import qint8
 from ember_quantization.nn.quantized.linear import Linear as StaticLinear
@@ -28,9 +28,8 @@ class Linear(StaticLinear):
                 f"qscheme={self._weight.qscheme()}")
 
     def forward(self, x):
-        bias = self._bias if self._bias is not None else ember.zeros(self.out_features)
-        return kernels.linear_dynamic(x.detach(), self._weight._int_repr, self._scales, self._zero_points, bias,
-                                      reduce_range=True)
+        packed = self._packed_weight(kernels.activation_bound(0, 0, 127))  # reduce_range: 7-bit activations
+        return kernels.linear_dynamic(x.detach(), packed, self._scales, self._bias_or_zeros, reduce_range=True)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
