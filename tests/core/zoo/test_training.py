@@ -81,6 +81,27 @@ def test_resume_continues_to_the_same_result_as_an_uninterrupted_run(tmp_path, m
         np.testing.assert_array_equal(a[key].numpy(), b[key].numpy(), err_msg=key)
 
 
+@pytest.mark.parametrize("scheduler", training.SCHEDULERS)
+def test_resume_with_more_epochs_stretches_the_schedule(tmp_path, scheduler):
+    # Two epochs, then resumed to four: the schedule is re-planned over the new total and
+    # carries on from the step the checkpoint reached (torch's schedulers would keep the
+    # old horizon, and OneCycleLR would refuse to step past it).
+    run(tmp_path, "short", epochs=2, scheduler=scheduler)
+    longer = run(tmp_path, "short", epochs=4, scheduler=scheduler,
+                 resume=tmp_path / "short" / "checkpoint.pt")
+    assert [r["epoch"] for r in longer["epochs"]] == [1, 2, 3, 4]
+    state = ember.load(tmp_path / "short" / "checkpoint.pt", weights_only=True)["scheduler"]
+    steps = 4 * len(range(0, 1438, 64))  # 1,438 training digits at batch 64
+    if scheduler == "none":
+        assert state is None
+    else:
+        assert state["last_epoch"] == steps
+    if scheduler == "onecycle":
+        assert state["total_steps"] == steps
+    if scheduler == "cosine":
+        assert state["T_max"] == steps
+
+
 def test_resume_refuses_another_models_checkpoint(tmp_path):
     ember.save({"model": {}, "model_name": "other", "epoch": 1}, tmp_path / "c.pt")
     with pytest.raises(ValueError, match="checkpoint of 'other'"):

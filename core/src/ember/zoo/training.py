@@ -317,8 +317,21 @@ def _restore(checkpoint, model, optimizer, scheduler):
     model.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])
     if scheduler is not None and checkpoint.get("scheduler") is not None:
-        scheduler.load_state_dict(checkpoint["scheduler"])
+        scheduler.load_state_dict(_progress_over_new_plan(scheduler.state_dict(), checkpoint["scheduler"]))
     return checkpoint["epoch"], list(checkpoint.get("history", []))
+
+
+# How far a schedule has come, as against its plan (total_steps, T_max, ...), which a
+# resumed run with another --epochs re-plans over its new total.
+_PROGRESS = ("last_epoch", "_step_count", "_last_lr", "_get_lr_called_within_step", "_is_initial")
+
+
+def _progress_over_new_plan(planned, saved):
+    """The freshly built scheduler's state with the saved run's progress: resuming with
+    more epochs stretches the schedule and carries on from the step reached. (torch's
+    ``load_state_dict`` restores the old plan too, and OneCycleLR then refuses to step past
+    its old ``total_steps``.)"""
+    return dict(planned, **{key: saved[key] for key in _PROGRESS if key in saved})
 
 
 def _epoch_line(record, epochs, metric):
