@@ -78,14 +78,18 @@ class _BatchNorm(_NormBase):
     def forward(self, input):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+        if (self.training and self.track_running_stats
+                and self.num_batches_tracked is not None):
             self.num_batches_tracked.add_(1)
             if self.momentum is None:
                 factor = 1.0 / float(self.num_batches_tracked.item())
         # Batch statistics in training, and in eval when there are no running ones.
-        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        use_batch_stats = self.training or (self.running_mean is None
+                                            and self.running_var is None)
         tracks = not self.training or self.track_running_stats
-        return batch_norm(input, self.running_mean if tracks else None, self.running_var if tracks else None,
+        return batch_norm(input,
+                          self.running_mean if tracks else None,
+                          self.running_var if tracks else None,
                           self.weight, self.bias, use_batch_stats, factor, self.eps)
 
 

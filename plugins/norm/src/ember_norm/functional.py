@@ -94,14 +94,16 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """
     if training:
         _verify_batch_size(input.size())
-    _check_channel_vectors(input, running_mean=running_mean, running_var=running_var, weight=weight,
-                           bias=bias)
+    _check_channel_vectors(input, running_mean=running_mean, running_var=running_var,
+                           weight=weight, bias=bias)
     _check_dtypes("batch_norm", input, weight, bias, running_mean, running_var)
     if training:
         mean, invstd, unbiased_var = batch_norm_stats(input, eps=eps)
-        # An empty batch says nothing about the statistics: leave them as they are (torch).
+        # An empty batch says nothing about the statistics: leave them as they are
+        # (torch).
         if (running_mean is not None or running_var is not None) and input.numel() > 0:
-            _update_running_stats(running_mean, running_var, mean, unbiased_var, momentum)
+            _update_running_stats(running_mean, running_var, mean, unbiased_var,
+                                  momentum)
     else:
         if running_mean is None:
             raise RuntimeError("running_mean must be defined in evaluation mode")
@@ -110,7 +112,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         with ember.no_grad():
             mean = running_mean.detach()
             invstd = (running_var.detach() + eps).rsqrt()
-    return _batch_norm_op(input, weight, bias, mean, invstd, training=bool(training), eps=eps)
+    return _batch_norm_op(input, weight, bias, mean, invstd, training=bool(training),
+                          eps=eps)
 
 
 def _update_running_stats(running_mean, running_var, mean, unbiased_var, momentum):
@@ -144,15 +147,18 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if use_input_stats:
         _verify_spatial_size(input.size())
     elif running_mean is None or running_var is None:
-        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
     n, c = input.shape[0], input.shape[1]
-    # Sizes are checked by batch_norm on the (1, N*C) view, so messages count N*C, like torch's.
+    # Sizes are checked by batch_norm on the (1, N*C) view, so messages count N*C,
+    # like torch's.
     folded = input.reshape((1, n * c) + tuple(input.shape[2:]))
     mean_n = running_mean.repeat(n) if running_mean is not None else None
     var_n = running_var.repeat(n) if running_var is not None else None
     weight_n = weight.repeat(n) if weight is not None else None
     bias_n = bias.repeat(n) if bias is not None else None
-    out = batch_norm(folded, mean_n, var_n, weight_n, bias_n, use_input_stats, momentum, eps)
+    out = batch_norm(folded, mean_n, var_n, weight_n, bias_n, use_input_stats, momentum,
+                     eps)
     if use_input_stats:
         with ember.no_grad():
             if running_mean is not None:
@@ -203,7 +209,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     _check_normalized_shape(input, shape, weight, bias, "*, ")
     _check_dtypes("LayerNormKernelImpl", input, weight, bias)
     mean, rstd = layer_norm_stats(input, normalized_ndim=len(shape), eps=eps)
-    return _layer_norm_op(input, weight, bias, mean, rstd, normalized_ndim=len(shape), eps=eps)
+    return _layer_norm_op(input, weight, bias, mean, rstd, normalized_ndim=len(shape),
+                          eps=eps)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -236,7 +243,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     _check_dtypes("GroupNormKernelImpl", input, weight, bias)
     rows = input.reshape(n, num_groups, input.numel() // max(n * num_groups, 1))
     mean, rstd = layer_norm_stats(rows, normalized_ndim=1, eps=eps)
-    return _group_norm_op(input, weight, bias, mean, rstd, num_groups=num_groups, eps=eps)
+    return _group_norm_op(input, weight, bias, mean, rstd, num_groups=num_groups,
+                          eps=eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):

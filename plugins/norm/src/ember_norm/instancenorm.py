@@ -59,8 +59,8 @@ class _InstanceNorm(_NormBase):
     def _normalize(self, input):
         use_input_stats = self.training or not self.track_running_stats
         momentum = self.momentum if self.momentum is not None else 0.0
-        return instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
-                             use_input_stats, momentum, self.eps)
+        return instance_norm(input, self.running_mean, self.running_var, self.weight,
+                             self.bias, use_input_stats, momentum, self.eps)
 
 
 class InstanceNorm1d(_InstanceNorm):
