@@ -8,8 +8,9 @@ discovered on first need (see ember/plugins/manager.py).
 
 from ember import dtypes as _dtype_module
 from ember.memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
-from ember.dtypes import (bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8, int16,
-                         int32, int64, promote_types, set_default_dtype, uint8)
+from ember.dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8,
+                         int16, int32, int64, promote_types, set_default_dtype, uint8)
+from ember.type_info import finfo, iinfo
 from ember.device import device
 from ember.tensor import Size, Tensor
 from ember import tensor_methods as _tensor_methods  # attaches the op methods to Tensor

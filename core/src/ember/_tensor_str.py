@@ -15,6 +15,8 @@ import math
 
 import numpy as np
 
+from ember.dtypes import is_floating_array
+
 PRECISION = 4
 THRESHOLD = 1000
 EDGEITEMS = 3
@@ -30,7 +32,7 @@ class _Formatter:
     """Chooses the style and the column width for one tensor's (summarised) values."""
 
     def __init__(self, values):
-        self.floating = values.dtype.kind == "f"
+        self.floating = is_floating_array(values.dtype)
         self.int_mode = True
         self.sci_mode = False
         self.width = 1

@@ -252,7 +252,9 @@ def dispatch(op, *inputs, **attrs):
     # (A set test: cheaper than `common.kind`, and float16 takes the next branch for opmath.)
     if op.promote is not NONE and not (uniform and common in _FAST_FLOATS):
         target = computation_dtype(inputs, op.promote)
-        if op.opmath and target in dtypes.REDUCED_FLOATS:
+        if (op.opmath or target is _BFLOAT16) and target in dtypes.REDUCED_FLOATS:
+            # bfloat16 always computes in float32: ml_dtypes' own loops are not torch's
+            # arithmetic (NOTE [ bfloat16 ] in dtypes.py)
             call = kernel = dtypes.in_opmath(kernel, target)
             target = dtypes.OPMATH
         arrays = [a.astype(target) if isinstance(x, Tensor) and a.dtype != target else
@@ -333,6 +335,8 @@ def computation_dtype(inputs, promote):
 
 _WEAK_SCALARS = frozenset((float, int, bool, type(None)))
 _FAST_FLOATS = frozenset((dtypes.float32.np, dtypes.float64.np))
+_BFLOAT16 = dtypes.bfloat16.np
+_FLOATING = dtypes.FLOATING_NP  # dtypes.is_floating_array, inlined on the record path
 
 
 def _slow_computation_dtype(inputs, promote):
@@ -384,7 +388,7 @@ def _record(op, inputs, outputs, attrs):
             node._saved = (inputs, versions, saved_outputs)
     output_nr = 0
     for o in outputs:
-        if o._data.dtype.kind == "f":  # integer and bool outputs are not differentiable
+        if o._data.dtype in _FLOATING:  # integer and bool outputs are not differentiable
             o._grad_fn = node
             o._output_nr = output_nr
             o._requires_grad = True

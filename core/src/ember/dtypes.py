@@ -5,9 +5,12 @@ torch/_prims_common/__init__.py (``elementwise_dtypes``: how Python scalars and 
 tensors take part in promotion) (v2.13).
 
 An ``ember.dtype`` is a small immutable record around the NumPy dtype that backends
-store. Left out: complex, bfloat16, quantized and unsigned types other than uint8.
+store. Left out: complex, quantized and unsigned types other than uint8.
+
+bfloat16 is ``ml_dtypes.bfloat16`` (NOTE [ bfloat16 ]).
 """
 
+import ml_dtypes
 import numpy as np
 
 # NOTE [ Type promotion categories ]
@@ -17,6 +20,19 @@ import numpy as np
 # higher category: then that category wins. So int32 tensor + 2.5 -> default float
 # (float32), float16 tensor + 2.5 -> float16, int8 tensor + 1000 -> int8.
 BOOL, INTEGRAL, FLOATING = 0, 1, 2
+
+# NOTE [ bfloat16 ]
+# NumPy has no bfloat16; the ml_dtypes package (JAX's) registers one, a real NumPy dtype
+# with casts and ufunc loops. Its ``numpy.dtype.kind`` is ``'V'``, not ``'f'``, and
+# np.finfo does not know it, so nothing in ember asks ``kind == 'f'``: a floating array
+# is ``is_floating_array(a.dtype)`` (a set test) and limits come from ``finfo``. Its
+# loops are not PyTorch's arithmetic in three ways, which the dispatcher removes by
+# computing every promoting bfloat16 op in float32 and rounding once (NOTE [ opmath ]):
+# a Python float is not a weak scalar (bfloat16 array + 2.5 is float32), reductions
+# accumulate in bfloat16, and several functions have no loop (einsum) or return
+# float32 (matmul, clip). CuPy has no bfloat16 dtype: ember's CUDA backend cannot hold
+# bfloat16 tensors and says so when one is moved there.
+BFLOAT16_NP = np.dtype(ml_dtypes.bfloat16)
 
 
 class dtype:
@@ -53,14 +69,28 @@ int16 = dtype("int16", np.int16, INTEGRAL, True)
 int32 = dtype("int32", np.int32, INTEGRAL, True)
 int64 = dtype("int64", np.int64, INTEGRAL, True)
 float16 = dtype("float16", np.float16, FLOATING, True)
+bfloat16 = dtype("bfloat16", BFLOAT16_NP, FLOATING, True)
 float32 = dtype("float32", np.float32, FLOATING, True)
 float64 = dtype("float64", np.float64, FLOATING, True)
 
-ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
            "int": int32, "long": int64, "bool": bool_}
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NUMPY = {d.np: d for d in ALL_DTYPES}
+FLOATING_NP = frozenset(d.np for d in ALL_DTYPES if d.is_floating_point)
+
+
+def is_floating_array(np_dtype):
+    """Whether arrays of ``np_dtype`` hold an ember floating dtype (bfloat16 included,
+    whose NumPy ``kind`` is ``'V'``: NOTE [ bfloat16 ]). Never ask ``kind == 'f'``."""
+    return np_dtype in FLOATING_NP
+
+
+def finfo_of(np_dtype):
+    """NumPy's finfo for a floating ``np_dtype``, ml_dtypes' for bfloat16 (np.finfo
+    rejects it)."""
+    return ml_dtypes.finfo(np_dtype) if np_dtype == BFLOAT16_NP else np.finfo(np_dtype)
 
 
 def _dtype_by_name(name):
@@ -78,7 +108,7 @@ def from_numpy_dtype(np_dtype):
         return _BY_NUMPY[np_dtype]
     raise TypeError(
         f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
-        "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
+        "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool.")
 
 
 def to_dtype(value):
@@ -116,9 +146,11 @@ def set_default_dtype(d):
 def _build_promotion_table():
     # Lattice of c10's promoteTypes for the types ember has: the smallest type that
     # holds both. uint8 with a signed int widens to the next signed size (int16).
+    # float16 and bfloat16 hold neither each other (range against precision): they
+    # meet in float32, the rank below is for every other pair of floats.
     table = {}
     ints_signed = [int8, int16, int32, int64]
-    floats = [float16, float32, float64]
+    floats = [float16, bfloat16, float32, float64]
     for a in ALL_DTYPES:
         for b in ALL_DTYPES:
             if a is b:
@@ -126,7 +158,9 @@ def _build_promotion_table():
             elif a is bool_ or b is bool_:
                 r = b if a is bool_ else a
             elif a.is_floating_point or b.is_floating_point:
-                if a.is_floating_point and b.is_floating_point:
+                if {a, b} == {float16, bfloat16}:
+                    r = float32
+                elif a.is_floating_point and b.is_floating_point:
                     r = floats[max(floats.index(a), floats.index(b))]
                 else:
                     r = a if a.is_floating_point else b

@@ -15,6 +15,7 @@ import weakref
 
 from ember import dispatcher, dtypes
 from ember.autograd.graph import AccumulateGrad
+from ember.dtypes import is_floating_array
 
 
 class Tensor:
@@ -100,7 +101,7 @@ class Tensor:
         return self._data.nbytes
 
     def is_floating_point(self):
-        return self._data.dtype.kind == "f"
+        return is_floating_array(self._data.dtype)
 
     def stride(self, dim=None):
         itemsize = self._data.itemsize
@@ -136,7 +137,7 @@ class Tensor:
     def requires_grad(self):
         # A view requires grad when its base does (PyTorch's DifferentiableViewMeta).
         base = self._base
-        return self._requires_grad or (base is not None and base._requires_grad and self._data.dtype.kind == "f")
+        return self._requires_grad or (base is not None and base._requires_grad and is_floating_array(self._data.dtype))
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -149,7 +150,7 @@ class Tensor:
                                    "to use a computed variable in a subgraph that doesn't require "
                                    "differentiation use var_no_grad = var.detach().")
             return self
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and not is_floating_array(self._data.dtype):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(requires_grad)
         return self
@@ -310,12 +311,16 @@ class Tensor:
         if self._device.type != "cpu" and not force:
             raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. "
                             "Use Tensor.cpu() to copy the tensor to host memory first.")
+        if self._data.dtype == dtypes.BFLOAT16_NP:
+            _refuse_bfloat16_numpy()
         return self._host()
 
     def _host(self):
         return self._device.backend.to_host(self._data)
 
     def __array__(self, dtype=None, copy=None):
+        if self._data.dtype == dtypes.BFLOAT16_NP:
+            _refuse_bfloat16_numpy()
         a = self._host()
         return a if dtype is None else a.astype(dtype)
 
@@ -360,6 +365,9 @@ class Tensor:
 
     def half(self):
         return self.to(dtypes.float16)
+
+    def bfloat16(self):
+        return self.to(dtypes.bfloat16)
 
     def long(self):
         return self.to(dtypes.int64)
@@ -523,11 +531,19 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+def _refuse_bfloat16_numpy():
+    # PyTorch's message: NumPy has no bfloat16. ember holds bfloat16 in an ml_dtypes
+    # array, so it could hand that over, but a PyTorch program must not come to rely on it.
+    raise TypeError("Got unsupported ScalarType BFloat16: NumPy has no bfloat16 dtype, as in PyTorch; "
+                    "convert first, e.g. tensor.float().numpy()")
+
+
 def _array_address(array):
     return array.__array_interface__["data"][0] if hasattr(array, "__array_interface__") else array.data.ptr
 
 
 _LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                 "bfloat16": "BFloat16Tensor",
                  "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
                  "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 

@@ -81,7 +81,7 @@ class AutocastState:
             return tuple(self._cast_one(x, target, (dtypes.float32.np,)) for x in inputs)
         if policy == "fp32":
             return tuple(self._cast_one(x, dtypes.float32, dtypes.REDUCED_FLOATS) for x in inputs)
-        floating = [x for x in inputs if hasattr(x, "_device") and x._data.dtype.kind == "f"]
+        floating = [x for x in inputs if hasattr(x, "_device") and dtypes.is_floating_array(x._data.dtype)]
         if not floating:
             return inputs
         widest = dtypes.from_numpy_dtype(floating[0]._data.dtype)
@@ -92,7 +92,9 @@ class AutocastState:
     def _cast_one(self, x, target, eligible):
         """``x`` cast to ``target`` when it is a floating tensor whose NumPy dtype is in
         ``eligible`` (None: any floating dtype); anything else unchanged."""
-        if not hasattr(x, "_device") or x._data.dtype.kind != "f" or x._data.dtype == target.np:
+        from ember import dtypes
+
+        if not hasattr(x, "_device") or not dtypes.is_floating_array(x._data.dtype) or x._data.dtype == target.np:
             return x
         if eligible is not None and x._data.dtype not in eligible:
             return x

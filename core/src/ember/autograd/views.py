@@ -34,6 +34,7 @@ PyTorch counterpart: torch/csrc/autograd/variable.h and torch/csrc/autograd/vari
 
 from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import _short_name
+from ember.dtypes import is_floating_array
 
 DEFAULT = 0
 NO_GRAD_MODE = 1
@@ -60,7 +61,7 @@ def mark_views(op, base, outputs):
         o._view_version = version
         if meta:
             o._creation_meta = meta
-        if requires_grad and o._data.dtype.kind == "f":
+        if requires_grad and is_floating_array(o._data.dtype):
             o._requires_grad = True
 
 

@@ -95,7 +95,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     if pg is None:
         return None
     buffer = _Buffer(tensor, "all_reduce's tensor", writes=True)
-    check_reduce_op(op, buffer.array.dtype.kind)
+    check_reduce_op(op, buffer.array.dtype)
     return _finish(pg._backend.allreduce(buffer.array, op, blocking=not async_op), pg, [buffer], async_op)
 
 
@@ -106,7 +106,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
         return None
     root = _root(pg, dst, group_dst, "dst")
     buffer = _Buffer(tensor, "reduce's tensor", writes=pg.rank() == root)
-    check_reduce_op(op, buffer.array.dtype.kind)
+    check_reduce_op(op, buffer.array.dtype)
     return _finish(pg._backend.reduce(buffer.array, root, op), pg, [buffer], async_op)
 
 
@@ -183,7 +183,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     _stacked(input, output, pg.size(), "reduce_scatter_tensor")
     out = _Buffer(output, "reduce_scatter_tensor's output", writes=True)
     inp = _Buffer(input, "reduce_scatter_tensor's input", writes=False)
-    check_reduce_op(op, out.array.dtype.kind)
+    check_reduce_op(op, out.array.dtype)
     view = inp.array.reshape(pg.size(), *out.array.shape)
     return _finish(pg._backend.reduce_scatter(out.array, view, op), pg, [out], async_op)
 
@@ -195,7 +195,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
         return None
     _check_list(input_list, output, pg.size(), "reduce_scatter", "input_list")
     out = _Buffer(output, "reduce_scatter's output", writes=True)
-    check_reduce_op(op, out.array.dtype.kind)
+    check_reduce_op(op, out.array.dtype)
     stacked = _xp(out.array).stack([t._data for t in input_list])
     return _finish(pg._backend.reduce_scatter(out.array, stacked, op), pg, [out], async_op)
 

@@ -11,6 +11,8 @@ accepts it on every backend). ``PREMUL_SUM`` is left out.
 
 import enum
 
+from ember.dtypes import is_floating_array
+
 
 class ReduceOp(enum.Enum):
     """The reduction of ``all_reduce``, ``reduce`` and ``reduce_scatter_tensor``."""
@@ -36,9 +38,9 @@ class ReduceOp(enum.Enum):
 BITWISE = (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR)
 
 
-def check_reduce_op(op, dtype_kind):
+def check_reduce_op(op, np_dtype):
     """Refuse what is not a ``ReduceOp``, and bitwise ops on floating-point data."""
     if not isinstance(op, ReduceOp):
         raise TypeError(f"op must be an ember.distributed.ReduceOp, got {op!r}")
-    if op in BITWISE and dtype_kind in "fc":
+    if op in BITWISE and is_floating_array(np_dtype):
         raise RuntimeError(f"Cannot use {op} with floating-point tensors")

@@ -20,6 +20,7 @@ pays nothing.
 import numpy as np
 
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, Op
+from ember.dtypes import is_floating_array
 from ember.native.unary import not_implemented_for, quiet
 from ember.tensor import Tensor
 
@@ -258,7 +259,7 @@ def _rounded_div_kernel(xp, a, b, rounding_mode):
     if dtype.kind == "b":
         raise not_implemented_for("div_trunc_cpu", dtype)
     try:
-        if dtype.kind == "f":
+        if is_floating_array(dtype):
             return xp.trunc(xp.true_divide(a, b))
         a, b = _wrap_integers(xp, a, b)
         _check_integer_divisor(xp, b, a)
@@ -306,7 +307,7 @@ def _floor_divide_kernel(xp, a, b):
     dtype = _dtype_of(a, b)
     if dtype.kind == "b":
         raise not_implemented_for("div_floor_cpu", dtype)
-    if dtype.kind != "f":
+    if not is_floating_array(dtype):
         a, b = _wrap_integers(xp, a, b)
         _check_integer_divisor(xp, b, a)
     try:
@@ -340,7 +341,7 @@ def _modulo_kernel(name, ufunc):
         dtype = _dtype_of(a, b)
         if dtype.kind == "b":
             raise not_implemented_for(f"{name}_cpu", dtype)
-        if dtype.kind != "f":
+        if not is_floating_array(dtype):
             a, b = _wrap_integers(xp, a, b)
             _check_integer_divisor(xp, b, a)
         try:

@@ -15,6 +15,7 @@ floating point.
 """
 
 from ember.dispatcher import COMPARE, DEFAULT, NONE, Op
+from ember.dtypes import is_floating_array
 from ember.native.binary import _elementwise, _reraise, require_tensors
 from ember.native.unary import not_implemented_for
 
@@ -147,7 +148,7 @@ def logical_not(input):
 def _bitwise(name, ufunc):
     def kernel(xp, a, b):
         dtype = a.dtype if hasattr(a, "dtype") else b.dtype
-        if dtype.kind == "f":
+        if is_floating_array(dtype):
             raise not_implemented_for(f"{name}_cpu", dtype)
         try:
             return getattr(xp, ufunc)(a, b)
@@ -162,7 +163,7 @@ BITWISE_XOR = _bitwise("bitwise_xor", "bitwise_xor")
 
 
 def _bitwise_not_kernel(xp, a):
-    if a.dtype.kind == "f":
+    if is_floating_array(a.dtype):
         raise not_implemented_for("bitwise_not_cpu", a.dtype)
     return xp.logical_not(a) if a.dtype.kind == "b" else xp.invert(a)
 
@@ -208,7 +209,7 @@ def tensor_invert(self):
 def _classifier(name, ufunc, integer_answer):
     # Integers and bools are never nan or infinite; `integer_answer` is the constant.
     def kernel(xp, a):
-        if a.dtype.kind == "f":
+        if is_floating_array(a.dtype):
             return getattr(xp, ufunc)(a)
         return xp.full(a.shape, integer_answer, dtype=bool)
     return Op(f"aten::{name}", kernel, None)

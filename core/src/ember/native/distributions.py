@@ -220,7 +220,7 @@ def _largest_random(d):
     if d is dtypes.bool_:
         return 1
     if d.is_floating_point:
-        return 2 ** (np.finfo(d.np).nmant + 1)
+        return 2 ** (dtypes.finfo_of(d.np).nmant + 1)
     return int(np.iinfo(d.np).max)
 
 

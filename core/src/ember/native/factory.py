@@ -18,6 +18,7 @@ import numpy as np
 from ember import dtypes
 from ember.device import CPU, _default_device, with_index
 from ember.device import device as Device
+from ember.dtypes import is_floating_array
 from ember.native import transformations
 from ember.random import Generator, generator_or_default
 from ember.tensor import Tensor, _make_tensor
@@ -140,7 +141,7 @@ def _check_fits(values, d):
     if d.category != dtypes.INTEGRAL or values.size == 0:
         return
     info = np.iinfo(d.np)
-    if values.dtype.kind == "f":
+    if is_floating_array(values.dtype):
         ok = np.isfinite(values).all() and values.min() >= info.min and values.max() <= info.max
     elif values.dtype.kind in "iu":
         low = -info.max if not d.is_signed else info.min
@@ -470,7 +471,7 @@ def _check_random_range(low, high, d):
         lowest, highest = 0, 1
     elif d.is_floating_point:
         # Integers are exact up to 2 ** (significand bits) in a floating type.
-        lowest, highest = -(2 ** (np.finfo(d.np).nmant + 1)), 2 ** (np.finfo(d.np).nmant + 1)
+        lowest, highest = -(2 ** (dtypes.finfo_of(d.np).nmant + 1)), 2 ** (dtypes.finfo_of(d.np).nmant + 1)
     else:
         info = np.iinfo(d.np)
         lowest, highest = int(info.min), int(info.max)
@@ -515,7 +516,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     d = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     if d is not dtypes.int64 and n > 0:
-        highest = 2 ** (np.finfo(d.np).nmant + 1) if d.is_floating_point else int(np.iinfo(d.np).max) + 1
+        highest = 2 ** (dtypes.finfo_of(d.np).nmant + 1) if d.is_floating_point else int(np.iinfo(d.np).max) + 1
         if n > highest:
             raise RuntimeError(f"n must be strictly less than the max value of {d.name} ({highest - 1}) + 1, "
                                f"but got n={n}")

@@ -13,6 +13,7 @@ differs from NumPy's when ints and tensors meet: see NOTE [ Ints are selects ].
 
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import DEFAULT, NONE, Op
+from ember.dtypes import is_floating_array
 from ember.native._inplace import (
     _type_name,
     check_inplace,
@@ -82,7 +83,7 @@ def _convert_key(tensor, key):
             import numpy as np
 
             array = np.asarray(k, dtype=np.int64 if isinstance(k, range) or not k else None)
-            if array.dtype.kind == "f":
+            if is_floating_array(array.dtype):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(tensor._device.backend.from_host(array))
             basic = False

@@ -17,6 +17,7 @@ import collections
 
 from ember import dtypes
 from ember.dispatcher import NONE, Op
+from ember.dtypes import is_floating_array
 from ember.tensor import _wrap_dim
 
 return_types_median = collections.namedtuple("median", ["values", "indices"])
@@ -27,7 +28,7 @@ return_types_mode = collections.namedtuple("mode", ["values", "indices"])
 def _median_position(xp, a, dim, ignore_nan):
     """Sorted position of the median along ``dim`` (kept as a size-1 dim)."""
     n = a.shape[dim]
-    nan_count = xp.isnan(a).sum(axis=dim, keepdims=True) if a.dtype.kind == "f" else xp.zeros(
+    nan_count = xp.isnan(a).sum(axis=dim, keepdims=True) if is_floating_array(a.dtype) else xp.zeros(
         a.shape[:dim] + (1,) + a.shape[dim + 1:], dtype="int64")
     if ignore_nan:
         return xp.maximum((n - nan_count - 1) // 2, 0)

@@ -15,6 +15,7 @@ is in binary_functions.py) gets the same fast path here, for the same reason.
 
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import DEFAULT, Op
+from ember.dtypes import is_floating_array
 from ember.native._inplace import check_inplace, write_result
 from ember.native.binary import _reraise
 from ember.native.unary import quiet
@@ -135,7 +136,7 @@ def _fast_inplace(target, combine, tensor1, tensor2, value):
     if grad_state.enabled and any(t._requires_grad for t in tensors):
         return False
     a, b, c = target._data, tensor1._data, tensor2._data
-    if not (a.dtype == b.dtype == c.dtype and a.dtype.kind == "f"):
+    if not (a.dtype == b.dtype == c.dtype and is_floating_array(a.dtype)):
         return False
     if tensor1._device is not target._device or tensor2._device is not target._device:
         return False
@@ -185,7 +186,8 @@ def _fast_lerp(target, end, weight):
     if grad_state.enabled and (target._requires_grad or end._requires_grad):
         return False
     a, b = target._data, end._data
-    if a.dtype != b.dtype or a.dtype.kind != "f" or a.shape != b.shape or not getattr(a.flags, "writeable", True):
+    if (a.dtype != b.dtype or not is_floating_array(a.dtype) or a.shape != b.shape
+            or not getattr(a.flags, "writeable", True)):
         return False
     if end._device is not target._device:
         return False

@@ -19,12 +19,13 @@ import math
 import numpy as np
 
 from ember.dispatcher import NONE, Op
+from ember.dtypes import is_floating_array
 from ember.native.fold import Geometry, window_count
 
 
 def _fill_low(xp, dtype):
     """The padding value max pooling never picks: -inf, or the integer minimum."""
-    return -math.inf if dtype.kind == "f" else np.iinfo(dtype).min
+    return -math.inf if is_floating_array(dtype) else np.iinfo(dtype).min
 
 
 def _taps(g):
@@ -60,7 +61,7 @@ def _max_pool_kernel(xp, x, kernel_size, stride, padding, dilation, ceil_mode):
         value = _tap(g, plane, i, j)
         # Strictly greater keeps the first maximum; a NaN always wins (PyTorch's rule).
         better = value > best
-        if x.dtype.kind == "f":
+        if is_floating_array(x.dtype):
             better |= xp.isnan(value)
         # Arithmetic instead of masked selects (``where`` on a random mask is ~10x
         # slower on NumPy): maximum propagates NaN, exactly "take it if better".
@@ -153,7 +154,7 @@ def _avg_pool_kernel(xp, x, kernel_size, stride, padding, ceil_mode, count_inclu
     for i, j in list(_taps(g))[1:]:
         total += _tap(g, plane, i, j)
     divisor = _avg_divisor(xp, g, count_include_pad, divisor_override, x.dtype)
-    if x.dtype.kind != "f":
+    if not is_floating_array(x.dtype):
         return xp.trunc(total / divisor).astype(x.dtype)  # C++ integer division truncates toward zero
     total /= divisor
     return total

@@ -11,6 +11,7 @@ shift wraps around in the type.
 """
 
 from ember.dispatcher import DEFAULT, Op
+from ember.dtypes import is_floating_array
 
 
 def _bits(a):
@@ -36,7 +37,7 @@ def _rshift_kernel(xp, a, b):
 
 
 def _check_integral(a, kernel_name):
-    if a.dtype.kind == "f":
+    if is_floating_array(a.dtype):
         from ember import dtypes
         from ember.native._inplace import _type_name
 

@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 
+from ember.dtypes import is_floating_array
 from ember.native import avx_mathfun
 
 _DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}  # significand bits
@@ -237,7 +238,7 @@ def random_default(generator, n, np_dtype):
         return (generator.random(n) & np.uint64(1)).astype(np.bool_)
     wide = kind in (np.int64, np.float64)
     words = generator.random64(n) if wide else generator.random(n)
-    if kind.kind == "f":
+    if is_floating_array(kind):
         modulus = 2 ** _DIGITS[kind.name] + 1
     else:
         modulus = int(np.iinfo(kind).max) + 1

@@ -13,6 +13,7 @@ import math
 
 from ember import dtypes
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, NONE, Op
+from ember.dtypes import is_floating_array
 
 # NOTE [ Floating-point warnings ]
 # NumPy reports log(0), 0/0, sqrt(-1), overflow and inf - inf as RuntimeWarnings;
@@ -106,7 +107,7 @@ def _abs_kernel(xp, a):
 def _sign_kernel(xp, a):
     if a.dtype.kind == "b":
         return a.copy()
-    if a.dtype.kind != "f":
+    if not is_floating_array(a.dtype):
         return xp.sign(a)
     # PyTorch's sign(nan) is 0 (NumPy's is nan); abs's gradient relies on it.
     return xp.where(xp.isnan(a), a.dtype.type(0), xp.sign(a))
@@ -407,7 +408,7 @@ def round(input, *, decimals=0):
 
 
 def _frac_kernel(xp, a):
-    if a.dtype.kind != "f":
+    if not is_floating_array(a.dtype):
         raise not_implemented_for("frac_cpu", a.dtype)
     return a - xp.trunc(a)
 
@@ -487,7 +488,7 @@ def clamp_max(input, max):
 
 
 def _nan_to_num_kernel(xp, a, nan=0.0, posinf=None, neginf=None):
-    if a.dtype.kind != "f":
+    if not is_floating_array(a.dtype):
         return a.copy()
     return xp.nan_to_num(a, copy=True, nan=nan, posinf=posinf, neginf=neginf)
 
@@ -531,7 +532,7 @@ def zero_where_not(xp, values, keep):
     Computed as a bitwise AND of the float bits with an all-ones/all-zeros mask:
     ``xp.where`` with an unpredictable mask is about 10x slower on the CPU (a branch
     per element), and ``values * keep`` would turn a masked inf into NaN."""
-    if values.dtype.kind != "f" or values.shape != keep.shape:
+    if not is_floating_array(values.dtype) or values.shape != keep.shape:
         return xp.where(keep, values, 0).astype(values.dtype, copy=False)
     ints = _SAME_WIDTH_INT[values.itemsize]
     mask = xp.negative(keep, dtype=ints)  # True -> -1 (all bits set), False -> 0

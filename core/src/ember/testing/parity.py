@@ -14,6 +14,8 @@ PyTorch is imported only when this is called.
 
 import numpy as np
 
+from ember.dtypes import is_floating_array
+
 # torch.testing.assert_close defaults, by dtype.
 TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
 
@@ -47,7 +49,7 @@ def _to_lib(lib, x, requires_grad, noncontig):
 
     if not isinstance(x, np.ndarray):
         return x
-    grad = requires_grad and x.dtype.kind == "f"
+    grad = requires_grad and is_floating_array(x.dtype)
     if lib is torch:
         t = torch.from_numpy(np.array(x))
         if noncontig:
@@ -89,7 +91,7 @@ def assert_close(actual, expected, rtol=None, atol=None, msg=""):
         a = np.asarray(actual.detach().numpy(), dtype=np.float64) if actual.dtype.is_floating_point \
             else actual.detach().numpy()
         e = expected.detach().numpy()
-        if a.dtype.kind == "f":
+        if is_floating_array(a.dtype):
             default_rtol, default_atol = TOLERANCES.get(_dtype_name(expected), (1e-7, 1e-7))
             np.testing.assert_allclose(a, e.astype(np.float64), rtol=rtol or default_rtol,
                                        atol=atol if atol is not None else default_atol, equal_nan=True,

@@ -18,6 +18,7 @@ in tools/autograd/derivatives.yaml (v2.13).
 import functools
 
 from ember import library
+from ember.dtypes import is_floating_array
 from ember.native.unary import not_implemented_for, quiet, zero_where_not
 
 
@@ -25,7 +26,7 @@ def floating_only(kernel, kernel_name):
     """Wrap ``kernel`` so that integer and bool inputs raise PyTorch's NotImplementedError."""
     @functools.wraps(kernel)  # keeps the kernel's signature for ember.library.schema
     def run(xp, x, *rest, **attrs):
-        if x.dtype.kind != "f":
+        if not is_floating_array(x.dtype):
             raise not_implemented_for(kernel_name, x.dtype)
         return kernel(xp, x, *rest, **attrs)
     return run
@@ -40,7 +41,7 @@ def floating_only(kernel, kernel_name):
 
 def select(xp, keep, a, b):
     """``where(keep, a, b)`` for floating arrays of ``keep``'s shape (NOTE [ Branch-free selection ])."""
-    if a.dtype.kind != "f" or a.shape != keep.shape or b.shape != keep.shape or a.dtype != b.dtype:
+    if not is_floating_array(a.dtype) or a.shape != keep.shape or b.shape != keep.shape or a.dtype != b.dtype:
         return xp.where(keep, a, b)
     ints = a.dtype.str.replace("f", "i")
     chosen = xp.bitwise_or(zero_where_not(xp, a, keep).view(ints), zero_where_not(xp, b, ~keep).view(ints))

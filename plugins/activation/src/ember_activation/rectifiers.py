@@ -9,9 +9,9 @@ Their derivatives are piecewise constant, so each backward op is a mask and the
 second derivative is zero. ``relu`` is the core's ``aten::relu`` op.
 """
 
-import numpy as np
 
 import ember
+from ember.dtypes import finfo_of, is_floating_array
 from ember.native.unary import not_implemented_for, zero_where_not
 from ember_activation._pointwise import define, run_inplace, select
 
@@ -149,7 +149,7 @@ def _threshold_kernel(xp, x, *, threshold, value):
     if x.dtype.kind == "b":
         raise not_implemented_for("threshold_cpu", x.dtype)
     # Written as "not x <= threshold", so NaN stays NaN, as in PyTorch.
-    if x.dtype.kind != "f":
+    if not is_floating_array(x.dtype):
         return xp.where(x <= threshold, value, x).astype(x.dtype, copy=False)
     return select(xp, ~(x <= threshold), x, xp.full_like(x, value))
 
@@ -223,7 +223,7 @@ def softshrink(input, lambd=0.5):
     if lambd < 0:
         from ember.native._inplace import _type_name
 
-        limit = float(np.finfo(input._data.dtype).max) if input.dtype.is_floating_point else lambd
+        limit = float(finfo_of(input._data.dtype).max) if input.dtype.is_floating_point else lambd
         raise RuntimeError(f"lambda must be in range [0, {limit:g}] for input dtype "
                            f"{_type_name(input._data.dtype)}, but found {lambd:g}")
     return SOFTSHRINK(input, lambd=lambd)

@@ -13,6 +13,7 @@ them against the generic kernels on a CUDA machine.
 
 import functools
 
+from ember.dtypes import is_floating_array
 from ember.native import unary
 
 
@@ -31,7 +32,7 @@ def threshold_backward(xp, grad, output, threshold=0):
     """Override of ``aten::threshold_backward`` (relu's backward): ``grad`` where
     ``output > threshold``, else 0, in one launch. Floating inputs of one dtype and
     shape only; anything else runs the core's generic kernel."""
-    if grad.dtype.kind != "f" or grad.dtype != output.dtype or grad.shape != output.shape:
+    if not is_floating_array(grad.dtype) or grad.dtype != output.dtype or grad.shape != output.shape:
         return unary._threshold_backward_kernel(xp, grad, output, threshold)
     return _threshold_backward_kernel()(grad, output, output.dtype.type(threshold))
 

@@ -38,6 +38,7 @@ import weakref
 import ember
 from ember import library
 from ember.autograd.grad_mode import grad_state
+from ember.dtypes import is_floating_array
 from ember_loss import nll
 
 
@@ -119,7 +120,7 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
     if x.size == 0 and x.ndim > 1:
         return _empty_loss(xp, x, reduction)
     class_dim = nll.class_dim_of(x)
-    if target.dtype.kind == "f":
+    if is_floating_array(target.dtype):
         return _soft_forward(xp, x, target, weight, class_dim, reduction, _smoothing(label_smoothing))
     classes = x.shape[class_dim]
     safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, classes, x.dtype)
@@ -209,12 +210,12 @@ def cross_entropy_backward_op(xp, grad, x, target, weight, *, reduction="mean", 
                               label_smoothing=0.0):
     """``grad * (a_sum * softmax(x) - a)`` (NOTE [ Fused cross-entropy ])."""
     class_dim = nll.class_dim_of(x)
-    if x.ndim == 2 and target.dtype.kind != "f" and not _smoothing(label_smoothing):
+    if x.ndim == 2 and not is_floating_array(target.dtype) and not _smoothing(label_smoothing):
         return _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index)
     if reduction == "none" and x.ndim > 1:
         grad = nll.with_class_dim(grad, class_dim)
     out = _softmax(xp, x, class_dim)
-    if target.dtype.kind == "f":
+    if is_floating_array(target.dtype):
         a, a_sum = _soft_coefficients(xp, x, target, weight, reduction, label_smoothing)
         out *= a_sum
         out -= a

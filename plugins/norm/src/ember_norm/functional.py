@@ -12,9 +12,9 @@ core ops.
 """
 
 
-import numpy as np
 
 import ember
+from ember.dtypes import finfo_of
 from ember_norm.ops.batch_norm import batch_norm as _batch_norm_op
 from ember_norm.ops.batch_norm import batch_norm_stats
 from ember_norm.ops.group_norm import group_norm as _group_norm_op
@@ -260,7 +260,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     shape = _as_shape(normalized_shape, "rms_norm")
     _check_normalized_shape(input, shape, weight, None, "*")
     if eps is None:
-        eps = float(np.finfo(input.dtype.np).eps)
+        eps = float(finfo_of(input.dtype.np).eps)
     if weight is not None and weight.dtype != input.dtype:  # torch computes in the input's dtype
         weight = weight.to(input.dtype)
     return _rms_norm_op(input, weight, normalized_ndim=len(shape), eps=eps)

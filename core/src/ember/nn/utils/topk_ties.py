@@ -25,6 +25,8 @@ the smallest keys.
 
 import numpy as np
 
+from ember.dtypes import is_floating_array
+
 
 def topk_indices(values, k, largest):
     """The sorted flat indices of the ``k`` entries PyTorch's CPU ``topk`` selects.
@@ -53,7 +55,7 @@ def topk_indices(values, k, largest):
 
 def _ranks(values, largest):
     """Dense integer ranks, NaN above every number, negated when selecting the largest."""
-    nan = np.isnan(values) if values.dtype.kind in "fc" else np.zeros(values.shape, dtype=bool)
+    nan = np.isnan(values) if is_floating_array(values.dtype) else np.zeros(values.shape, dtype=bool)
     _, rank = np.unique(np.where(nan, 0, values), return_inverse=True)
     rank = rank.reshape(-1).astype(np.int64)
     rank[nan] = rank.max(initial=0) + 1
