@@ -252,14 +252,19 @@ def dispatch(op, *inputs, **attrs):
     # (A set test: cheaper than `common.kind`, and float16 takes the next branch for opmath.)
     if op.promote is not NONE and not (uniform and common in _FAST_FLOATS):
         target = computation_dtype(inputs, op.promote)
-        if (op.opmath or target is _BFLOAT16) and target in dtypes.REDUCED_FLOATS:
-            # bfloat16 always computes in float32: ml_dtypes' own loops are not torch's
-            # arithmetic (NOTE [ bfloat16 ] in dtypes.py)
-            call = kernel = dtypes.in_opmath(kernel, target)
-            target = dtypes.OPMATH
-        arrays = [a.astype(target) if isinstance(x, Tensor) and a.dtype != target else
-                  dtypes.fit_int(a, target) if a.__class__ is int else a
-                  for x, a in zip(inputs, arrays)]
+        if target is _BFLOAT16:
+            call, kernel, arrays = _in_bfloat16_opmath(op, kernel, inputs, arrays)
+        else:
+            if op.opmath and target in dtypes.REDUCED_FLOATS:
+                call = kernel = dtypes.in_opmath(kernel, target)
+                target = dtypes.OPMATH
+            arrays = [a.astype(target) if isinstance(x, Tensor) and a.dtype != target else
+                      dtypes.fit_int(a, target) if a.__class__ is int else a
+                      for x, a in zip(inputs, arrays)]
+    elif common is _BFLOAT16 and not op.view:  # one test; bfloat16 ops that do not promote (matmul, conv)
+        call = kernel = dtypes.in_opmath(kernel, _BFLOAT16)
+        arrays = [a.astype(dtypes.OPMATH) if a.__class__ is array_type and a.dtype is _BFLOAT16 else a
+                  for a in arrays]
 
     if attrs:
         out = kernel(*arrays, **attrs)
@@ -350,6 +355,21 @@ def _slow_computation_dtype(inputs, promote):
     if promote is INT_TO_FLOAT and not common.is_floating_point:
         common = dtypes._default_dtype[0]
     return common.np
+
+
+def _in_bfloat16_opmath(op, kernel, inputs, arrays):
+    """(call, kernel, arrays) for an op that computes in bfloat16: every bfloat16 op
+    runs in float32 and rounds its result once (NOTE [ bfloat16 ] in dtypes.py). An
+    op that is not opmath takes a Python float operand rounded to bfloat16 first, as
+    PyTorch's TensorIterator casts a wrapped scalar to the common dtype (x + 0.1 adds
+    bfloat16(0.1)); an opmath op (mul, div, ...) keeps it in float32."""
+    opmath = dtypes.OPMATH
+    kernel = dtypes.in_opmath(kernel, _BFLOAT16)
+    rounds_scalars = not op.opmath
+    arrays = [a.astype(opmath) if isinstance(x, Tensor) else
+              dtypes.round_to_bfloat16(a) if rounds_scalars and a.__class__ is float else a
+              for x, a in zip(inputs, arrays)]
+    return kernel, kernel, arrays
 
 
 def _check_same_device(op, inputs):

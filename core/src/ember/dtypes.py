@@ -210,6 +210,12 @@ def in_opmath(kernel, reduced):
     return run
 
 
+def round_to_bfloat16(value):
+    """A Python float rounded to the nearest bfloat16 (ties to even), as a Python float.
+    Through float32 first, as c10::BFloat16 converts a double."""
+    return float(np.float32(value).astype(BFLOAT16_NP))
+
+
 def accumulate_dtype(np_dtype):
     """The dtype a sum inside a composite kernel accumulates in: OPMATH for reduced
     floats (PyTorch's acc_type), else None (the input's own)."""

@@ -277,8 +277,8 @@ def try_fast_inplace(target, ufunc_name, other, alpha=1):
                                                        else "int_to_float"))
     if not dtypes.can_cast(result, dtypes.from_numpy_dtype(target._data.dtype)):
         return None  # the general path raises PyTorch's error
-    if result.np in dtypes.REDUCED_FLOATS and ufunc_name == "multiply":
-        return None  # mul computes float16 in float32 (NOTE [ opmath ] in dtypes.py)
+    if result.np in dtypes.REDUCED_FLOATS and ufunc_name == "multiply" or result is dtypes.bfloat16:
+        return None  # mul computes float16 in float32 (NOTE [ opmath ] in dtypes.py), bfloat16 everything
     a = target._data
     if ufunc_name == "subtract" and (a.dtype.kind == "b" or other.__class__ is bool
                                      or isinstance(other, Tensor) and operand.dtype.kind == "b"):

@@ -15,7 +15,7 @@ is in binary_functions.py) gets the same fast path here, for the same reason.
 
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import DEFAULT, Op
-from ember.dtypes import is_floating_array
+from ember.dtypes import BFLOAT16_NP, is_floating_array
 from ember.native._inplace import check_inplace, write_result
 from ember.native.binary import _reraise
 from ember.native.unary import quiet
@@ -186,7 +186,8 @@ def _fast_lerp(target, end, weight):
     if grad_state.enabled and (target._requires_grad or end._requires_grad):
         return False
     a, b = target._data, end._data
-    if (a.dtype != b.dtype or not is_floating_array(a.dtype) or a.shape != b.shape
+    # not bfloat16, which computes in float32 (NOTE [ bfloat16 ] in dtypes.py)
+    if (a.dtype != b.dtype or not is_floating_array(a.dtype) or a.dtype == BFLOAT16_NP or a.shape != b.shape
             or not getattr(a.flags, "writeable", True)):
         return False
     if end._device is not target._device:
