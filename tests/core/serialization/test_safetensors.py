@@ -53,11 +53,14 @@ def test_ember_reads_safetensors_package_files(tmp_path):
         assert ember.load_safetensors(f).keys() == tensors.keys()
 
 
-def test_bfloat16_is_widened_exactly():
+def test_bfloat16_loads_and_saves_with_the_same_bits(tmp_path):
     source = torch.randn(4, 3).to(torch.bfloat16)
     loaded = ember.load_safetensors(safetensors.torch.save({"w": source}))
-    assert loaded["w"].dtype is ember.float32
-    np.testing.assert_array_equal(loaded["w"].numpy(), source.float().numpy())
+    assert loaded["w"].dtype is ember.bfloat16
+    np.testing.assert_array_equal(loaded["w"].view(ember.int16).numpy(), source.view(torch.int16).numpy())
+    path = tmp_path / "bf16.safetensors"
+    ember.save_safetensors(loaded, path)
+    assert torch.equal(safetensors.torch.load_file(path)["w"], source)  # dtype and bits
 
 
 def test_torch_safetensors_round_trip(tmp_path):

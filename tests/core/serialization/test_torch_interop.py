@@ -139,13 +139,34 @@ def test_ember_reads_every_dtype(dtype):
         _assert_same(loaded[key], obj[key])
 
 
-def test_ember_widens_bfloat16_to_float32():
+def _bfloat16_bits(tensor):
+    """The raw bits of a bfloat16 tensor of either framework, as int16."""
+    if isinstance(tensor, torch.Tensor):
+        return tensor.contiguous().view(torch.int16).numpy()
+    return tensor.contiguous().view(ember.int16).numpy()
+
+
+def test_ember_loads_bfloat16_as_bfloat16_with_the_same_bits():
     source = torch.randn(3, 5).to(torch.bfloat16)
+    source[0, :3] = torch.tensor([float("inf"), float("nan"), -0.0])
     loaded = ember.load(io.BytesIO(_torch_bytes({"x": source, "v": source[1:, ::2]})))
-    assert loaded["x"].dtype is ember.float32
-    np.testing.assert_array_equal(loaded["x"].numpy(), source.float().numpy())  # exact: no rounding
-    np.testing.assert_array_equal(loaded["v"].numpy(), source[1:, ::2].float().numpy())
+    assert loaded["x"].dtype is ember.bfloat16
+    np.testing.assert_array_equal(_bfloat16_bits(loaded["x"]), _bfloat16_bits(source))
+    np.testing.assert_array_equal(_bfloat16_bits(loaded["v"]), _bfloat16_bits(source[1:, ::2]))
     assert loaded["v"].untyped_storage() == loaded["x"].untyped_storage()
+
+
+def test_torch_loads_ember_bfloat16_as_bfloat16():
+    x = ember.randn(4, 3).to(ember.bfloat16)
+    obj = {"x": x, "t": x.t(), "param": ember.nn.Parameter(x.clone())}
+    loaded = _torch_load(_ember_bytes(obj))
+    for key in obj:
+        assert loaded[key].dtype is torch.bfloat16
+        np.testing.assert_array_equal(_bfloat16_bits(loaded[key]), _bfloat16_bits(obj[key].detach()))
+    assert isinstance(loaded["param"], torch.nn.Parameter) and loaded["param"].requires_grad
+    again = ember.load(io.BytesIO(_torch_bytes(loaded)))  # and back through the safe unpickler
+    np.testing.assert_array_equal(_bfloat16_bits(again["x"]), _bfloat16_bits(x))
+    assert again["x"].dtype is ember.bfloat16 and again["param"].requires_grad
 
 
 def test_ember_keeps_torch_views_sharing():

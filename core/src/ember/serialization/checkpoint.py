@@ -11,15 +11,15 @@ Any picklable object saves, as with ``torch.save`` (objects.py); what lies outsi
 weights-only subset loads only with ``weights_only=False``, the caller's explicit trust
 (trusted_load.py), and the default load refuses it with torch's guidance.
 ember leaves out: ``pickle_module``, ``mmap``, the legacy tar format, TorchScript archives,
-``add_safe_globals``, complex and quantized storages. bfloat16 storages are widened to
-float32 (see NOTE [ bfloat16 checkpoints ] in torch_globals.py).
+``add_safe_globals``, complex and quantized storages. bfloat16 storages load as
+``ember.bfloat16`` with the same bits (see NOTE [ bfloat16 checkpoints ] in torch_globals.py).
 
 NOTE [ Stricter than torch.load ]
 torch 2.13 still loads files with a wrong CRC-32, DEFLATE members, duplicate members and
 one storage key declared with two dtypes. ember refuses all of them, and decides every
 size before allocating: each ``data/<key>`` must hold exactly ``numel * itemsize`` bytes,
 each view must lie inside its storage, and members may neither overlap nor be compressed,
-so tensor memory is bounded by the file's real content (twice it for widened bfloat16).
+so tensor memory is bounded by the file's real content.
 The Python objects data.pkl describes (dicts, lists, strings) cost a bounded multiple of
 its size, as with any unpickler: a one-byte EMPTY_LIST opcode makes a ~56-byte list.
 """
@@ -32,6 +32,7 @@ import zipfile
 import numpy as np
 
 from ember.device import device as ember_device
+from ember.dtypes import BFLOAT16_NP
 from ember.serialization.atomic import atomic_write
 from ember.serialization.errors import CheckpointError, describe
 from ember.serialization.pickler import CheckpointPickler
@@ -260,12 +261,13 @@ def _checked_device(target):
 
 
 def _typed_array(buffer, file_dtype, storage_type, key):
-    """The record's bytes as a native-order array of the ember dtype (bfloat16 widened)."""
+    """The record's bytes as a native-order array of the ember dtype (bfloat16: its bits
+    read as uint16, then viewed as ml_dtypes' bfloat16)."""
     array = np.frombuffer(buffer, dtype=file_dtype)
     if not file_dtype.isnative:
         array = array.byteswap(inplace=True).view(file_dtype.newbyteorder("="))
     if storage_type.name == "BFloat16Storage":
-        return (array.astype(np.uint32) << 16).view(np.float32)
+        return array.view(BFLOAT16_NP)
     if storage_type.name == "BoolStorage":
         if array.size and array.max() > 1:
             raise CheckpointError(f"bool storage {key} holds bytes other than 0 and 1")

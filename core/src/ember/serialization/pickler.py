@@ -20,6 +20,7 @@ import struct
 import numpy as np
 
 from ember.device import device as ember_device
+from ember.dtypes import BFLOAT16_NP
 from ember.dtypes import dtype as ember_dtype
 from ember.serialization import quantized
 from ember.serialization.torch_globals import LEGACY_STORAGE_NAMES
@@ -46,6 +47,8 @@ class SavedStorage:
         host = self.device.backend.to_host(self.root)
         flat = host.T.reshape(-1) if not host.flags.c_contiguous else host.reshape(-1)
         flat = flat.view(np.uint8).view(self.dtype.np)
+        if flat.dtype == BFLOAT16_NP:
+            flat = flat.view(np.uint16)  # ml_dtypes' bfloat16 has no byte order: write its bits
         return flat.astype(flat.dtype.newbyteorder("<"), copy=False).view(np.uint8)
 
 

@@ -12,8 +12,9 @@ The JSON maps each tensor name to ``{"dtype", "shape", "data_offsets": [begin, e
 The reader enforces every rule of the reference implementation before allocating:
 N at most 100,000,000 and inside the file, UTF-8 JSON object, known dtypes, no repeated
 names, tensors that tile the data without gap or overlap, each span equal to
-``prod(shape) * itemsize``, and the data ending exactly at the end of the file. bfloat16
-is widened to float32 (see NOTE [ bfloat16 checkpoints ] in torch_globals.py).
+``prod(shape) * itemsize``, and the data ending exactly at the end of the file. BF16
+loads as ``ember.bfloat16`` with the same bits (see NOTE [ bfloat16 checkpoints ] in
+torch_globals.py).
 """
 
 import io
@@ -37,10 +38,10 @@ _DTYPES = {
     "BOOL": ("<u1", dtypes.bool_), "U8": ("<u1", dtypes.uint8), "I8": ("<i1", dtypes.int8),
     "I16": ("<i2", dtypes.int16), "I32": ("<i4", dtypes.int32), "I64": ("<i8", dtypes.int64),
     "F16": ("<f2", dtypes.float16), "F32": ("<f4", dtypes.float32), "F64": ("<f8", dtypes.float64),
-    "BF16": ("<u2", dtypes.float32),  # widened
+    "BF16": ("<u2", dtypes.bfloat16),  # the bits as uint16: ml_dtypes' bfloat16 has no byte order
 }
 _UNSUPPORTED = {"U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64", "C128"}
-_NAMES = {ember: name for name, (_, ember) in _DTYPES.items() if name != "BF16"}
+_NAMES = {ember: name for name, (_, ember) in _DTYPES.items()}
 
 
 # --- write ----------------------------------------------------------------------------------
@@ -85,7 +86,9 @@ def _check_save_arguments(tensors, metadata):
 
 
 def _little_endian_bytes(tensor):
-    host = np.array(tensor.detach().cpu().numpy(), order="C")  # np.array keeps 0-d as 0-d
+    host = np.array(tensor.detach().cpu()._host(), order="C")  # np.array keeps 0-d as 0-d
+    if host.dtype == dtypes.BFLOAT16_NP:
+        host = host.view(np.uint16)  # ml_dtypes' bfloat16 has no byte order: write its bits
     return host.astype(host.dtype.newbyteorder("<"), copy=False).reshape(-1).view(np.uint8)
 
 
@@ -118,8 +121,8 @@ def _load(fileobj, device):
             raise CheckpointError(f"safetensors data of '{name}' is truncated")
         array = np.frombuffer(buffer, dtype=file_dtype)
         array = array if array.dtype.isnative else array.byteswap(inplace=True).view(array.dtype.newbyteorder("="))
-        if file_dtype == "<u2" and dtype is dtypes.float32:  # bfloat16 widened
-            array = (array.astype(np.uint32) << 16).view(np.float32)
+        if dtype is dtypes.bfloat16:
+            array = array.view(dtypes.BFLOAT16_NP)
         elif dtype is dtypes.bool_:
             if array.size and array.max() > 1:
                 raise CheckpointError(f"bool tensor '{name}' holds bytes other than 0 and 1")

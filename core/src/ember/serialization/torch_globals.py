@@ -23,9 +23,11 @@ from ember.tensor import Size, Tensor, _make_tensor
 
 
 # NOTE [ bfloat16 checkpoints ]
-# ember has no bfloat16 dtype. A bfloat16 storage is widened to float32 on load: every
-# bfloat16 value is exactly a float32 whose low 16 bits are zero, so nothing is lost,
-# at twice the memory. Saving it back writes float32. The same holds for safetensors.
+# A torch.BFloat16Storage loads as an ember.bfloat16 tensor with the same bits: the
+# record is read as little-endian uint16 (ml_dtypes' bfloat16 has no byte order of its
+# own) and viewed as bfloat16. ember writes bfloat16 tensors back as BFloat16Storage,
+# so torch.load(weights_only=True) reads them as torch.bfloat16. The same holds for
+# safetensors' BF16.
 class StorageType:
     """A legacy ``torch.<Name>Storage`` class: how the bytes of a storage are typed."""
 
@@ -73,7 +75,7 @@ STORAGE_TYPES = {
     "FloatStorage": StorageType("FloatStorage", "<f4", dtypes.float32),
     "DoubleStorage": StorageType("DoubleStorage", "<f8", dtypes.float64),
     "HalfStorage": StorageType("HalfStorage", "<f2", dtypes.float16),
-    "BFloat16Storage": StorageType("BFloat16Storage", "<u2", dtypes.float32),  # widened, see the NOTE
+    "BFloat16Storage": StorageType("BFloat16Storage", "<u2", dtypes.bfloat16),  # bits as uint16, see the NOTE
     "LongStorage": StorageType("LongStorage", "<i8", dtypes.int64),
     "IntStorage": StorageType("IntStorage", "<i4", dtypes.int32),
     "ShortStorage": StorageType("ShortStorage", "<i2", dtypes.int16),
@@ -83,8 +85,7 @@ STORAGE_TYPES = {
 }
 for _name in ("ComplexFloatStorage", "ComplexDoubleStorage", "QUInt4x2Storage", "QUInt2x4Storage"):
     STORAGE_TYPES[_name] = StorageType(_name, refusal=f"torch.{_name} has no ember dtype")
-LEGACY_STORAGE_NAMES = {st.dtype.name: name for name, st in STORAGE_TYPES.items()
-                        if st.dtype is not None and name != "BFloat16Storage"}
+LEGACY_STORAGE_NAMES = {st.dtype.name: name for name, st in STORAGE_TYPES.items() if st.dtype is not None}
 for _name, (_file_dtype, _int_dtype, _) in quantized.QUANTIZED_STORAGES.items():  # after the map: not the default
     STORAGE_TYPES[_name] = StorageType(_name, _file_dtype, getattr(dtypes, _int_dtype))
 
@@ -281,7 +282,7 @@ def _build_table():
         table["torch", dtype.name] = dtype
     for alias, dtype in dtypes.ALIASES.items():
         table["torch", alias] = dtype
-    for name in ("bfloat16", "complex64", "complex128", "cfloat", "cdouble", "uint16", "uint32", "uint64",
+    for name in ("complex64", "complex128", "cfloat", "cdouble", "uint16", "uint32", "uint64",
                  "float8_e4m3fn", "float8_e5m2"):
         table["torch", name] = Refused(f"torch.{name} has no ember dtype")
     return table
