@@ -4,7 +4,10 @@ so that no picture or table can drift from the code.
 PyTorch counterpart: none (docs tooling; PyTorch's docs use hand-made images).
 
 - ``ember-autograd-graph``: runs its Python content, then draws the autograd graph of
-  the tensor named by ``:tensor:`` (default ``out``) with ``ember.autograd.graph_to_dot``.
+  the tensor named by ``:tensor:`` (default ``out``) with ``ember.autograd.graph_to_dot``:
+  the nodes numbered in the order backward runs them (a replay of the engine's
+  ordering), each leaf below its ``AccumulateGrad``, and each ``(None, 0)`` edge ending
+  at the input that needs no gradient. ``:params:`` names the inputs.
 - ``ember-cli-help``: the ``--help`` text of ``ember`` and of each subcommand, from the
   argparse parser in ember/cli.py.
 - ``ember-zoo-table``: one row per model registered through ``ember_register_models``.

@@ -1,5 +1,7 @@
 """Tests for ember/autograd/dot.py: the DOT export draws the same graph that PyTorch
-records for the same program (node names and edges, walked the same way)."""
+records for the same program (node names and edges), numbers its nodes in the order
+both engines really run them, and draws the inputs: the leaves and the ends of the
+``(None, 0)`` edges."""
 
 import re
 from collections import deque
@@ -9,33 +11,33 @@ import torch
 
 import ember
 from ember.autograd import graph_to_dot
+from ember.autograd.dot import execution_order
 
 
 def torch_graph(tensor):
-    """(names by discovery order, edges as index pairs) of torch's graph, walked
-    breadth-first through next_functions as graph_to_dot walks ember's."""
-    root = tensor.grad_fn
-    ids = {root: 0}
-    edges = []
-    queue = deque([root])
+    """(names in the order torch's engine ran them, edges as step pairs): every node of
+    torch's graph gets a pre-hook that records when it runs, then backward runs."""
+    nodes, queue = [], deque([tensor.grad_fn])
     while queue:
         node = queue.popleft()
-        for child, _ in node.next_functions:
-            if child is None:
-                continue
-            if child not in ids:
-                ids[child] = len(ids)
-                queue.append(child)
-            edges.append((ids[node], ids[child]))
-    names = [type(node).__name__ for node in ids]
-    return names, edges
+        if node in nodes:
+            continue
+        nodes.append(node)
+        queue.extend(child for child, _ in node.next_functions if child is not None)
+    ran = []
+    for node in nodes:
+        node.register_prehook(lambda grads, node=node: ran.append(node))
+    tensor.backward()
+    step = {node: i for i, node in enumerate(ran, 1)}
+    edges = [(step[node], step[child]) for node in ran for child, _ in node.next_functions if child is not None]
+    return [type(node).__name__ for node in ran], sorted(edges)
 
 
 def dot_graph(text):
-    """(names by node number, edges) parsed back from graph_to_dot's text."""
-    names = {int(i): label.split("\\n")[0] for i, label in re.findall(r'^\s+n(\d+) \[label="([^"]*)"', text, re.M)}
+    """(names by step, edges between steps) parsed back from graph_to_dot's text."""
+    names = {int(i): label.split(". ", 1)[1] for i, label in re.findall(r'^\s+n(\d+) \[label="([^"]*)"', text, re.M)}
     edges = [(int(a), int(b)) for a, b in re.findall(r"^\s+n(\d+) -> n(\d+)", text, re.M)]
-    return [names[i] for i in range(len(names))], edges
+    return [names[i] for i in range(1, len(names) + 1)], sorted(edges)
 
 
 PROGRAMS = {
@@ -55,23 +57,85 @@ def test_graph_matches_torch(name):
     assert dot_graph(graph_to_dot(program(ember, *ember_inputs))) == expected
 
 
-def test_leaves_are_labelled_by_name_and_shape():
+def ember_run_order(tensor):
+    """The nodes of ember's graph in the order its engine really runs them."""
+    nodes, queue = [], deque([tensor.grad_fn])
+    while queue:
+        node = queue.popleft()
+        if node not in nodes:
+            nodes.append(node)
+            queue.extend(child for child, _ in node.next_functions if child is not None)
+    ran = []
+    for node in nodes:
+        node.register_prehook(lambda grads, node=node: ran.append(node))
+    tensor.backward()
+    return ran
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_steps_are_the_order_the_engine_runs_the_nodes(name):
+    inputs = [ember.randn(*s, dtype=ember.float64, requires_grad=True) for s in [(3, 4), (4, 4), (4,)]]
+    out = PROGRAMS[name](ember, *inputs)
+    drawn = execution_order(out.grad_fn)
+    assert drawn == ember_run_order(out)
+    text = graph_to_dot(out)
+    for step, node in enumerate(drawn, 1):
+        assert f'  n{step} [label="{step}. {node.name()}"' in text
+
+
+def test_leaves_are_drawn_with_name_and_shape():
     w = ember.ones(2, 3, requires_grad=True)
     x = ember.ones(3)
     text = graph_to_dot((w @ x).sum(), params={"weight": w})
-    assert 'label="AccumulateGrad\\nweight (2, 3)"' in text
+    assert '[label="3. AccumulateGrad", style=filled, fillcolor=lightblue];' in text
+    assert '  leaf3 [label="weight (2, 3)\\nrequires_grad", shape=oval' in text
+    assert "  n3 -> leaf3 [label=\".grad\", style=dotted];" in text
     assert 't [label="tensor ()", shape=oval];' in text
+
+
+def test_none_edges_end_at_the_input_that_needs_no_grad():
+    w = ember.ones(3, requires_grad=True)
+    x = ember.ones(3)
+    out = (w * x * 2).sum()
+    # torch's graph has the same None edges: MulBackward0 of (w * x) has (None, 0) for x,
+    # and the MulBackward0 of (... * 2) has one for the scalar.
+    tw = torch.ones(3, requires_grad=True)
+    t_out = (tw * torch.ones(3) * 2).sum()
+    t_none = sum(child is None for node in (t_out.grad_fn.next_functions[0][0],
+                                             t_out.grad_fn.next_functions[0][0].next_functions[0][0])
+                 for child, _ in node.next_functions)
+    text = graph_to_dot(out, params={"w": w, "x": x})
+    assert text.count('[label="(None, 0)", style=dashed') == t_none == 2
+    assert 'none3_1 [label="x (3,)\\nno grad"' in text
+    assert 'none2_1 [label="scalar 2"' in text
+    assert "n3 -> none3_1" in text and "n2 -> none2_1" in text
+
+
+def test_a_none_edge_of_a_node_that_saved_nothing_ends_at_none():
+    class Scale(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2, None
+
+    w = ember.ones(2, requires_grad=True)
+    text = graph_to_dot(Scale.apply(w, ember.ones(2)).sum())
+    assert 'none2_1 [label="None", shape=oval, style=dashed' in text
+    assert 'n2 -> none2_1 [label="(None, 0)"' in text
 
 
 def test_unnamed_leaf_and_multi_output_edge_label():
     x = ember.randn(4, 3, requires_grad=True)
     values, indices = x.max(dim=1)
     text = graph_to_dot(values.sum())
-    assert "AccumulateGrad\\nleaf (4, 3)" in text
+    assert "leaf (4, 3)\\nrequires_grad" in text
     # max(dim=) has two outputs; `values` is output 0 of MaxBackward0, which the
     # edge from SumBackward0 says.
-    assert '  n1 [label="MaxBackward0"];\n  n0 -> n1 [label="0"];' in text
-    assert text.count("->") == 3
+    assert '  n1 -> n2 [label="0"];\n  n2 [label="2. MaxBackward0"];' in text
+    assert len(re.findall(r"n\d+ -> n\d+", text)) == 2
 
 
 def test_same_program_gives_the_same_text():
@@ -81,8 +145,8 @@ def test_same_program_gives_the_same_text():
 
 def test_a_leaf_alone_is_its_accumulator():
     w = ember.ones(2, requires_grad=True)
-    expected = '  n0 [label="AccumulateGrad\\nleaf (2,)", style=filled, fillcolor=lightblue];'
-    assert graph_to_dot(w).splitlines()[3] == expected
+    expected = '  n1 [label="1. AccumulateGrad", style=filled, fillcolor=lightblue];'
+    assert graph_to_dot(w).splitlines()[4] == expected
 
 
 def test_errors():
