@@ -16,7 +16,8 @@ def _root_array(array):
     while True:
         base = getattr(root, "base", None)
         if base is not None and not hasattr(base, "dtype"):
-            # as_strided views hang from a plain interface object whose base is the array.
+            # as_strided views hang from a plain interface object whose base is
+            # the array.
             base = getattr(base, "base", None)
         if base is None or not hasattr(base, "dtype"):
             return root

@@ -21,11 +21,24 @@ from ember.dtypes import is_floating_array
 class Tensor:
     """A multi-dimensional array with autograd support."""
 
+    # -- the fields of a tensor --
     # Every tensor sets these slots (dispatcher._wrap); the attributes below them are
     # rarely set, so they live as class-level defaults until an instance sets its own.
-    __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_version_counter",
-                 "__weakref__", "__dict__")
+    __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr",
+                 "_version_counter", "__weakref__", "__dict__")
     grad = None
+
+    # A view's autograd metadata (PyTorch's DifferentiableViewMeta), set by
+    # ember.autograd.views.mark_view: see NOTE [ Views and in-place writes ] there.
+    _base = None  # the root tensor whose memory this view shares
+    # how to replay this view from _base: (parent's _view_fn, op, attrs, output index)
+    _view_fn = None
+    # the version counter's value when grad_fn was last set (PyTorch's attr_version)
+    _view_version = 0
+    _creation_meta = 0  # views.DEFAULT, NO_GRAD_MODE or MULTI_OUTPUT_NODE
+    _grad_accumulator = None  # weakref to this leaf's AccumulateGrad
+    _kept_accumulator = None  # a strong ref, once hooks are registered on the leaf
+    # -- end of the fields --
 
     def __new__(cls, *args, device=None):
         """PyTorch's legacy constructor, kept for old scripts: ``ember.Tensor(data)`` is a
@@ -35,15 +48,6 @@ class Tensor:
         if cls is not Tensor:
             return object.__new__(cls)
         return _legacy_new(args, device)
-
-    # A view's autograd metadata (PyTorch's DifferentiableViewMeta), set by
-    # ember.autograd.views.mark_view: see NOTE [ Views and in-place writes ] there.
-    _base = None  # the root tensor whose memory this view shares
-    _view_fn = None  # how to replay this view from _base: (parent's _view_fn, op, attrs, output index)
-    _view_version = 0  # the version counter's value when grad_fn was last set (PyTorch's attr_version)
-    _creation_meta = 0  # views.DEFAULT, NO_GRAD_MODE or MULTI_OUTPUT_NODE
-    _grad_accumulator = None  # weakref to this leaf's AccumulateGrad
-    _kept_accumulator = None  # a strong ref, once hooks are registered on the leaf
 
     # --- metadata -----------------------------------------------------------------
     @property

@@ -15,16 +15,17 @@ not matched ] for the exceptions).
 
 # NOTE [ What is not matched ]
 # - bfloat16 samples (h12's dtype) and complex tensors: not implemented here.
-# - ``bernoulli_(p)`` with a float ``p`` (hence dropout masks) on an *Intel* CPU: PyTorch
-#   builds with MKL draw one 32-bit seed from the generator and then use MKL's own
-#   MCG31 stream, split across threads; ember follows PyTorch's portable kernel, which
-#   torch itself runs on every other CPU (AMD, ARM). Dropout masks are drawn this way.
+# - ``bernoulli_(p)`` with a float ``p`` (hence dropout masks) on an *Intel* CPU:
+#   PyTorch builds with MKL draw one 32-bit seed from the generator and then use
+#   MKL's own MCG31 stream, split across threads; ember follows PyTorch's portable
+#   kernel, which torch itself runs on every other CPU (AMD, ARM). Dropout masks are
+#   drawn this way.
 # - float32 normals of 16 or more contiguous elements follow PyTorch's x86-64 (AVX2)
 #   kernel, which torch also uses on AVX-512 machines; torch on ARM uses the C
 #   library's ``logf``/``cosf`` there and gives other last bits.
 # - ``multinomial`` without replacement asked for more samples than there are positive
-#   weights: the zero-weight categories tie (key 0) and come last in torch in the order its
-#   partial sort leaves them; ember lists them by index.
+#   weights: the zero-weight categories tie (key 0) and come last in torch in the order
+#   its partial sort leaves them; ember lists them by index.
 # - ``randperm`` of more than 2**32 / 20 elements follows the same source but could not
 #   be compared with torch (the tensors are gigabytes).
 """
@@ -45,10 +46,13 @@ _DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}  # signif
 def _unit_interval(generator, n, opmath):
     """``n`` uniforms on [0, 1) in ``opmath`` (float32 or float64): the low 24 bits of
     one 32-bit word times 2**-24, or the low 53 bits of one 64-bit word times 2**-53
-    (``transformation::uniform_real``). Every value is exact: an integer times a power of two."""
+    (``transformation::uniform_real``). Every value is exact: an integer times a power
+    of two."""
     if opmath == np.float64:
-        return (generator.random64(n) & np.uint64(2 ** 53 - 1)).astype(np.float64) * 2.0 ** -53
-    return (generator.random(n) & np.uint64(2 ** 24 - 1)).astype(np.float32) * np.float32(2.0 ** -24)
+        words = generator.random64(n) & np.uint64(2 ** 53 - 1)
+        return words.astype(np.float64) * 2.0 ** -53
+    words = generator.random(n) & np.uint64(2 ** 24 - 1)
+    return words.astype(np.float32) * np.float32(2.0 ** -24)
 
 
 def _opmath(np_dtype):

@@ -71,10 +71,12 @@ def infer_size(shape, numel):
 def _view_kernel(xp, a, shape):
     out = a.view()
     try:
-        out.shape = shape  # NumPy refuses exactly when no strides describe the new shape
+        # NumPy refuses exactly when no strides describe the new shape
+        out.shape = shape
     except AttributeError:
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
-                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+        raise RuntimeError("view size is not compatible with input tensor's size and "
+                           "stride (at least one dimension spans across two contiguous "
+                           "subspaces). Use .reshape(...) instead.") from None
     return out
 
 
