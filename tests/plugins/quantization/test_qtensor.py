@@ -55,6 +55,29 @@ def test_quantize_per_channel_matches_torch(axis, torch_dtype):
     assert ours.q_per_channel_axis() == theirs.q_per_channel_axis()
 
 
+def near_half_way(scale, shape, seed=1):
+    """Floats that are k + 1/2 steps of ``scale`` once rounded to float32: x / scale misses the
+    half by less than float32 keeps, so which side rint takes depends on every rounding."""
+    x = np.random.default_rng(seed).standard_normal(shape).astype("float32")
+    return (np.round(x / np.float32(scale) * 2) / 2 * np.float32(scale)).astype("float32")
+
+
+@pytest.mark.parametrize("scale, zero_point", [(0.02, 100), (0.0123, 128), (0.05, 64), (0.1, 3), (0.3, 7)])
+@pytest.mark.parametrize("size", [7, 64, 1000])  # torch's vector loop takes 8 at a time, the rest one by one
+def test_quantizing_values_a_hair_from_half_way_matches_torch(scale, zero_point, size):
+    x = near_half_way(scale, (size,))
+    ours = eq.quantize_per_tensor(ember.tensor(x), scale, zero_point, eq.quint8)
+    theirs = torch.quantize_per_tensor(torch.tensor(x), scale, zero_point, torch.quint8)
+    np.testing.assert_array_equal(ours.int_repr().numpy(), theirs.int_repr().numpy())
+    scales = np.array([scale, scale * 2, scale / 2, scale * 4])
+    zero_points = np.array([zero_point, 0, 5, 255 - zero_point])
+    x = near_half_way(scale, (4, size))
+    ours = eq.quantize_per_channel(ember.tensor(x), ember.tensor(scales), ember.tensor(zero_points), 0, eq.quint8)
+    theirs = torch.quantize_per_channel(torch.tensor(x), torch.tensor(scales), torch.tensor(zero_points), 0,
+                                        torch.quint8)
+    np.testing.assert_array_equal(ours.int_repr().numpy(), theirs.int_repr().numpy())
+
+
 def test_printing_follows_torch():
     x = np.array([1.0, 2.0], dtype="float32")
     ours = repr(eq.quantize_per_tensor(ember.tensor(x), 0.1, 10, eq.quint8))

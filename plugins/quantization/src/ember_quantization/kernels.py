@@ -130,7 +130,9 @@ def quantize_per_channel(xp, x, scales, zero_points, *, axis, qmin, qmax, storag
     """``quantize_per_tensor`` with a scale and zero point per slice along ``axis``."""
     shape = _channel_shape(x.ndim, axis)
     inv_scale = (xp.float32(1.0) / scales.astype(xp.float32)).reshape(shape)
-    return _round_clamp(xp, x, inv_scale, zero_points.reshape(shape), qmin, qmax, storage)
+    # torch's per-channel loop (scalar fbgemm Quantize) rounds the product, then the sum: no FMA
+    unfused = x.astype(xp.float32) * inv_scale + zero_points.reshape(shape).astype(xp.float32)
+    return xp.clip(xp.rint(unfused), qmin, qmax).astype(storage)
 
 
 # NOTE [ Rounding as torch quantizes ]
@@ -138,10 +140,13 @@ def quantize_per_channel(xp, x, scales, zero_points, *, axis, qmin, qmax, storag
 # multiply-add in float32 (inv_scale = 1.0f / scale) and rounds that with nearbyint, half
 # to even. The zero point is added *before* rounding: with scale 0.5 and zero point 11,
 # x = 0.25 gives rint(11.5) = 12, not rint(0.5) + 11 = 11. The product of two float32s
-# and a small integer sum are exact in float64, so computing there reproduces the FMA.
+# and a small integer sum are exact in float64, and the FMA's one rounding is the cast of
+# that exact value to float32, *before* rint: x * inv_scale = 17.4999997 with zero point
+# 100 is 117.4999997, which float32 holds as 117.5, so torch gives 118, not 117
+# (tests/plugins/quantization/test_qtensor.py checks such half-way values).
 def _round_clamp(xp, x, inv_scale, zero_point, qmin, qmax, storage):
     fused = x.astype(xp.float32).astype(xp.float64) * xp.asarray(inv_scale).astype(xp.float64) + zero_point
-    return xp.clip(xp.rint(fused), qmin, qmax).astype(storage)
+    return xp.clip(xp.rint(fused.astype(xp.float32)), qmin, qmax).astype(storage)
 
 
 @library.custom_op("quantized::dequantize_per_tensor")
@@ -270,12 +275,63 @@ def conv2d(xp, x, packed, w_scales, bias, *, kernel_size, stride, padding, dilat
 
 
 # --- elementwise ---------------------------------------------------------------------------
+# NOTE [ torch's quantized add, bit for bit ]
+# torch's qadd (aten/src/ATen/native/quantized/cpu/kernels/QuantizedOpKernels.cpp,
+# ``qadd_kernel``) dequantizes both inputs, adds in float32 and quantizes the sum to the
+# output's qparams, but it runs two loops whose roundings differ, and which element
+# takes which is fixed by the vector width of torch's CPU build
+# (aten/src/ATen/native/cpu/Loops.h, ``vectorized_loop``): elements in whole blocks of
+# two vectors (2 x 32 quint8 with AVX2: 64) take the vector loop, the rest the scalar one.
+# - vector loop: ``x = fma(s, q, s * -z)`` (one rounding; ``s * -z`` rounded first), then
+#   ``rint(sum * (1/s_out)) + z_out`` (the zero point added after rounding);
+# - scalar loop: ``x = s * (q - z)``, then fbgemm's scalar ``Quantize``:
+#   ``rint(z_out + sum * (1/s_out))`` in float32 (the zero point added before rounding).
+# On a half-way sum (``s_out = 2 s``) the two differ by one step, so ember runs the
+# same two formulas on the same elements. The FMA is computed in float64 and rounded
+# once: ``s * q`` (24-bit times 8-bit) and ``s * -z`` (a float32) are multiples of the
+# last bit of ``s`` below ``2**10 * s``, so their sum is exact in float64's 53 bits.
+# The element split assumes torch ran the add as one chunk of its loop: always with one
+# thread, and with more for at most 32768 elements (torch's grain size); beyond that
+# each thread's chunk has its own scalar tail. The block is 64 (torch's AVX2 build, what
+# torch reports on x86 machines without AVX-512: ``torch.backends.cpu.get_cpu_capability()``).
+QADD_BLOCK = 64
+
+
 @library.custom_op("quantized::add")
 def add(xp, a, b, *, a_scale, a_zero_point, b_scale, b_zero_point, out_scale, out_zero_point, relu=False):
-    """``requant(dequant(a) + dequant(b))`` to quint8 with the output's scale and zero point."""
-    real = ((a.astype(xp.float32) - a_zero_point) * xp.float32(a_scale)
-            + (b.astype(xp.float32) - b_zero_point) * xp.float32(b_scale))
-    return _requantize_sum(xp, real, out_scale, out_zero_point, out_zero_point if relu else 0)
+    """``requant(dequant(a) + dequant(b))`` to quint8, rounded as torch's qadd rounds
+    (NOTE [ torch's quantized add, bit for bit ])."""
+    a, b = xp.broadcast_arrays(a, b)
+    shape = a.shape
+    a, b = a.reshape(-1), b.reshape(-1)
+    split = a.size // QADD_BLOCK * QADD_BLOCK
+    parts = []
+    for part, vector in ((slice(0, split), True), (slice(split, a.size), False)):
+        dequantize = _dequantize_fma if vector else _dequantize_scalar
+        total = dequantize(xp, a[part], a_scale, a_zero_point) + dequantize(xp, b[part], b_scale, b_zero_point)
+        if relu:
+            total = xp.maximum(total, xp.float32(0))
+        parts.append(_quantize_sum(xp, total, out_scale, out_zero_point, zero_point_first=not vector))
+    return xp.concatenate(parts).reshape(shape)
+
+
+def _dequantize_fma(xp, q, scale, zero_point):
+    """``fma(s, q, s * -z)`` in float32, computed exactly in float64 and rounded once."""
+    scale = xp.float32(scale)
+    premultiplied = scale * xp.float32(-zero_point)
+    return (q.astype(xp.float64) * xp.float64(scale) + xp.float64(premultiplied)).astype(xp.float32)
+
+
+def _dequantize_scalar(xp, q, scale, zero_point):
+    """``s * (q - z)`` in float32 (torch's ``dequantize_val``)."""
+    return (q.astype(xp.int32) - zero_point).astype(xp.float32) * xp.float32(scale)
+
+
+def _quantize_sum(xp, total, scale, zero_point, zero_point_first):
+    inv_scale = xp.float32(1.0) / xp.float32(scale)
+    scaled = total * inv_scale
+    q = xp.rint(scaled + xp.float32(zero_point)) if zero_point_first else xp.rint(scaled) + zero_point
+    return xp.clip(q, 0, 255).astype(xp.uint8)
 
 
 @library.custom_op("quantized::relu")
@@ -286,17 +342,14 @@ def relu(xp, q, *, zero_point):
 
 @library.custom_op("quantized::cat")
 def cat(xp, *arrays, scales, zero_points, dim, out_scale, out_zero_point):
-    """Concatenate quint8 arrays, requantising each to the output's scale and zero point."""
-    parts = [(a.astype(xp.float32) - z) * xp.float32(s) for a, s, z in zip(arrays, scales, zero_points)]
-    real = xp.concatenate(parts, axis=dim)
-    return _requantize_sum(xp, real, out_scale, out_zero_point, 0)
-
-
-def _requantize_sum(xp, real, out_scale, out_zero_point, qmin):
-    """``rint(real * (1/scale)) + zero_point`` in float32: torch's qadd/qcat order differs in the
-    last bit for a few values (one step, see tests/plugins/quantization)."""
-    inv_scale = xp.float32(1.0) / xp.float32(out_scale)
-    return xp.clip(xp.rint(real * inv_scale) + out_zero_point, qmin, 255).astype(xp.uint8)
+    """Concatenate quint8 arrays with the output's scale and zero point, as torch's qcat:
+    the integers as they are when every input already has the output's qparams, else
+    each input dequantized (``s * (q - z)``, float32), concatenated and quantized as
+    ``quantize_per_tensor`` quantizes."""
+    if all(s == out_scale and z == out_zero_point for s, z in zip(scales, zero_points)):
+        return xp.concatenate(arrays, axis=dim)
+    real = xp.concatenate([_dequantize_scalar(xp, a, s, z) for a, s, z in zip(arrays, scales, zero_points)], axis=dim)
+    return _round_clamp(xp, real, xp.float32(1.0) / xp.float32(out_scale), out_zero_point, 0, 255, xp.uint8)
 
 
 def all_ops():
