@@ -218,3 +218,59 @@ def iterator_strides(shape, operands):
         out[dim] = step
         step *= shape[dim]
     return tuple(out)
+
+
+# NOTE [ suggest_memory_format ]
+# Ops that choose a layout for a new tensor (convolution, pooling) ask the input which
+# format its strides suggest. PyTorch's rule (c10 is_channels_last_strides_2d): walk
+# the dims C, W, H, N; each stride must be at least the extent of the dims inside it
+# (a size-1 dim adds no extent), C's stride must not be 0, and an N stride equal to
+# C's (an N111 tensor, or one sliced to that) falls back to contiguous. So ambiguous
+# tensors (every non-batch size 1) suggest contiguous, and a transposed-but-dense
+# NHWC view suggests channels_last.
+
+
+def strides_suggest_channels_last(shape, strides):
+    """Whether a 4-d tensor of ``shape`` and element ``strides`` suggests channels_last."""
+    if len(shape) != 4 or strides[1] == 0:
+        return False
+    extent = 0
+    for dim in (1, 3, 2, 0):
+        if shape[dim] == 0 or strides[dim] < extent:
+            return False
+        if dim == 0 and extent == strides[1]:
+            return False
+        extent = strides[dim] * (shape[dim] if shape[dim] > 1 else 1)
+    return True
+
+
+def array_suggests_channels_last(a):
+    """:func:`strides_suggest_channels_last` for a NumPy/CuPy array (strides in bytes)."""
+    if a.ndim != 4:
+        return False
+    itemsize = a.itemsize
+    return strides_suggest_channels_last(a.shape, tuple(s // itemsize for s in a.strides))
+
+
+def suggest_memory_format(tensor):
+    """``Tensor.suggest_memory_format()``: channels_last or contiguous_format (NOTE
+    [ suggest_memory_format ])."""
+    if strides_suggest_channels_last(tuple(tensor.shape), tuple(tensor.stride())):
+        return channels_last
+    return contiguous_format
+
+
+def channels_last_array(xp, a):
+    """``a`` (4-d) with channels_last strides: itself if it has them, else a copy."""
+    if is_array_channels_last(a):
+        return a
+    out = xp.empty((a.shape[0], a.shape[2], a.shape[3], a.shape[1]), dtype=a.dtype).transpose(0, 3, 1, 2)
+    out[...] = a
+    return out
+
+
+def is_array_channels_last(a):
+    """Whether a 4-d array's strides are channels_last's (size-1 dims may have any)."""
+    itemsize = a.itemsize
+    wanted = channels_last_strides(a.shape)
+    return all(size < 2 or s // itemsize == w for size, s, w in zip(a.shape, a.strides, wanted))

@@ -7,7 +7,9 @@ checks), NaiveConvolutionTranspose2d.cpp, derivatives.yaml (``convolution_backwa
 
 Kernels are im2col + one matrix product per group (NOTE [ Windows as strided views ]
 in ember/native/fold.py, NOTE [ One product per group ] below). A 1-D convolution
-runs as a 2-D one over images of height 1.
+runs as a 2-D one over images of height 1. When the input or the weight is
+channels_last, the kernels of ember/native/convolution_channels_last.py run instead
+and every result is channels_last (NOTE [ Convolution in channels_last ] there).
 
 # NOTE [ Convolution as a bilinear map ]
 # Write the op without bias as F(x, W) (a convolution, or a transposed one). It is
@@ -23,6 +25,8 @@ runs as a 2-D one over images of height 1.
 
 from ember.amp.state import autocast_state
 from ember.dispatcher import NONE, Op
+from ember.memory_format import array_suggests_channels_last
+from ember.native import convolution_channels_last as nhwc
 from ember.native.fold import Geometry, col2im_taps
 from ember.native.padding import pad as _pad
 
@@ -107,6 +111,7 @@ def _add_bias(y, bias):
 
 
 def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    channels_last = _use_channels_last(x, weight)
     squeeze = x.ndim == 3
     if squeeze:
         (x, weight), attrs = _lift([x, weight], dict(stride=stride, padding=padding, dilation=dilation,
@@ -115,13 +120,45 @@ def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transpos
                                                                          "output_padding"))
     if not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
-        y = _image(xp, _forward(xp, x, weight, g, groups), x.shape[0], g)
+        if channels_last:
+            y = nhwc.forward(xp, x, weight, g, groups)
+        else:
+            y = _image(xp, _forward(xp, x, weight, g, groups), x.shape[0], g)
     else:
         out_shape = _transposed_shape(x.shape, weight.shape, stride, padding, dilation, output_padding, groups)
         g = _geometry(out_shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
-        y = _input_adjoint(xp, _channel_major(x, groups), weight, x.shape[0], g, groups)
+        if channels_last:
+            y = nhwc.input_adjoint(xp, nhwc.output_rows(x, groups), weight, g, groups)
+        else:
+            y = _input_adjoint(xp, _channel_major(x, groups), weight, x.shape[0], g, groups)
     y = _add_bias(y, bias)
     return y[:, :, 0] if squeeze else y
+
+
+def _use_channels_last(x, weight):
+    """PyTorch's CPU rule: a 2-D convolution is channels_last (its output and both
+    gradients) when the input or the weight suggests that format (1-D never is)."""
+    return x.ndim == 4 and (array_suggests_channels_last(x) or array_suggests_channels_last(weight))
+
+
+def _channels_last_backward(xp, grad, x, weight, stride, padding, dilation, transposed, groups, output_mask):
+    """(grad_input, grad_weight) by the NHWC kernels; None where not wanted."""
+    grad_input = grad_weight = None
+    if not transposed:
+        g = _geometry(x.shape, weight.shape, stride, padding, dilation)
+        rows = nhwc.output_rows(grad, groups)
+        if output_mask[0]:
+            grad_input = nhwc.input_adjoint(xp, rows, weight, g, groups)
+        if output_mask[1]:
+            grad_weight = nhwc.weight_adjoint(xp, x, rows, weight.shape, g, groups)
+    else:
+        g = _geometry(grad.shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
+        if output_mask[0]:
+            grad_input = nhwc.forward(xp, grad, weight, g, groups)
+        if output_mask[1]:
+            grad_weight = nhwc.weight_adjoint(xp, grad, nhwc.output_rows(x, groups), weight.shape, g, groups)
+    empty = xp.empty((0,), dtype=grad.dtype)
+    return (empty if grad_input is None else grad_input), (empty if grad_weight is None else grad_weight)
 
 
 def _transposed_shape(shape, weight_shape, stride, padding, dilation, output_padding, groups):
@@ -132,6 +169,7 @@ def _transposed_shape(shape, weight_shape, stride, padding, dilation, output_pad
 
 def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation, transposed, output_padding,
                                  groups, output_mask):
+    channels_last = _use_channels_last(x, weight)
     squeeze = x.ndim == 3
     if squeeze:
         (grad, x, weight), attrs = _lift([grad, x, weight], dict(stride=stride, padding=padding,
@@ -140,7 +178,10 @@ def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation,
     empty = xp.empty((0,), dtype=grad.dtype)
     grad_input = grad_weight = grad_bias = empty
     N = x.shape[0]
-    if not transposed:
+    if channels_last:
+        grad_input, grad_weight = _channels_last_backward(xp, grad, x, weight, stride, padding, dilation,
+                                                          transposed, groups, output_mask)
+    elif not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
         rows = _channel_major(grad, groups) if output_mask[0] or output_mask[1] else None
         if output_mask[0]:

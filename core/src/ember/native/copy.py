@@ -83,7 +83,10 @@ def _parse_to(tensor, args, kwargs):
 
 
 def to(tensor, *args, **kwargs):
-    """Return ``tensor`` converted to another dtype and/or device (``Tensor.to``)."""
+    """Return ``tensor`` converted to another dtype and/or device (``Tensor.to``);
+    ``memory_format=`` lays the result out in that format (a copy unless the strides
+    already suggest it, as in PyTorch)."""
+    memory_format = kwargs.get("memory_format")
     device, dtype, copy = _parse_to(tensor, args, dict(kwargs))
     if device is not None:
         device = with_index(device)  # "cuda" is the current cuda device, as in PyTorch
@@ -96,7 +99,22 @@ def to(tensor, *args, **kwargs):
         copy = False
     if copy:
         out = CLONE(out)
-    return out
+    return _to_memory_format(out, memory_format, copied=out is not tensor)
+
+
+def _to_memory_format(tensor, memory_format, copied):
+    """``tensor`` in ``memory_format``. Without a conversion PyTorch returns the tensor
+    itself when its strides suggest that format (even a non-contiguous one); a tensor
+    the conversion copied is laid out in it."""
+    from ember.memory_format import preserve_format, suggest_memory_format
+
+    if memory_format is None or memory_format is preserve_format:
+        return tensor
+    if copied:
+        return contiguous(tensor, memory_format=memory_format)
+    if suggest_memory_format(tensor) is memory_format:
+        return tensor
+    return clone(tensor, memory_format=memory_format)
 
 
 def _move(tensor, device):

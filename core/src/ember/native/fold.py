@@ -98,14 +98,14 @@ def col2im_taps(xp, taps, geometry):
     cols = taps
     image = xp.zeros((N, C, g.H, g.W), dtype=cols.dtype)
     for i in range(g.kh):
-        rows, out_rows = _inside(g.OH, g.sh, i * g.dh - g.ph, g.H)
+        rows, out_rows = inside_slices(g.OH, g.sh, i * g.dh - g.ph, g.H)
         for j in range(g.kw):
-            columns, out_columns = _inside(g.OW, g.sw, j * g.dw - g.pw, g.W)
+            columns, out_columns = inside_slices(g.OW, g.sw, j * g.dw - g.pw, g.W)
             image[:, :, rows, columns] += cols[:, :, i, j, out_rows, out_columns]
     return image
 
 
-def _inside(count, stride, offset, size):
+def inside_slices(count, stride, offset, size):
     """(image slice, output slice) of the outputs ``o`` whose tap reads ``o*stride + offset``
     inside ``[0, size)``."""
     first = max(0, -(offset // stride)) if offset < 0 else 0

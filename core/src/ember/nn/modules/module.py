@@ -399,17 +399,21 @@ class Module:
 
     def to(self, *args, **kwargs):
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(tensor)``: moves
-        every parameter and buffer; a dtype applies to floating-point ones only."""
+        every parameter and buffer; a dtype applies to floating-point ones only;
+        ``memory_format=`` (e.g. ``ember.channels_last``) lays out the 4-d and 5-d ones."""
         from ember.native.copy import _parse_to
 
         kwargs.pop("non_blocking", None)
+        memory_format = kwargs.get("memory_format")
         device, dtype, _ = _parse_to(self, args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
 
         def convert(t):
-            return t.to(device=device, dtype=dtype if t.is_floating_point() else None)
+            # memory_format applies to 4-d and 5-d tensors only (conv weights), as in PyTorch.
+            layout = memory_format if t.ndim in (4, 5) else None
+            return t.to(device=device, dtype=dtype if t.is_floating_point() else None, memory_format=layout)
 
         return self._apply(convert)
 

@@ -1,0 +1,130 @@
+"""Convolution kernels for channels_last (NHWC) tensors: im2col over NHWC rows, one
+matrix product per group whose result is already the NHWC output, and the two adjoints
+in the same layout.
+
+PyTorch counterpart: aten/src/ATen/native/ConvolutionMM2d.cpp (``slow_conv2d`` with
+``thnn_conv_use_channels_last``: NHWC columns, the output and both gradients in
+channels_last) and aten/src/ATen/native/Convolution.cpp (the output's memory format)
+(v2.13).
+
+The three kernels mirror the NCHW ones in ember/native/convolution.py (NOTE
+[ Convolution as a bilinear map ]): ``forward`` is F(x, W), ``input_adjoint`` is
+F(., W)^T and ``weight_adjoint`` is F(x, .)^T, so a transposed convolution swaps their
+roles here exactly as it does there.
+
+# NOTE [ Convolution in channels_last ]
+# In NHWC memory a window of the image is kh*kw runs of C contiguous channels, so
+# im2col gives ROWS: the (N*OH*OW, kh*kw*C) matrix whose row is one window, taps
+# outermost and channels innermost. Against the weight laid out as (kh*kw*C, O),
+# one product gives (N*OH*OW, O), which IS the NHWC output: the NCHW path's
+# transposing copy of the result disappears, and a 1x1 stride-1 convolution needs
+# no im2col at all (the image already is its rows). The gather copies C channels
+# at a time from each tap, writes zeros where a tap reads the padding, and never
+# builds a padded image. The backward keeps the layout: grad_weight is one product
+# (O, rows) x (rows, kh*kw*C), which is the weight in channels_last; grad_input is
+# the product back to rows, added onto the image tap by tap (col2im in NHWC).
+# Groups split the channels: the gather writes a (groups, rows, kh*kw*C/g) block,
+# so each group's product still reads contiguous memory.
+# Which layout: the output (and both gradients) are channels_last when the input or
+# the weight suggests channels_last, as PyTorch's CPU convolutions decide
+# (ember/memory_format.py ``suggests_channels_last``).
+"""
+
+from ember.native.fold import inside_slices
+
+
+def _rows_shape(g, groups):
+    return (groups, g.N, g.OH, g.OW, g.kh, g.kw, g.C // groups)
+
+
+def channel_split(image, groups):
+    """``(N, C, H, W)`` of any strides -> the ``(N, H, W, groups, C/g)`` view."""
+    N, C, H, W = image.shape
+    return image.transpose(0, 2, 3, 1).reshape(N, H, W, groups, C // groups)
+
+
+def window_rows(xp, x, g, groups):
+    """im2col over NHWC: ``(groups, N*OH*OW, kh*kw*C/g)``, row = one window (taps,
+    then channels), zeros where a tap reads the padding."""
+    source = channel_split(x, groups).transpose(3, 0, 1, 2, 4)  # (G, N, H, W, Cg)
+    if g.kh == g.kw == 1 and g.sh == g.sw == 1 and g.ph == g.pw == 0:
+        return source.reshape(groups, g.N * g.L, g.C // groups)  # the image is its own rows
+    rows = xp.empty(_rows_shape(g, groups), dtype=x.dtype)
+    for i in range(g.kh):
+        image_rows, out_rows = inside_slices(g.OH, g.sh, i * g.dh - g.ph, g.H)
+        for j in range(g.kw):
+            image_columns, out_columns = inside_slices(g.OW, g.sw, j * g.dw - g.pw, g.W)
+            tap = rows[:, :, :, :, i, j]  # (G, N, OH, OW, Cg)
+            _zero_outside(tap, out_rows, out_columns)
+            tap[:, :, out_rows, out_columns] = source[:, :, image_rows, image_columns]
+    return rows.reshape(groups, g.N * g.L, -1)
+
+
+def _zero_outside(tap, out_rows, out_columns):
+    """Zero the outputs of one tap that read padding: the bands above, below, left and
+    right of the block ``[out_rows, out_columns]`` that reads the image."""
+    OH, OW = tap.shape[2:4]
+    top, bottom = out_rows.start, out_rows.stop
+    left, right = out_columns.start, out_columns.stop
+    if bottom <= top or right <= left:
+        tap[...] = 0
+        return
+    tap[:, :, :top] = 0
+    tap[:, :, bottom:] = 0
+    tap[:, :, top:bottom, :left] = 0
+    tap[:, :, top:bottom, right:] = 0
+
+
+def weight_matrix(weight, groups):
+    """``(O, C/g, kh, kw)`` -> ``(groups, kh*kw*C/g, O/g)``, rows ordered as the window rows."""
+    O, Cg, kh, kw = weight.shape
+    per_group = weight.reshape(groups, O // groups, Cg, kh, kw).transpose(0, 3, 4, 2, 1)
+    return per_group.reshape(groups, kh * kw * Cg, O // groups)
+
+
+def output_rows(grad, groups):
+    """An ``(N, O, OH, OW)`` result or gradient -> ``(groups, N*OH*OW, O/g)`` (a view
+    when it is channels_last)."""
+    N, O, OH, OW = grad.shape
+    per_pixel = grad.transpose(0, 2, 3, 1).reshape(N * OH * OW, groups, O // groups)
+    return per_pixel.transpose(1, 0, 2)
+
+
+def image_from_rows(xp, rows, N, OH, OW):
+    """``(groups, N*OH*OW, O/g)`` -> ``(N, O, OH, OW)`` with channels_last strides."""
+    groups, _, per_group = rows.shape
+    if groups == 1:
+        nhwc = rows.reshape(N, OH, OW, per_group)
+    else:
+        nhwc = xp.empty((N * OH * OW, groups, per_group), dtype=rows.dtype)
+        nhwc[...] = rows.transpose(1, 0, 2)
+        nhwc = nhwc.reshape(N, OH, OW, groups * per_group)
+    return nhwc.transpose(0, 3, 1, 2)
+
+
+def forward(xp, x, weight, g, groups):
+    """F(x, W): the channels_last ``(N, O, OH, OW)`` output (no bias)."""
+    rows = xp.matmul(window_rows(xp, x, g, groups), weight_matrix(weight, groups))
+    return image_from_rows(xp, rows, g.N, g.OH, g.OW)
+
+
+def input_adjoint(xp, grad_rows, weight, g, groups):
+    """F(., W)^T: ``(groups, N*OH*OW, O/g)`` rows -> the channels_last ``(N, C, H, W)``
+    image, each tap's columns added onto the pixels it read (col2im in NHWC)."""
+    w_t = xp.ascontiguousarray(weight_matrix(weight, groups).transpose(0, 2, 1))  # (G, O/g, K)
+    window_grads = xp.matmul(grad_rows, w_t).reshape(_rows_shape(g, groups))
+    image = xp.zeros((g.N, g.H, g.W, groups, g.C // groups), dtype=window_grads.dtype)
+    target = image.transpose(3, 0, 1, 2, 4)  # (G, N, H, W, Cg), a view
+    for i in range(g.kh):
+        image_rows, out_rows = inside_slices(g.OH, g.sh, i * g.dh - g.ph, g.H)
+        for j in range(g.kw):
+            image_columns, out_columns = inside_slices(g.OW, g.sw, j * g.dw - g.pw, g.W)
+            target[:, :, image_rows, image_columns] += window_grads[:, :, out_rows, out_columns, i, j]
+    return image.reshape(g.N, g.H, g.W, g.C).transpose(0, 3, 1, 2)
+
+
+def weight_adjoint(xp, x, grad_rows, weight_shape, g, groups):
+    """F(x, .)^T: ``(O, C/g, kh, kw)`` with channels_last strides, one product per group."""
+    O, Cg, kh, kw = weight_shape
+    per_group = xp.matmul(grad_rows.transpose(0, 2, 1), window_rows(xp, x, g, groups))  # (G, O/g, K)
+    return per_group.reshape(O, kh, kw, Cg).transpose(0, 3, 1, 2)
