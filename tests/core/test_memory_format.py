@@ -108,3 +108,33 @@ def test_advanced_index_layout_matches_torch(source, key):
     actual = e[INDEX_KEYS[key](ember)]
     assert actual.stride() == expected.stride()
     np.testing.assert_array_equal(actual.numpy(), expected.numpy())
+
+
+def test_tensor_to_memory_format_aliases_like_torch():
+    # PyTorch returns the tensor itself when its strides already suggest the format,
+    # even a non-contiguous one; otherwise a copy in that format.
+    def cases(lib):
+        x = lib.arange(120.0).reshape(2, 3, 4, 5)
+        return [x, x.permute(0, 1, 3, 2), x.contiguous(memory_format=lib.channels_last), x[:, :, ::2]]
+
+    for fmt in ("channels_last", "contiguous_format"):
+        for e, t in zip(cases(ember), cases(torch)):
+            e2, t2 = e.to(memory_format=getattr(ember, fmt)), t.to(memory_format=getattr(torch, fmt))
+            assert (e2 is e) == (t2 is t)
+            assert e2.stride() == t2.stride() and (e2.numpy() == t2.numpy()).all()
+            e3, t3 = e.to(ember.float64, memory_format=getattr(ember, fmt)), t.to(torch.float64,
+                                                                                  memory_format=getattr(torch, fmt))
+            assert e3.stride() == t3.stride() and e3.dtype == ember.float64
+
+
+def test_module_to_channels_last_lays_out_4d_parameters_only():
+    def model(lib):
+        return lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3), lib.nn.BatchNorm2d(4), lib.nn.Flatten(), lib.nn.Linear(4, 2))
+
+    e, t = model(ember), model(torch)
+    e.to(memory_format=ember.channels_last)
+    t.to(memory_format=torch.channels_last)
+    strides_e = {k: v.stride() for k, v in e.state_dict().items()}
+    strides_t = {k: v.stride() for k, v in t.state_dict().items()}
+    assert strides_e == strides_t
+    assert e[0].weight.is_contiguous(memory_format=ember.channels_last) and not e[0].weight.is_contiguous()

@@ -30,6 +30,7 @@ TRANSPOSED_CASES = [
     ((2, 4, 5, 6), (4, 3, 3, 3), dict(stride=2, padding=1, output_padding=1)),
     ((1, 4, 5, 6), (4, 3, 3, 3), dict(padding=1, groups=2, dilation=2)),
     ((2, 4, 4, 4), (4, 5, 1, 1), {}),
+    ((2, 4, 5, 4), (4, 2, 3, 2), dict(dilation=2, output_padding=1, padding=(2, 0))),  # past the kernel
 ]
 
 

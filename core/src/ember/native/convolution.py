@@ -128,7 +128,7 @@ def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transpos
         out_shape = _transposed_shape(x.shape, weight.shape, stride, padding, dilation, output_padding, groups)
         g = _geometry(out_shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
         if channels_last:
-            y = nhwc.input_adjoint(xp, nhwc.output_rows(x, groups), weight, g, groups)
+            y = nhwc.input_adjoint(xp, x, weight, g, groups)
         else:
             y = _input_adjoint(xp, _channel_major(x, groups), weight, x.shape[0], g, groups)
     y = _add_bias(y, bias)
@@ -146,11 +146,10 @@ def _channels_last_backward(xp, grad, x, weight, stride, padding, dilation, tran
     grad_input = grad_weight = None
     if not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
-        rows = nhwc.output_rows(grad, groups)
         if output_mask[0]:
-            grad_input = nhwc.input_adjoint(xp, rows, weight, g, groups)
+            grad_input = nhwc.input_adjoint(xp, grad, weight, g, groups)
         if output_mask[1]:
-            grad_weight = nhwc.weight_adjoint(xp, x, rows, weight.shape, g, groups)
+            grad_weight = nhwc.weight_adjoint(xp, x, nhwc.output_rows(grad, groups), weight.shape, g, groups)
     else:
         g = _geometry(grad.shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
         if output_mask[0]:

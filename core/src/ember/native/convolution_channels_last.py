@@ -30,7 +30,7 @@ roles here exactly as it does there.
 # (ember/memory_format.py ``suggests_channels_last``).
 """
 
-from ember.native.fold import inside_slices
+from ember.native.fold import Geometry, inside_slices
 
 
 def _rows_shape(g, groups):
@@ -46,33 +46,32 @@ def channel_split(image, groups):
 def window_rows(xp, x, g, groups):
     """im2col over NHWC: ``(groups, N*OH*OW, kh*kw*C/g)``, row = one window (taps,
     then channels), zeros where a tap reads the padding."""
-    source = channel_split(x, groups).transpose(3, 0, 1, 2, 4)  # (G, N, H, W, Cg)
+    Cg = g.C // groups
     if g.kh == g.kw == 1 and g.sh == g.sw == 1 and g.ph == g.pw == 0:
-        return source.reshape(groups, g.N * g.L, g.C // groups)  # the image is its own rows
+        source = channel_split(x, groups).transpose(3, 0, 1, 2, 4)  # (G, N, H, W, Cg)
+        return source.reshape(groups, g.N * g.L, Cg)  # the image is its own rows
+    plane = padded_nhwc(xp, x, g)
+    sN, sH, sW, sC = plane.strides
+    windows = xp.lib.stride_tricks.as_strided(
+        plane, (groups, g.N, g.OH, g.OW, g.kh, g.kw, Cg),
+        (Cg * sC, sN, g.sh * sH, g.sw * sW, g.dh * sH, g.dw * sW, sC))
     rows = xp.empty(_rows_shape(g, groups), dtype=x.dtype)
-    for i in range(g.kh):
-        image_rows, out_rows = inside_slices(g.OH, g.sh, i * g.dh - g.ph, g.H)
-        for j in range(g.kw):
-            image_columns, out_columns = inside_slices(g.OW, g.sw, j * g.dw - g.pw, g.W)
-            tap = rows[:, :, :, :, i, j]  # (G, N, OH, OW, Cg)
-            _zero_outside(tap, out_rows, out_columns)
-            tap[:, :, out_rows, out_columns] = source[:, :, image_rows, image_columns]
+    rows[...] = windows
     return rows.reshape(groups, g.N * g.L, -1)
 
 
-def _zero_outside(tap, out_rows, out_columns):
-    """Zero the outputs of one tap that read padding: the bands above, below, left and
-    right of the block ``[out_rows, out_columns]`` that reads the image."""
-    OH, OW = tap.shape[2:4]
-    top, bottom = out_rows.start, out_rows.stop
-    left, right = out_columns.start, out_columns.stop
-    if bottom <= top or right <= left:
-        tap[...] = 0
-        return
-    tap[:, :, :top] = 0
-    tap[:, :, bottom:] = 0
-    tap[:, :, top:bottom, :left] = 0
-    tap[:, :, top:bottom, right:] = 0
+def padded_nhwc(xp, x, g):
+    """``x`` as an ``(N, Hp, Wp, C)`` array inside a border of zeros."""
+    if g.Hp == g.H and g.Wp == g.W:
+        return x.transpose(0, 2, 3, 1)
+    plane = xp.empty((g.N, g.Hp, g.Wp, g.C), dtype=x.dtype)
+    bottom, right = g.ph + g.H, g.pw + g.W
+    plane[:, :g.ph] = 0
+    plane[:, bottom:] = 0
+    plane[:, g.ph:bottom, :g.pw] = 0
+    plane[:, g.ph:bottom, right:] = 0
+    plane[:, g.ph:bottom, g.pw:right] = x.transpose(0, 2, 3, 1)
+    return plane
 
 
 def weight_matrix(weight, groups):
@@ -108,11 +107,15 @@ def forward(xp, x, weight, g, groups):
     return image_from_rows(xp, rows, g.N, g.OH, g.OW)
 
 
-def input_adjoint(xp, grad_rows, weight, g, groups):
-    """F(., W)^T: ``(groups, N*OH*OW, O/g)`` rows -> the channels_last ``(N, C, H, W)``
-    image, each tap's columns added onto the pixels it read (col2im in NHWC)."""
+def input_adjoint(xp, grad, weight, g, groups):
+    """F(., W)^T: the ``(N, O, OH, OW)`` gradient -> the channels_last ``(N, C, H, W)``
+    image (NOTE [ The input adjoint at stride 1 ])."""
+    if g.sh == g.sw == 1 and g.ph <= g.dh * (g.kh - 1) and g.pw <= g.dw * (g.kw - 1):
+        full = Geometry(grad.shape, (g.kh, g.kw), (1, 1), (g.dh * (g.kh - 1) - g.ph, g.dw * (g.kw - 1) - g.pw),
+                        (g.dh, g.dw), out_size=(g.H, g.W))
+        return forward(xp, grad, flipped_weight(weight, groups), full, groups)
     w_t = xp.ascontiguousarray(weight_matrix(weight, groups).transpose(0, 2, 1))  # (G, O/g, K)
-    window_grads = xp.matmul(grad_rows, w_t).reshape(_rows_shape(g, groups))
+    window_grads = xp.matmul(output_rows(grad, groups), w_t).reshape(_rows_shape(g, groups))
     image = xp.zeros((g.N, g.H, g.W, groups, g.C // groups), dtype=window_grads.dtype)
     target = image.transpose(3, 0, 1, 2, 4)  # (G, N, H, W, Cg), a view
     for i in range(g.kh):
@@ -121,6 +124,24 @@ def input_adjoint(xp, grad_rows, weight, g, groups):
             image_columns, out_columns = inside_slices(g.OW, g.sw, j * g.dw - g.pw, g.W)
             target[:, :, image_rows, image_columns] += window_grads[:, :, out_rows, out_columns, i, j]
     return image.reshape(g.N, g.H, g.W, g.C).transpose(0, 3, 1, 2)
+
+
+# NOTE [ The input adjoint at stride 1 ]
+# At stride 1, pixel h of the input is read by output h + p - i*d through tap i, so
+# its gradient is a convolution of the output gradient with the kernel flipped in
+# space and its two channel dims swapped, over the gradient padded by d*(k-1) - p:
+# the "full" correlation. That reuses the forward's gather and one product, and
+# skips col2im's kh*kw read-modify-write passes over the image (and the kh*kw times
+# larger product it adds up), which cost as much as the product itself. Other
+# strides (and padding beyond the kernel's reach) keep the product + col2im.
+
+
+def flipped_weight(weight, groups):
+    """``(O, C/g, kh, kw)`` -> ``(C, O/g, kh, kw)``: per group the channel dims swapped
+    and the kernel turned half a turn, the weight of the stride-1 input adjoint."""
+    O, Cg, kh, kw = weight.shape
+    per_group = weight.reshape(groups, O // groups, Cg, kh, kw)[:, :, :, ::-1, ::-1]
+    return per_group.transpose(0, 2, 1, 3, 4).reshape(groups * Cg, O // groups, kh, kw)
 
 
 def weight_adjoint(xp, x, grad_rows, weight_shape, g, groups):
