@@ -63,7 +63,8 @@ def save(obj, f):
     data_pkl = pickler.dump(obj)
     storages = list(pickler.storages.values())
     if isinstance(f, (str, os.PathLike)):
-        prefix = _archive_name(os.path.splitext(os.path.basename(os.fspath(f)))[0])
+        stem = os.path.splitext(os.path.basename(os.fspath(f)))[0]
+        prefix = _archive_name(stem)
         with atomic_write(f) as out:
             _write_archive(out, prefix, data_pkl, storages)
     else:
@@ -132,7 +133,7 @@ def _load(fileobj, map_location, trusted=False):
     _check_records(archive)
     data_pkl = archive.read("data.pkl")
     loader = _StorageLoader(archive, map_location, _byteorder(archive))
-    if trusted:  # the caller's explicit choice (trusted_load.py): any object, any code it names
+    if trusted:  # the caller's explicit choice (trusted_load.py): any object, any code
         from ember.serialization.trusted_load import TrustingUnpickler
 
         return TrustingUnpickler(data_pkl, TORCH_GLOBALS, loader.persistent_load).load()
@@ -143,7 +144,8 @@ def _load(fileobj, map_location, trusted=False):
             raise
         from ember.serialization.trusted_load import WEIGHTS_ONLY_GUIDANCE
 
-        raise CheckpointError(WEIGHTS_ONLY_GUIDANCE + "Weights-only unpickler error: " + str(error)) from None
+        raise CheckpointError(WEIGHTS_ONLY_GUIDANCE + "Weights-only unpickler error: "
+                              + str(error)) from None
 
 
 def _check_records(archive):
@@ -191,26 +193,31 @@ class _StorageLoader:
 
     def persistent_load(self, pid):
         # Types first: an ember tensor compared with a string would not give a bool.
-        if type(pid) is not tuple or len(pid) != 5 or type(pid[0]) is not str or pid[0] != "storage":
+        if (type(pid) is not tuple or len(pid) != 5 or type(pid[0]) is not str
+                or pid[0] != "storage"):
             raise CheckpointError(f"bad persistent id {describe(pid)}: expected "
                                   "('storage', type, key, location, numel)")
         _, storage_type, key, location, numel = pid
         if type(storage_type) is not StorageType:
-            raise CheckpointError(f"persistent id names {describe(storage_type)}, not a torch storage class")
+            raise CheckpointError(f"persistent id names {describe(storage_type)}, "
+                                  "not a torch storage class")
         if storage_type.refusal:
             raise CheckpointError(storage_type.refusal)
         if type(key) is not str or not _STORAGE_KEY.match(key):
-            raise CheckpointError(f"bad storage key {describe(key)}: expected a decimal string")
+            raise CheckpointError(f"bad storage key {describe(key)}: "
+                                  "expected a decimal string")
         if type(location) is not str or len(location) > 64:
             raise CheckpointError(f"bad storage location {describe(location)}")
         if type(numel) is not int or numel < 0:
             raise CheckpointError(f"bad storage size {describe(numel)}")
         loaded = self._storages.get(key)
         if loaded is None:
-            loaded = self._storages[key] = self._load_storage(storage_type, key, location, numel)
+            loaded = self._load_storage(storage_type, key, location, numel)
+            self._storages[key] = loaded
         elif loaded.storage_type is not storage_type or loaded.numel != numel:
-            raise CheckpointError(f"storage {key} is declared twice with different types or sizes: "
-                                  f"{loaded.storage_type.name}[{loaded.numel}] and {storage_type.name}[{numel}]")
+            raise CheckpointError(f"storage {key} is declared twice with different types "
+                                  f"or sizes: {loaded.storage_type.name}[{loaded.numel}] "
+                                  f"and {storage_type.name}[{numel}]")
         return loaded
 
     def _load_storage(self, storage_type, key, location, numel):
@@ -220,8 +227,9 @@ class _StorageLoader:
         file_dtype = storage_type.file_dtype.newbyteorder(self._byteorder)
         expected = numel * file_dtype.itemsize
         if self._archive.size(name) != expected:
-            raise CheckpointError(f"record '{name}' holds {self._archive.size(name)} bytes but storage {key} "
-                                  f"declares {numel} x {storage_type.name} = {expected} bytes")
+            raise CheckpointError(f"record '{name}' holds {self._archive.size(name)} bytes but "
+                                  f"storage {key} declares {numel} x {storage_type.name} = "
+                                  f"{expected} bytes")
         array = _typed_array(self._archive.read(name), file_dtype, storage_type, key)
         device = self._device_for(location, array)
         if device.type != "cpu":
@@ -236,10 +244,13 @@ class _StorageLoader:
             target = target.get(location, location)
         elif callable(target):
             result = target(UntypedStorage(array, ember_device("cpu")), location)
-            target = location if result is None else "cpu" if isinstance(result, UntypedStorage) else result
+            if result is None:
+                target = location
+            else:
+                target = "cpu" if isinstance(result, UntypedStorage) else result
         elif not isinstance(target, (str, ember_device)):
-            raise TypeError(f"map_location must be None, a device, a str, a dict or a callable, "
-                            f"got {type(target).__name__}")
+            raise TypeError(f"map_location must be None, a device, a str, a dict or a "
+                            f"callable, got {type(target).__name__}")
         return _checked_device(target)
 
 

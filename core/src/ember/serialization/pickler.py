@@ -43,7 +43,8 @@ class SavedStorage:
         self.numel = numel
 
     def payload(self):
-        """The storage bytes in memory order, little-endian, as a flat uint8 host array."""
+        """The storage bytes in memory order, little-endian, as a flat uint8 host
+        array."""
         host = self.device.backend.to_host(self.root)
         flat = host.T.reshape(-1) if not host.flags.c_contiguous else host.reshape(-1)
         flat = flat.view(np.uint8).view(self.dtype.np)

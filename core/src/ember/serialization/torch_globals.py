@@ -113,30 +113,38 @@ def _check_empty_mapping(value, what):
 
 
 # --- the rebuild functions -------------------------------------------------------------------
-def rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
+def rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad,
+                      backward_hooks, metadata=None):
     """A tensor viewing ``storage``, after checking the view stays inside it."""
     if type(storage) is not LoadedStorage:
-        raise CheckpointError(f"_rebuild_tensor_v2 needs a storage, got {type(storage).__name__}")
+        raise CheckpointError(f"_rebuild_tensor_v2 needs a storage, got "
+                              f"{type(storage).__name__}")
     if not _is_int(storage_offset) or not 0 <= storage_offset < _MAX_EXTENT:
-        raise CheckpointError(f"storage offset must be a non-negative int, got {describe(storage_offset)}")
+        raise CheckpointError(f"storage offset must be a non-negative int, got "
+                              f"{describe(storage_offset)}")
     _check_int_tuple(size, "tensor size")
     _check_int_tuple(stride, "tensor stride")
     if len(size) != len(stride):
-        raise CheckpointError(f"tensor size {size} and stride {stride} have different lengths")
+        raise CheckpointError(f"tensor size {size} and stride {stride} have different "
+                              "lengths")
     if type(requires_grad) is not bool:
-        raise CheckpointError(f"requires_grad must be a bool, got {describe(requires_grad)}")
+        raise CheckpointError(f"requires_grad must be a bool, got "
+                              f"{describe(requires_grad)}")
     _check_empty_mapping(backward_hooks, "backward_hooks")
     _check_empty_mapping(metadata, "tensor metadata")
     numel = 1
     for n in size:
         numel *= n
     # Python ints do not overflow, so a huge size is simply out of the storage's range.
-    extent = storage_offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if numel else storage_offset
+    extent = (storage_offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+              if numel else storage_offset)
     if extent > storage.numel:
-        raise CheckpointError(f"tensor of size {list(size)}, stride {list(stride)} and offset {storage_offset} "
-                              f"reaches element {extent - 1} of storage {storage.key}, which has {storage.numel}")
+        raise CheckpointError(f"tensor of size {list(size)}, stride {list(stride)} and "
+                              f"offset {storage_offset} reaches element {extent - 1} of "
+                              f"storage {storage.key}, which has {storage.numel}")
     itemsize = storage.array.itemsize
-    check_addressable(size, itemsize, f"tensor of storage {storage.key}")  # NOTE [ What a checkpoint may declare ]
+    # NOTE [ What a checkpoint may declare ]
+    check_addressable(size, itemsize, f"tensor of storage {storage.key}")
     check_view(numel, storage.numel, size, f"tensor of storage {storage.key}")
     xp = storage.device.backend.xp
     view = xp.lib.stride_tricks.as_strided(storage.array[storage_offset:], shape=size,

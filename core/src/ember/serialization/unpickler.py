@@ -84,8 +84,10 @@ class WeightsOnlyUnpickler:
             opcode = self._read(1)[0]
             handler = handlers.get(opcode)
             if handler is None:
-                raise CheckpointError(f"unsupported pickle opcode {bytes([opcode])!r} at byte {self._pos - 1} "
-                                      "(the weights-only loader accepts protocol-2 data opcodes only)")
+                raise CheckpointError(
+                    f"unsupported pickle opcode {bytes([opcode])!r} at byte "
+                    f"{self._pos - 1} (the weights-only loader accepts protocol-2 data "
+                    "opcodes only)")
             if handler is _stop:
                 return self._finish()
             handler(self)
@@ -94,8 +96,8 @@ class WeightsOnlyUnpickler:
     def _read(self, n):
         end = self._pos + n
         if end > len(self._data):
-            raise CheckpointError(f"data.pkl is truncated: {n} bytes wanted at byte {self._pos}, "
-                                  f"{len(self._data) - self._pos} left")
+            raise CheckpointError(f"data.pkl is truncated: {n} bytes wanted at byte "
+                                  f"{self._pos}, {len(self._data) - self._pos} left")
         chunk = self._data[self._pos:end]
         self._pos = end
         return chunk
@@ -157,14 +159,17 @@ class WeightsOnlyUnpickler:
         return items
 
     def _call(self, target, args, opcode_name):
-        if not isinstance(target, SafeCallable) or (opcode_name == "NEWOBJ" and not target.is_class):
-            raise CheckpointError(f"{opcode_name} of {describe(target)} is not allowed: only ember's table of "
-                                  "weights-only constructors may be called")
+        if not isinstance(target, SafeCallable) or (opcode_name == "NEWOBJ"
+                                                    and not target.is_class):
+            raise CheckpointError(f"{opcode_name} of {describe(target)} is not allowed: "
+                                  "only ember's table of weights-only constructors may "
+                                  "be called")
         if type(args) is not tuple:
-            raise CheckpointError(f"{opcode_name} of {target.name} needs an argument tuple, got "
-                                  f"{type(args).__name__}")
+            raise CheckpointError(f"{opcode_name} of {target.name} needs an argument "
+                                  f"tuple, got {type(args).__name__}")
         try:
-            if opcode_name == "NEWOBJ" and target.name.startswith("user:"):  # allow-listed: cls.__new__(cls, *args)
+            if opcode_name == "NEWOBJ" and target.name.startswith("user:"):
+                # allow-listed: cls.__new__(cls, *args)
                 return target.function.__new__(target.function, *args)
             return target.function(*args)
         except TypeError as e:  # wrong argument count for the ember constructor
@@ -194,7 +199,8 @@ def _global(u):
     if value is None:
         value = _user_allowed(module, name)  # add_safe_globals (safe_globals.py)
     if value is None:
-        raise CheckpointError(f"global '{module}.{name}' is not allowed in a weights-only checkpoint")
+        raise CheckpointError(f"global '{module}.{name}' is not allowed in a "
+                              "weights-only checkpoint")
     if type(value) is Refused:
         raise CheckpointError(value.reason)
     u._stack.append(value)
@@ -228,8 +234,9 @@ def _build(u):
     # A state_dict carries its per-module versions as BUILD {'_metadata': OrderedDict}.
     # Anything else could set attributes that shadow methods, so it is refused.
     keys = list(state) if type(state) is dict else None
-    if (type(target) is collections.OrderedDict and keys is not None and len(keys) == 1 and type(keys[0]) is str
-            and keys[0] == "_metadata" and type(state["_metadata"]) in (dict, collections.OrderedDict)):
+    if (type(target) is collections.OrderedDict and keys is not None and len(keys) == 1
+            and type(keys[0]) is str and keys[0] == "_metadata"
+            and type(state["_metadata"]) in (dict, collections.OrderedDict)):
         target._metadata = state["_metadata"]
         return
     from ember.serialization.safe_globals import is_allowed_instance
@@ -240,8 +247,9 @@ def _build(u):
         else:
             target.__dict__.update(state)
         return
-    raise CheckpointError(f"BUILD of a {type(target).__name__} with a {type(state).__name__} state is not "
-                          "allowed: only a state_dict's {'_metadata': ...} is accepted")
+    raise CheckpointError(f"BUILD of a {type(target).__name__} with a "
+                          f"{type(state).__name__} state is not allowed: only a "
+                          "state_dict's {'_metadata': ...} is accepted")
 
 
 def _list_target(u, target, opcode_name):
@@ -358,9 +366,11 @@ def _get(fmt):
 def _put(fmt):
     def handler(u):
         index = u._unpack(fmt)
-        # Picklers number memo entries 0, 1, 2, ...; a larger index is a memo bomb (CVE-2018-20406).
+        # Picklers number memo entries 0, 1, 2, ...; a larger index is a memo bomb
+        # (CVE-2018-20406).
         if index > len(u._memo):
-            raise CheckpointError(f"memo index {index} out of range: only {len(u._memo)} entries so far")
+            raise CheckpointError(f"memo index {index} out of range: only "
+                                  f"{len(u._memo)} entries so far")
         u._memo[index] = u._top()
     return handler
 
@@ -370,10 +380,13 @@ _HANDLERS = {
     0x81: _newobj, ord("R"): _reduce, ord("b"): _build,
     ord("a"): _append, ord("e"): _appends, ord("s"): _setitem, ord("u"): _setitems,
     ord("t"): _tuple, 0x85: _tuple_n(1), 0x86: _tuple_n(2), 0x87: _tuple_n(3),
-    ord(")"): _push(tuple), ord("]"): _push(list), ord("}"): _push(dict), 0x8F: _push(set),
-    ord("N"): _push(lambda: None), 0x88: _push(lambda: True), 0x89: _push(lambda: False),
+    ord(")"): _push(tuple), ord("]"): _push(list), ord("}"): _push(dict),
+    0x8F: _push(set),
+    ord("N"): _push(lambda: None), 0x88: _push(lambda: True),
+    0x89: _push(lambda: False),
     ord("J"): _binint, ord("K"): _binint1, ord("M"): _binint2, 0x8A: _long1,
     ord("G"): _binfloat, ord("X"): _binunicode, ord("U"): _short_binstring,
     ord("Q"): _binpersid,
-    ord("h"): _get("<B"), ord("j"): _get("<I"), ord("q"): _put("<B"), ord("r"): _put("<I"),
+    ord("h"): _get("<B"), ord("j"): _get("<I"),
+    ord("q"): _put("<B"), ord("r"): _put("<I"),
 }
