@@ -49,7 +49,8 @@ class SavedStorage:
         flat = host.T.reshape(-1) if not host.flags.c_contiguous else host.reshape(-1)
         flat = flat.view(np.uint8).view(self.dtype.np)
         if flat.dtype == BFLOAT16_NP:
-            flat = flat.view(np.uint16)  # ml_dtypes' bfloat16 has no byte order: write its bits
+            # ml_dtypes' bfloat16 has no byte order: write its bits
+            flat = flat.view(np.uint16)
         return flat.astype(flat.dtype.newbyteorder("<"), copy=False).view(np.uint8)
 
 
