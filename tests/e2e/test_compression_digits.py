@@ -2,7 +2,7 @@
 
 Trains resnet8_cifar for 6 epochs (about 40 s on one thread), then: 50% global L1 pruning
 plus one fine-tuning epoch stays within 1 point of the dense accuracy; static int8 stays
-within 1 point and writes a checkpoint at least 3x smaller than the dense weights file;
+within 1 point and writes a checkpoint at least 3.5x smaller than the dense weights file;
 a width-4 student taught by the dense model beats the same student trained alone on 10%
 of the training split (mean of 2 seeds, 15 epochs).
 """
@@ -37,7 +37,7 @@ def test_half_pruned_and_fine_tuned_stays_within_a_point(dense, tmp_path):
     assert after >= before - 0.01
 
 
-def test_static_int8_stays_within_a_point_and_is_3x_smaller(dense, tmp_path):
+def test_static_int8_stays_within_a_point_and_is_3_5x_smaller(dense, tmp_path):
     weights, _ = dense
     rows = compression.compress("resnet8_cifar", weights, "digits", tmp_path, quantize="static",
                                 log=lambda line: None)
@@ -45,7 +45,7 @@ def test_static_int8_stays_within_a_point_and_is_3x_smaller(dense, tmp_path):
     assert after >= before - 0.01
     dense_file = tmp_path / "dense_weights.pt"
     ember.save(ember.load(weights)["model"], dense_file)
-    assert dense_file.stat().st_size >= 3 * dict(rows)["after"]["bytes"]
+    assert dense_file.stat().st_size >= 3.5 * dict(rows)["after"]["bytes"]
 
 
 def test_a_taught_student_beats_the_same_student_alone_on_little_data(dense):

@@ -1,5 +1,8 @@
 """Tests for ember/zoo/compression.py (``ember compress``): pruning, dynamic int8, the checkpoint eval reads."""
 
+import zipfile
+
+import ember_quantization as eq
 import numpy as np
 import pytest
 
@@ -44,16 +47,38 @@ def test_pruned_weights_stay_zero_through_finetuning(checkpoint, tmp_path):
     assert not any(key.endswith(("_orig", "_mask")) for key in state)  # pruning made permanent
 
 
-def test_static_int8_of_a_cifar_resnet_is_4x_smaller_on_disk_and_reloads(checkpoint, tmp_path):
+def test_static_int8_of_a_cifar_resnet_is_3_5x_smaller_on_disk_and_reloads(checkpoint, tmp_path):
     rows = dict(compression.compress("resnet8_cifar", checkpoint, "digits", tmp_path / "out", quantize="static",
                                      log=lambda line: None))
     assert type(ember.zoo.create_model("resnet8_cifar", pretrained=checkpoint).layer1[0].conv1).__name__ == "Conv2d"
-    dense = tmp_path / "dense_weights.pt"
+    dense = tmp_path / "dense_weights.pt"  # the float weights alone, as ember.save writes a state dict
     ember.save(ember.load(checkpoint)["model"], dense)
-    assert dense.stat().st_size / rows["after"]["bytes"] > 3.0
+    assert rows["after"]["bytes"] == (tmp_path / "out" / "compressed.pt").stat().st_size
+    assert dense.stat().st_size / rows["after"]["bytes"] >= 3.5
     loaded = ember.zoo.create_model("resnet8_cifar", pretrained=tmp_path / "out" / "compressed.pt").eval()
     assert type(loaded.layer1[0].conv1).__name__ == "Conv2d" and loaded.layer1[0].conv1._relu
+    assert type(loaded.fc).__module__.startswith("ember_quantization")  # the classifier is int8 too
     assert loaded(ember.randn(2, 1, 8, 8)).shape == (2, 10)
+
+
+def test_the_compressed_checkpoint_shares_storages_and_torch_reads_it_into_its_own_modules(checkpoint, tmp_path):
+    import torch
+    import torch.ao.nn.quantized as tnnq
+
+    compression.compress("resnet8_cifar", checkpoint, "digits", tmp_path / "out", quantize="static",
+                         log=lambda line: None)
+    path = tmp_path / "out" / "compressed.pt"
+    with zipfile.ZipFile(path) as archive:  # one storage per dtype / qdtype, not one per tensor
+        assert len([n for n in archive.namelist() if "/data/" in n]) <= 5
+    ours = ember.zoo.create_model("resnet8_cifar", pretrained=path).eval()
+    theirs = torch.load(path, weights_only=True)["model"]
+    conv = tnnq.Conv2d(16, 32, 3, stride=2, padding=1)
+    conv.load_state_dict({k[len("layer2.0.conv1."):]: v for k, v in theirs.items() if k.startswith("layer2.0.conv1.")})
+    x = torch.quantize_per_tensor(torch.rand(2, 16, 8, 8), 0.02, 3, torch.quint8)
+    our_x = eq.QTensor(ember.tensor(x.int_repr().numpy()), eq.quint8, 0.02, 3)
+    steps = np.abs(ours.layer2[0].conv1(our_x).int_repr().numpy().astype(int) - conv(x).int_repr().numpy().astype(int))
+    assert steps.max() <= 1 and (steps == 0).mean() >= 0.9  # the quantized conv's parity (test_quantized_modules)
+    assert float(theirs["fc.scale"]) == ours.fc.scale and theirs["quant.scale"].shape == (1,)
 
 
 @pytest.mark.parametrize("kwargs, message", [({"quantize": "qat"}, "QAT of zoo models is not done"),

@@ -71,11 +71,22 @@ class CheckpointPickler:
 
     # --- primitives -----------------------------------------------------------------------
     def _global(self, module, name):
+        """GLOBAL the first time, a memo GET after, as CPython's pickler memoizes globals
+        (a state dict names ``_rebuild_tensor_v2`` and a storage type once per tensor)."""
+        key = ("global", module, name)  # a tuple: never equal to an id(obj) key
+        memo = self._memo.get(key)
+        if memo is not None:
+            self._get(memo[0])
+            return
         self._out += b"c" + module.encode() + b"\n" + name.encode() + b"\n"
+        self._put(key, None)
 
     def _memoize(self, obj):
+        self._put(id(obj), obj)  # keep obj alive so its id is not reused
+
+    def _put(self, key, obj):
         index = len(self._memo)
-        self._memo[id(obj)] = (index, obj)  # keep obj alive so its id is not reused
+        self._memo[key] = (index, obj)
         self._out += b"q" + bytes([index]) if index < 256 else b"r" + struct.pack("<I", index)
 
     def _get(self, index):

@@ -33,9 +33,10 @@ def apply_recorded_compression(model, checkpoint):
     if quantize == "static":  # the int8 structure; the state dict then brings weights and qparams
         import warnings
 
+        record = checkpoint["compression"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # observers that saw no data
-            return quantize_static(model, calibration=[])
+            return quantize_static(model, calibration=[], classifier=record.get("classifier", "float"))
     if quantize != "dynamic":
         raise ZooError(f"this checkpoint was quantized with {quantize!r}, which ember cannot rebuild")
     return _quantization().quantize_dynamic(model, inplace=True)
@@ -47,9 +48,12 @@ def apply_recorded_compression(model, checkpoint):
 # zoo's CifarResNet does neither, so ``quantize_static`` rewrites an eval-mode copy:
 # every conv-bn(-relu) is fused, each BasicBlock's `out + identity` then ReLU becomes
 # `skip_add.add_relu` (a QFunctional after convert), a QuantStub opens the network and
-# a DeQuantStub closes it before the average pool, so the pool and the 64x10 `fc` stay
-# float. Calibration runs the training loader's first batches through the observers.
-def quantize_static(model, calibration, batches=8):
+# a DeQuantStub closes it before the average pool, which stays float (ember has no
+# quantized pooling); a second pair of stubs, `quant_fc` and `dequant_fc`, puts the
+# classifier `fc` back in int8 (``classifier="int8"``, what ``ember compress`` writes;
+# ``"float"`` rebuilds checkpoints written before, whose `fc` stayed float). Calibration
+# runs the training loader's first batches through the observers.
+def quantize_static(model, calibration, batches=8, classifier="int8"):
     """An int8 copy of a zoo CIFAR ResNet (NOTE [ Static int8 for the zoo's CIFAR ResNets ])."""
     import copy
 
@@ -61,10 +65,16 @@ def quantize_static(model, calibration, batches=8):
     for stage in (model.layer1, model.layer2, model.layer3):
         for block in stage:
             _quantizable_block(block, eq)
-    model.__class__ = _subclass(type(model), "QuantizableCifarResNet", _quantizable_resnet_forward)
+    int8_classifier = classifier == "int8"
+    forward = _quantizable_resnet_forward if int8_classifier else _quantizable_resnet_forward_float_fc
+    model.__class__ = _subclass(type(model), "QuantizableCifarResNet" + ("" if int8_classifier else "FloatFc"),
+                                forward)
     model.quant, model.dequant = eq.QuantStub(), eq.DeQuantStub()
+    if int8_classifier:
+        model.quant_fc, model.dequant_fc = eq.QuantStub(), eq.DeQuantStub()
     model.qconfig = eq.get_default_qconfig("x86")
-    model.fc.qconfig = None
+    if not int8_classifier:
+        model.fc.qconfig = None
     model.avgpool.qconfig = None
     prepared = eq.prepare(model, inplace=True)
     import ember
@@ -91,6 +101,12 @@ def _quantizable_block_forward(self, x):
 
 
 def _quantizable_resnet_forward(self, x):
+    x = self.conv1(self.quant(x))
+    x = self.dequant(self.layer3(self.layer2(self.layer1(x))))
+    return self.dequant_fc(self.fc(self.quant_fc(self.avgpool(x).flatten(1))))
+
+
+def _quantizable_resnet_forward_float_fc(self, x):
     x = self.conv1(self.quant(x))
     x = self.dequant(self.layer3(self.layer2(self.layer1(x))))
     return self.fc(self.avgpool(x).flatten(1))
@@ -221,15 +237,76 @@ def compress(model_name, weights, data, out, prune=None, method="l1", quantize=N
         record["quantize"] = "dynamic"
     if quantize == "static":
         model = quantize_static(model, task.loader(train_set, batch_size, train=True, seed=seed))
-        record["quantize"] = "static"
+        record.update(quantize="static", classifier="int8")
     path = out / "compressed.pt"
     ember.save({"model_name": model_name, "model_overrides": (checkpoint or {}).get("model_overrides", {}),
-                "data": (checkpoint or {}).get("data", {"name": data}), "model": model.state_dict(),
+                "data": (checkpoint or {}).get("data", {"name": data}), "model": share_storages(model.state_dict()),
                 "compression": record}, path)
     after = measure(task, model, val_loader, path)
     rows = [("before", before), ("after", after)]
     log(format_table(rows, task.metric))
     return rows
+
+
+# NOTE [ One storage per dtype in a compressed checkpoint ]
+# A checkpoint is a zip with one record per storage, and each record costs about 100
+# bytes of zip headers and 64-byte alignment plus its line in data.pkl, whatever its
+# size. A statically quantized ResNet-8 has ~70 tensors, most of them tiny (a conv's
+# float bias, its per-channel scales and zero points, 0-d output scales and zero
+# points): written one storage each, those records were ~15% of the file. So
+# ``share_storages`` lays every tensor of one dtype end to end in one storage and
+# puts views of it in the state dict; ``ember.save`` writes each view as torch does,
+# (storage, offset, size, stride), so the keys, shapes and dtypes are the state dict's
+# and ``torch.load`` gives back ordinary tensors (views with a storage offset), which
+# ``load_state_dict`` copies as usual (tests/core/zoo/test_compression.py loads the
+# file in torch). Quantized weights share one Q*Storage per qdtype the same way.
+def share_storages(state):
+    """``state`` with each dtype's tensors as views of one storage (NOTE [ One storage per dtype in a
+    compressed checkpoint ])."""
+    import collections
+
+    import ember
+
+    groups = collections.defaultdict(dict)  # storage kind -> {id: tensor}
+
+    def collect(value):
+        if isinstance(value, ember.Tensor):
+            groups[value.dtype][id(value)] = value
+        elif getattr(value, "is_quantized", False) is True:  # a QTensor: integers, and its per-channel qparams
+            groups[value.dtype][id(value._int_repr)] = value._int_repr
+            if value._axis is not None:
+                collect(value._scale)
+                collect(value._zero_point)
+        elif isinstance(value, tuple):
+            for item in value:
+                collect(item)
+
+    for value in state.values():
+        collect(value)
+    views = {}
+    for tensors in groups.values():
+        flat = ember.cat([t.detach().reshape(-1) for t in tensors.values()])
+        offset = 0
+        for key, tensor in tensors.items():
+            views[key] = flat[offset:offset + tensor.numel()].view(tensor.shape)
+            offset += tensor.numel()
+
+    def rebuild(value):
+        if isinstance(value, ember.Tensor):
+            return views[id(value)]
+        if getattr(value, "is_quantized", False) is True:
+            per_channel = value._axis is not None
+            return type(value)(views[id(value._int_repr)], value.dtype,
+                               rebuild(value._scale) if per_channel else value._scale,
+                               rebuild(value._zero_point) if per_channel else value._zero_point, value._axis)
+        if isinstance(value, tuple):
+            return tuple(rebuild(item) for item in value)
+        return value
+
+    shared = type(state)((key, rebuild(value)) for key, value in state.items())
+    if hasattr(state, "_metadata"):
+        shared._metadata = state._metadata
+    return shared
 
 
 def format_table(rows, metric):
