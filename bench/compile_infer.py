@@ -6,7 +6,10 @@ onnxruntime on the model ember.onnx.export wrote.
 PyTorch counterpart: torch.compile's inference benchmarks (benchmarks/dynamo), with
 torch eager as the reference here. All four sides get the same weights and input, and
 their outputs are checked to agree before timing. ``python bench/compile_infer.py 1``
-(threads); ``--winograd`` also times ember.compile with Winograd 3x3 convolutions.
+(threads) prints, per model, the medians, the speedup of ember.compile over eager and
+the convolution algorithm ember.compile measured and chose per layer
+(passes/conv_algorithm.py); ``--algorithms`` also times ember.compile with each
+algorithm forced (im2col, winograd_2x2, winograd_4x4).
 """
 
 import io
@@ -47,7 +50,7 @@ def encoder(ember, torch, np):
     return model, reference, x
 
 
-def runners(ember, torch, np, model, reference, x, threads, winograd):
+def runners(ember, torch, np, model, reference, x, threads, algorithms):
     import onnxruntime
 
     xe, xt = ember.tensor(x), torch.tensor(x)
@@ -69,29 +72,44 @@ def runners(ember, torch, np, model, reference, x, threads, winograd):
 
     run = {"ember eager": eager, "ember.compile": lambda: compiled(xe).numpy(), "torch eager": torch_eager,
            "onnxruntime": lambda: session.run(None, {"x": x})[0]}
-    if winograd:
-        fast = ember.compile(model, winograd=True)
-        run["ember.compile winograd"] = lambda: fast(xe).numpy()
+    if algorithms:
+        from ember.compiler.passes import ALGORITHMS
+
+        for algorithm in ALGORITHMS:
+            forced = ember.compile(model, conv_algorithm=algorithm)
+            run[f"ember.compile {algorithm}"] = lambda forced=forced: forced(xe).numpy()
     expected = torch_eager()
     for name, fn in run.items():  # every side computes the same thing
         np.testing.assert_allclose(fn(), expected, rtol=1e-3, atol=1e-3, err_msg=name)
-    return run
+    return run, compiled
 
 
-def main(threads, winograd=False, rounds=5):
+def choices(compiled):
+    """Per distinct convolution shape: the algorithm chosen and what each measured (ms)."""
+    found = {}
+    for records in compiled.conv_choices.values():
+        for _, shape, algorithm, seconds in records:
+            found[shape] = {"chose": algorithm, **{k: round(v * 1e3, 1) for k, v in seconds.items()}}
+    return found
+
+
+def main(threads, algorithms=False, rounds=5):
     np, torch, ember = libraries(threads)
     for title, build in (("ResNet-18 CIFAR inference, batch 32", resnet),
                          ("Transformer encoder inference, batch 32 x 64", encoder)):
         model, reference, x = build(ember, torch, np)
-        medians = interleaved(runners(ember, torch, np, model, reference, x, threads, winograd), rounds=rounds,
-                              inner=1)
+        run, compiled = runners(ember, torch, np, model, reference, x, threads, algorithms)
+        medians = interleaved(run, rounds=rounds, inner=1)
         ms = {name: seconds * 1e3 for name, seconds in medians.items()}
         print(json.dumps({"benchmark": title, "threads": threads, **{f"{k} ms": round(v, 1) for k, v in ms.items()},
                           "compile speedup over eager": ms["ember eager"] / ms["ember.compile"],
                           "ember": ms["ember.compile"], "torch": ms["torch eager"],
-                          "ratio": ms["ember.compile"] / ms["torch eager"]}))
+                          "ratio": ms["ember.compile"] / ms["torch eager"],
+                          "ratio to onnxruntime": ms["ember.compile"] / ms["onnxruntime"]}))
+        for shape, choice in choices(compiled).items():
+            print(json.dumps({"convolution": shape, **choice}))
 
 
 if __name__ == "__main__":
     arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
-    main(int(arguments[0]) if arguments else 1, winograd="--winograd" in sys.argv)
+    main(int(arguments[0]) if arguments else 1, algorithms="--algorithms" in sys.argv)

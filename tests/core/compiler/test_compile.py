@@ -23,11 +23,11 @@ def _flat(out):
 
 
 @pytest.mark.parametrize("name, make_inputs", ZOO, ids=[z[0] for z in ZOO])
-@pytest.mark.parametrize("winograd", [False, True], ids=["direct", "winograd"])
-def test_zoo_models_compile_to_the_eager_result(name, make_inputs, winograd):
+@pytest.mark.parametrize("algorithm", ["auto", "eager", "im2col", "winograd_2x2", "winograd_4x4"])
+def test_zoo_models_compile_to_the_eager_result(name, make_inputs, algorithm):
     ember.manual_seed(0)
     model = ember.zoo.create_model(name).eval()
-    compiled = ember.compile(model, winograd=winograd)
+    compiled = ember.compile(model, conv_algorithm=algorithm)
     inputs = make_inputs()
     with ember.no_grad():
         expected = model(*inputs)

@@ -21,14 +21,14 @@ def _host(t):
     ("resnet8_cifar", lambda: (ember.randn(4, 3, 32, 32),)),
     ("yolo_nano", lambda: (ember.randn(2, 3, 64, 64),)),
 ])
-@pytest.mark.parametrize("winograd", [False, True], ids=["direct", "winograd"])
-def test_compiled_zoo_model_on_the_gpu(name, make_inputs, winograd):
+@pytest.mark.parametrize("algorithm", ["auto", "eager", "im2col", "winograd_2x2", "winograd_4x4"])
+def test_compiled_zoo_model_on_the_gpu(name, make_inputs, algorithm):
     import cupy
 
     ember.manual_seed(0)
     model = ember.zoo.create_model(name).eval().to("cuda")
     inputs = tuple(x.to("cuda") for x in make_inputs())
-    compiled = ember.compile(model, winograd=winograd)
+    compiled = ember.compile(model, conv_algorithm=algorithm)
     with ember.no_grad():
         expected = model(*inputs)
     got = compiled(*inputs)

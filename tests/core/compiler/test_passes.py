@@ -6,7 +6,6 @@ PyTorch counterpart: test/inductor/test_pattern_matcher.py and test_torchinducto
 
 import numpy as np
 import pytest
-import torch
 
 import ember
 from ember import nn
@@ -14,12 +13,10 @@ from ember.compiler.capture import capture
 from ember.compiler.executor import Program, _plan_run
 from ember.compiler.passes import (
     FusedElementwise,
-    WinogradConv2d,
     eliminate_dead_code,
     fold_constants,
     fold_conv_bn,
     fuse_elementwise,
-    use_winograd,
 )
 
 
@@ -178,27 +175,3 @@ def test_buffers_are_reused_across_calls_but_results_are_not():
     second = program.run(x2._data)
     np.testing.assert_allclose(first.numpy(), f(x1).numpy(), rtol=1e-6)  # not overwritten by the second call
     np.testing.assert_allclose(second.numpy(), f(x2).numpy(), rtol=1e-6)
-
-
-@pytest.mark.parametrize("shape, padding", [((2, 3, 7, 9), 1), ((1, 4, 6, 6), 0), ((2, 2, 5, 5), 2),
-                                            ((1, 8, 8, 8), 1)])
-def test_winograd_convolution_matches_torch(shape, padding):
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal(shape).astype(np.float32)
-    w = rng.standard_normal((5, shape[1], 3, 3)).astype(np.float32)
-    b = rng.standard_normal(5).astype(np.float32)
-    conv = nn.Conv2d(shape[1], 5, 3, padding=padding).eval()
-    conv.load_state_dict({"weight": ember.tensor(w), "bias": ember.tensor(b)})
-    graph, attributes = _capture(conv, ember.tensor(x))
-    assert use_winograd(graph, attributes) == 1
-    assert any(isinstance(n.target, WinogradConv2d) for n in graph.nodes)
-    compiled, eager = _run(graph, attributes, ember.tensor(x))
-    expected = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), padding=padding).numpy()
-    np.testing.assert_allclose(compiled.numpy(), expected, rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(eager.numpy(), expected, rtol=1e-4, atol=1e-4)
-
-
-def test_winograd_skips_strided_and_grouped_convolutions():
-    for conv in (nn.Conv2d(4, 4, 3, stride=2), nn.Conv2d(4, 4, 3, groups=2), nn.Conv2d(4, 4, 1)):
-        graph, attributes = _capture(conv.eval(), ember.randn(1, 4, 6, 6))
-        assert use_winograd(graph, attributes) == 0

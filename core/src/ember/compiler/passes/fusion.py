@@ -120,7 +120,10 @@ class FusedElementwise:
         xp = first._device.backend.xp
         arrays = [t._data if isinstance(t, Tensor) else t for t in tensors]
         shape = xp.broadcast_shapes(*[a.shape for a in arrays if hasattr(a, "shape")])
-        out = xp.empty(shape, first._data.dtype)
+        dtype = first._data.dtype
+        like = next((a for a in arrays if getattr(a, "shape", None) == shape and a.dtype == dtype), None)
+        # the layout of an operand of the result's shape (NOTE [ Channel-major activations in the compiled program ])
+        out = xp.empty(shape, dtype) if like is None else xp.empty_like(like)
         return _wrap(self.function(xp)(*arrays, out=out), first._device)
 
     def inplace_operand(self, node, values):

@@ -1,9 +1,10 @@
-"""Winograd convolution: 3x3, stride-1 convolutions computed with F(2x2, 3x3), 16 matrix
-products of (out channels, in channels) instead of one with nine times the columns.
+"""Winograd convolution: 3x3, stride-1 convolutions computed as F(2x2, 3x3) (16 matrix
+products of (out channels, in channels) @ (in channels, tiles)) or F(4x4, 3x3) (36 of
+them), instead of one product with nine times the columns.
 
 PyTorch counterpart: the Winograd kernels oneDNN/NNPACK pick for torch's CPU
-convolutions (aten/src/ATen/native/mkldnn/Conv.cpp) (v2.13); this pass is ember's own,
-written with the backend's array operations.
+convolutions (aten/src/ATen/native/mkldnn/Conv.cpp) (v2.13); these kernels are ember's
+own, written with the backend's array operations.
 
 # NOTE [ Winograd F(2x2, 3x3) ]
 # Every 2x2 block of outputs is read from a 4x4 tile of the padded input d:
@@ -12,120 +13,130 @@ written with the backend's array operations.
 # computed once per weight (compile time); V = B^T d B is additions only; the product
 # `*` over the 16 tile positions, summed over input channels, is 16 matrix products
 # (O, C) @ (C, tiles). That is 16 multiplies per 4 outputs per channel pair instead of
-# 36: 2.25x fewer, for additions that are cheap beside them. Float32 results differ
-# from the direct convolution by rounding (about 1e-6 relative), as oneDNN's do.
+# 36: 2.25x fewer, for additions that are cheap beside them.
+
+# NOTE [ Winograd F(4x4, 3x3) ]
+# The same identity with 6x6 input tiles and 4x4 output blocks (interpolation points
+# 0, 1, -1, 2, -2 and infinity): 36 products (O, C) @ (C, tiles) give 16 outputs per
+# channel pair, 36 multiplies where the direct convolution does 144, 4x fewer. The
+# price is in the transforms' constants (up to 8 in A^T, fractions like 1/24 in G):
+# rounding grows with them. Measured in float32 against a float64 reference (tests/
+# core/compiler/test_conv_algorithms.py, ResNet-sized layers): F(2x2) about 3e-7 and
+# F(4x4) about 1e-6 of the output's largest magnitude, the direct product about 2e-7;
+# against eager ember's float32 convolution, F(4x4) differs by about 1e-6 of the
+# largest magnitude, the order oneDNN's float32 Winograd kernels reach. In float64 all
+# three agree with the reference to about 1e-15.
+#
+# How the transforms are computed: all three are separable (B^T d B is B^T along the
+# rows of the tile, then along its columns), and each direction is ONE matrix product
+# of a tiny matrix with a long one: the tiles' rows are gathered (a strided view of
+# the zero-padded, channel-major input, copied once) into (alpha, everything else), and
+# B^T (alpha x alpha) @ that is a BLAS call over the whole batch. The weight transform
+# runs once, in float64, and is rounded to the working dtype at the end. The bias rides
+# in the product: A^T's second column is all ones, so adding b to the product at tile
+# position (1, 1) adds b to every output, a pass over 1/16 (or 1/36) of the products
+# instead of over the output. The output transform writes the (C, N, H, W) channel-major
+# image (NOTE [ Channel-major activations in the compiled program ]).
 """
 
 import numpy as np
 
-_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+from ember.compiler.passes.conv_layout import CompiledConv2d, as_image, padded_channel_major
+
+# F(m, 3) for m = 2 and 4: (B^T, G, A^T).
+_MATRICES = {
+    2: (np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], dtype=np.float64),
+        np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], dtype=np.float64),
+        np.array([[1, 1, 1, 0], [0, 1, -1, -1]], dtype=np.float64)),
+    4: (np.array([[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0], [0, -2, -1, 2, 1, 0],
+                  [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]], dtype=np.float64),
+        np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6], [1 / 24, 1 / 12, 1 / 6],
+                  [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]], dtype=np.float64),
+        np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]],
+                 dtype=np.float64)),
+}
 
 
-def winograd_weight(weight):
-    """``U = G g G^T`` as ``(16, O, C)``, from an ``(O, C, 3, 3)`` array."""
-    u = np.einsum("ik,ockl,jl->ijoc", _G, np.asarray(weight, dtype=np.float64), _G)
-    return u.reshape(16, weight.shape[0], weight.shape[1]).astype(weight.dtype)
+def winograd_weight(weight, m=2):
+    """``U = G g G^T`` as ``(alpha * alpha, O, C)`` from an ``(O, C, 3, 3)`` array,
+    computed in float64 and rounded once; position ``l * alpha + k`` holds row k and
+    column l of the transformed tile (the order the input transform produces)."""
+    g = _MATRICES[m][1]
+    u = np.einsum("ka,ocab,lb->lkoc", g, np.asarray(weight, dtype=np.float64), g)
+    alpha = m + 2
+    return np.ascontiguousarray(u.reshape(alpha * alpha, weight.shape[0], weight.shape[1]).astype(weight.dtype))
 
 
-class WinogradConv2d:
-    """A 3x3 stride-1 convolution by F(2x2, 3x3); callable on tensors like an op
-    (``(input, U, bias)``), and on arrays through ``array_kernel(xp)``."""
+class WinogradConv2d(CompiledConv2d):
+    """A 3x3 stride-1 convolution by F(m x m, 3x3), m = 2 or 4 (NOTE [ Winograd F(2x2,
+    3x3) ], NOTE [ Winograd F(4x4, 3x3) ]); channel-major in and out."""
 
-    __name__ = "winograd_conv2d"
-    qualname = None
+    def __init__(self, padding, m=2):
+        if m not in _MATRICES:
+            raise ValueError(f"Winograd F(m x m, 3x3) is implemented for m = 2 and 4, got {m}")
+        super().__init__((1, 1), padding)
+        self.m = m
+        self.algorithm = f"winograd_{m}x{m}"
 
-    def __init__(self, padding):
-        self.padding = tuple(padding)
+    def prepare(self, weight, bias):
+        """``(O, C, 3, 3)`` weight -> ``(U, bias)``."""
+        return winograd_weight(weight, self.m), bias
 
-    def __repr__(self):
-        return f"<winograd 3x3 conv, padding={self.padding}>"
+    def compute(self, xp, x, u, bias):
+        m = self.m
+        alpha = m + 2
+        N, C, H, W = x.shape
+        O = u.shape[1]
+        ph, pw = self.padding
+        OH, OW = H + 2 * ph - 2, W + 2 * pw - 2
+        th, tw = -(-OH // m), -(-OW // m)
+        d = padded_channel_major(self, xp, x, m * th + 2, m * tw + 2)
+        v = self._input_transform(xp, d, th, tw)
+        products = self.scratch(xp, "products", (alpha * alpha, O, N * th * tw), x.dtype)
+        xp.matmul(u, v, out=products)
+        if bias is not None:  # A^T's column 1 is all ones: b at tile position (1, 1) reaches every output
+            products[alpha + 1] += bias.reshape(-1, 1)
+        y = self._output_transform(xp, products, O, N, th, tw)
+        return as_image(y[:, :, :OH, :OW] if (OH % m or OW % m) else y)
 
-    def array_kernel(self, xp):
-        padding = self.padding
+    def _matrix(self, xp, index, dtype):
+        key = ("matrix", self.m, index, str(dtype), xp.__name__)
+        matrix = self.workspace.get(key)
+        if matrix is None:
+            matrix = self.workspace[key] = xp.asarray(_MATRICES[self.m][index].astype(dtype))
+        return matrix
 
-        def run(x, u, bias):
-            return _winograd(xp, x, u, bias, padding)
-        return run
+    def _input_transform(self, xp, d, th, tw):
+        """B^T d B for every tile of the padded (C, N, rows, cols) input, as
+        ``(alpha * alpha, C, N * th * tw)``."""
+        m = self.m
+        alpha = m + 2
+        C, N, _, Wp = d.shape
+        bt = self._matrix(xp, 0, d.dtype)
+        s = d.strides  # rows of every tile: row i of tile t is input row m * t + i
+        rows = self.scratch(xp, "tile rows", (alpha, C * N * th * Wp), d.dtype)
+        rows.reshape(alpha, C, N, th, Wp)[...] = xp.lib.stride_tricks.as_strided(
+            d, (alpha, C, N, th, Wp), (s[2], s[0], s[1], m * s[2], s[3]))
+        t = self.scratch(xp, "B^T d", rows.shape, d.dtype)
+        xp.matmul(bt, rows, out=t)
+        t = t.reshape(alpha, C, N, th, Wp)
+        s = t.strides  # now the columns of every tile, the same way
+        cols = self.scratch(xp, "tile columns", (alpha, alpha * C * N * th * tw), d.dtype)
+        cols.reshape(alpha, alpha, C, N, th, tw)[...] = xp.lib.stride_tricks.as_strided(
+            t, (alpha, alpha, C, N, th, tw), (s[4], s[0], s[1], s[2], s[3], m * s[4]))
+        v = self.scratch(xp, "B^T d B", cols.shape, d.dtype)
+        xp.matmul(bt, cols, out=v)
+        return v.reshape(alpha * alpha, C, N * th * tw)
 
-    def __call__(self, x, u, bias):
-        from ember.dispatcher import _wrap
-
-        xp = x._device.backend.xp
-        out = _winograd(xp, x._data, u._data, None if bias is None else bias._data, self.padding)
-        return _wrap(out, x._device)
-
-
-def _winograd(xp, x, u, bias, padding):
-    N, C, H, W = x.shape
-    O = u.shape[1]
-    ph, pw = padding
-    OH, OW = H + 2 * ph - 2, W + 2 * pw - 2
-    th, tw = (OH + 1) // 2, (OW + 1) // 2
-    # The padded image, channel-major (C, N, ...), covers every 4x4 tile: 2 * tiles + 2
-    # rows and columns. Channel-major makes V's (C, N * tiles) matrices plain slices.
-    d = xp.zeros((C, N, 2 * th + 2, 2 * tw + 2), x.dtype)
-    d[:, :, ph:ph + H, pw:pw + W] = x.transpose(1, 0, 2, 3)
-    v = xp.empty((4, 4, C, N, th, tw), x.dtype)
-    rows = [d[:, :, i:i + 2 * th:2] for i in range(4)]  # (C, N, th, 2*tw+2): row i of each tile
-    for k, t in enumerate(_transform_b(xp, rows)):
-        cols = [t[..., j:j + 2 * tw:2] for j in range(4)]
-        xp.subtract(cols[0], cols[2], out=v[k, 0])
-        xp.add(cols[1], cols[2], out=v[k, 1])
-        xp.subtract(cols[2], cols[1], out=v[k, 2])
-        xp.subtract(cols[1], cols[3], out=v[k, 3])
-    products = xp.matmul(u, v.reshape(16, C, N * th * tw)).reshape(4, 4, O, N, th, tw)
-    out = xp.empty((N, O, 2 * th, 2 * tw), x.dtype)
-    halves = _transform_a(xp, [products[i] for i in range(4)])  # two (4, O, N, th, tw)
-    for i, half in enumerate(halves):
-        for j, piece in enumerate(_transform_a(xp, [half[k] for k in range(4)])):
-            out[:, :, i::2, j::2] = piece.transpose(1, 0, 2, 3)
-    out = out[:, :, :OH, :OW] if (OH % 2 or OW % 2) else out
-    if bias is not None:
-        out += bias.reshape(1, -1, 1, 1)
-    return out
-
-
-def _transform_b(xp, p):
-    """B^T applied along one axis of the tile: four outputs from four inputs."""
-    return (p[0] - p[2], p[1] + p[2], p[2] - p[1], p[1] - p[3])
-
-
-def _transform_a(xp, p):
-    """A^T applied along one axis: two outputs from four inputs."""
-    return (p[0] + p[1] + p[2], p[1] - p[2] - p[3])
-
-
-def use_winograd(graph, attributes):
-    """Replace each 3x3, stride-1, undilated, ungrouped float convolution with a constant
-    weight by ``WinogradConv2d``; returns how many."""
-    replaced = 0
-    for node in graph.nodes:
-        if getattr(node.target, "qualname", None) != "aten::convolution" or node.op != "call_function":
-            continue
-        k = node.kwargs
-        weight_node = node.args[1]
-        if (k.get("transposed") or k.get("groups") != 1 or tuple(k.get("stride", ())) != (1, 1)
-                or tuple(k.get("dilation", ())) != (1, 1) or getattr(weight_node, "op", None) != "get_attr"):
-            continue
-        weight = attributes[weight_node.target]
-        if weight.ndim != 4 or tuple(weight.shape[2:]) != (3, 3) or weight.dtype.is_floating_point is False:
-            continue
-        path = f"_winograd_{node.name}"
-        from ember.dispatcher import _wrap
-
-        attributes[path] = _wrap(winograd_weight(weight.detach().numpy()), weight.device) \
-            if weight.device.type == "cpu" else _to_device(winograd_weight(weight.detach().cpu().numpy()), weight)
-        with graph.inserting_before(node):
-            u = graph.get_attr(path)
-            new = graph.call_function(WinogradConv2d(k["padding"]), (node.args[0], u, node.args[2]))
-        node.replace_all_uses_with(new)
-        graph.erase_node(node)
-        replaced += 1
-    graph.eliminate_dead_code()
-    return replaced
-
-
-def _to_device(array, like):
-    import ember
-
-    return ember.from_numpy(array).to(like.device)
+    def _output_transform(self, xp, products, O, N, th, tw):
+        """A^T M A for every tile, written as the channel-major ``(O, N, m * th, m * tw)``."""
+        m = self.m
+        alpha = m + 2
+        at = self._matrix(xp, 2, products.dtype)
+        half = self.scratch(xp, "A^T M", (m, alpha * O * N * th * tw), products.dtype)
+        xp.matmul(at, products.reshape(alpha, -1), out=half)
+        full = self.scratch(xp, "A^T M A", (m, m, O * N * th * tw), products.dtype)
+        xp.matmul(at, half.reshape(m, alpha, -1), out=full)  # one product per output column
+        out = xp.empty((O, N, m * th, m * tw), products.dtype)
+        out.reshape(O, N, th, m, tw, m)[...] = full.reshape(m, m, O, N, th, tw).transpose(2, 3, 4, 1, 5, 0)
+        return out
