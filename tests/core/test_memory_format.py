@@ -138,3 +138,65 @@ def test_module_to_channels_last_lays_out_4d_parameters_only():
     strides_t = {k: v.stride() for k, v in t.state_dict().items()}
     assert strides_e == strides_t
     assert e[0].weight.is_contiguous(memory_format=ember.channels_last) and not e[0].weight.is_contiguous()
+
+
+# --- propagation of channels_last through the ops of a convolutional network ------
+
+PROPAGATING_OPS = {
+    "max_pool2d": lambda F, x: F.max_pool2d(x, 3, 2, padding=1),
+    "max_pool2d_indices": lambda F, x: F.max_pool2d(x, 2, ceil_mode=True, return_indices=True)[1].double(),
+    "max_pool2d_dilated": lambda F, x: F.max_pool2d(x, 2, 1, dilation=2),
+    "avg_pool2d": lambda F, x: F.avg_pool2d(x, 3, 2, padding=1, count_include_pad=False),
+    "avg_pool2d_ceil": lambda F, x: F.avg_pool2d(x, 2, ceil_mode=True),
+    "adaptive_avg_pool2d_global": lambda F, x: F.adaptive_avg_pool2d(x, 1),
+    "adaptive_avg_pool2d_divisible": lambda F, x: F.adaptive_avg_pool2d(x, (3, 2)),
+    "adaptive_avg_pool2d_uneven": lambda F, x: F.adaptive_avg_pool2d(x, (4, 3)),
+    "adaptive_max_pool2d": lambda F, x: F.adaptive_max_pool2d(x, (4, 3)),
+    "batch_norm_train": lambda F, x: F.batch_norm(x, None, None, training=True),
+    "relu": lambda F, x: F.relu(x),
+    "add": lambda F, x: x + x.relu(),
+    "silu_mul": lambda F, x: F.silu(x) * 2.0,
+}
+
+
+@pytest.mark.parametrize("name", PROPAGATING_OPS)
+def test_channels_last_propagates_like_torch(name):
+    x_np = np.random.default_rng(0).standard_normal((2, 5, 6, 4))
+    x_e = ember.tensor(x_np).contiguous(memory_format=ember.channels_last).requires_grad_()
+    x_t = torch.tensor(x_np).contiguous(memory_format=torch.channels_last).requires_grad_()
+    y_e, y_t = PROPAGATING_OPS[name](ember.nn.functional, x_e), PROPAGATING_OPS[name](torch.nn.functional, x_t)
+    np.testing.assert_allclose(y_e.detach().numpy(), y_t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    assert y_e.stride() == y_t.stride()
+    if y_t.requires_grad:
+        seed = np.random.default_rng(1).standard_normal(tuple(y_t.shape))
+        (g_e,) = ember.autograd.grad(y_e, x_e, ember.tensor(seed).contiguous(memory_format=ember.channels_last))
+        (g_t,) = torch.autograd.grad(y_t, x_t, torch.tensor(seed).contiguous(memory_format=torch.channels_last))
+        np.testing.assert_allclose(g_e.numpy(), g_t.numpy(), rtol=1e-10, atol=1e-12)
+        if name != "adaptive_avg_pool2d_uneven":  # ember's backward is two matmuls: contiguous
+            assert g_e.is_contiguous(memory_format=ember.channels_last) == g_t.is_contiguous(
+                memory_format=torch.channels_last)
+
+
+def test_a_channels_last_network_matches_torch_layer_by_layer():
+    def network(lib):
+        nn = lib.nn
+        return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
+                             nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 4)).double()
+
+    torch.manual_seed(0)
+    net_t, net_e = network(torch), network(ember)
+    net_e.load_state_dict({k: ember.tensor(v.numpy()) for k, v in net_t.state_dict().items()})
+    net_t.to(memory_format=torch.channels_last)
+    net_e.to(memory_format=ember.channels_last)
+    x_np = np.random.default_rng(0).standard_normal((2, 3, 8, 8))
+    h_e = ember.tensor(x_np).contiguous(memory_format=ember.channels_last)
+    h_t = torch.tensor(x_np).contiguous(memory_format=torch.channels_last)
+    for layer_e, layer_t in zip(net_e, net_t):
+        h_e, h_t = layer_e(h_e), layer_t(h_t)
+        assert h_e.stride() == h_t.stride(), type(layer_t).__name__
+    np.testing.assert_allclose(h_e.detach().numpy(), h_t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    h_e.sum().backward()
+    h_t.sum().backward()
+    for (name, p_e), p_t in zip(net_e.named_parameters(), net_t.parameters()):
+        np.testing.assert_allclose(p_e.grad.numpy(), p_t.grad.numpy(), rtol=1e-9, atol=1e-11, err_msg=name)

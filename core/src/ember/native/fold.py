@@ -19,6 +19,7 @@ slicing, ``matmul``), so they serve every backend.
 """
 
 from ember.dispatcher import NONE, Op
+from ember.memory_format import array_suggests_channels_last
 
 
 class Geometry:
@@ -50,8 +51,13 @@ class Geometry:
         return self.OH * self.OW
 
     def padded(self, xp, x, fill=0):
-        """``x`` inside a buffer of the padded size, filled with ``fill``."""
-        plane = xp.full(x.shape[:2] + (self.Hp, self.Wp), fill, dtype=x.dtype)
+        """``x`` inside a buffer of the padded size, filled with ``fill``; channels_last
+        when ``x`` suggests it (so the taps' slices read and write NHWC memory)."""
+        if array_suggests_channels_last(x):
+            N, C = x.shape[:2]
+            plane = xp.full((N, self.Hp, self.Wp, C), fill, dtype=x.dtype).transpose(0, 3, 1, 2)
+        else:
+            plane = xp.full(x.shape[:2] + (self.Hp, self.Wp), fill, dtype=x.dtype)
         plane[:, :, self.ph:self.ph + self.H, self.pw:self.pw + self.W] = x
         return plane
 

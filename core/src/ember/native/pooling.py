@@ -20,6 +20,7 @@ import numpy as np
 
 from ember.dispatcher import NONE, Op
 from ember.dtypes import is_floating_array
+from ember.memory_format import array_suggests_channels_last, channels_last_array
 from ember.native.fold import Geometry, window_count
 
 
@@ -51,10 +52,10 @@ def _pool_geometry(shape, kernel_size, stride, padding, dilation, ceil_mode):
 
 def _max_pool_kernel(xp, x, kernel_size, stride, padding, dilation, ceil_mode):
     g = _pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
-    plane = g.padded(xp, x, _fill_low(xp, x.dtype))
-    best = _tap(g, plane, 0, 0).copy()
+    plane = g.padded(xp, x, _fill_low(xp, x.dtype))  # in x's format (NOTE [ Pooling in channels_last ])
+    best = _tap(g, plane, 0, 0).copy(order="K")
     taps = g.kh * g.kw
-    best_tap = xp.zeros(best.shape, dtype=xp.int8 if taps <= 127 else xp.int32)  # small: fewer bytes to touch
+    best_tap = xp.zeros_like(best, dtype=xp.int8 if taps <= 127 else xp.int32)  # small: fewer bytes to touch
     for number, (i, j) in enumerate(_taps(g)):
         if number == 0:
             continue
@@ -69,7 +70,37 @@ def _max_pool_kernel(xp, x, kernel_size, stride, padding, dilation, ceil_mode):
         best_tap += better * (number - best_tap)
     # Flat input index = where the window starts + where its chosen tap sits in it.
     tap_offsets, window_starts = _flat_offsets(g)
-    return best, xp.take(xp.asarray(tap_offsets), best_tap) + xp.asarray(window_starts)
+    indices = xp.take(xp.asarray(tap_offsets), best_tap) + xp.asarray(window_starts)
+    return best, _in_format_of(xp, x, indices)
+
+
+# NOTE [ Pooling in channels_last ]
+# PyTorch's pooling kernels keep the input's suggested memory format: a channels_last
+# input gives channels_last outputs (max pooling's indices too) and a channels_last
+# gradient. Here the padded plane takes the input's format, so every tap's slice and
+# the running maximum or sum stay in NHWC memory, and the backward's plane takes the
+# format of what it starts from (max pooling: the saved indices, which follow the
+# input; average pooling: the incoming gradient, where PyTorch asks the input).
+# Adaptive pooling, built from other ops, lays its result out at the end.
+
+
+def _in_format_of(xp, x, out):
+    """``out`` in ``x``'s suggested format: channels_last (a copy if it is not) or as is."""
+    return channels_last_array(xp, out) if array_suggests_channels_last(x) else out
+
+
+def _plane_like(xp, like, shape, dtype):
+    """Zeros of the padded ``shape``, channels_last when ``like`` suggests it."""
+    if array_suggests_channels_last(like):
+        N, C, H, W = shape
+        return xp.zeros((N, H, W, C), dtype=dtype).transpose(0, 3, 1, 2)
+    return xp.zeros(shape, dtype=dtype)
+
+
+def _cropped(xp, plane, g):
+    """The input-sized window of a padded plane, copied in the plane's format."""
+    inside = plane[:, :, g.ph:g.ph + g.H, g.pw:g.pw + g.W]
+    return inside.copy(order="K") if array_suggests_channels_last(plane) else xp.ascontiguousarray(inside)
 
 
 def _flat_offsets(g):
@@ -90,7 +121,19 @@ def _scatter_to_planes(grad, indices, shape):
 
 def _indexed_pool_backward(ctx, grad, grad_indices):
     _, indices = ctx.saved_outputs
-    return (_scatter_to_planes(grad, indices, ctx.input_meta[0][0]),)
+    grad_input = _scatter_to_planes(grad, indices, ctx.input_meta[0][0])
+    return (_in_format_of_tensor(indices, grad_input),)
+
+
+def _in_format_of_tensor(like, t):
+    """Tensor ``t`` laid out in ``like``'s suggested format (NOTE [ Pooling in channels_last ])."""
+    from ember.memory_format import channels_last, channels_last_strides, suggest_memory_format
+
+    if suggest_memory_format(like) is not channels_last:
+        return t
+    if all(size == 1 for size in t.shape[2:]):  # one pixel: the same memory order, only strides differ
+        return t.as_strided(tuple(t.shape), channels_last_strides(tuple(t.shape)))
+    return t.contiguous(memory_format=channels_last)
 
 
 def _max_pool_backward_kernel(xp, grad, indices, input_size, kernel_size, stride, padding, dilation, ceil_mode):
@@ -101,14 +144,14 @@ def _max_pool_backward_kernel(xp, grad, indices, input_size, kernel_size, stride
     # A padding tap may share a chosen tap's offset; its slice-add lands in the
     # padding, which is cropped away.
     offsets = indices - xp.asarray(window_starts)
-    plane = xp.zeros(tuple(input_size[:2]) + (g.Hp, g.Wp), dtype=grad.dtype)
+    plane = _plane_like(xp, indices, tuple(input_size[:2]) + (g.Hp, g.Wp), grad.dtype)
     # Multiplying by the mask is faster than ``where`` but spreads inf/NaN (0 * inf).
     finite = bool(xp.isfinite(grad).all())
     zero = xp.zeros((), dtype=grad.dtype)
     for number, (i, j) in enumerate(_taps(g)):
         mine = offsets == int(tap_offsets[number])
         _tap(g, plane, i, j)[...] += grad * mine if finite else xp.where(mine, grad, zero)
-    return xp.ascontiguousarray(plane[:, :, g.ph:g.ph + g.H, g.pw:g.pw + g.W])
+    return _cropped(xp, plane, g)
 
 
 def _max_pool_backward(ctx, grad, grad_indices):
@@ -150,12 +193,12 @@ def _avg_divisor(xp, g, count_include_pad, divisor_override, dtype):
 def _avg_pool_kernel(xp, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     g = _pool_geometry(x.shape, kernel_size, stride, padding, (1, 1), ceil_mode)
     plane = g.padded(xp, x)
-    total = _tap(g, plane, 0, 0).copy()
+    total = _tap(g, plane, 0, 0).copy(order="K")
     for i, j in list(_taps(g))[1:]:
         total += _tap(g, plane, i, j)
     divisor = _avg_divisor(xp, g, count_include_pad, divisor_override, x.dtype)
     if not is_floating_array(x.dtype):
-        return xp.trunc(total / divisor).astype(x.dtype)  # C++ integer division truncates toward zero
+        return _in_format_of(xp, x, xp.trunc(total / divisor).astype(x.dtype))  # C++ division truncates
     total /= divisor
     return total
 
@@ -164,10 +207,10 @@ def _avg_pool_backward_kernel(xp, grad, input_size, kernel_size, stride, padding
                               divisor_override):
     g = _pool_geometry(input_size, kernel_size, stride, padding, (1, 1), ceil_mode)
     share = grad / _avg_divisor(xp, g, count_include_pad, divisor_override, grad.dtype)
-    plane = xp.zeros(tuple(input_size[:2]) + (g.Hp, g.Wp), dtype=grad.dtype)
+    plane = _plane_like(xp, grad, tuple(input_size[:2]) + (g.Hp, g.Wp), grad.dtype)
     for i, j in _taps(g):
         _tap(g, plane, i, j)[...] += share
-    return xp.ascontiguousarray(plane[:, :, g.ph:g.ph + g.H, g.pw:g.pw + g.W])
+    return _cropped(xp, plane, g)
 
 
 def _avg_pool_backward(ctx, grad):
@@ -210,7 +253,7 @@ def _adaptive_max_kernel(xp, x, output_size):
     out = xp.take_along_axis(windows, best[..., None], axis=-1)[..., 0]
     h = _pick(xp, rows, best // kw, axis=-2)
     w = _pick(xp, cols, best % kw, axis=-1)
-    return out, h * W + w
+    return _in_format_of(xp, x, out), _in_format_of(xp, x, h * W + w)
 
 
 def _pick(xp, table, choice, axis):
@@ -401,10 +444,11 @@ def adaptive_avg_pool2d(input, output_size):
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for '{_scalar_name(input.dtype)}'")
     if (out_h, out_w) == (1, 1):
-        return input.mean((-2, -1), keepdim=True)
+        return _in_format_of_tensor(input, input.mean((-2, -1), keepdim=True))
     if out_h and out_w and H % out_h == 0 and W % out_w == 0:
         return avg_pool2d(input, (H // out_h, W // out_w))
-    return _averaging_matrix(H, out_h, input) @ input @ _averaging_matrix(W, out_w, input).t()
+    pooled = _averaging_matrix(H, out_h, input) @ input @ _averaging_matrix(W, out_w, input).t()
+    return _in_format_of_tensor(input, pooled)
 
 
 def adaptive_avg_pool1d(input, output_size):

@@ -536,7 +536,9 @@ def zero_where_not(xp, values, keep):
         return xp.where(keep, values, 0).astype(values.dtype, copy=False)
     ints = _SAME_WIDTH_INT[values.itemsize]
     mask = xp.negative(keep, dtype=ints)  # True -> -1 (all bits set), False -> 0
-    return xp.bitwise_and(xp.ascontiguousarray(values).view(ints), mask).view(values.dtype)
+    # A same-size view needs no contiguity, so the result keeps ``values``' layout
+    # (a channels_last gradient stays channels_last, as TensorIterator's output does).
+    return xp.bitwise_and(values.view(ints), mask).view(values.dtype)
 
 
 def _threshold_backward_backward(ctx, grad):
