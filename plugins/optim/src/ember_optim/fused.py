@@ -164,9 +164,10 @@ def _blocked(xp, arrays, scratch):
 # --- Adam / AdamW --------------------------------------------------------------------
 
 
-def _adam_block(xp, p, g, m, v, vmax, scratch, *, beta1, beta2, lr, weight_decay, eps, maximize,
-                decoupled_weight_decay, step_size, bias_correction2_sqrt):
-    """One block of Adam's update; ``step_size`` comes negated, ``scratch`` is two blocks."""
+def _adam_block(xp, p, g, m, v, vmax, scratch, *, beta1, beta2, lr, weight_decay, eps,
+                maximize, decoupled_weight_decay, step_size, bias_correction2_sqrt):
+    """One block of Adam's update; ``step_size`` comes negated, ``scratch`` is two
+    blocks."""
     s, t = scratch
     d = g
     if maximize:

@@ -144,27 +144,30 @@ class Optimizer:
         if isinstance(params, Tensor):
             params = [params]
         elif isinstance(params, set):
-            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
-                            "of tensors in sets will change between runs. Please use a list instead.")
+            raise TypeError("optimizer parameters need to be organized in ordered "
+                            "collections, but the ordering of tensors in sets will change "
+                            "between runs. Please use a list instead.")
         tensors, names = _split_names(list(params))
         param_group["params"] = tensors
         if names:
             param_group["param_names"] = names
         for param in tensors:
             if not isinstance(param, Tensor):
-                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(param))
+                raise TypeError("optimizer can only optimize Tensors, but one of the "
+                                "params is " + _typename(param))
             if not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
-                raise ValueError(f"parameter group didn't specify a value of required optimization parameter "
-                                 f"{name}")
+                raise ValueError(f"parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
             param_group.setdefault(name, default)
         if len(tensors) != len({id(p) for p in tensors}):
             import warnings
 
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
-                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; "
+                          "in future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
                           stacklevel=3)
         seen = set()
         for group in self.param_groups:

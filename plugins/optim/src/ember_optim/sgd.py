@@ -80,7 +80,8 @@ class SGD(Optimizer):
             update = fused_kernels.fused_sgd if group["fused"] else \
                 fused_kernels.foreach_sgd if group["foreach"] else sgd
             update(params, grads, momentum_buffers,
-                   **options(group, "lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize"))
+                   **options(group, "lr", "momentum", "dampening", "weight_decay",
+                             "nesterov", "maximize"))
             if group["momentum"] != 0:
                 # sgd() created the buffers of the first step: keep them in the state.
                 for p, buffer in zip(params, momentum_buffers):
@@ -88,9 +89,11 @@ class SGD(Optimizer):
         return loss
 
 
-def sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
+def sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_decay,
+        nesterov, maximize):
     """The SGD update of each ``params[i]`` in place; ``momentum_buffers[i]`` is None on
-    the first step and replaced by the new buffer (see :class:`SGD` for the algorithm)."""
+    the first step and replaced by the new buffer (see :class:`SGD` for the
+    algorithm)."""
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         if weight_decay != 0:

@@ -78,7 +78,8 @@ def get_swa_avg_fn():
 
     def swa_update(averaged_param, current_param, num_averaged):
         with ember.no_grad():
-            return averaged_param + (current_param - averaged_param) / (num_averaged + 1)
+            return (averaged_param
+                    + (current_param - averaged_param) / (num_averaged + 1))
 
     return swa_update
 
@@ -122,9 +123,11 @@ class AveragedModel(Module):
         return self.module(*args, **kwargs)
 
     def update_parameters(self, model):
-        """Fold ``model``'s current parameters (and buffers, with ``use_buffers``) into the average."""
+        """Fold ``model``'s current parameters (and buffers, with ``use_buffers``) into
+        the average."""
         if self.use_buffers:
-            averaged = list(itertools.chain(self.module.parameters(), self.module.buffers()))
+            averaged = list(itertools.chain(self.module.parameters(),
+                                            self.module.buffers()))
             current = list(itertools.chain(model.parameters(), model.buffers()))
         else:
             averaged = list(self.parameters())
@@ -138,7 +141,8 @@ class AveragedModel(Module):
             else:
                 self._average(averaged, current)
             if not self.use_buffers:
-                for b_avg, b_model in zip(self.module.buffers(), model.buffers(), strict=True):
+                for b_avg, b_model in zip(self.module.buffers(), model.buffers(),
+                                          strict=True):
                     b_avg.detach().copy_(b_model.detach().to(b_avg.device))
             self.n_averaged.add_(1)
 
@@ -170,7 +174,8 @@ def _grouped(averaged, current):
 
 
 def update_bn(loader, model, device=None):
-    """Recompute the BatchNorm running statistics of ``model`` with one pass over ``loader``.
+    """Recompute the BatchNorm running statistics of ``model`` with one pass over
+    ``loader``.
 
     Each BatchNorm's statistics are reset and averaged over the whole pass (momentum
     None); the model's training flag and the momenta are restored afterwards. A batch
@@ -224,7 +229,8 @@ class SWALR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def anneal_func(self, t):
-        """How far along the annealing (0 to 1) the fraction ``t`` of the epochs has moved."""
+        """How far along the annealing (0 to 1) the fraction ``t`` of the epochs has
+        moved."""
         return (1 - math.cos(math.pi * t)) / 2 if self._anneal_strategy == "cos" else t
 
     @staticmethod
@@ -238,9 +244,11 @@ class SWALR(LRScheduler):
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)
-        previous_alpha = self.anneal_func(max(0, min(1, (step - 1) / max(1, self.anneal_epochs))))
+        previous_alpha = self.anneal_func(max(0, min(1, (step - 1)
+                                                     / max(1, self.anneal_epochs))))
         previous_lrs = [self._get_initial_lr(group["lr"], group["swa_lr"], previous_alpha)
                         for group in self.optimizer.param_groups]
         alpha = self.anneal_func(max(0, min(1, step / max(1, self.anneal_epochs))))
         return [group["swa_lr"] * alpha + lr * (1 - alpha)
-                for group, lr in zip(self.optimizer.param_groups, previous_lrs, strict=True)]
+                for group, lr in zip(self.optimizer.param_groups, previous_lrs,
+                                     strict=True)]

@@ -29,19 +29,24 @@ class CosineAnnealingLR(LRScheduler):
             return group_values(self.optimizer, "lr")
         if self._step_count == 1 and self.last_epoch > 0:
             # first step of a resumed scheduler: from the closed form
-            return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(self.last_epoch * math.pi / self.T_max))
+            return [self.eta_min + (base_lr - self.eta_min)
+                    * (1 + math.cos(self.last_epoch * math.pi / self.T_max))
                     / 2 for base_lr in self.base_lrs]
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
-            # the trough, where the ratio below would divide by zero: add the half-step back
-            return [group["lr"] + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
-                    for base_lr, group in zip(self.base_lrs, self.optimizer.param_groups, strict=True)]
+            # the trough, where the ratio below would divide by zero: add the half-step
+            # back
+            return [group["lr"] + (base_lr - self.eta_min)
+                    * (1 - math.cos(math.pi / self.T_max)) / 2
+                    for base_lr, group in zip(self.base_lrs, self.optimizer.param_groups,
+                                              strict=True)]
         return [(1 + math.cos(math.pi * self.last_epoch / self.T_max))
                 / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
                 * (group["lr"] - self.eta_min) + self.eta_min
                 for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
-        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+        return [self.eta_min + (base_lr - self.eta_min)
+                * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base_lr in self.base_lrs]
 
 

@@ -167,8 +167,8 @@ class OneCycleLR(LRScheduler):
     def get_lr(self):
         step = self.last_epoch
         if step > self.total_steps:
-            raise ValueError(f"Tried to step {step} times. The specified number of total steps is "
-                             f"{self.total_steps}")
+            raise ValueError(f"Tried to step {step} times. The specified number of total "
+                             f"steps is {self.total_steps}")
         lrs = []
         for group in self.optimizer.param_groups:
             start_step = 0.0
@@ -176,9 +176,11 @@ class OneCycleLR(LRScheduler):
                 end_step = phase["end_step"]
                 if step <= end_step or i == len(self._schedule_phases) - 1:
                     pct = (step - start_step) / (end_step - start_step)
-                    lrs.append(self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct))
+                    lrs.append(self._anneal(group[phase["start_lr"]],
+                                            group[phase["end_lr"]], pct))
                     if self.cycle_momentum:
-                        momentum = self._anneal(group[phase["start_momentum"]], group[phase["end_momentum"]], pct)
+                        momentum = self._anneal(group[phase["start_momentum"]],
+                                                group[phase["end_momentum"]], pct)
                         set_momentum(group, self.use_beta1, momentum)
                     break
                 start_step = phase["end_step"]

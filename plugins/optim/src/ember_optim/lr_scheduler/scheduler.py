@@ -51,8 +51,9 @@ class LRScheduler:
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
-                                   "scheduler with last_epoch >= 0.")
+                    raise KeyError(f"param 'initial_lr' is not specified in "
+                                   f"param_groups[{i}] when resuming scheduler with "
+                                   "last_epoch >= 0.")
         self.base_lrs = group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._initial_step()
