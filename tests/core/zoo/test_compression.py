@@ -81,7 +81,42 @@ def test_the_compressed_checkpoint_shares_storages_and_torch_reads_it_into_its_o
     assert float(theirs["fc.scale"]) == ours.fc.scale and theirs["quant.scale"].shape == (1,)
 
 
-@pytest.mark.parametrize("kwargs, message", [({"quantize": "qat"}, "QAT of zoo models is not done"),
+def test_ember_compress_qat_fine_tunes_through_the_training_loop_and_eval_predict_read_it(checkpoint, tmp_path,
+                                                                                            capsys):
+    from ember.cli import main
+
+    out = tmp_path / "qat"
+    assert main(["compress", "resnet8_cifar", "--weights", str(checkpoint), "--data", "digits", "--quantize", "qat",
+                 "--finetune-epochs", "1", "--out", str(out), "--threads", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "epoch 1/1" in printed and "after" in printed  # the training loop's epoch line, then the table
+    assert ember.load(out / "compressed.pt")["compression"] == {"quantize": "qat", "classifier": "int8"}
+    model = ember.zoo.create_model("resnet8_cifar", pretrained=out / "compressed.pt").eval()
+    assert type(model.layer1[0].conv1).__module__.startswith("ember_quantization.nn.quantized")
+    assert main(["eval", "resnet8_cifar", "--weights", str(out / "compressed.pt"), "--threads", "1"]) == 0
+    assert "accuracy" in capsys.readouterr().out
+    assert main(["predict", "resnet8_cifar", "--weights", str(out / "compressed.pt"), "digits:0-1"]) == 0
+    assert capsys.readouterr().out.count("digits[") == 2
+    # the fine-tuning run's checkpoint is a prepared QAT model that --resume continues
+    assert main(["train", "resnet8_cifar", "--data", "digits", "--resume", str(out / "qat" / "checkpoint.pt"),
+                 "--epochs", "2", "--out", str(out / "qat"), "--no-progress", "--threads", "1"]) == 0
+    assert ember.load(out / "qat" / "checkpoint.pt")["epoch"] == 2
+
+
+def test_qat_validation_leaves_the_observers_as_training_left_them(checkpoint):
+    from ember.zoo import get_task
+
+    model = compression.prepare_qat_resnet(ember.zoo.create_model("resnet8_cifar", pretrained=checkpoint))
+    model(ember.randn(4, 1, 8, 8))  # a training step's forward: observers see data
+    before = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+    task = compression.QatTask(get_task("resnet8_cifar"))
+    task.evaluate(model, [(ember.randn(8, 1, 8, 8) * 5, ember.zeros(8, dtype=ember.int64))])
+    for key, value in model.state_dict().items():
+        np.testing.assert_array_equal(value.numpy(), before[key])
+    assert all(int(m.observer_enabled[0]) == 1 for m in model.modules() if type(m).__name__ == "FakeQuantize")
+
+
+@pytest.mark.parametrize("kwargs, message", [({"quantize": "int4"}, "choose dynamic"),
                                              ({}, "nothing to do"),
                                              ({"prune": 0.5, "method": "l2"}, "unknown pruning method")])
 def test_unsupported_requests_are_named(checkpoint, tmp_path, kwargs, message):

@@ -170,3 +170,23 @@ def test_prepare_qat_trains_like_torch():
 def test_qconfig_refuses_observer_instances_like_torch():
     with pytest.raises(ValueError, match="please pass observer class instead"):
         eq.QConfig(activation=observer.MinMaxObserver(), weight=observer.default_weight_observer)
+
+
+def test_a_qat_state_dict_with_per_channel_qparams_loads_into_a_fresh_prepared_model_as_in_torch():
+    """Per-channel weight fake-quantizers start with one scale and hold one per channel after a
+    forward; loading resizes them first, as torch's FakeQuantize does."""
+    def prepared(lib, q):
+        model = lib.nn.Sequential(lib.nn.Conv2d(2, 3, 3))
+        model.qconfig = q.get_default_qat_qconfig("x86")
+        return q.prepare_qat(model.train())
+
+    ours, theirs = prepared(ember, eq), prepared(torch, tq)
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype("float32")
+    ours(ember.tensor(x))
+    theirs(torch.tensor(x))
+    fresh_ours, fresh_theirs = prepared(ember, eq), prepared(torch, tq)
+    fresh_ours.load_state_dict(ours.state_dict())
+    fresh_theirs.load_state_dict(theirs.state_dict())
+    assert tuple(fresh_ours[0].weight_fake_quant.scale.shape) == tuple(fresh_theirs[0].weight_fake_quant.scale.shape)
+    np.testing.assert_array_equal(fresh_ours[0].weight_fake_quant.scale.numpy(),
+                                  ours[0].weight_fake_quant.scale.numpy())

@@ -92,7 +92,9 @@ def cmd_train(args):
     if resume == "auto":
         resume = out / training.CHECKPOINT
     options = {"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr, "optimizer": args.optimizer,
-               "scheduler": args.scheduler, "weight_decay": args.weight_decay}
+               "scheduler": args.scheduler, "weight_decay": args.weight_decay, "train_fraction": args.train_fraction,
+               "model_overrides": json_option(args.model_overrides, "--model-overrides"),
+               **distillation_options(args)}
     try:
         training.train(args.model, data, out, seed=args.seed, resume=resume, workers=args.workers,
                        progress=not args.no_progress, world=world, **options)
@@ -103,6 +105,39 @@ def cmd_train(args):
         print(f"\ninterrupted: {kept} (continue with --resume)", file=sys.stderr)
         return 130
     return 0
+
+
+def json_option(text, flag):
+    """The JSON object given to ``flag``, or None; bad JSON is one line naming the flag."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ZooError(f"{flag} takes a JSON object such as '{{\"width\": 4}}'; {text!r} is not JSON ({exc.msg})") \
+            from None
+    if not isinstance(value, dict):
+        raise ZooError(f"{flag} takes a JSON object such as '{{\"width\": 4}}', not {text!r}")
+    return value
+
+
+def distillation_options(args):
+    """``--distill-from``, ``--teacher-weights``, ``--temperature``, ``--alpha`` as run options
+    (ember/zoo/distillation.py checks them)."""
+    given = {"teacher_weights": args.teacher_weights, "temperature": args.temperature, "alpha": args.alpha}
+    if args.distill_from is None:
+        named = [f"--{key.replace('_', '-')}" for key, value in given.items() if value is not None]
+        if named:
+            raise ZooError(f"{', '.join(named)} only apply with --distill-from TEACHER")
+        return {}
+    return {"distill_from": args.distill_from, **given}
+
+
+def add_distillation_arguments(p):
+    p.add_argument("--distill-from", metavar="TEACHER", help="train taught by this zoo model (a classifier)")
+    p.add_argument("--teacher-weights", metavar="CKPT", help="the teacher's trained checkpoint")
+    p.add_argument("--temperature", type=float, help="softening temperature T (default 4)")
+    p.add_argument("--alpha", type=float, help="weight of the teacher's soft targets, in [0, 1] (default 0.9)")
 
 
 def cmd_eval(args):
@@ -160,6 +195,9 @@ def add_commands(sub):
                    help="continue from CKPT (default: OUT/checkpoint.pt)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--nproc", type=int, default=1, help="train data-parallel on N ranks (ember run + DDP)")
+    p.add_argument("--model-overrides", metavar="JSON", help='builder keywords, e.g. \'{"width": 4}\'')
+    p.add_argument("--train-fraction", type=float, metavar="F", help="train on a seeded fraction F of the split")
+    add_distillation_arguments(p)
     p.set_defaults(func=cmd_train)
     # (The model's recipe, `ember models --json`, gives every default these options override.)
 

@@ -14,9 +14,12 @@ zeros, so ``ember eval`` reads the checkpoint like any other). ``--quantize dyna
 swaps every Linear for a dynamic int8 one; ``--quantize static`` rewrites a CIFAR
 ResNet for eager-mode static int8 (NOTE [ Static int8 for the zoo's CIFAR ResNets ]) and
 calibrates it on training batches. The checkpoint records either under ``"compression"``
-and ``create_model`` rebuilds that structure before loading. ``--quantize qat`` stops
-with a message (not done). ``--distill-from TEACHER --teacher-weights CKPT`` first trains
-MODEL (``--student-overrides '{"width": 4}'``) taught by the teacher (ember/zoo/distillation.py).
+and ``create_model`` rebuilds that structure before loading. ``--quantize qat``
+fine-tunes a CIFAR ResNet with fake quantization through ``ember train``'s loop, then
+converts it (NOTE [ Quantization-aware training of the zoo's CIFAR ResNets ]).
+``--distill-from TEACHER --teacher-weights CKPT`` first trains MODEL
+(``--student-overrides '{"width": 4}'``) taught by the teacher, through the zoo's
+training loop (ember/zoo/distillation.py), into ``OUT/student``.
 """
 
 import pathlib
@@ -30,10 +33,12 @@ def apply_recorded_compression(model, checkpoint):
     quantize = ((checkpoint or {}).get("compression") or {}).get("quantize")
     if quantize is None:
         return model
-    if quantize == "static":  # the int8 structure; the state dict then brings weights and qparams
+    record = checkpoint["compression"]
+    if quantize == "qat" and record.get("stage") == "prepared":  # a QAT fine-tuning checkpoint
+        return prepare_qat_resnet(model)
+    if quantize in ("static", "qat"):  # the int8 structure; the state dict then brings weights and qparams
         import warnings
 
-        record = checkpoint["compression"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # observers that saw no data
             return quantize_static(model, calibration=[], classifier=record.get("classifier", "float"))
@@ -55,11 +60,68 @@ def apply_recorded_compression(model, checkpoint):
 # runs the training loader's first batches through the observers.
 def quantize_static(model, calibration, batches=8, classifier="int8"):
     """An int8 copy of a zoo CIFAR ResNet (NOTE [ Static int8 for the zoo's CIFAR ResNets ])."""
+    import ember
+
+    eq = _quantization()
+    prepared = eq.prepare(quantizable_resnet(model, eq.get_default_qconfig("x86"), classifier), inplace=True)
+    with ember.no_grad():
+        for index, (inputs, _) in enumerate(calibration):
+            if index == batches:
+                break
+            prepared(inputs)
+    return eq.convert(prepared, inplace=True)
+
+
+# NOTE [ Quantization-aware training of the zoo's CIFAR ResNets ]
+# ``ember compress MODEL --weights CKPT --quantize qat`` rewrites the model as static
+# quantization does (fused conv-bn(-relu), stubs, ``skip_add``), gives it torch's QAT
+# qconfig for x86 and ``prepare_qat``s it: every conv and the classifier fake-quantize
+# their weights, every observed output is fake-quantized, and the straight-through
+# gradient lets SGD fine-tune the float weights under int8 rounding. The fine-tuning
+# is an ordinary ``ember train`` run (option ``quantize="qat"`` with ``init_weights``):
+# progress bar, checkpoints of the prepared model (recorded as ``{"quantize": "qat",
+# "stage": "prepared"}``, which ``create_model`` rebuilds, so ``--resume`` and ``ember
+# eval`` read them), per-epoch validation. Validation freezes the observers
+# (``QatTask``), so the validation split never moves the scale and zero point. Then
+# ``convert`` gives the same int8 modules as static quantization, and the compressed
+# checkpoint records ``{"quantize": "qat"}``. ember fuses BatchNorm before QAT (its fusion
+# is eval-mode only), so the fine-tuned convolutions carry the folded BatchNorm; torch's
+# ConvBn QAT modules, which keep BatchNorm training, are not ported.
+def prepare_qat_resnet(model):
+    """A QAT-prepared copy of a zoo CIFAR ResNet (NOTE [ Quantization-aware training of the zoo's CIFAR ResNets ])."""
+    eq = _quantization()
+    return eq.prepare_qat(quantizable_resnet(model, eq.get_default_qat_qconfig("x86")).train(), inplace=True)
+
+
+class QatTask:
+    """A task whose evaluation leaves a QAT model's observers as training left them."""
+
+    def __init__(self, task):
+        self.task = task
+
+    def __getattr__(self, name):
+        return getattr(self.task, name)
+
+    def evaluate(self, model, loader):
+        fake_quantizers = [m for m in model.modules() if type(m).__name__ == "FakeQuantize"]
+        states = [int(m.observer_enabled[0]) for m in fake_quantizers]
+        for module in fake_quantizers:
+            module.disable_observer()
+        try:
+            return self.task.evaluate(model, loader)
+        finally:
+            for module, state in zip(fake_quantizers, states):
+                module.enable_observer(bool(state))
+
+
+def quantizable_resnet(model, qconfig, classifier="int8"):
+    """An eval-mode copy of a zoo CIFAR ResNet rewritten for eager-mode quantization, with
+    ``qconfig`` (NOTE [ Static int8 for the zoo's CIFAR ResNets ])."""
     import copy
 
     eq = _quantization()
     if type(model).__name__ != "CifarResNet":
-        raise ZooError(f"static quantization of {type(model).__name__} is not done (CIFAR ResNets only)")
+        raise ZooError(f"static quantization and QAT of {type(model).__name__} are not done (CIFAR ResNets only)")
     model = copy.deepcopy(model).eval()
     eq.fuse_modules(model, [["conv1", "bn1", "relu"]], inplace=True)
     for stage in (model.layer1, model.layer2, model.layer3):
@@ -72,19 +134,30 @@ def quantize_static(model, calibration, batches=8, classifier="int8"):
     model.quant, model.dequant = eq.QuantStub(), eq.DeQuantStub()
     if int8_classifier:
         model.quant_fc, model.dequant_fc = eq.QuantStub(), eq.DeQuantStub()
-    model.qconfig = eq.get_default_qconfig("x86")
+    model.qconfig = qconfig
     if not int8_classifier:
         model.fc.qconfig = None
     model.avgpool.qconfig = None
-    prepared = eq.prepare(model, inplace=True)
-    import ember
+    return model
 
-    with ember.no_grad():
-        for index, (inputs, _) in enumerate(calibration):
-            if index == batches:
-                break
-            prepared(inputs)
-    return eq.convert(prepared, inplace=True)
+
+def finetune_qat(model_name, model, checkpoint, data, out, epochs, lr, batch_size, seed, log):
+    """QAT-fine-tune ``model`` with ``ember train``'s loop into ``out/qat`` and convert the best
+    epoch to int8 (NOTE [ Quantization-aware training of the zoo's CIFAR ResNets ])."""
+    import ember
+    from ember.zoo import create_model, training
+
+    if type(model).__name__ != "CifarResNet":  # before any training: say so at once
+        raise ZooError(f"--quantize qat of {type(model).__name__} is not done (CIFAR ResNets only)")
+    overrides = (checkpoint or {}).get("model_overrides", {})
+    start = out / "qat-start.pt"  # the (pruned, distilled) float model the fine-tuning starts from
+    ember.save({"model_name": model_name, "model": model.state_dict(), "model_overrides": overrides,
+                "data": (checkpoint or {}).get("data", {"name": data})}, start)
+    training.train(model_name, data, out / "qat", seed=seed, log=log, epochs=max(epochs, 1), batch_size=batch_size,
+                   lr=lr, optimizer="sgd", momentum=0.9, weight_decay=0.0, scheduler="cosine",
+                   init_weights=str(start), quantize="qat", model_overrides=overrides)
+    prepared = create_model(model_name, pretrained=out / "qat" / training.BEST).eval()
+    return _quantization().convert(prepared, inplace=True)
 
 
 def _quantizable_block(block, eq):
@@ -187,20 +260,20 @@ def measure(task, model, loader, path=None):
 
 def compress(model_name, weights, data, out, prune=None, method="l1", quantize=None, finetune_epochs=1,
              lr=0.01, batch_size=64, seed=0, distill_from=None, teacher_weights=None, student_overrides=None,
-             log=print):
+             log=print, **distill_options):
     """Compress ``weights`` of ``model_name``; writes ``out/compressed.pt`` and returns the before/after rows.
 
     With ``distill_from``, ``model_name`` (built with ``student_overrides``) is first trained
-    for ``finetune_epochs`` taught by that teacher (ember/zoo/distillation.py), and the
-    "before" row is the teacher's.
+    for ``finetune_epochs`` taught by that teacher, through the zoo's training loop into
+    ``out/student`` (ember/zoo/distillation.py; ``distill_options``: ``temperature``,
+    ``alpha``), and the "before" row is the teacher's.
     """
     import ember
     from ember.zoo import create_model, get_task
     from ember.zoo.weights import read_checkpoint
 
-    if quantize not in (None, "dynamic", "static"):
-        raise ZooError(f"--quantize {quantize}: ember quantizes zoo models dynamically (int8 Linear) or "
-                       "statically (CIFAR ResNets); QAT of zoo models is not done")
+    if quantize not in (None, "dynamic", "static", "qat"):
+        raise ZooError(f"--quantize {quantize}: choose dynamic (int8 Linear layers), static or qat (CIFAR ResNets)")
     if prune is None and quantize is None and distill_from is None:
         raise ZooError("nothing to do: pass --prune AMOUNT, --quantize dynamic and/or --distill-from TEACHER")
     task = get_task(model_name)
@@ -208,16 +281,16 @@ def compress(model_name, weights, data, out, prune=None, method="l1", quantize=N
     out.mkdir(parents=True, exist_ok=True)
     train_set, val_set = task.datasets(data, seed=seed)
     val_loader = task.loader(val_set, 256, train=False)
-    if distill_from is not None:
+    if distill_from is not None:  # the zoo's training loop with the distillation criterion
         from ember.zoo.distillation import distill
 
         if teacher_weights is None:
             raise ZooError("--distill-from needs --teacher-weights CKPT")
         before = measure(task, create_model(distill_from, pretrained=teacher_weights), val_loader,
                          pathlib.Path(teacher_weights))
-        distill(distill_from, teacher_weights, model_name, data, out=out, student_overrides=student_overrides,
-                epochs=max(finetune_epochs, 1), seed=seed, log=log)
-        weights = out / "student.pt"
+        distill(distill_from, teacher_weights, model_name, data, out / "student", student_overrides=student_overrides,
+                epochs=max(finetune_epochs, 1), seed=seed, log=log, **distill_options)
+        weights = out / "student" / "best.pt"
     if weights is None:
         raise ZooError("--weights CKPT is needed (unless --distill-from trains the model)")
     _, checkpoint = read_checkpoint(weights)
@@ -238,9 +311,13 @@ def compress(model_name, weights, data, out, prune=None, method="l1", quantize=N
     if quantize == "static":
         model = quantize_static(model, task.loader(train_set, batch_size, train=True, seed=seed))
         record.update(quantize="static", classifier="int8")
+    if quantize == "qat":
+        model = finetune_qat(model_name, model, checkpoint, data, out, finetune_epochs, lr, batch_size, seed, log)
+        record.update(quantize="qat", classifier="int8")
     path = out / "compressed.pt"
     ember.save({"model_name": model_name, "model_overrides": (checkpoint or {}).get("model_overrides", {}),
-                "data": (checkpoint or {}).get("data", {"name": data}), "model": share_storages(model.state_dict()),
+                "data": {**task.describe(train_set), "name": data, **((checkpoint or {}).get("data") or {})},
+                "model": share_storages(model.state_dict()),
                 "compression": record}, path)
     after = measure(task, model, val_loader, path)
     rows = [("before", before), ("after", after)]
@@ -320,17 +397,21 @@ def format_table(rows, metric):
 
 
 def cmd_compress(args):
-    import json
+    from ember.zoo.commands import json_option
 
+    options = {key: value for key, value in (("temperature", args.temperature), ("alpha", args.alpha))
+               if value is not None}
     compress(args.model, args.weights, args.data, args.out, prune=args.prune, method=args.method,
              quantize=args.quantize, finetune_epochs=args.finetune_epochs, lr=args.lr, seed=args.seed,
              distill_from=args.distill_from, teacher_weights=args.teacher_weights,
-             student_overrides=json.loads(args.student_overrides) if args.student_overrides else None)
+             student_overrides=json_option(args.student_overrides, "--student-overrides"), **options)
     return 0
 
 
 def add_commands(sub):
     """Add ``compress`` to the ``ember`` parser's subcommands."""
+    from ember.zoo.commands import add_distillation_arguments
+
     p = sub.add_parser("compress", help="prune and/or quantize a trained zoo model")
     p.add_argument("model")
     p.add_argument("--weights", help="the trained checkpoint (not needed with --distill-from)")
@@ -338,9 +419,8 @@ def add_commands(sub):
     p.add_argument("--prune", type=float, metavar="AMOUNT", help="fraction of weights to prune, in [0, 1]")
     p.add_argument("--method", default="l1", choices=("l1", "ln"), help="global L1 (default) or L1 channels")
     p.add_argument("--quantize", choices=("dynamic", "static", "qat"),
-                   help="int8: dynamic (Linear layers) or static (CIFAR ResNets); qat is not done")
-    p.add_argument("--distill-from", metavar="TEACHER", help="train MODEL taught by this zoo model first")
-    p.add_argument("--teacher-weights", metavar="CKPT", help="the teacher's checkpoint")
+                   help="int8: dynamic (Linear layers), static or qat (quantization-aware fine-tuning; CIFAR ResNets)")
+    add_distillation_arguments(p)
     p.add_argument("--student-overrides", metavar="JSON",
                    help='builder keywords for the student, e.g. \'{"width": 4}\'')
     p.add_argument("--finetune-epochs", type=int, default=1, help="fine-tune (or, distilling, training) epochs")

@@ -1,90 +1,94 @@
-"""Knowledge distillation in the zoo: a trained teacher checkpoint guides a smaller student.
+"""Knowledge distillation as a training mode of the zoo: a trained teacher guides a student.
 
 PyTorch counterpart: none (torch has no distillation trainer); the loss is
 ``ember.nn.functional.distillation_loss`` (ember-loss, Hinton et al. 2015).
 
-    >>> distill("resnet8_cifar", "runs/r8/best.pt", "resnet8_cifar", "digits",       # doctest: +SKIP
-    ...         student_overrides={"width": 4}, fraction=0.1, epochs=30)
+    $ ember train resnet8_cifar --data digits --distill-from resnet8_cifar \\
+          --teacher-weights runs/r8/best.pt --model-overrides '{"width": 4}' --out runs/student
 
-The student trains with SGD (Nesterov momentum, cosine learning rate) on
-``fraction`` of the training split, each batch scored by the frozen teacher in eval
-mode; ``teacher=None`` trains the same student on the same batches with plain
-cross-entropy, the baseline a distillation run is compared with. ember leaves out the
-zoo trainer's progress bar, resumable checkpoints and data-parallel ranks here: this
-loop is short by design (the comparison in the report runs it 6 times).
+# NOTE [ Distillation is a criterion of the ordinary training loop ]
+# ``ember train ... --distill-from TEACHER --teacher-weights CKPT`` runs the zoo's one
+# training loop (ember/zoo/training.py: progress bar, per-epoch checkpoints, ``--resume``,
+# validation) with one thing changed: the task's loss. ``DistillationTask`` wraps the
+# student's task; its ``loss`` scores the batch with the frozen teacher (eval mode, no
+# gradient) and returns ``distillation_loss(student, teacher, targets, T, alpha)``;
+# every other method (datasets, loaders, evaluation with the plain task metric,
+# predict) is the student task's own. The teacher, its weights, T and alpha are run
+# options, saved in the checkpoint's ``config``, so a resumed run is distilled by the
+# same teacher. ``distill`` below is that same run called from Python, and the
+# baseline it is compared with is the same call with ``teacher=None``: the same loop,
+# batches and budget with the plain loss.
 """
-
-import pathlib
 
 from ember.zoo.errors import ZooError
 
 
-def _subset(dataset, fraction, seed):
-    """A seeded random ``fraction`` of ``dataset`` (the same images for teacher-guided and plain runs)."""
-    import numpy as np
+class DistillationTask:
+    """The student's task with the distillation loss as its criterion (NOTE [ Distillation is a
+    criterion of the ordinary training loop ])."""
 
-    import ember
+    def __init__(self, task, teacher, teacher_name, temperature, alpha):
+        self.task, self.teacher, self.teacher_name = task, teacher, teacher_name
+        self.temperature, self.alpha = temperature, alpha
 
-    if not 0 < fraction <= 1:
-        raise ZooError(f"fraction must be in (0, 1], got {fraction}")
-    count = max(1, round(len(dataset) * fraction))
-    indices = np.random.default_rng(seed).permutation(len(dataset))[:count]
-    return ember.data.Subset(dataset, indices.tolist())
+    def __getattr__(self, name):  # datasets, loader, evaluate, describe, predict, metric ...: the student's
+        return getattr(self.task, name)
+
+    def loss(self, model, batch):
+        import ember
+        import ember.nn.functional as F
+
+        inputs, targets = batch
+        logits = model(inputs)
+        with ember.no_grad():
+            teacher_logits = self.teacher(inputs)
+        if tuple(teacher_logits.shape) != tuple(logits.shape):
+            raise ZooError(f"teacher {self.teacher_name!r} gives logits of shape {tuple(teacher_logits.shape)}, the "
+                           f"student {tuple(logits.shape)}: both must score the same classes")
+        return F.distillation_loss(logits, teacher_logits, targets, temperature=self.temperature, alpha=self.alpha)
 
 
-def distill(teacher, teacher_weights, student, data, out=None, student_overrides=None, fraction=1.0, epochs=10,
-            batch_size=64, lr=0.05, temperature=4.0, alpha=0.9, seed=0, log=print):
-    """Train ``student`` on ``data``, taught by ``teacher`` (or alone if ``teacher`` is None).
-
-    Returns the student's validation metrics; writes ``out/student.pt`` (a zoo checkpoint
-    ``ember eval`` reads) when ``out`` is given.
-    """
-    import ember
+def distilling(task, config, data):
+    """``task`` with the teacher named in the run's ``config`` as its criterion's guide."""
     from ember.zoo import create_model, get_task
     from ember.zoo.weights import read_checkpoint
 
-    task = get_task(student)
-    train_set, val_set = task.datasets(data, seed=0)
-    described = task.describe(train_set)
-    overrides = {**described["model_overrides"], **(student_overrides or {})}
-    ember.manual_seed(seed)
-    model = create_model(student, **overrides)
-    guide = None
+    teacher, weights = config["distill_from"], config.get("teacher_weights")
+    if weights is None:
+        raise ZooError("--distill-from needs --teacher-weights CKPT (the trained teacher)")
+    temperature, alpha = config.get("temperature", 4.0), config.get("alpha", 0.9)
+    if not temperature > 0:
+        raise ZooError(f"--temperature must be positive, got {temperature}")
+    if not 0 <= alpha <= 1:
+        raise ZooError(f"--alpha must be in [0, 1] (the weight of the teacher's soft targets), got {alpha}")
+    if task.name != "classification" or get_task(teacher).name != "classification":
+        raise ZooError(f"distillation needs two classifiers; the student is a {task.name} model and teacher "
+                       f"{teacher!r} a {get_task(teacher).name} model")
+    _, checkpoint = read_checkpoint(weights)
+    trained_on = (checkpoint or {}).get("data", {}).get("name", data)
+    if trained_on != data:
+        raise ZooError(f"the teacher was trained on {trained_on!r}, not {data!r}")
+    guide = create_model(teacher, pretrained=weights).eval()
+    for parameter in guide.parameters():
+        parameter.requires_grad_(False)
+    return DistillationTask(task, guide, teacher, temperature, alpha)
+
+
+def distill(teacher, teacher_weights, student, data, out, student_overrides=None, fraction=1.0, epochs=10,
+            batch_size=64, lr=0.05, temperature=4.0, alpha=0.9, seed=0, log=print, progress=False):
+    """Train ``student`` on ``fraction`` of ``data`` taught by ``teacher`` (alone if ``teacher`` is None)
+    through the zoo's training loop; returns the run's metrics (``metrics["final"]`` is the last
+    epoch's validation). Writes ``out/checkpoint.pt`` and ``out/best.pt``.
+
+    The recipe is SGD with Nesterov momentum, weight decay 5e-4 and a cosine schedule, the
+    same for both runs of a comparison.
+    """
+    from ember.zoo import training
+
+    options = {"epochs": epochs, "batch_size": batch_size, "lr": lr, "optimizer": "sgd", "momentum": 0.9,
+               "nesterov": True, "weight_decay": 5e-4, "scheduler": "cosine", "train_fraction": fraction,
+               "model_overrides": student_overrides}
     if teacher is not None:
-        guide = create_model(teacher, pretrained=teacher_weights).eval()
-        _, checkpoint = read_checkpoint(teacher_weights)
-        if (checkpoint or {}).get("data", {}).get("name", data) != data:
-            raise ZooError(f"the teacher was trained on {checkpoint['data']['name']!r}, not {data!r}")
-    loader = task.loader(_subset(train_set, fraction, seed), batch_size, train=True, seed=seed)
-    optimizer = ember.optim.SGD(model.parameters(), lr=lr, momentum=0.9, nesterov=True, weight_decay=5e-4)
-    scheduler = ember.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs * len(loader))
-    for _ in range(epochs):
-        _train_epoch(model, guide, loader, optimizer, scheduler, temperature, alpha)
-    metrics = task.evaluate(model, task.loader(val_set, 256, train=False))
-    log(f"{student} {'taught by ' + teacher if teacher else 'alone'} on {fraction:.0%} of {data}: "
-        f"{task.metric} {metrics[task.metric]:.4f}")
-    if out is not None:
-        path = pathlib.Path(out)
-        path.mkdir(parents=True, exist_ok=True)
-        ember.save({"model_name": student, "model_overrides": overrides, "model": model.state_dict(),
-                    "data": {**described, "name": data}, "distilled_from": teacher}, path / "student.pt")
-    return metrics
-
-
-def _train_epoch(model, guide, loader, optimizer, scheduler, temperature, alpha):
-    import ember
-    import ember.nn.functional as F
-
-    model.train()
-    for inputs, targets in loader:
-        logits = model(inputs)
-        if guide is None:
-            loss = F.cross_entropy(logits, targets)
-        else:
-            with ember.no_grad():
-                teacher_logits = guide(inputs)
-            loss = F.distillation_loss(logits, teacher_logits, targets, temperature=temperature, alpha=alpha)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        scheduler.step()
+        options.update(distill_from=teacher, teacher_weights=str(teacher_weights), temperature=temperature,
+                       alpha=alpha)
+    return training.train(student, data, out, seed=seed, progress=progress, log=log, **options)

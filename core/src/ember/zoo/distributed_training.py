@@ -71,7 +71,8 @@ def _command_line(args):
     """The ``ember train`` arguments of ``args`` again, for the ranks."""
     argv = ["train", args.model]
     for option in ("data", "epochs", "batch_size", "lr", "optimizer", "scheduler", "weight_decay", "workers",
-                   "out", "seed", "threads"):
+                   "out", "seed", "threads", "model_overrides", "train_fraction", "distill_from", "teacher_weights",
+                   "temperature", "alpha"):
         value = getattr(args, option, None)
         if value is not None:
             argv += [f"--{option.replace('_', '-')}", str(value)]

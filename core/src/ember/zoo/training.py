@@ -103,8 +103,14 @@ def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, 
     ``scheduler``, ...; see ``training_config``). ``resume`` is a checkpoint path to
     continue from, with its run's options unless ``options`` change them. Writes
     ``checkpoint.pt``, ``best.pt`` and ``metrics.json`` into ``out``
-    (NOTE [ Checkpoints and interruption ]). ``world`` (ember/zoo/distributed_training.py)
-    makes the run data-parallel: DDP, a DistributedSampler, rank 0 alone logs and writes.
+    (NOTE [ Checkpoints and interruption ]). Options beyond the recipe's, saved with the
+    run's config so ``resume`` keeps them: ``model_overrides`` (builder keywords),
+    ``train_fraction`` (a seeded subset of the training split), ``distill_from`` /
+    ``teacher_weights`` / ``temperature`` / ``alpha`` (ember/zoo/distillation.py),
+    ``init_weights`` (a checkpoint to start from) and ``quantize="qat"``
+    (quantization-aware fine-tuning, ember/zoo/compression.py).
+    ``world`` (ember/zoo/distributed_training.py) makes the run data-parallel: DDP, a
+    DistributedSampler, rank 0 alone logs and writes.
     """
     out = pathlib.Path(out)
     if world is not None:
@@ -121,18 +127,28 @@ def _train_loader(task, train_set, config, workers, seed, world):
 
 def _train(model_name, data, out, seed, resume, workers, progress, log, options, world=None):
     import ember
-    from ember.zoo import create_model, get_task
+    from ember.zoo import get_task
 
     saved = _load_checkpoint(resume, model_name) if resume is not None else None
     config = training_config(model_name, base=saved and saved["config"], **options)
     task = get_task(model_name)
+    if config.get("distill_from"):  # the teacher's loss is the criterion (ember/zoo/distillation.py)
+        from ember.zoo.distillation import distilling
+
+        task = distilling(task, config, data)  # (built before seeding: the student's init is a plain run's)
+    if config.get("quantize") == "qat":  # observers frozen while validating (ember/zoo/compression.py)
+        from ember.zoo.compression import QatTask
+
+        task = QatTask(task)
     ember.manual_seed(seed)
     train_set, val_set = task.datasets(data, seed=seed)
     with fitting(task, model_name, data):
         meta = dict(task.describe(train_set), name=data)
-        model = create_model(model_name, **meta["model_overrides"])
+        model = _create(model_name, meta, config.get("model_overrides") or {})
         val_loader = task.loader(val_set, config["batch_size"], train=False, workers=workers)
         check_fits(task, model, val_loader, model_name, data)
+    train_set = fraction_of(train_set, config.get("train_fraction", 1.0), seed)
+    model = _starting_point(model, config, resuming=saved is not None)
     optimizer = build_optimizer(config["optimizer"], model.parameters(), config)
     steps_per_epoch = len(_train_loader(task, train_set, config, workers, seed, world))
     scheduler = build_scheduler(config["scheduler"], optimizer, config, config["epochs"] * steps_per_epoch)
@@ -145,6 +161,9 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
     log(f"{model_name}: {num_params:,} parameters; {data}: {len(train_set):,} train / {len(val_set):,} validation "
         f"samples; {config['optimizer']} lr {config['lr']}, {config['scheduler']} schedule, "
         f"batch {config['batch_size']}, {config['epochs']} epochs")
+    if config.get("distill_from"):
+        log(f"distilled from {config['distill_from']} ({config['teacher_weights']}): temperature "
+            f"{task.temperature}, alpha {task.alpha}")
     progress = progress and _is_terminal(sys.stdout) and _is_terminal(sys.stderr)
     for epoch in range(start_epoch, config["epochs"]):
         ember.manual_seed(seed * 100_003 + epoch)
@@ -160,6 +179,8 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
                       "optimizer": optimizer.state_dict(),
                       "scheduler": scheduler.state_dict() if scheduler is not None else None,
                       "config": config, "seed": seed, "history": history}
+        if config.get("quantize") == "qat":  # create_model rebuilds the prepared model from this record
+            checkpoint["compression"] = {"quantize": "qat", "stage": "prepared"}
         if world is None or world.is_main:
             out.mkdir(parents=True, exist_ok=True)
             ember.save(checkpoint, out / CHECKPOINT)
@@ -172,6 +193,53 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
         log(f"validation {task.metric}: {metrics['final'][task.metric]:.4f} (last epoch, {out / CHECKPOINT}); "
             f"best {best[task.metric]:.4f} (epoch {best['epoch']}, {out / BEST})")
     return metrics
+
+
+def _create(model_name, meta, overrides):
+    """The model, built with the data's overrides and the run's ``model_overrides`` (recorded in ``meta``)."""
+    from ember.zoo import create_model
+
+    meta["model_overrides"] = {**meta["model_overrides"], **overrides}
+    try:
+        return create_model(model_name, **meta["model_overrides"])
+    except TypeError as exc:
+        if not overrides:
+            raise
+        raise ZooError(f"model overrides {json.dumps(overrides)} do not fit {model_name!r}: {exc}") from None
+
+
+def _starting_point(model, config, resuming):
+    """The model a run trains: ``init_weights`` loaded (fine-tuning; a resumed run loads its
+    checkpoint instead), then QAT-prepared when ``quantize`` is "qat" (ember/zoo/compression.py)."""
+    if config.get("init_weights") and not resuming:
+        from ember.zoo.weights import read_checkpoint
+
+        state_dict, _ = read_checkpoint(config["init_weights"])
+        try:
+            model.load_state_dict(state_dict)
+        except RuntimeError as exc:
+            raise ZooError(f"the starting weights {config['init_weights']!r} do not fit the model: {exc}") from None
+    if config.get("quantize") == "qat":
+        from ember.zoo.compression import prepare_qat_resnet
+
+        model = prepare_qat_resnet(model)
+    elif config.get("quantize") is not None:
+        raise ZooError(f"a training run can only quantize with 'qat', not {config['quantize']!r}")
+    return model
+
+
+def fraction_of(dataset, fraction, seed):
+    """A seeded random ``fraction`` of ``dataset`` (the option ``train_fraction``; all of it at 1)."""
+    import numpy as np
+
+    import ember
+
+    if not 0 < fraction <= 1:
+        raise ZooError(f"the training fraction must be in (0, 1], got {fraction}")
+    if fraction == 1:
+        return dataset
+    count = max(1, round(len(dataset) * fraction))
+    return ember.data.Subset(dataset, np.random.default_rng(seed).permutation(len(dataset))[:count].tolist())
 
 
 @contextlib.contextmanager

@@ -114,6 +114,17 @@ class FakeQuantize(ember.nn.Module):
             return fake_quantize_per_tensor_affine(X, self.scale, self.zero_point, self.quant_min, self.quant_max)
         return X
 
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        # scale and zero_point take the loaded shape (one per channel once a per-channel
+        # quantizer has observed), as torch's FakeQuantize resizes them before loading
+        for name in ("scale", "zero_point"):
+            if prefix + name in state_dict:
+                shape = tuple(state_dict[prefix + name].shape)
+                setattr(self, name, ember.zeros(shape, dtype=getattr(self, name).dtype))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
     def extra_repr(self):
         return (f"fake_quant_enabled={self.fake_quant_enabled}, observer_enabled={self.observer_enabled}, "
                 f"quant_min={self.quant_min}, quant_max={self.quant_max}, dtype={self.dtype}, "
