@@ -6,11 +6,22 @@ against torch on the same data and initial weights.
 PyTorch counterpart: torch.nn.functional.conv2d/relu/adaptive_avg_pool2d/linear with
 a hand-written SGD update, the same calls on both sides so the comparison is of the
 frameworks' kernels and autograd costs.
+
+    python bench/cnn_step.py [THREADS] [--channels-last]   # input and conv weights channels_last
 """
 
 import sys
 
-from common import assert_losses_agree, interleaved, libraries, momentum_sgd, report_ms
+from common import (
+    assert_losses_agree,
+    conv_flops,
+    gemm_limit_figures,
+    in_format,
+    interleaved,
+    libraries,
+    momentum_sgd,
+    report_ms,
+)
 
 BATCH = 32
 # (out_channels, in_channels, stride, padding) of each 3x3 convolution.
@@ -18,11 +29,12 @@ CONVS = ((32, 3, 1, 1), (64, 32, 2, 1), (128, 64, 2, 1))
 CLASSES = 10
 
 
-def make_step(lib, weights, x_np, y_np):
+def make_step(lib, weights, x_np, y_np, channels_last=False):
     F = lib.nn.functional
-    params = [lib.tensor(w).requires_grad_() for w in weights]
+    params = [(in_format(lib, lib.tensor(w), channels_last) if w.ndim == 4 else lib.tensor(w)).requires_grad_()
+              for w in weights]
     velocities = [lib.zeros_like(p) for p in params]
-    x, y = lib.tensor(x_np), lib.tensor(y_np)
+    x, y = in_format(lib, lib.tensor(x_np), channels_last), lib.tensor(y_np)
 
     def step():
         h = x
@@ -50,16 +62,31 @@ def initial_weights(rng, np):
     return weights
 
 
-def main(threads):
+def step_flops():
+    """Forward + both backward products of the three convolutions (input 3 channels: no grad_input)."""
+    total, size = 0, 32
+    for i, (out_channels, in_channels, stride, _) in enumerate(CONVS):
+        size = (size - 1) // stride + 1
+        forward = conv_flops(BATCH, in_channels, out_channels, (3, 3), size, size)
+        total += forward * (2 if i == 0 else 3)
+    return total
+
+
+def main(threads, channels_last):
     np, torch, ember = libraries(threads)
     rng = np.random.default_rng(0)
     weights = initial_weights(rng, np)
     x = rng.standard_normal((BATCH, 3, 32, 32)).astype(np.float32)
     y = rng.integers(0, CLASSES, BATCH)
-    steps = {"ember": make_step(ember, weights, x, y), "torch": make_step(torch, weights, x, y)}
+    steps = {"ember": make_step(ember, weights, x, y, channels_last),
+             "torch": make_step(torch, weights, x, y, channels_last)}
     assert_losses_agree(steps, 1e-4)
-    report_ms("CNN (CIFAR-style) train step (ms)", threads, interleaved(steps, rounds=15, inner=2))
+    medians = interleaved(steps, rounds=15, inner=2)
+    report_ms("CNN (CIFAR-style) train step (ms)", threads, medians,
+              format="channels_last" if channels_last else "contiguous",
+              **gemm_limit_figures(np, step_flops(), medians))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
+    arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
+    main(int(arguments[0]) if arguments else 1, "--channels-last" in sys.argv)

@@ -87,3 +87,43 @@ def print_profile(step, rounds):
     profiler.runcall(lambda: [step() for _ in range(rounds)])
     pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
 
+
+
+def channels_last_flag():
+    """Whether ``--channels-last`` was given: run both sides in that memory format."""
+    return "--channels-last" in sys.argv
+
+
+def in_format(lib, tensor_or_module, channels_last):
+    """``tensor_or_module`` in ``lib.channels_last`` when asked (4-d tensors, or a module's 4-d parameters)."""
+    if not channels_last:
+        return tensor_or_module
+    if isinstance(tensor_or_module, lib.nn.Module):
+        return tensor_or_module.to(memory_format=lib.channels_last)
+    return tensor_or_module.contiguous(memory_format=lib.channels_last)
+
+
+def sgemm_rate(np, m=8192, k=576, n=64, rounds=7):
+    """NumPy's float32 GEMM rate (FLOP/s) on a conv-shaped product (the 64->64 3x3 layer's
+    rows against its weight), the median of ``rounds``: the "GEMM limit" of a
+    convolution step is its FLOPs over this rate."""
+    a = np.random.default_rng(0).standard_normal((m, k)).astype(np.float32)
+    b = np.random.default_rng(1).standard_normal((k, n)).astype(np.float32)
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        a @ b
+        times.append(time.perf_counter() - start)
+    return 2 * m * k * n / statistics.median(times)
+
+
+def conv_flops(batch, in_channels, out_channels, kernel, out_h, out_w, groups=1):
+    """Multiply-adds x2 of one convolution's forward (its backward is twice that)."""
+    return 2 * batch * out_h * out_w * out_channels * (in_channels // groups) * kernel[0] * kernel[1]
+
+
+def gemm_limit_figures(np, flops, medians):
+    """``{"GEMM limit ms", "ember/limit", "torch/limit"}``: the step's FLOPs at NumPy's sgemm rate."""
+    limit = flops / sgemm_rate(np)
+    return {"GEMM limit (ms)": limit * 1e3, "ember / GEMM limit": medians["ember"] / limit,
+            "torch / GEMM limit": medians["torch"] / limit}

@@ -2,16 +2,22 @@
 batch of 32 images 32x32, ember against torch on the same data and weights.
 
 PyTorch counterpart: torch.nn.functional.conv2d (oneDNN/im2col kernels on CPU); ember's
-is im2col on a strided view plus one batched matrix product (ember/native/convolution.py).
+is im2col on a strided view plus one batched matrix product (ember/native/convolution.py,
+or ember/native/convolution_channels_last.py with ``--channels-last``).
+
+    python bench/conv_layer.py [THREADS] [--channels-last]
 """
 
 import json
 import sys
 
 
-def make_steps(lib, x_np, w_np, b_np):
+def make_steps(lib, x_np, w_np, b_np, channels_last=False):
+    from common import in_format
+
     F = lib.nn.functional
-    x, w, b = (lib.tensor(a).requires_grad_() for a in (x_np, w_np, b_np))
+    x, w = (in_format(lib, lib.tensor(a), channels_last).requires_grad_() for a in (x_np, w_np))
+    b = lib.tensor(b_np).requires_grad_()
 
     def forward():
         with lib.no_grad():
@@ -23,25 +29,29 @@ def make_steps(lib, x_np, w_np, b_np):
     return forward, train
 
 
-def main(threads):
-    from common import interleaved, libraries
+def main(threads, channels_last):
+    from common import conv_flops, gemm_limit_figures, interleaved, libraries
 
     np, torch, ember = libraries(threads)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((32, 32, 32, 32)).astype(np.float32)
     w = (rng.standard_normal((64, 32, 3, 3)) / np.sqrt(32 * 9)).astype(np.float32)
     b = rng.standard_normal(64).astype(np.float32)
-    ember_forward, ember_train = make_steps(ember, x, w, b)
-    torch_forward, torch_train = make_steps(torch, x, w, b)
+    ember_forward, ember_train = make_steps(ember, x, w, b, channels_last)
+    torch_forward, torch_train = make_steps(torch, x, w, b, channels_last)
     difference = np.abs(ember_forward().numpy() - torch_forward().numpy()).max()
     assert difference < 1e-3, difference  # same work on both sides
     forward = interleaved({"ember": ember_forward, "torch": torch_forward}, rounds=11, inner=2)
     train = interleaved({"ember": ember_train, "torch": torch_train}, rounds=11, inner=2)
+    flops = 3 * conv_flops(32, 32, 64, (3, 3), 32, 32)  # forward, grad_input, grad_weight
     print(json.dumps({"benchmark": "conv3x3 32->64, 32x32x32, fwd+bwd (ms)", "threads": threads,
+                      "format": "channels_last" if channels_last else "contiguous",
                       "ember": train["ember"] * 1e3, "torch": train["torch"] * 1e3,
                       "ratio": train["ember"] / train["torch"],
-                      "forward ratio": forward["ember"] / forward["torch"]}))
+                      "forward ratio": forward["ember"] / forward["torch"],
+                      **gemm_limit_figures(np, flops, train)}))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
+    arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
+    main(int(arguments[0]) if arguments else 1, "--channels-last" in sys.argv)

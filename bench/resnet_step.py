@@ -7,22 +7,24 @@ PyTorch counterpart: torchvision.models.resnet18 with ``conv1`` 3x3/1 and ``maxp
 Identity, trained with torch.optim.SGD. torchvision does not import beside this torch
 build, so the torch side is the test suite's oracle, tests/zoo/resnet/torch_reference.py.
 
-    python bench/resnet_step.py [THREADS] [--profile]   # --profile: where ember's time goes
+    python bench/resnet_step.py [THREADS] [--profile] [--channels-last]
+    # --profile: where ember's time goes; --channels-last: both models and the input in that format
 """
 
 import pathlib
 import sys
 
-from common import assert_losses_agree, interleaved, libraries, report_ms
+from common import assert_losses_agree, conv_flops, gemm_limit_figures, in_format, interleaved, libraries, report_ms
 
 BATCH = 32
 CLASSES = 10
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "zoo" / "resnet"))
 
 
-def make_step(lib, model, x_np, y_np):
+def make_step(lib, model, x_np, y_np, channels_last=False):
+    model = in_format(lib, model, channels_last)
     optimizer = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
-    x, y = lib.tensor(x_np), lib.tensor(y_np)
+    x, y = in_format(lib, lib.tensor(x_np), channels_last), lib.tensor(y_np)
     model.train()
 
     def step():
@@ -72,19 +74,42 @@ def profile(step, rounds=5):
         print(f"  {own / rounds * 1e3:8.1f}  {name} ({pathlib.Path(filename).name}:{line})")
 
 
-def main(threads, want_profile=False):
+def step_flops(model, x_shape):
+    """Forward + grad_input + grad_weight products of every convolution (the stem's input
+    needs no gradient), from the shapes a forward pass sees."""
+    import torch
+
+    shapes = []
+    hooks = [m.register_forward_hook(lambda m, i, o: shapes.append((m, i[0].shape, o.shape)))
+             for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
+    with torch.no_grad():
+        model(torch.zeros(x_shape))
+    for hook in hooks:
+        hook.remove()
+    total = 0
+    for i, (m, inp, out) in enumerate(shapes):
+        forward = conv_flops(inp[0], inp[1], out[1], m.kernel_size, out[2], out[3], m.groups)
+        total += forward * (2 if i == 0 else 3)
+    return total
+
+
+def main(threads, want_profile=False, channels_last=False):
     np, torch, ember = libraries(threads)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((BATCH, 3, 32, 32)).astype(np.float32)
     y = rng.integers(0, CLASSES, BATCH)
     model, reference = build_models()
-    steps = {"ember": make_step(ember, model, x, y), "torch": make_step(torch, reference, x, y)}
+    flops = step_flops(reference, x.shape)
+    steps = {"ember": make_step(ember, model, x, y, channels_last),
+             "torch": make_step(torch, reference, x, y, channels_last)}
     assert_losses_agree(steps, 1e-3)
-    report_ms("ResNet-18 (CIFAR-style, batch 32) train step (ms)", threads, interleaved(steps, rounds=7, inner=1))
+    medians = interleaved(steps, rounds=7, inner=1)
+    report_ms("ResNet-18 (CIFAR-style, batch 32) train step (ms)", threads, medians,
+              format="channels_last" if channels_last else "contiguous", **gemm_limit_figures(np, flops, medians))
     if want_profile:
         profile(steps["ember"])
 
 
 if __name__ == "__main__":
-    arguments = [a for a in sys.argv[1:] if a != "--profile"]
-    main(int(arguments[0]) if arguments else 1, "--profile" in sys.argv)
+    arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
+    main(int(arguments[0]) if arguments else 1, "--profile" in sys.argv, "--channels-last" in sys.argv)

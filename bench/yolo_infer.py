@@ -9,6 +9,8 @@ torch counterpart without torchvision, so it is left out of the ratio; ember's f
 ``predict`` with NMS is reported alongside).
 
 tests/zoo/yolo/test_bench_twin.py checks that the torch twin gives ember's outputs.
+
+    python bench/yolo_infer.py [THREADS] [--channels-last]   # both models and the images in that format
 """
 
 import json
@@ -144,8 +146,8 @@ def make_inference(lib, model, images):
     return infer
 
 
-def main(threads):
-    from common import interleaved, libraries
+def main(threads, channels_last=False):
+    from common import in_format, interleaved, libraries
 
     np, torch, ember = libraries(threads)
     from ember_zoo_yolo.model import SIZES, yolo_nano
@@ -156,17 +158,21 @@ def main(threads):
     theirs = torch_twin(3, widths, channels, depth).eval()
     load_ember_state(theirs, ours)
     images = np.random.default_rng(0).random((BATCH, 3, 64, 64), dtype=np.float32)
-    ember_infer = make_inference(ember, ours, ember.from_numpy(images))
-    torch_infer = make_inference(torch, theirs, torch.from_numpy(images))
+    ours, theirs = in_format(ember, ours, channels_last), in_format(torch, theirs, channels_last)
+    ember_images = in_format(ember, ember.from_numpy(images), channels_last)
+    ember_infer = make_inference(ember, ours, ember_images)
+    torch_infer = make_inference(torch, theirs, in_format(torch, torch.from_numpy(images), channels_last))
     difference = np.abs(ember_infer()[1].numpy() - torch_infer()[1].numpy()).max()
     assert difference < 1e-3, difference  # the same network on both sides
     times = interleaved({"ember": ember_infer, "torch": torch_infer,
-                         "ember_nms": lambda: ours.predict(ember.from_numpy(images))}, rounds=7, inner=2)
+                         "ember_nms": lambda: ours.predict(ember_images)}, rounds=7, inner=2)
     print(json.dumps({"benchmark": "yolo_nano inference, batch 32x64x64 (img/s)", "threads": threads,
+                      "format": "channels_last" if channels_last else "contiguous",
                       "ember": BATCH / times["ember"], "torch": BATCH / times["torch"],
                       "ratio": times["ember"] / times["torch"],
                       "ember with NMS img/s": BATCH / times["ember_nms"]}))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
+    arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
+    main(int(arguments[0]) if arguments else 1, "--channels-last" in sys.argv)

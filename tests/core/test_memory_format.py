@@ -156,7 +156,19 @@ PROPAGATING_OPS = {
     "relu": lambda F, x: F.relu(x),
     "add": lambda F, x: x + x.relu(),
     "silu_mul": lambda F, x: F.silu(x) * 2.0,
+    "upsample_nearest": lambda F, x: F.interpolate(x, scale_factor=2, mode="nearest"),
+    "upsample_bilinear": lambda F, x: F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=False),
+    "cat": lambda F, x: torch_or_ember(F).cat([x, x.relu()], 1),
 }
+
+
+# Ops ember builds from other ops (matmuls, index gathers): values and gradients match
+# torch's, but the input's gradient comes back contiguous where torch's is channels_last.
+CONTIGUOUS_GRADIENT = {"adaptive_avg_pool2d_uneven", "upsample_nearest", "upsample_bilinear"}
+
+
+def torch_or_ember(F):
+    return torch if F is torch.nn.functional else ember
 
 
 @pytest.mark.parametrize("name", PROPAGATING_OPS)
@@ -172,7 +184,7 @@ def test_channels_last_propagates_like_torch(name):
         (g_e,) = ember.autograd.grad(y_e, x_e, ember.tensor(seed).contiguous(memory_format=ember.channels_last))
         (g_t,) = torch.autograd.grad(y_t, x_t, torch.tensor(seed).contiguous(memory_format=torch.channels_last))
         np.testing.assert_allclose(g_e.numpy(), g_t.numpy(), rtol=1e-10, atol=1e-12)
-        if name != "adaptive_avg_pool2d_uneven":  # ember's backward is two matmuls: contiguous
+        if name not in CONTIGUOUS_GRADIENT:
             assert g_e.is_contiguous(memory_format=ember.channels_last) == g_t.is_contiguous(
                 memory_format=torch.channels_last)
 

@@ -138,6 +138,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                               np.dtype(input._data.dtype))
             taps = [(left, 1 - t), (right, t)]
         out = resample(out, dim, taps)
+    from ember.memory_format import channels_last, suggest_memory_format
+
+    if dims == 2 and suggest_memory_format(input) is channels_last:  # PyTorch keeps the input's format
+        out = out.contiguous(memory_format=channels_last)
     return out
 
 
