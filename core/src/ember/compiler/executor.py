@@ -92,7 +92,7 @@ class Program:
             out = names[node.args[destination]]
         else:
             result = values[node]
-            out = self._global("buffer", self.xp.empty_like(result))  # keeps its layout (channel-major too)
+            out = self._global("buffer", self.xp.empty_like(result))  # keeps its layout (pixel-major too)
             self.buffers[node] = out
         return f"{name} = {fn}({args}, out={out})"
 

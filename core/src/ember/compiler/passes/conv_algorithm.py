@@ -60,7 +60,7 @@ def choose_conv_algorithms(graph, attributes, values, device, algorithm="auto"):
         stride, padding = tuple(node.kwargs["stride"]), tuple(node.kwargs["padding"])
         options = _applicable(weight.shape, stride)
         if algorithm == "auto":
-            key = (tuple(x.shape), str(x.dtype), _channel_major(x), tuple(weight.shape), stride, padding,
+            key = (tuple(x.shape), str(x.dtype), _pixel_major(x), tuple(weight.shape), stride, padding,
                    bias is not None, device.type)
             if key not in _CHOICES:
                 _CHOICES[key] = _measure(options, x, weight, bias, stride, padding)
@@ -161,8 +161,8 @@ def _to_device(array, like):
     return ember.from_numpy(array).to(like.device)
 
 
-def _channel_major(x):
-    return bool(x.transpose(1, 0, 2, 3).flags.c_contiguous) if x.ndim == 4 else False
+def _pixel_major(x):
+    return bool(x.transpose(2, 3, 0, 1).flags.c_contiguous) if x.ndim == 4 else False
 
 
 def _describe(x_shape, weight_shape, stride, padding):

@@ -1,25 +1,31 @@
 """The frame the compiled convolution kernels share: a kernel callable on tensors and on
-arrays, the channel-major layout its outputs live in, and scratch buffers reused
+arrays, the pixel-major layout its outputs live in, and scratch buffers reused
 across calls.
 
 PyTorch counterpart: torch/_inductor/kernel/conv.py (a convolution node the compiler
 lowers to its own kernel) and the channels-last idea of torch/_prims_common/__init__.py
 (``suggest_memory_format``: a layout carried by strides, not by shape) (v2.13).
 
-# NOTE [ Channel-major activations in the compiled program ]
-# A convolution computed as matrix products produces (out channels, N * pixels): the
-# rows of W @ columns. Eager ember transposes that back to a C-contiguous (N, C, H, W)
-# image after every convolution, and the next convolution transposes it again to gather
-# its columns. The compiled kernels skip both: they return the (C, N, H, W) array they
-# computed, *viewed* as (N, C, H, W) (a transpose of strides, no copy). Shapes in the
-# graph do not change, so every other op still sees an ordinary (N, C, H, W) array:
-# NumPy's elementwise ufuncs allocate their results in the layout of their inputs
-# (order 'K'), so ReLU, the residual add and the fused chains keep the layout; the next
-# compiled convolution finds `x.transpose(1, 0, 2, 3)` already contiguous, and its one
-# copy (into the zero-padded scratch buffer it needs anyway) reads memory in order.
-# Only the program's edges pay for the layout: the first convolution reads the caller's
-# (N, C, H, W) batch through a transposed view, and ops that need another layout
-# (pooling, flatten) see a strided array and handle it as eager ember does.
+# NOTE [ Pixel-major activations in the compiled program ]
+# The compiled kernels keep activations as (H, W, N, C) arrays: pixel-major, the batch
+# and the channels of one pixel side by side, (N, C) blocks contiguous. They return that
+# array *viewed* as (N, C, H, W) (a transpose of strides, no copy), so shapes in the
+# graph never change and every other op still sees an ordinary (N, C, H, W) array; NumPy's
+# elementwise ufuncs allocate their results in the layout of their inputs (order 'K'),
+# so ReLU, the residual add and the fused chains keep the layout, and the next compiled
+# convolution finds `x.transpose(2, 3, 0, 1)` already contiguous.
+# Why this layout: every step of the kernels becomes one matrix product over long
+# contiguous blocks, with no strided gather. im2col's columns, (output pixels * N,
+# kh * kw * C), copy whole (N, C) rows, and their product with the (kh * kw * C, O)
+# weight IS the next (H, W, N, O) activation, with no transposing copy back. Winograd's
+# tile transforms contract the H or W axis, the outermost ones, so B^T is applied by
+# one BLAS call per row (or column) block, and the transformed tiles come out as
+# (tile position, tiles, C) matrices, exactly what the 16 or 36 products read
+# (NOTE [ Winograd F(4x4, 3x3) ]). Eager ember instead transposes a (C, N*pixels)
+# product back to a contiguous (N, C, H, W) image after every convolution. Only the
+# program's edges pay for the layout: the first convolution reads the caller's batch
+# through a transposed view, and ops that need (N, C, H, W) (pooling, flatten) see a
+# strided array and handle it as eager ember does.
 """
 
 
@@ -71,18 +77,18 @@ class CompiledConv2d:
         return buffer
 
 
-def padded_channel_major(kernel, xp, x, rows, cols):
-    """``x`` (N, C, H, W), in any layout, copied into a zeroed (C, N, rows, cols) scratch
+def padded_pixel_major(kernel, xp, x, rows, cols):
+    """``x`` (N, C, H, W), in any layout, copied into a zeroed (rows, cols, N, C) scratch
     buffer at offset ``padding``: one copy that is both the padding and the layout
-    change (a plain ordered copy when ``x`` is a channel-major view)."""
+    change (an ordered copy of (N, C) blocks when ``x`` is a pixel-major view)."""
     N, C, H, W = x.shape
     ph, pw = kernel.padding
-    d = kernel.scratch(xp, "padded", (C, N, rows, cols), x.dtype, fill=0)
-    d[:, :, ph:ph + H, pw:pw + W] = x.transpose(1, 0, 2, 3)
+    d = kernel.scratch(xp, "padded", (rows, cols, N, C), x.dtype, fill=0)
+    d[ph:ph + H, pw:pw + W] = x.transpose(2, 3, 0, 1)
     return d
 
 
-def as_image(channel_major):
-    """A (C, N, H, W) array viewed as (N, C, H, W): NOTE [ Channel-major activations in
+def as_image(pixel_major):
+    """An (H, W, N, C) array viewed as (N, C, H, W): NOTE [ Pixel-major activations in
     the compiled program ]."""
-    return channel_major.transpose(1, 0, 2, 3)
+    return pixel_major.transpose(2, 3, 0, 1)
