@@ -171,18 +171,20 @@ def test_each_shape_is_measured_once(monkeypatch):
 
     monkeypatch.setattr(conv_algorithm_module, "_measure", counting)
     conv_algorithm_cache().clear()
-    model = nn.Sequential(nn.Conv2d(4, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3, padding=1)).eval()
+    # the first convolution reads the caller's (N, C, H, W) batch, the next two the
+    # pixel-major activations of the program: two shapes (with layouts), three convolutions
+    model = nn.Sequential(nn.Conv2d(4, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3, padding=1), nn.ReLU(),
+                          nn.Conv2d(4, 4, 3, padding=1)).eval()
     x = ember.randn(2, 4, 8, 8)
     first = ember.compile(model)
     first(x)
-    assert len(calls) == 1  # two convolutions of one shape (and layout: both read channel-major input? see below)
-    assert len(conv_algorithm_cache()) == 1
-    (entry,) = conv_algorithm_cache().values()
-    assert set(entry["seconds"]) == set(ALGORITHMS) and entry["algorithm"] in ALGORITHMS
+    assert len(calls) == 2 and len(conv_algorithm_cache()) == 2
+    for entry in conv_algorithm_cache().values():
+        assert set(entry["seconds"]) == set(ALGORITHMS) and entry["algorithm"] in ALGORITHMS
     ember.compile(model)(x)  # a second compile measures nothing
-    assert len(calls) == 1
+    assert len(calls) == 2
     records = next(iter(first.conv_choices.values()))
-    assert [r[2] for r in records] == [entry["algorithm"]] * 2
+    assert [r[2] for r in records][1] == [r[2] for r in records][2]
 
 
 def test_an_unknown_algorithm_is_refused_with_the_choices():

@@ -15,7 +15,9 @@ algorithms per shape and caches the winner) and aten/src/ATen/native/cudnn/Conv_
 # cuDNN's benchmark mode and TensorRT's builder, the pass times every algorithm that
 # applies on the example input (one warm-up call, then the best of two), keeps the
 # fastest, and caches the choice under the shape (input shape and layout, weight
-# shape, stride, padding, bias, dtype, device), so a model of many equal layers is
+# shape, stride, padding, bias, dtype, device; the input is timed in the layout it will
+# have: the caller's for a program input, pixel-major for the rest, as the compiled
+# kernels leave it), so a model of many equal layers is
 # measured once per distinct layer and a second compile measures nothing. The cost is
 # bounded: three calls per algorithm per distinct shape (about a second for ResNet-18's
 # CIFAR layers at batch 32). ``ember.compile(model, conv_algorithm=...)`` forces one
@@ -26,6 +28,8 @@ algorithms per shape and caches the winner) and aten/src/ATen/native/cudnn/Conv_
 """
 
 import time
+
+from ember.compiler.passes.conv_layout import as_image
 
 ALGORITHMS = ("im2col", "winograd_2x2", "winograd_4x4")
 
@@ -55,6 +59,8 @@ def choose_conv_algorithms(graph, attributes, values, device, algorithm="auto"):
         if not _eligible(node, attributes):
             continue
         x = values[node.args[0]]
+        if node.args[0].op != "placeholder":  # inside the program it arrives pixel-major (conv_layout.py)
+            x = as_image(x.transpose(2, 3, 0, 1).copy())
         weight = _numpy(attributes[node.args[1].target])
         bias = None if node.args[2] is None else _numpy(attributes[node.args[2].target])
         stride, padding = tuple(node.kwargs["stride"]), tuple(node.kwargs["padding"])
