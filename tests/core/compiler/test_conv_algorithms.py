@@ -133,7 +133,9 @@ def test_folded_batch_norm_relu_and_residual_around_each_algorithm(algorithm, dt
     x = ember.randn(2, 3, 5, 7, dtype=getattr(ember, dtype))
     compiled = ember.compile(block, conv_algorithm=algorithm)
     got = compiled(x).numpy()
-    assert [k.algorithm for k in _compiled_kernels(compiled)] == [algorithm, algorithm]
+    kernels = _compiled_kernels(compiled)
+    assert [k.algorithm for k in kernels] == [algorithm, algorithm]
+    assert [k.epilogue for k in kernels] == [("relu",), ("add", "relu")]  # folded into the kernels
     with ember.no_grad():
         eager = block(x).numpy()
     with torch.no_grad():
@@ -141,6 +143,32 @@ def test_folded_batch_norm_relu_and_residual_around_each_algorithm(algorithm, dt
     tolerance = 1e-12 if dtype == "float64" else FLOAT32_TOLERANCE[algorithm] * 4
     assert _relative(got, expected) < tolerance
     assert _relative(got, eager) < tolerance
+
+
+class _Epilogues(nn.Module):
+    """A residual add without ReLU (residual first), and a convolution read twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(3, 3, 3, padding=1)
+        self.b = nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x):
+        y = x + self.a(x)
+        z = self.b(y)
+        return nn.functional.relu(z) * z
+
+
+@pytest.mark.parametrize("algorithm", FORCED)
+def test_epilogues_are_folded_only_where_the_graph_allows(algorithm):
+    model = _Epilogues().eval()
+    x = ember.randn(2, 3, 8, 8)
+    compiled = ember.compile(model, conv_algorithm=algorithm)
+    got = compiled(x).numpy()
+    assert [k.epilogue for k in _compiled_kernels(compiled)] == [("add",), ()]  # b's result has two readers
+    with ember.no_grad():
+        expected = model(x).numpy()
+    assert _relative(got, expected) < FLOAT32_TOLERANCE[algorithm]
 
 
 @pytest.mark.parametrize("algorithm", ["auto"] + FORCED)

@@ -72,22 +72,25 @@ class CompiledModule(Module):
 
 def optimise(graph, attributes, inputs, conv_algorithm="auto"):
     """The pass pipeline, in place: dead code, constants, conv-bn, a convolution algorithm
-    per shape, fusion. Returns the convolutions' choices (passes/conv_algorithm.py)."""
+    per shape, the convolutions' epilogues (ReLU, residual add), fusion. Returns the
+    convolutions' choices (passes/conv_algorithm.py)."""
     from ember.compiler.executor import _plan_run
     from ember.compiler.passes import (
         choose_conv_algorithms,
         eliminate_dead_code,
         fold_constants,
         fold_conv_bn,
+        fold_conv_epilogues,
         fuse_elementwise,
     )
 
     eliminate_dead_code(graph)
     fold_constants(graph, attributes)
     fold_conv_bn(graph, attributes)
-    choices = choose_conv_algorithms(graph, attributes, _plan_run(graph, attributes, inputs), inputs[0].device,
-                                     conv_algorithm)
-    fuse_elementwise(graph, _plan_run(graph, attributes, inputs))
+    values = _plan_run(graph, attributes, inputs)  # shapes and dtypes for the passes below (kept up to date)
+    choices = choose_conv_algorithms(graph, attributes, values, inputs[0].device, conv_algorithm)
+    fold_conv_epilogues(graph, values)
+    fuse_elementwise(graph, values)
     graph.lint()
     return choices
 

@@ -13,14 +13,15 @@ algorithms per shape and caches the winner) and aten/src/ATen/native/cudnn/Conv_
 # over memory, and F(4x4)'s weights are 4x larger than the direct ones. Small BLAS
 # products run far below peak, so the count of multiplies alone mispredicts. So, like
 # cuDNN's benchmark mode and TensorRT's builder, the pass times every algorithm that
-# applies on the example input (one warm-up call, then the best of two), keeps the
+# applies on the example input (one warm-up call, then the best of two calls, of up to
+# five while the two fastest are within 10% of each other), keeps the
 # fastest, and caches the choice under the shape (input shape and layout, weight
 # shape, stride, padding, bias, dtype, device; the input is timed in the layout it will
 # have: the caller's for a program input, pixel-major for the rest, as the compiled
 # kernels leave it), so a model of many equal layers is
 # measured once per distinct layer and a second compile measures nothing. The cost is
-# bounded: three calls per algorithm per distinct shape (about a second for ResNet-18's
-# CIFAR layers at batch 32). ``ember.compile(model, conv_algorithm=...)`` forces one
+# bounded: three to six calls per algorithm per distinct shape (a few seconds for
+# ResNet-18's CIFAR layers at batch 32). ``ember.compile(model, conv_algorithm=...)`` forces one
 # algorithm instead (tests, reproducible runs); convolutions the forced algorithm cannot
 # run fall back to im2col, and grouped, dilated, transposed or non-2-D convolutions keep
 # eager ember's kernel. Outputs differ from eager by rounding only: NOTE [ Winograd
@@ -45,7 +46,8 @@ def conv_algorithm_cache():
 
 def choose_conv_algorithms(graph, attributes, values, device, algorithm="auto"):
     """Rewrite each eligible convolution of ``graph`` (in place) into a compiled kernel.
-    ``values`` are the plan run's arrays (the example input of every node); ``algorithm``
+    ``values`` are the plan run's arrays (the example input of every node; the new
+    nodes get their old node's entry, for the passes after this one); ``algorithm``
     is ``"auto"`` (measure; on the CPU only, other devices keep eager's kernel), one of
     ``ALGORITHMS``, or ``"eager"`` (change nothing). Returns one record per rewritten
     convolution: ``(node name, description of the shape, algorithm, seconds per algorithm)``."""
@@ -75,7 +77,7 @@ def choose_conv_algorithms(graph, attributes, values, device, algorithm="auto"):
             chosen, seconds = (algorithm if algorithm in options else "im2col"), {}
         kernel = make_kernel(chosen, weight.shape, stride, padding)
         kernel.workspace = workspace
-        _rewrite(graph, attributes, node, kernel, weight, bias)
+        values[_rewrite(graph, attributes, node, kernel, weight, bias)] = values[node]  # shape and dtype
         records.append((node.name, _describe(x.shape, weight.shape, stride, padding), chosen, seconds))
     graph.eliminate_dead_code()
     return records
@@ -112,10 +114,11 @@ def _applicable(weight_shape, stride):
     return ("im2col",)
 
 
-def _measure(options, x, weight, bias, stride, padding, repeats=2):
+def _measure(options, x, weight, bias, stride, padding, repeats=2, most=5, margin=0.1):
     """Time each algorithm on ``x``: one warm-up call (it also makes the scratch
     buffers), then the best of ``repeats`` calls, taken in turns so that a burst of load
-    on the machine hits every algorithm alike."""
+    on the machine hits every algorithm alike; while the two fastest are within
+    ``margin`` of each other, more turns, up to ``most``."""
     import numpy as np
 
     if len(options) == 1:
@@ -129,11 +132,14 @@ def _measure(options, x, weight, bias, stride, padding, repeats=2):
         runs[name] = (lambda k=kernel, w=prepared, b=kept_bias: k.compute(np, x, w, b))
         runs[name]()
     best = dict.fromkeys(runs, float("inf"))
-    for _ in range(repeats):
+    for turn in range(most):
         for name, run in runs.items():
             start = time.perf_counter()
             run()
             best[name] = min(best[name], time.perf_counter() - start)
+        first, second = sorted(best.values())[:2]
+        if turn + 1 >= repeats and second > first * (1 + margin):
+            break
     return {"algorithm": min(best, key=best.get), "seconds": best}
 
 
@@ -155,6 +161,7 @@ def _rewrite(graph, attributes, node, kernel, weight, bias):
         new = graph.call_function(kernel, (node.args[0], w_node, b_node))
     node.replace_all_uses_with(new)
     graph.erase_node(node)
+    return new
 
 
 def _numpy(tensor):

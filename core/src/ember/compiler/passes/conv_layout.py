@@ -31,9 +31,12 @@ lowers to its own kernel) and the channels-last idea of torch/_prims_common/__in
 
 class CompiledConv2d:
     """Base of the compiled 2-D convolution kernels. A node calls it with
-    ``(input, weight, bias)`` where ``weight`` is what ``prepare`` made of the
-    convolution's weight (and bias) at compile time. Subclasses define ``prepare``
-    and ``compute(xp, x, weight, bias)`` on arrays."""
+    ``(input, weight, bias)``, or ``(input, weight, bias, residual)`` when a residual
+    add was folded in, where ``weight`` is what ``prepare`` made of the convolution's
+    weight (and bias) at compile time. Subclasses define ``prepare`` and
+    ``compute(xp, x, weight, bias, residual)`` on arrays; ``epilogue`` lists what runs
+    on the result before it is returned (``"add"`` the residual, then ``"relu"``):
+    NOTE [ The convolution's epilogue ]."""
 
     algorithm = None
     qualname = None
@@ -42,25 +45,37 @@ class CompiledConv2d:
         self.stride = tuple(stride)
         self.padding = tuple(padding)
         self.workspace = {}
+        self.epilogue = ()
 
     @property
     def __name__(self):
-        return f"conv2d_{self.algorithm}"
+        return f"conv2d_{self.algorithm}" + "".join(f"_{step}" for step in self.epilogue)
 
     def __repr__(self):
-        return f"<compiled conv2d: {self.algorithm}, stride={self.stride}, padding={self.padding}>"
+        return (f"<compiled conv2d: {self.algorithm}, stride={self.stride}, padding={self.padding}"
+                f"{', then ' + ', '.join(self.epilogue) if self.epilogue else ''}>")
 
     def array_kernel(self, xp):
-        def run(x, weight, bias):
-            return self.compute(xp, x, weight, bias)
+        def run(x, weight, bias, residual=None):
+            return self.compute(xp, x, weight, bias, residual)
         return run
 
-    def __call__(self, x, weight, bias):
+    def __call__(self, x, weight, bias, residual=None):
         from ember.dispatcher import _wrap
 
         xp = x._device.backend.xp
-        out = self.compute(xp, x._data, weight._data, None if bias is None else bias._data)
+        out = self.compute(xp, x._data, weight._data, None if bias is None else bias._data,
+                           None if residual is None else residual._data)
         return _wrap(out, x._device)
+
+    def finish(self, xp, out, residual, added=False):
+        """The epilogue on the (H, W, N, O) result, in place; ``added`` says the kernel
+        already added the residual while writing ``out``."""
+        if "add" in self.epilogue and not added:
+            xp.add(out, residual.transpose(2, 3, 0, 1), out=out)
+        if "relu" in self.epilogue:
+            xp.maximum(out, 0, out=out)
+        return as_image(out)
 
     def scratch(self, xp, role, shape, dtype, fill=None):
         """A buffer kept between calls (one per role, shape and dtype): big arrays are

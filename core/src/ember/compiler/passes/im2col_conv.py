@@ -11,7 +11,7 @@ unfold + GEMM convolution) (v2.13); ember's eager kernel is ember/native/convolu
 # once, when the scratch buffer of the columns is made, and never again.
 """
 
-from ember.compiler.passes.conv_layout import CompiledConv2d, as_image, padded_pixel_major
+from ember.compiler.passes.conv_layout import CompiledConv2d, padded_pixel_major
 
 
 class Im2colConv2d(CompiledConv2d):
@@ -36,7 +36,7 @@ class Im2colConv2d(CompiledConv2d):
             matrix = np.concatenate([matrix, bias.reshape(1, -1).astype(matrix.dtype)], axis=0)
         return np.ascontiguousarray(matrix), None
 
-    def compute(self, xp, x, weight, bias):
+    def compute(self, xp, x, weight, bias, residual=None):
         N, C, H, W = x.shape
         (kh, kw), (sh, sw), (ph, pw) = self.kernel_size, self.stride, self.padding
         OH, OW = (H + 2 * ph - kh) // sh + 1, (W + 2 * pw - kw) // sw + 1
@@ -55,4 +55,4 @@ class Im2colConv2d(CompiledConv2d):
         y = xp.matmul(cols, weight)
         if bias is not None:  # a bias that was not a constant at compile time
             y += bias
-        return as_image(y.reshape(OH, OW, N, -1))
+        return self.finish(xp, y.reshape(OH, OW, N, -1), residual)

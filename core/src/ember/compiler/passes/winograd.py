@@ -47,7 +47,7 @@ own, written with the backend's array operations.
 
 import numpy as np
 
-from ember.compiler.passes.conv_layout import CompiledConv2d, as_image, padded_pixel_major
+from ember.compiler.passes.conv_layout import CompiledConv2d, padded_pixel_major
 
 # F(m, 3) for m = 2 and 4: (B^T, G, A^T).
 _MATRICES = {
@@ -88,7 +88,7 @@ class WinogradConv2d(CompiledConv2d):
         """``(O, C, 3, 3)`` weight -> ``(U, bias)``."""
         return winograd_weight(weight, self.m), bias
 
-    def compute(self, xp, x, u, bias):
+    def compute(self, xp, x, u, bias, residual=None):
         m = self.m
         alpha = m + 2
         N, C, H, W = x.shape
@@ -102,8 +102,10 @@ class WinogradConv2d(CompiledConv2d):
         xp.matmul(v, u, out=products)
         if bias is not None:  # A^T's column 1 is all ones: b at tile position (1, 1) reaches every output
             products[alpha + 1] += bias
-        y = self._output_transform(xp, products, th, tw, N, O)
-        return as_image(y[:OH, :OW] if (OH % m or OW % m) else y)
+        whole = not (OH % m or OW % m)  # no rows or columns of the last tiles to crop
+        add = residual if whole and "add" in self.epilogue else None
+        y = self._output_transform(xp, products, th, tw, N, O, add)
+        return self.finish(xp, y if whole else y[:OH, :OW], residual, added=add is not None)
 
     def _matrix(self, xp, index, dtype):
         key = ("matrix", self.m, index, str(dtype), xp.__name__)
@@ -120,23 +122,24 @@ class WinogradConv2d(CompiledConv2d):
         Hp, Wp, N, C = d.shape
         bt = self._matrix(xp, 0, d.dtype)
         block = N * C
-        s = d.strides  # column j of tile s along W is input column m * s + j: whole (N, C) blocks
         columns = self.scratch(xp, "tile columns", (alpha, Hp * tw * block), d.dtype)
-        columns.reshape(alpha, Hp, tw, block)[...] = xp.lib.stride_tricks.as_strided(
-            d, (alpha, Hp, tw, block), (s[1], s[0], m * s[1], s[3]))
+        gathered = columns.reshape(alpha, Hp, tw, N, C)
+        for j in range(alpha):  # column j of tile s along W is input column m * s + j: whole (N, C) blocks
+            gathered[j] = d[:, j:j + m * (tw - 1) + 1:m]
         t = self.scratch(xp, "d B", columns.shape, d.dtype)
         xp.matmul(bt, columns, out=t)  # (l, rows, tw, N, C)
         row = tw * block
-        e = t.itemsize  # row i of tile t along H is row m * t + i, for each l: whole (tw, N, C) blocks
         rows = self.scratch(xp, "tile rows", (alpha, alpha * th * row), d.dtype)
-        rows.reshape(alpha, alpha, th, row)[...] = xp.lib.stride_tricks.as_strided(
-            t, (alpha, alpha, th, row), (row * e, Hp * row * e, m * row * e, e))
+        gathered, t = rows.reshape(alpha, alpha, th, row), t.reshape(alpha, Hp, row)
+        for i in range(alpha):  # row i of tile t along H is row m * t + i, for each l: whole (tw, N, C) blocks
+            gathered[i] = t[:, i:i + m * (th - 1) + 1:m]
         v = self.scratch(xp, "B^T d B", rows.shape, d.dtype)
         xp.matmul(bt, rows, out=v)  # (k, l, th, tw, N, C)
         return v.reshape(alpha * alpha, th * tw * N, C)
 
-    def _output_transform(self, xp, products, th, tw, N, O):
-        """A^T M A for every tile, written as the pixel-major ``(m * th, m * tw, N, O)``."""
+    def _output_transform(self, xp, products, th, tw, N, O, residual=None):
+        """A^T M A for every tile, written as the pixel-major ``(m * th, m * tw, N, O)``,
+        plus ``residual`` (an (N, O, H, W) array) if given, in the same pass."""
         m = self.m
         alpha = m + 2
         at = self._matrix(xp, 2, products.dtype)
@@ -145,5 +148,10 @@ class WinogradConv2d(CompiledConv2d):
         full = self.scratch(xp, "A^T M A", (m, m, th * tw * N * O), products.dtype)
         xp.matmul(at, half.reshape(m, alpha, -1), out=full)  # one product per output row p: (p, q, tiles, O)
         out = xp.empty((m * th, m * tw, N, O), products.dtype)
-        out.reshape(th, m, tw, m, N * O)[...] = full.reshape(m, m, th, tw, N * O).transpose(2, 0, 3, 1, 4)
+        blocks = full.reshape(m, m, th, tw, N * O).transpose(2, 0, 3, 1, 4)  # (t, p, s, q, N * O)
+        if residual is None:
+            out.reshape(th, m, tw, m, N * O)[...] = blocks
+        else:  # a view when the residual is pixel-major, as the program's activations are
+            xp.add(blocks, residual.transpose(2, 3, 0, 1).reshape(th, m, tw, m, N * O),
+                   out=out.reshape(th, m, tw, m, N * O))
         return out
