@@ -3,6 +3,8 @@ each op on the lower-precision, fp32 and promote lists (and of ops on none), flo
 and integer inputs left alone, gradients reaching float32 weights as float32, nesting,
 the decorator, the weight-cast cache, errors."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -31,6 +33,12 @@ CASES = [
     ("conv_transpose2d", lambda lib, x, w: lib.nn.functional.conv_transpose2d(x, w), [(1, 3, 4, 4), (3, 2, 3, 3)]),
     ("cat (promote)", lambda lib, a, b: lib.cat([a.half(), b]), [(2, 3), (2, 3)]),
     ("stack (promote)", lambda lib, a, b: lib.stack([a.half(), b]), [(2, 3), (2, 3)]),
+    ("cat of float32 then half (promote)", lambda lib, a, b: lib.cat([a, b.half()]), [(2, 3), (2, 3)]),
+    ("cat of bfloat16 and float32 (promote)", lambda lib, a, b: lib.cat([a.bfloat16(), b]), [(2, 3), (2, 3)]),
+    ("cat of bfloat16 pair (promote)", lambda lib, a, b: lib.cat([a.bfloat16(), b.bfloat16()]), [(2, 3), (2, 3)]),
+    ("matmul of bfloat16 inputs", lambda lib, a, b: a.bfloat16() @ b.bfloat16(), [(3, 4), (4, 5)]),
+    ("mse_loss of bfloat16 (fp32)", lambda lib, a, b: lib.nn.functional.mse_loss(a.bfloat16(), b.bfloat16()),
+     [(4, 3), (4, 3)]),
     ("mse_loss (fp32)", lambda lib, a, b: lib.nn.functional.mse_loss(a.half(), b.half()), [(4, 3), (4, 3)]),
     ("cross_entropy (fp32)", lambda lib, a: lib.nn.functional.cross_entropy(a.half(), lib.tensor([0, 2, 1, 0])),
      [(4, 3)]),
@@ -50,19 +58,28 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("name,fn,shapes", CASES, ids=[c[0] for c in CASES])
-def test_op_matches_torch_cpu_autocast(name, fn, shapes):
+def test_op_matches_torch_cpu_autocast(name, fn, shapes, dtype):
     arrays = _arrays(*shapes)
     results = {}
     for lib in (torch, ember):
         inputs = [lib.tensor(a, requires_grad=True) for a in arrays]
-        with lib.autocast("cpu", dtype=lib.float16):
-            out = fn(lib, *inputs)
+        with lib.autocast("cpu", dtype=getattr(lib, dtype)):
+            try:
+                out = fn(lib, *inputs)
+            except RuntimeError as error:  # torch refuses float16 first in a bfloat16 cat: ember must too
+                if lib is torch:
+                    region = ember.autocast("cpu", dtype=getattr(ember, dtype))
+                    with pytest.raises(RuntimeError, match=re.escape(str(error))), region:
+                        fn(ember, *[ember.tensor(a, requires_grad=True) for a in arrays])
+                    return
+                raise
         out.float().sum().backward()
         results[lib] = (out, [x.grad for x in inputs])
     (e_out, e_grads), (t_out, t_grads) = results[ember], results[torch]
     assert str(e_out.dtype).split(".")[-1] == str(t_out.dtype).split(".")[-1], name
-    tol = 2e-2 if t_out.dtype == torch.float16 else 1e-3
+    tol = {torch.float16: 2e-2, torch.bfloat16: 6e-2}.get(t_out.dtype, 1e-3)
     assert_close(e_out.float(), t_out.float(), rtol=tol, atol=tol)
     for e_grad, t_grad in zip(e_grads, t_grads):
         assert e_grad.dtype == ember.float32 and t_grad.dtype == torch.float32  # the leaves' dtype
@@ -74,6 +91,14 @@ def test_integer_inputs_and_other_devices_are_left_alone():
         assert (ember.ones(2, 3, dtype=ember.int64) @ ember.ones(3, 2, dtype=ember.int64)).dtype == ember.int64
     with ember.autocast("cuda", dtype=ember.float16):  # a cuda region does not touch cpu tensors
         assert (ember.ones(2, 3) @ ember.ones(3, 2)).dtype == ember.float32
+
+
+def test_cpu_autocast_defaults_to_bfloat16_like_torch():
+    for lib in (torch, ember):
+        assert lib.get_autocast_dtype("cpu") == lib.bfloat16 and lib.get_autocast_dtype("cuda") == lib.float16
+        with lib.autocast("cpu"):
+            assert lib.get_autocast_dtype("cpu") == lib.bfloat16
+            assert (lib.ones(2, 3) @ lib.ones(3, 2)).dtype == lib.bfloat16
 
 
 def test_nesting_decorator_and_queries_like_torch():
@@ -121,8 +146,5 @@ def test_errors():
         ember.autocast("tpu")
     with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
         ember.autocast(ember.device("cpu"))
-    if not hasattr(ember, "bfloat16"):  # ember's documented difference while it has no bfloat16
-        with pytest.raises(RuntimeError, match="pass dtype=ember.float16"):
-            ember.autocast("cpu")
     with pytest.raises(RuntimeError, match="target dtype ember.float64 is not supported"):
         ember.autocast("cpu", dtype=ember.float64)

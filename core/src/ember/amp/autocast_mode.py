@@ -3,10 +3,10 @@ by PyTorch's per-op policies.
 
 PyTorch counterpart: torch/amp/autocast_mode.py (v2.13), with the policies of
 aten/src/ATen/autocast_mode.cpp (ember/amp/state.py; NOTE [ Autocast at the
-dispatcher ]). Device types ``cpu`` and ``cuda``; dtypes ``float16``, and
-``bfloat16`` when ember's dtypes have it. Where ember differs from torch: CPU autocast
-defaults to bfloat16 in PyTorch; while ember has no bfloat16 dtype, ``autocast("cpu")``
-without ``dtype=`` raises an error asking for ``dtype=ember.float16``.
+dispatcher ]). Device types ``cpu`` and ``cuda``; dtypes ``float16`` and ``bfloat16``,
+with PyTorch's defaults: bfloat16 on cpu, float16 on cuda. (ember's CUDA backend has no
+bfloat16 arrays, NOTE [ bfloat16 ] in ember/dtypes.py, so ``autocast("cuda",
+dtype=ember.bfloat16)`` fails at the first cast.)
 """
 
 import functools
@@ -19,11 +19,11 @@ _DEFAULT_DTYPE_NAMES = {"cpu": "bfloat16", "cuda": "float16"}
 def _dtype_named(name):
     from ember import dtypes
 
-    return getattr(dtypes, name, None)
+    return getattr(dtypes, name)
 
 
 def _supported(device_type):
-    return tuple(d for d in (_dtype_named("float16"), _dtype_named("bfloat16")) if d is not None)
+    return (_dtype_named("float16"), _dtype_named("bfloat16"))
 
 
 def get_autocast_dtype(device_type):
@@ -31,8 +31,7 @@ def get_autocast_dtype(device_type):
     current = autocast_state.dtypes.get(device_type)
     if current is not None:
         return current
-    default = _dtype_named(_DEFAULT_DTYPE_NAMES.get(device_type, "float16"))
-    return default if default is not None else _dtype_named("float16")
+    return _dtype_named(_DEFAULT_DTYPE_NAMES.get(device_type, "float16"))
 
 
 def is_autocast_enabled(device_type=None):
@@ -62,8 +61,8 @@ class autocast:
 
     Args:
         device_type: ``"cpu"`` or ``"cuda"``.
-        dtype: ``ember.float16`` (or ``ember.bfloat16`` where ember has it); default
-            float16 on cuda, bfloat16 on cpu (PyTorch's).
+        dtype: ``ember.float16`` or ``ember.bfloat16``; default float16 on cuda,
+            bfloat16 on cpu (PyTorch's).
         enabled: False turns autocast off inside (also within an enclosing region).
         cache_enabled: cache the casts of weights within the region (default True).
 
@@ -82,11 +81,6 @@ class autocast:
             raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
         self.device = device_type
         self.fast_dtype = dtype if dtype is not None else _dtype_named(_DEFAULT_DTYPE_NAMES[device_type])
-        if self.fast_dtype is None and not enabled:  # a disabled region casts nothing: no dtype needed
-            self.fast_dtype = _dtype_named("float16")
-        if self.fast_dtype is None:
-            raise RuntimeError(f"autocast('{device_type}') defaults to bfloat16, which ember does not have yet: "
-                               "pass dtype=ember.float16")
         if enabled and self.fast_dtype not in _supported(device_type):
             raise RuntimeError(f"In {device_type.upper()} autocast, the target dtype {self.fast_dtype} is not "
                                f"supported: use one of {', '.join(map(str, _supported(device_type)))}")

@@ -13,11 +13,13 @@ lists, ``cached_cast``) (v2.13). See NOTE [ Autocast at the dispatcher ].
 # same in one line at the top of ``dispatch``: ``if autocast_state.enabled`` (a single
 # attribute test when autocast is off), then ``autocast_state.cast(op, inputs)``. The
 # policies, by op name:
-#   lower_precision: every float32 input goes to the autocast dtype (products,
-#       convolutions, attention: the ops that gain from half precision);
+#   lower_precision: every float32 or other reduced input goes to the autocast dtype
+#       (products, convolutions, attention: the ops that gain from half precision);
 #   fp32: every reduced-precision input goes to float32 (losses, reductions,
 #       pooling and padding kinds that lose accuracy in half precision);
-#   promote: all floating inputs go to the widest of their dtypes (cat, stack).
+#   promote: all floating inputs go to float32 if one is, else stay in the autocast
+#       dtype (cat, stack); float16 meeting a bfloat16 region first is PyTorch's error.
+# float64 inputs are never cast (PyTorch's is_eligible).
 # Within a region, casts of leaf tensors that require grad (the weights) are cached,
 # as PyTorch does, so a weight used by many ops is cast once. Where ember differs: its
 # composite ops (written in Python) meet the policy at each inner op, whereas PyTorch
@@ -77,26 +79,18 @@ class AutocastState:
             return inputs
         from ember import dtypes
 
+        eligible = _ELIGIBLE
         if policy == "lower_precision":
-            return tuple(self._cast_one(x, target, (dtypes.float32.np,)) for x in inputs)
+            return tuple(self._cast_one(x, target, eligible) for x in inputs)
         if policy == "fp32":
             return tuple(self._cast_one(x, dtypes.float32, dtypes.REDUCED_FLOATS) for x in inputs)
-        floating = [x for x in inputs if hasattr(x, "_device") and dtypes.is_floating_array(x._data.dtype)]
-        if not floating:
-            return inputs
-        widest = dtypes.from_numpy_dtype(floating[0]._data.dtype)
-        for x in floating[1:]:
-            widest = dtypes.promote_types(widest, dtypes.from_numpy_dtype(x._data.dtype))
-        return tuple(self._cast_one(x, widest, None) for x in inputs)
+        widest = _prioritize(inputs, target)
+        return tuple(self._cast_one(x, widest, eligible) for x in inputs)
 
     def _cast_one(self, x, target, eligible):
-        """``x`` cast to ``target`` when it is a floating tensor whose NumPy dtype is in
-        ``eligible`` (None: any floating dtype); anything else unchanged."""
-        from ember import dtypes
-
-        if not hasattr(x, "_device") or not dtypes.is_floating_array(x._data.dtype) or x._data.dtype == target.np:
-            return x
-        if eligible is not None and x._data.dtype not in eligible:
+        """``x`` cast to ``target`` when it is a tensor whose NumPy dtype is in
+        ``eligible``; anything else unchanged."""
+        if not hasattr(x, "_device") or x._data.dtype not in eligible or x._data.dtype == target.np:
             return x
         cacheable = self.cache_enabled and x._requires_grad and x.grad_fn is None
         if cacheable:
@@ -109,4 +103,31 @@ class AutocastState:
         return cast
 
 
+def _prioritize(inputs, target):
+    """The dtype a ``promote`` op casts its eligible inputs to, as ``at::autocast::prioritize``:
+    float32 once any input is float32, else ``target`` while every input is ``target``;
+    another reduced float (float16 in a bfloat16 region) before any float32 is PyTorch's error."""
+    from ember import dtypes
+
+    current = target
+    for x in inputs:
+        if not hasattr(x, "_device") or x._data.dtype not in _ELIGIBLE:
+            continue
+        if current is dtypes.float32:
+            return current
+        if x._data.dtype == dtypes.float32.np:
+            current = dtypes.float32
+        elif x._data.dtype != target.np:
+            raise RuntimeError("Unexpected floating ScalarType in at::autocast::prioritize")
+    return current
+
+
+def _eligible():
+    # PyTorch's is_eligible: floating tensors other than float64 take part in autocast
+    from ember import dtypes
+
+    return frozenset(d.np for d in dtypes.ALL_DTYPES if d.is_floating_point and d is not dtypes.float64)
+
+
+_ELIGIBLE = _eligible()
 autocast_state = AutocastState()

@@ -237,6 +237,7 @@ def _writeable(target):
 
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+               "bfloat16": "BFloat16",
                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 

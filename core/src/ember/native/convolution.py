@@ -327,6 +327,7 @@ def _check_convolution(input, weight, bias, stride, padding, dilation, transpose
 
 
 _C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+                 "bfloat16": "c10::BFloat16",
                  "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 

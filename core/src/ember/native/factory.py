@@ -25,7 +25,8 @@ from ember.tensor import Tensor, _make_tensor
 
 # C++ names of the element types, which PyTorch's range errors use.
 _C_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short",
-                 "int32": "int", "int64": "long", "float16": "c10::Half", "float32": "float", "float64": "double"}
+                 "int32": "int", "int64": "long", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                 "float32": "float", "float64": "double"}
 
 
 def _device(device):

@@ -62,7 +62,8 @@ BMM = Op("aten::bmm", _matmul_kernel, _matmul_backward, promote=NONE, save="inpu
 _MATMUL_BY_NDIM = {(2, 2): MM, (2, 1): MV, (1, 1): DOT}
 
 # The C type names PyTorch prints in some dtype errors.
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int64": "long int",
             "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
