@@ -253,7 +253,7 @@ def dispatch(op, *inputs, **attrs):
     if op.promote is not NONE and not (uniform and common in _FAST_FLOATS):
         target = computation_dtype(inputs, op.promote)
         if target is _BFLOAT16:
-            call, kernel, arrays = _in_bfloat16_opmath(op, kernel, inputs, arrays)
+            call, kernel, arrays, attrs = _in_bfloat16_opmath(op, kernel, inputs, arrays, attrs)
         else:
             if op.opmath and target in dtypes.REDUCED_FLOATS:
                 call = kernel = dtypes.in_opmath(kernel, target)
@@ -357,19 +357,22 @@ def _slow_computation_dtype(inputs, promote):
     return common.np
 
 
-def _in_bfloat16_opmath(op, kernel, inputs, arrays):
-    """(call, kernel, arrays) for an op that computes in bfloat16: every bfloat16 op
-    runs in float32 and rounds its result once (NOTE [ bfloat16 ] in dtypes.py). An
-    op that is not opmath takes a Python float operand rounded to bfloat16 first, as
-    PyTorch's TensorIterator casts a wrapped scalar to the common dtype (x + 0.1 adds
-    bfloat16(0.1)); an opmath op (mul, div, ...) keeps it in float32."""
+def _in_bfloat16_opmath(op, kernel, inputs, arrays, attrs):
+    """(call, kernel, arrays, attrs) for an op that computes in bfloat16: every bfloat16
+    op runs in float32 and rounds its result once (NOTE [ bfloat16 ] in dtypes.py). An
+    op that is not opmath takes a Python float operand, and add's and sub's ``alpha``,
+    rounded to bfloat16 first, as PyTorch converts them to the common dtype (x + 0.1
+    adds bfloat16(0.1)); an opmath op (mul, div, ...) keeps them in float32."""
     opmath = dtypes.OPMATH
     kernel = dtypes.in_opmath(kernel, _BFLOAT16)
     rounds_scalars = not op.opmath
     arrays = [a.astype(opmath) if isinstance(x, Tensor) else
               dtypes.round_to_bfloat16(a) if rounds_scalars and a.__class__ is float else a
               for x, a in zip(inputs, arrays)]
-    return kernel, kernel, arrays
+    alpha = attrs.get("alpha")
+    if rounds_scalars and alpha.__class__ is float:
+        attrs = {**attrs, "alpha": dtypes.round_to_bfloat16(alpha)}
+    return kernel, kernel, arrays, attrs
 
 
 def _check_same_device(op, inputs):

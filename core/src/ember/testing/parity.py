@@ -14,16 +14,18 @@ PyTorch is imported only when this is called.
 
 import numpy as np
 
-from ember.dtypes import is_floating_array
+from ember.dtypes import BFLOAT16_NP, is_floating_array
 
 # torch.testing.assert_close defaults, by dtype.
-TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
+              "float64": (1e-7, 1e-7)}
 
 
 def make_tensor(shape, dtype="float32", low=-3.0, high=3.0, seed=0, exclude_zero=False):
-    """A NumPy array of random values for a parity test (reproducible by ``seed``)."""
+    """A NumPy array of random values for a parity test (reproducible by ``seed``);
+    ``dtype="bfloat16"`` gives an ml_dtypes array."""
     rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
+    dtype = BFLOAT16_NP if dtype == "bfloat16" else np.dtype(dtype)
     # np.asarray: for shape () NumPy returns a scalar, which would not become a tensor.
     if dtype.kind == "b":
         return np.asarray(rng.random(shape) > 0.5)
@@ -51,9 +53,12 @@ def _to_lib(lib, x, requires_grad, noncontig):
         return x
     grad = requires_grad and is_floating_array(x.dtype)
     if lib is torch:
+        bfloat16 = x.dtype == BFLOAT16_NP  # torch takes no ml_dtypes array: its exact float32 values
+        x = x.astype(np.float32) if bfloat16 else x
         t = torch.from_numpy(np.array(x))
         if noncontig:
             t = torch.from_numpy(np.repeat(np.array(x), 2, axis=-1))[..., ::2] if x.ndim and x.size else t
+        t = t.to(torch.bfloat16) if bfloat16 else t
         return t.requires_grad_(grad)
     import ember
 
@@ -88,9 +93,9 @@ def assert_close(actual, expected, rtol=None, atol=None, msg=""):
             f"{msg}shape mismatch: ember {tuple(actual.shape)} vs torch {tuple(expected.shape)}"
         assert _dtype_name(actual) == _dtype_name(expected), \
             f"{msg}dtype mismatch: ember {_dtype_name(actual)} vs torch {_dtype_name(expected)}"
-        a = np.asarray(actual.detach().numpy(), dtype=np.float64) if actual.dtype.is_floating_point \
-            else actual.detach().numpy()
-        e = expected.detach().numpy()
+        # through float64: exact for every floating dtype, and bfloat16 has no .numpy()
+        a = actual.detach().double().numpy() if actual.dtype.is_floating_point else actual.detach().numpy()
+        e = expected.detach().double().numpy() if expected.is_floating_point() else expected.detach().numpy()
         if is_floating_array(a.dtype):
             default_rtol, default_atol = TOLERANCES.get(_dtype_name(expected), (1e-7, 1e-7))
             np.testing.assert_allclose(a, e.astype(np.float64), rtol=rtol or default_rtol,
@@ -146,13 +151,17 @@ def assert_parity(fn, *inputs, grad=True, rtol=None, atol=None, grad_rtol=None, 
     if not pairs or not t_leaves:
         return actual, expected
     rng = np.random.default_rng(seed)
-    seeds = [rng.uniform(-1, 1, size=tuple(e.shape)).astype(_dtype_name(e)) for _, e in pairs]
+    # float64 seeds, cast by each library to its output's dtype (bfloat16 has no NumPy type)
+    seeds = [rng.uniform(-1, 1, size=tuple(e.shape)) for _, e in pairs]
+
     def ember_grads():
-        return ember.autograd.grad([a for a, _ in pairs], e_leaves, [ember.tensor(s) for s in seeds],
+        return ember.autograd.grad([a for a, _ in pairs], e_leaves,
+                                   [ember.tensor(s).to(a.dtype) for s, (a, _) in zip(seeds, pairs)],
                                    allow_unused=True)
 
     try:
-        t_grads = torch.autograd.grad([e for _, e in pairs], t_leaves, [torch.from_numpy(s) for s in seeds],
+        t_grads = torch.autograd.grad([e for _, e in pairs], t_leaves,
+                                      [torch.from_numpy(s).to(e.dtype) for s, (_, e) in zip(seeds, pairs)],
                                       allow_unused=True)
     except RuntimeError as torch_error:  # e.g. "derivative for aten::floor_divide is not implemented"
         try:
