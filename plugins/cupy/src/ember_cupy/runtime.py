@@ -19,6 +19,8 @@ the one ember uses.
 
 import os
 
+from ember.dtypes import BFLOAT16_NP
+
 _probe = None  # (cupy module or None, reason or None), once probed
 _peak = {}  # device index -> the most bytes the memory pool has had in use
 _peak_hook = None  # installed once, on the first successful probe
@@ -140,7 +142,14 @@ def to_host(array):
 
 
 def from_host(array, index=None):
-    """A CuPy copy of a host array on device ``index`` (default: the current device)."""
+    """A CuPy copy of a host array on device ``index`` (default: the current device).
+
+    bfloat16 is refused: CuPy has no bfloat16 dtype, so ember's CUDA backend cannot hold
+    one (torch can); ember keeps bfloat16 on the CPU (NOTE [ bfloat16 ] in ember/dtypes.py).
+    """
+    if getattr(array, "dtype", None) == BFLOAT16_NP:
+        raise TypeError("ember's cuda backend has no bfloat16: CuPy has no bfloat16 dtype (torch has one on CUDA). "
+                        "Keep bfloat16 tensors on the cpu, or use float16 on cuda")
     cp = cupy()
     with cp.cuda.Device(_index(index)):
         return cp.asarray(array)
