@@ -21,19 +21,6 @@ import numpy as np
 # (float32), float16 tensor + 2.5 -> float16, int8 tensor + 1000 -> int8.
 BOOL, INTEGRAL, FLOATING = 0, 1, 2
 
-# NOTE [ bfloat16 ]
-# NumPy has no bfloat16; the ml_dtypes package (JAX's) registers one, a real NumPy dtype
-# with casts and ufunc loops. Its ``numpy.dtype.kind`` is ``'V'``, not ``'f'``, and
-# np.finfo does not know it, so nothing in ember asks ``kind == 'f'``: a floating array
-# is ``is_floating_array(a.dtype)`` (a set test) and limits come from ``finfo``. Its
-# loops are not PyTorch's arithmetic in three ways, which the dispatcher removes by
-# computing every promoting bfloat16 op in float32 and rounding once (NOTE [ opmath ]):
-# a Python float is not a weak scalar (bfloat16 array + 2.5 is float32), reductions
-# accumulate in bfloat16, and several functions have no loop (einsum) or return
-# float32 (matmul, clip). CuPy has no bfloat16 dtype: ember's CUDA backend cannot hold
-# bfloat16 tensors and says so when one is moved there.
-BFLOAT16_NP = np.dtype(ml_dtypes.bfloat16)
-
 
 class dtype:
     """A tensor element type, such as ``ember.float32``."""
@@ -61,6 +48,24 @@ class dtype:
     def to_real(self):
         return self
 
+
+# NOTE [ bfloat16 ]
+# NumPy has no bfloat16; the ml_dtypes package (JAX's) registers one, a real NumPy dtype
+# with casts and ufunc loops. Its ``numpy.dtype.kind`` is ``'V'``, not ``'f'``, and
+# np.finfo does not know it, so nothing in ember asks ``kind == 'f'``: a floating array
+# is ``is_floating_array(a.dtype)`` (a set test) and limits come from ``finfo_of``.
+# Its loops are not PyTorch's arithmetic (a Python float is no weak scalar: bfloat16
+# array + 2.5 is float32; sums accumulate in bfloat16; matmul returns float32; einsum
+# has no loop), so ember never computes on them: the dispatcher runs every bfloat16 op
+# but views in float32 and rounds the result once to nearest-even, as PyTorch's CPU
+# kernels do (NOTE [ opmath ]). A Python float operand (and add's alpha) of an op that
+# is not opmath is rounded to bfloat16 first, as TensorIterator casts it.
+# Where ember differs: torch kernels that round between steps (rsqrt, x ** 3, prod,
+# logsumexp, log_softmax's sum) or use other float32 approximations (gelu, silu) can
+# end one bfloat16 step away (tests/core/test_bfloat16.py lists them); .numpy() refuses
+# bfloat16 like torch, but from_numpy takes an ml_dtypes array, which torch refuses.
+# CuPy has no bfloat16 dtype: ember's CUDA backend refuses bfloat16 tensors.
+BFLOAT16_NP = np.dtype(ml_dtypes.bfloat16)
 
 bool_ = dtype("bool", np.bool_, BOOL, False)
 uint8 = dtype("uint8", np.uint8, INTEGRAL, False)
