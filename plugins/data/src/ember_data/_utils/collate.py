@@ -99,7 +99,7 @@ def _stack_tensors(batch):
     # dispatcher round trip (this runs once per batch, often in a worker).
     if all(t.device.type == "cpu" and not t.requires_grad for t in batch):
         try:
-            return ember.from_numpy(np.stack([t.numpy() for t in batch]))
+            return ember.from_numpy(np.stack([t._host() for t in batch]))  # _host: bfloat16 has no .numpy()
         except ValueError:
             pass  # unequal shapes: let ember.stack raise its (PyTorch's) error
     return ember.stack(batch, 0)
