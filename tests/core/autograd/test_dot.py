@@ -127,6 +127,20 @@ def test_a_none_edge_of_a_node_that_saved_nothing_ends_at_none():
     assert 'n2 -> none2_1 [label="(None, 0)"' in text
 
 
+def test_the_none_edge_of_copy_slices_is_its_in_place_op_s_input():
+    w = ember.ones(4, requires_grad=True)
+    base = w * 1
+    base[1:].mul_(3)
+    text = graph_to_dot(base.sum(), params={"w": w})
+    tw = torch.ones(4, requires_grad=True)
+    t_base = tw * 1
+    t_base[1:].mul_(3)
+    t_copy = t_base.sum().grad_fn.next_functions[0][0]
+    assert type(t_copy).__name__ == "CopySlices" and t_copy.next_functions[1] == (None, 0)
+    assert '  n2 [label="2. CopySlices"];' in text
+    assert 'none2_1 [label="scalar 3"' in text and 'none3_1 [label="scalar 1"' in text
+
+
 def test_unnamed_leaf_and_multi_output_edge_label():
     x = ember.randn(4, 3, requires_grad=True)
     values, indices = x.max(dim=1)
@@ -146,7 +160,7 @@ def test_same_program_gives_the_same_text():
 def test_a_leaf_alone_is_its_accumulator():
     w = ember.ones(2, requires_grad=True)
     expected = '  n1 [label="1. AccumulateGrad", style=filled, fillcolor=lightblue];'
-    assert graph_to_dot(w).splitlines()[4] == expected
+    assert graph_to_dot(w).splitlines()[5] == expected
 
 
 def test_errors():

@@ -41,6 +41,7 @@ def graph_to_dot(tensor, params=None, graph_name="autograd"):
     >>> print(graph_to_dot(y, params={"w": w}))
     digraph autograd {
       node [shape=box, fontname="Helvetica", fontsize=11];
+      edge [fontname="Helvetica", fontsize=10];
       t [label="tensor ()", shape=oval];
       t -> n1;
       n1 [label="1. SumBackward0"];
@@ -71,6 +72,7 @@ def graph_to_dot(tensor, params=None, graph_name="autograd"):
 
     lines = [f"digraph {graph_name} {{",
              '  node [shape=box, fontname="Helvetica", fontsize=11];',
+             '  edge [fontname="Helvetica", fontsize=10];',
              f'  t [label="{_escape(_tensor_label(tensor, names, "tensor"))}", shape=oval];',
              "  t -> n1;"]
     for step, node in enumerate(order, 1):
@@ -136,9 +138,14 @@ def _none_lines(node, step, i, output_nr, names):
 
 def _no_grad_input(node, i, names):
     """What sits at the end of a None edge: the saved input (a tensor that needs no
-    gradient, a Python number), or ``None`` when the node did not save its inputs."""
+    gradient, a Python number), or ``None`` when the node did not save its inputs.
+    A ``CopySlices`` node's edges after the first are those of the in-place op it
+    wraps (``fn``), so that op's saved inputs name them."""
     from ember.tensor import Tensor
 
+    inner = getattr(node, "fn", None)  # CopySlices: edges 1.. are its in-place op's
+    if i > 0 and isinstance(inner, OpNode) and len(inner.next_functions) == len(node.next_functions):
+        node = inner
     saved = node._saved if isinstance(node, OpNode) else None
     if not isinstance(saved, tuple) or len(saved[0]) != len(node.next_functions):
         return "None"

@@ -170,7 +170,9 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
     """Run backward from ``root``. Returns the gradients that reached each target
     (node, output_nr), captured before the target itself would run."""
     deps = _dependencies(root)
-    needed = _needed(root, [node for node, _ in targets], run_targets) if targets else None
+    needed = None
+    if targets:
+        needed = _needed(root, [node for node, _ in targets], run_targets)
     captured = {target: None for target in targets}
     target_nodes = {node for node, _ in targets}
     buffers = {}
@@ -181,10 +183,12 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
     grad_state.enabled = create_graph
     heappop, heappush = heapq.heappop, heapq.heappush
     # Backward formulas meet inf and 0 as forward ops do; keep NumPy's floating-point
-    # warnings quiet, as PyTorch is (NOTE [ Floating-point warnings ] in native/unary.py).
+    # warnings quiet, as PyTorch is (NOTE [ Floating-point warnings ] in
+    # native/unary.py).
     quiet = np.errstate(all="ignore")
     quiet.__enter__()
     try:
+        # -- the loop: run the next ready node --
         while ready:
             node = heappop(ready)[2]
             grads = buffers.pop(node, None) or [None] * node.num_outputs
@@ -206,8 +210,9 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
             if not edges:
                 continue
             if len(outputs) != len(edges):
-                raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
-                                   f"(expected {len(edges)}, got {len(outputs)})")
+                raise RuntimeError(f"function {node.name()} returned an incorrect number "
+                                   f"of gradients (expected {len(edges)}, "
+                                   f"got {len(outputs)})")
             meta = node.input_meta
             if node._any_hooks and node._hooks:
                 outputs = _validate(node, outputs)
@@ -216,6 +221,7 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
                     result = hook(tuple(outputs), tuple(grads))
                     if result is not None:
                         outputs = list(result)
+            # -- route each gradient along its edge --
             i = -1
             for child, output_nr in edges:
                 i += 1
@@ -224,7 +230,8 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
                 g = outputs[i]
                 if g is not None:
                     if meta is not None and meta[i] is not None:
-                        # _validate, inlined for the common case: shapes and dtypes agree.
+                        # _validate, inlined for the common case: shapes and dtypes
+                        # agree.
                         a = g._data
                         if a.shape != meta[i][0] or a.dtype != meta[i][1]:
                             g = _conform(node, i, g, meta[i])
@@ -239,7 +246,8 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
                     heappush(ready, (-child._seq, tiebreak, child))
                     tiebreak += 1
             # Hold no gradient past its routing: AccumulateGrad may steal a buffer only
-            # when the engine's own references are gone (NOTE [ Stealing the incoming gradient ]).
+            # when the engine's own references are gone (NOTE [ Stealing the incoming
+            # gradient ]).
             outputs = g = a = None
     finally:
         grad_state.enabled = prev_mode

@@ -132,7 +132,10 @@ class Function:
         for a in args:
             if isinstance(a, Tensor) and a._requires_grad:
                 fn = a.grad_fn
-                edges.append((fn, a._output_nr) if fn is not None else (a._get_grad_accumulator(), 0))
+                if fn is not None:
+                    edges.append((fn, a._output_nr))
+                else:
+                    edges.append((a._get_grad_accumulator(), 0))
                 needs.append(True)
                 meta.append((a._data.shape, a._data.dtype))
                 any_grad = True
@@ -140,8 +143,10 @@ class Function:
                 edges.append((None, 0))
                 needs.append(False)
                 meta.append(None)
+        # -- run forward, then connect the outputs --
         record = any_grad and grad_state.enabled
-        ctx = (cls._backward_cls or BackwardFunction)(cls, tuple(edges), tuple(needs), tuple(meta))
+        node_class = cls._backward_cls or BackwardFunction
+        ctx = node_class(cls, tuple(edges), tuple(needs), tuple(meta))
         with no_grad():
             outputs = cls.forward(ctx, *args, **kwargs)
         if not record:
@@ -153,14 +158,18 @@ class Function:
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         ctx._num_outputs = len(outs)
-        ctx._output_meta = [(o.shape, o._data.dtype, o._device) if isinstance(o, Tensor) else None for o in outs]
+        ctx._output_meta = [(o.shape, o._data.dtype, o._device) if isinstance(o, Tensor)
+                            else None for o in outs]
         wrapped = []
         for i, o in enumerate(outs):
-            if isinstance(o, Tensor) and id(o) not in ctx._non_differentiable and o.is_floating_point():
+            if (isinstance(o, Tensor) and id(o) not in ctx._non_differentiable
+                    and o.is_floating_point()):
                 if id(o) in ctx._dirty:
-                    o._version_counter[0] += 1  # the history changes: PyTorch bumps the version once more
+                    # the history changes: PyTorch bumps the version once more
+                    o._version_counter[0] += 1
                 elif any(o is a for a in args):
-                    # An input returned as it is becomes a new tensor, a view of that input, as in PyTorch.
+                    # An input returned as it is becomes a new tensor, a view of that
+                    # input, as in PyTorch.
                     base, o = o, o.detach()
                     mark_views(None, base, (o,))
                 o.grad_fn = ctx

@@ -249,7 +249,8 @@ class OpNode(Node):
 
     @property
     def saved_inputs(self):
-        """The op's inputs (tensors and scalars, in call order), checked for in-place changes."""
+        """The op's inputs (tensors and scalars, in call order), checked for in-place
+        changes."""
         saved = self._saved
         if saved is RELEASED:
             raise RuntimeError(_FREED)
@@ -268,7 +269,8 @@ class OpNode(Node):
         return tuple(x.unpack(self) for x in saved[2])
 
     def apply(self, grads):
-        if self._saved is RELEASED:  # even when the formula reads nothing it saved (PyTorch's IndexBackward0)
+        # Raise even when the formula reads nothing it saved (PyTorch's IndexBackward0).
+        if self._saved is RELEASED:
             raise RuntimeError(_FREED)
         for g in grads:
             if g is not None:

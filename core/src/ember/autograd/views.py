@@ -67,7 +67,8 @@ def mark_views(op, base, outputs):
 
 def regenerate_grad_fn(view):
     """The ``grad_fn`` of ``view`` after its memory was written in place through
-    another alias (the ``grad_fn`` getter calls this; NOTE [ Views and in-place writes ])."""
+    another alias (the ``grad_fn`` getter calls this; NOTE [ Views and in-place
+    writes ])."""
     base = view._base
     if view._grad_fn is None and not base._requires_grad:
         return None
