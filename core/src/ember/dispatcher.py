@@ -52,7 +52,8 @@ class Op:
                  "_resolved", "__weakref__")
 
     def __init__(self, qualname, generic=None, backward=None, promote=NONE, save=None,
-                 num_outputs=1, view=False, backward_name=None, plugin="ember", ufunc=None, opmath=False):
+                 num_outputs=1, view=False, backward_name=None, plugin="ember", ufunc=None,
+                 opmath=False):
         namespace, _, name = qualname.partition("::")
         if not name:
             raise ValueError(f"operator name must be 'namespace::name', got {qualname!r}")
@@ -119,10 +120,11 @@ class Op:
         return bound.func
 
     def _resolve(self, device):
-        """The entry dispatch uses on ``device``: (call, kernel, xp, array type). ``kernel``
-        is the chosen kernel with the namespace bound, ``kernel(*arrays, **attrs)``;
-        ``call`` is the same, or the namespace's ufunc for ops declared with ``ufunc=``
-        and no override on this device (NOTE [ Direct ufunc calls ])."""
+        """The entry dispatch uses on ``device``: (call, kernel, xp, array type).
+        ``kernel`` is the chosen kernel with the namespace bound,
+        ``kernel(*arrays, **attrs)``; ``call`` is the same, or the namespace's ufunc for
+        ops declared with ``ufunc=`` and no override on this device (NOTE [ Direct ufunc
+        calls ])."""
         backend = device.backend
         kernel = backend.kernels.get(self.qualname) or self.kernels.get(device.type)
         direct = None
@@ -130,8 +132,9 @@ class Op:
             direct = getattr(backend.xp, self.ufunc, None)
         kernel = kernel or self.generic
         if kernel is None:
-            raise NotImplementedError(f"Could not run '{self.qualname}' with arguments from the "
-                                      f"'{device.type}' backend: no kernel is registered for it.")
+            raise NotImplementedError(
+                f"Could not run '{self.qualname}' with arguments from the "
+                f"'{device.type}' backend: no kernel is registered for it.")
         bound = functools.partial(kernel, backend.xp)
         entry = (direct or bound, bound, backend.xp, backend.array_type)
         self._resolved[device.type] = entry
@@ -214,8 +217,10 @@ trace_state = _TraceState()
 
 
 def dispatch(op, *inputs, **attrs):
-    """Run ``op`` on ``inputs``: ``Op.__call__`` is this function (NOTE [ The dispatch path ])."""
-    if autocast_state.enabled:  # ember.autocast (NOTE [ Autocast at the dispatcher ]); one test when off
+    """Run ``op`` on ``inputs``: ``Op.__call__`` is this function (NOTE [ The dispatch
+    path ])."""
+    # ember.autocast (NOTE [ Autocast at the dispatcher ]); one test when off
+    if autocast_state.enabled:
         inputs = autocast_state.cast(op, inputs)
     device = None
     requires_grad = False
@@ -247,9 +252,11 @@ def dispatch(op, *inputs, **attrs):
         entry = op._resolve(device)
     call, kernel, xp, array_type = entry
 
+    # -- promote --
     # Floating tensors of one dtype with Python scalars need no promotion: NumPy and
     # CuPy treat Python scalars as "weak", PyTorch's rule for wrapped numbers.
-    # (A set test: cheaper than `common.kind`, and float16 takes the next branch for opmath.)
+    # (A set test: cheaper than `common.kind`, and float16 takes the next branch for
+    # opmath.)
     if op.promote is not NONE and not (uniform and common in _FAST_FLOATS):
         target = computation_dtype(inputs, op.promote)
         if target is _BFLOAT16:
@@ -261,11 +268,14 @@ def dispatch(op, *inputs, **attrs):
             arrays = [a.astype(target) if isinstance(x, Tensor) and a.dtype != target else
                       dtypes.fit_int(a, target) if a.__class__ is int else a
                       for x, a in zip(inputs, arrays)]
-    elif common is _BFLOAT16 and not op.view:  # one test; bfloat16 ops that do not promote (matmul, conv)
+    # one test; bfloat16 ops that do not promote (matmul, conv)
+    elif common is _BFLOAT16 and not op.view:
         call = kernel = dtypes.in_opmath(kernel, _BFLOAT16)
-        arrays = [a.astype(dtypes.OPMATH) if a.__class__ is array_type and a.dtype is _BFLOAT16 else a
+        arrays = [a.astype(dtypes.OPMATH)
+                  if a.__class__ is array_type and a.dtype is _BFLOAT16 else a
                   for a in arrays]
 
+    # -- run the kernel, wrap the outputs, record the node --
     if attrs:
         out = kernel(*arrays, **attrs)
     else:
@@ -274,7 +284,8 @@ def dispatch(op, *inputs, **attrs):
         except (ValueError, TypeError, OverflowError):
             if call is kernel:
                 raise
-            out = kernel(*arrays)  # the generic kernel reports (or handles) the odd case
+            # the generic kernel reports (or handles) the odd case
+            out = kernel(*arrays)
 
     if op.num_outputs == 1:
         if out.__class__ is not array_type:
@@ -289,14 +300,16 @@ def dispatch(op, *inputs, **attrs):
         t._version_counter = [0]
         outputs = (t,)
     else:
-        outputs = tuple(_wrap(o if o.__class__ is array_type else xp.asarray(o), device) for o in out)
+        outputs = tuple(_wrap(o if o.__class__ is array_type else xp.asarray(o), device)
+                        for o in out)
 
     if op.view:
         mark_views(op, inputs[0], outputs)
 
     if requires_grad and op.backward is not None and grad_state.enabled:
         _record(op, inputs, outputs, attrs)
-    if trace_state.active:  # ember.jit.trace (NOTE [ Tracing at the dispatcher ]); one test when off
+    # ember.jit.trace (NOTE [ Tracing at the dispatcher ]); one test when off
+    if trace_state.active:
         trace_state.record(op, inputs, attrs, outputs)
     return outputs[0] if op.num_outputs == 1 else outputs
 
