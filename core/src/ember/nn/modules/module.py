@@ -155,7 +155,8 @@ class Module:
         params = self.__dict__.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
-                raise AttributeError("cannot assign parameters before Module.__init__() call")
+                raise AttributeError("cannot assign parameters before Module.__init__() "
+                                     "call")
             self._forget(name, keep="_parameters")
             self.register_parameter(name, value)
         elif params is not None and name in params:
@@ -171,8 +172,8 @@ class Module:
             modules[name] = value
         elif name in self.__dict__.get("_modules", ()):
             if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
-                                "(ember.nn.Module or None expected)")
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module "
+                                f"'{name}' (ember.nn.Module or None expected)")
             self._modules[name] = value
         elif name in self.__dict__.get("_buffers", ()):
             if value is not None and not isinstance(value, Tensor):
@@ -202,8 +203,10 @@ class Module:
     # --- walking the tree -----------------------------------------------------------
     def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
         seen = set()
-        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
-            else [(prefix, self)]
+        if recurse:
+            modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+        else:
+            modules = [(prefix, self)]
         for module_prefix, module in modules:
             for name, value in get_members(module):
                 if value is None or (remove_duplicate and id(value) in seen):
@@ -296,15 +299,16 @@ class Module:
         except Exception:
             # always_call hooks run even when forward (or another hook) raised.
             for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called and hook_id not in called_hooks:
+                if (hook_id in self._forward_hooks_always_called
+                        and hook_id not in called_hooks):
                     try:
                         self._run_forward_hook(hook_id, hook, args, kwargs, None)
                     except Exception as hook_error:
                         import warnings
 
-                        warnings.warn(f"forward hook with always_call=True raised an exception that was "
-                                      f"silenced as another error was raised in forward: {hook_error}",
-                                      stacklevel=3)
+                        warnings.warn("forward hook with always_call=True raised an "
+                                      "exception that was silenced as another error was "
+                                      f"raised in forward: {hook_error}", stacklevel=3)
             raise
 
     def _run_forward_pre_hooks(self, args, kwargs):
@@ -407,13 +411,15 @@ class Module:
         memory_format = kwargs.get("memory_format")
         device, dtype, _ = _parse_to(self, args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
-                            f"dtype={dtype}")
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
+                            f"but got desired dtype={dtype}")
 
         def convert(t):
-            # memory_format applies to 4-d and 5-d tensors only (conv weights), as in PyTorch.
+            # memory_format applies to 4-d and 5-d tensors only (conv weights), as in
+            # PyTorch.
             layout = memory_format if t.ndim in (4, 5) else None
-            return t.to(device=device, dtype=dtype if t.is_floating_point() else None, memory_format=layout)
+            return t.to(device=device, dtype=dtype if t.is_floating_point() else None,
+                        memory_format=layout)
 
         return self._apply(convert)
 
@@ -469,7 +475,8 @@ class Module:
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+                module.state_dict(destination=destination, prefix=prefix + name + ".",
+                                  keep_vars=keep_vars)
         return destination
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
@@ -502,22 +509,25 @@ class Module:
         missing_keys, unexpected_keys, error_msgs = [], [], []
         metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)
-        # Each module sees only the entries under its own prefix; a stack instead of recursion.
+        # Each module sees only the entries under its own prefix; a stack instead of
+        # recursion.
         stack = [(self, state_dict, "")]
         while stack:
             module, local_state, prefix = stack.pop()
             local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
             if assign:
                 local_metadata["assign_to_params_buffers"] = True
-            module._load_from_state_dict(local_state, prefix, local_metadata, True, missing_keys,
-                                         unexpected_keys, error_msgs)
+            module._load_from_state_dict(local_state, prefix, local_metadata, True,
+                                         missing_keys, unexpected_keys, error_msgs)
             children = []
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."
-                    child_state = {k: v for k, v in local_state.items() if k.startswith(child_prefix)}
+                    child_state = {k: v for k, v in local_state.items()
+                                   if k.startswith(child_prefix)}
                     children.append((child, child_state, child_prefix))
             stack.extend(reversed(children))
+        # -- report the keys that did not match --
         if strict:
             if unexpected_keys:
                 error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
