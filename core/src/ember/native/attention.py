@@ -133,8 +133,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         scale = 1.0 / math.sqrt(query.shape[-1])
     scores = (query * scale).matmul(key.mT)
     if attn_mask is not None:
-        scores = scores.masked_fill(attn_mask.logical_not(), float("-inf")) if attn_mask.dtype.name == "bool" \
-            else scores + attn_mask
+        if attn_mask.dtype.name == "bool":
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
     weights = SAFE_SOFTMAX(scores, dim=-1)
     if dropout_p > 0.0:
         from ember.native.dropout import dropout

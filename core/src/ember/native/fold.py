@@ -62,7 +62,8 @@ class Geometry:
         return plane
 
     def windows(self, xp, plane):
-        """The ``(N, C, kh, kw, OH, OW)`` strided view (NOTE [ Windows as strided views ])."""
+        """The ``(N, C, kh, kw, OH, OW)`` strided view (NOTE [ Windows as strided
+        views ])."""
         sN, sC, sH, sW = plane.strides
         shape = plane.shape[:2] + (self.kh, self.kw, self.OH, self.OW)
         strides = (sN, sC, self.dh * sH, self.dw * sW, self.sh * sH, self.sw * sW)

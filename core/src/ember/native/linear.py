@@ -122,7 +122,8 @@ def linear(input, weight, bias=None):
     """
     _check_linear(input, weight, bias)
     if weight.ndim == 1:  # a vector of weights: a dot product per row (rare; composite)
-        if bias is not None and input.ndim == 2:  # PyTorch sends this case to addmm, which refuses it
+        # PyTorch sends this case to addmm, which refuses it
+        if bias is not None and input.ndim == 2:
             raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
         out = input.matmul(weight)
         return out if bias is None else out + bias

@@ -36,9 +36,12 @@ def _taps(g):
 
 
 def _tap(g, plane, i, j):
-    """The ``(N, C, OH, OW)`` slice of the padded plane that tap ``(i, j)`` of every window reads."""
+    """The ``(N, C, OH, OW)`` slice of the padded plane that tap ``(i, j)`` of every
+    window reads."""
     top, left = i * g.dh, j * g.dw
-    return plane[:, :, top:top + g.sh * (g.OH - 1) + 1:g.sh, left:left + g.sw * (g.OW - 1) + 1:g.sw]
+    rows = slice(top, top + g.sh * (g.OH - 1) + 1, g.sh)
+    cols = slice(left, left + g.sw * (g.OW - 1) + 1, g.sw)
+    return plane[:, :, rows, cols]
 
 
 def _pool_geometry(shape, kernel_size, stride, padding, dilation, ceil_mode):
@@ -52,10 +55,12 @@ def _pool_geometry(shape, kernel_size, stride, padding, dilation, ceil_mode):
 
 def _max_pool_kernel(xp, x, kernel_size, stride, padding, dilation, ceil_mode):
     g = _pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
-    plane = g.padded(xp, x, _fill_low(xp, x.dtype))  # in x's format (NOTE [ Pooling in channels_last ])
+    # in x's format (NOTE [ Pooling in channels_last ])
+    plane = g.padded(xp, x, _fill_low(xp, x.dtype))
     best = _tap(g, plane, 0, 0).copy(order="K")
     taps = g.kh * g.kw
-    best_tap = xp.zeros_like(best, dtype=xp.int8 if taps <= 127 else xp.int32)  # small: fewer bytes to touch
+    # small: fewer bytes to touch
+    best_tap = xp.zeros_like(best, dtype=xp.int8 if taps <= 127 else xp.int32)
     for number, (i, j) in enumerate(_taps(g)):
         if number == 0:
             continue

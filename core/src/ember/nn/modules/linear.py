@@ -58,7 +58,8 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_empty(out_features, in_features, device=device, dtype=dtype))
+        self.weight = Parameter(_empty(out_features, in_features, device=device,
+                                       dtype=dtype))
         if bias:
             self.bias = Parameter(_empty(out_features, device=device, dtype=dtype))
         else:
