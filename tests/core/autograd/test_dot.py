@@ -14,20 +14,25 @@ from ember.autograd import graph_to_dot
 from ember.autograd.dot import execution_order
 
 
-def torch_graph(tensor):
-    """(names in the order torch's engine ran them, edges as step pairs): every node of
-    torch's graph gets a pre-hook that records when it runs, then backward runs."""
+def run_order(tensor):
+    """The nodes of ``tensor``'s graph (torch's or ember's: both have ``next_functions``
+    and node pre-hooks) in the order the library's engine really runs them."""
     nodes, queue = [], deque([tensor.grad_fn])
     while queue:
         node = queue.popleft()
-        if node in nodes:
-            continue
-        nodes.append(node)
-        queue.extend(child for child, _ in node.next_functions if child is not None)
+        if node not in nodes:
+            nodes.append(node)
+            queue.extend(child for child, _ in node.next_functions if child is not None)
     ran = []
     for node in nodes:
         node.register_prehook(lambda grads, node=node: ran.append(node))
     tensor.backward()
+    return ran
+
+
+def torch_graph(tensor):
+    """(names in the order torch's engine ran them, edges as step pairs)."""
+    ran = run_order(tensor)
     step = {node: i for i, node in enumerate(ran, 1)}
     edges = [(step[node], step[child]) for node in ran for child, _ in node.next_functions if child is not None]
     return [type(node).__name__ for node in ran], sorted(edges)
@@ -57,27 +62,12 @@ def test_graph_matches_torch(name):
     assert dot_graph(graph_to_dot(program(ember, *ember_inputs))) == expected
 
 
-def ember_run_order(tensor):
-    """The nodes of ember's graph in the order its engine really runs them."""
-    nodes, queue = [], deque([tensor.grad_fn])
-    while queue:
-        node = queue.popleft()
-        if node not in nodes:
-            nodes.append(node)
-            queue.extend(child for child, _ in node.next_functions if child is not None)
-    ran = []
-    for node in nodes:
-        node.register_prehook(lambda grads, node=node: ran.append(node))
-    tensor.backward()
-    return ran
-
-
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_steps_are_the_order_the_engine_runs_the_nodes(name):
     inputs = [ember.randn(*s, dtype=ember.float64, requires_grad=True) for s in [(3, 4), (4, 4), (4,)]]
     out = PROGRAMS[name](ember, *inputs)
     drawn = execution_order(out.grad_fn)
-    assert drawn == ember_run_order(out)
+    assert drawn == run_order(out)
     text = graph_to_dot(out)
     for step, node in enumerate(drawn, 1):
         assert f'  n{step} [label="{step}. {node.name()}"' in text
