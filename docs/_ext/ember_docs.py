@@ -7,7 +7,8 @@ PyTorch counterpart: none (docs tooling; PyTorch's docs use hand-made images).
   the tensor named by ``:tensor:`` (default ``out``) with ``ember.autograd.graph_to_dot``:
   the nodes numbered in the order backward runs them (a replay of the engine's
   ordering), each leaf below its ``AccumulateGrad``, and each ``(None, 0)`` edge ending
-  at the input that needs no gradient. ``:params:`` names the inputs.
+  at the input that needs no gradient. ``:params:`` names the inputs; the output's oval
+  shows its variable name.
 - ``ember-cli-help``: the ``--help`` text of ``ember`` and of each subcommand, from the
   argparse parser in ember/cli.py.
 - ``ember-zoo-table``: one row per model registered through ``ember_register_models``.
@@ -34,8 +35,10 @@ class AutogradGraph(SphinxDirective):
         code = "\n".join(self.content)
         namespace = {"__name__": f"ember_docs_graph_{self.env.current_document.docname}"}
         exec(compile(code, f"<{self.env.current_document.docname} graph>", "exec"), namespace)
-        tensor = namespace[self.options.get("tensor", "out")]
-        params = eval(self.options["params"], namespace) if "params" in self.options else None
+        name = self.options.get("tensor", "out")
+        tensor = namespace[name]
+        params = dict(eval(self.options["params"], namespace)) if "params" in self.options else {}
+        params.setdefault(name, tensor)  # the output's oval shows the name the code gives it
         node = graphviz()
         node["code"] = ember.autograd.graph_to_dot(tensor, params=params)
         node["options"] = {"docname": self.env.current_document.docname}
