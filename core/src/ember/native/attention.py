@@ -201,7 +201,8 @@ def _in_projection_packed(query, key, value, weight, bias):
         return projected.unbind(-2)
     if key is value:
         w_q, w_kv = weight.split([embed_dim, 2 * embed_dim])
-        b_q, b_kv = (None, None) if bias is None else bias.split([embed_dim, 2 * embed_dim])
+        b_q, b_kv = (None, None) if bias is None else bias.split([embed_dim,
+                                                                  2 * embed_dim])
         k, v = linear(key, w_kv, b_kv).unflatten(-1, (2, embed_dim)).unbind(-2)
         return linear(query, w_q, b_q), k, v
     w_q, w_k, w_v = weight.chunk(3)
@@ -273,16 +274,19 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     """
     from ember.native.linear import linear
 
+    # -- shapes and masks --
     batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, batch, embed_dim = query.shape
-    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask", query.dtype)
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", attn_mask,
+                                       "attn_mask", query.dtype)
     if is_causal and attn_mask is None:
-        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
-                           "method `generate_square_subsequent_mask` to create this mask.")
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
+                           "the Transformer module method "
+                           "`generate_square_subsequent_mask` to create this mask.")
     if is_causal and key_padding_mask is None and not need_weights:
         attn_mask = None  # scaled_dot_product_attention builds the causal mask itself
     else:
@@ -290,19 +294,23 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if key_padding_mask is not None:
             is_causal = False  # the merged mask is no longer causal
     if embed_dim != embed_dim_to_check:
-        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, "
+                             f"but got {embed_dim}")
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
-        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads "
+                             f"{num_heads}")
+    # -- in-projection --
     if use_separate_proj_weight:
         if tuple(key.shape[:2]) != tuple(value.shape[:2]):
-            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's "
-                                 f"{value.shape[:2]}")
-        q, k, v = _in_projection_separate(query, key, value, q_proj_weight, k_proj_weight, v_proj_weight,
-                                          in_proj_bias)
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not "
+                                 f"match value's {value.shape[:2]}")
+        q, k, v = _in_projection_separate(query, key, value, q_proj_weight, k_proj_weight,
+                                          v_proj_weight, in_proj_bias)
     else:
         if key.shape != value.shape:
-            raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+            raise AssertionError(f"key shape {key.shape} does not match value shape "
+                                 f"{value.shape}")
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
     batch_heads = batch * num_heads
     if attn_mask is not None:
@@ -310,6 +318,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
         attn_mask = _check_attn_mask(attn_mask, tgt_len, key.shape[0], batch_heads)
 
+    # -- extra keys: bias_k, bias_v --
     if (bias_k is None) != (bias_v is None):
         raise AssertionError("bias_k is set but bias_v is None" if bias_v is None else
                              "bias_v is set but bias_k is None")
@@ -324,8 +333,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         k = cat([k, bias_k.expand(1, batch, embed_dim)])
         v = cat([v, bias_v.expand(1, batch, embed_dim)])
         attn_mask = None if attn_mask is None else _append_column(attn_mask)
-        key_padding_mask = None if key_padding_mask is None else _append_column(key_padding_mask)
+        key_padding_mask = (None if key_padding_mask is None
+                            else _append_column(key_padding_mask))
 
+    # -- heads become batch entries --
     # (L, N, E) -> (N * H, L, head_dim): heads become batch entries.
     q = q.reshape(tgt_len, batch_heads, head_dim).transpose(0, 1)
     k = _heads_first(k, static_k, "static_k", batch_heads, head_dim)
@@ -336,22 +347,26 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         k = cat([k, k.new_zeros((batch_heads, 1, head_dim))], dim=1)
         v = cat([v, v.new_zeros((batch_heads, 1, head_dim))], dim=1)
         attn_mask = None if attn_mask is None else _append_column(attn_mask)
-        key_padding_mask = None if key_padding_mask is None else _append_column(key_padding_mask)
+        key_padding_mask = (None if key_padding_mask is None
+                            else _append_column(key_padding_mask))
     src_len = k.shape[1]
 
+    # -- key padding --
     if key_padding_mask is not None:
         if key_padding_mask.shape[0] != batch:
-            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {batch}, but got "
-                                 f"{key_padding_mask.shape[0]}")
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {batch}, but "
+                                 f"got {key_padding_mask.shape[0]}")
         if key_padding_mask.shape[1] != src_len:
-            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
-                                 f"{key_padding_mask.shape[1]}")
-        padding = key_padding_mask.reshape(batch, 1, 1, src_len).expand(batch, num_heads, 1, src_len)
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but "
+                                 f"got {key_padding_mask.shape[1]}")
+        padding = key_padding_mask.reshape(batch, 1, 1, src_len).expand(batch, num_heads, 1,
+                                                                         src_len)
         padding = padding.reshape(batch_heads, 1, src_len)
         attn_mask = padding if attn_mask is None else attn_mask + padding
     if not training:
         dropout_p = 0.0
 
+    # -- attention, with its weights --
     if need_weights:
         scores = (q * math.sqrt(1.0 / head_dim)).matmul(k.transpose(-2, -1))
         if attn_mask is not None:
@@ -362,7 +377,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
 
             weights = dropout(weights, dropout_p)
         output = weights.matmul(v).transpose(0, 1).reshape(tgt_len * batch, embed_dim)
-        output = linear(output, out_proj_weight, out_proj_bias).reshape(tgt_len, batch, -1)
+        output = linear(output, out_proj_weight, out_proj_bias).reshape(tgt_len, batch,
+                                                                        -1)
         weights = weights.reshape(batch, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(dim=1)
@@ -370,6 +386,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             output, weights = output.squeeze(1), weights.squeeze(0)
         return output, weights
 
+    # -- attention, fused --
     if attn_mask is not None:
         attn_mask = attn_mask.unsqueeze(0) if attn_mask.shape[0] == 1 else \
             attn_mask.reshape(batch, num_heads, -1, src_len)

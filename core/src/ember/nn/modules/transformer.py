@@ -91,7 +91,8 @@ def _generate_square_subsequent_mask(sz, device=None, dtype=None):
 
     rows = arange(sz, device=device).unsqueeze(1)
     cols = arange(sz, device=device).unsqueeze(0)
-    return zeros((sz, sz), device=device, dtype=dtype).masked_fill(cols > rows, float("-inf"))
+    return zeros((sz, sz), device=device, dtype=dtype).masked_fill(cols > rows,
+                                                                   float("-inf"))
 
 
 def _detect_is_causal_mask(mask, is_causal=None, size=None):
@@ -157,8 +158,9 @@ class Transformer(Module):
         self.nhead = nhead
         self.batch_first = batch_first
 
-    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
-                tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
+                src_key_padding_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
                 memory_is_causal=False):
         """``src``: ``(S, N, E)``, ``tgt``: ``(T, N, E)`` (``(N, S, E)``, ``(N, T, E)`` when
         batch_first, or unbatched ``(S, E)``, ``(T, E)``); returns ``tgt``'s shape.
@@ -176,8 +178,8 @@ class Transformer(Module):
                               is_causal=src_is_causal)
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                             tgt_key_padding_mask=tgt_key_padding_mask,
-                            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
-                            memory_is_causal=memory_is_causal)
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
 
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
@@ -226,14 +228,16 @@ class TransformerEncoder(Module):
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         """Run ``src`` through every layer with the same masks; ``is_causal=None`` detects
         a causal ``mask``."""
-        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask", mask, "mask",
-                                               src.dtype)
+        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
+                                               mask, "mask", src.dtype)
         mask = _canonical_mask(mask, "mask", None, "", src.dtype)
-        batch_first = getattr(getattr(self.layers[0], "self_attn", None), "batch_first", False)
+        batch_first = getattr(getattr(self.layers[0], "self_attn", None), "batch_first",
+                              False)
         is_causal = _detect_is_causal_mask(mask, is_causal, _get_seq_len(src, batch_first))
         output = src
         for layer in self.layers:
-            output = layer(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
+            output = layer(output, src_mask=mask, is_causal=is_causal,
+                           src_key_padding_mask=src_key_padding_mask)
         if self.norm is not None:
             output = self.norm(output)
         return output
@@ -255,18 +259,21 @@ class TransformerDecoder(Module):
         self.num_layers = num_layers
         self.norm = norm
 
-    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None,
+                tgt_key_padding_mask=None, memory_key_padding_mask=None,
+                tgt_is_causal=None, memory_is_causal=False):
         """Run ``tgt`` through every layer, each attending to ``memory``;
         ``tgt_is_causal=None`` detects a causal ``tgt_mask``."""
-        batch_first = getattr(getattr(self.layers[0], "self_attn", None), "batch_first", False)
-        tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, _get_seq_len(tgt, batch_first))
+        batch_first = getattr(getattr(self.layers[0], "self_attn", None), "batch_first",
+                              False)
+        tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal,
+                                               _get_seq_len(tgt, batch_first))
         output = tgt
         for layer in self.layers:
             output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                            tgt_key_padding_mask=tgt_key_padding_mask,
-                           memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
-                           memory_is_causal=memory_is_causal)
+                           memory_key_padding_mask=memory_key_padding_mask,
+                           tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
         if self.norm is not None:
             output = self.norm(output)
         return output
@@ -309,8 +316,8 @@ class TransformerEncoderLayer(Module):
         self.activation = activation  # a Module activation becomes a submodule, as in PyTorch
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
-        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask", src_mask,
-                                               "src_mask", src.dtype)
+        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
+                                               src_mask, "src_mask", src.dtype)
         src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype)
         x = src
         if self.norm_first:
@@ -320,8 +327,8 @@ class TransformerEncoderLayer(Module):
         return self.norm2(x + self._ff_block(x))
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal)[0]
         return self.dropout1(x)
 
     def _ff_block(self, x):
@@ -364,25 +371,30 @@ class TransformerDecoderLayer(Module):
             activation = _get_activation_fn(activation)
         self.activation = activation
 
-    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None,
+                tgt_key_padding_mask=None, memory_key_padding_mask=None,
+                tgt_is_causal=False, memory_is_causal=False):
         x = tgt
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask,
+                                   tgt_is_causal)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask,
+                                    memory_key_padding_mask, memory_is_causal)
             return x + self._ff_block(self.norm3(x))
         x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-        x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
+        x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
+                                           memory_is_causal))
         return self.norm3(x + self._ff_block(x))
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           is_causal=is_causal, need_weights=False)[0]
         return self.dropout1(x)
 
     def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal=False):
-        x = self.multihead_attn(x, memory, memory, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                                is_causal=is_causal, need_weights=False)[0]
+        x = self.multihead_attn(x, memory, memory, attn_mask=attn_mask,
+                                key_padding_mask=key_padding_mask, is_causal=is_causal,
+                                need_weights=False)[0]
         return self.dropout2(x)
 
     def _ff_block(self, x):
