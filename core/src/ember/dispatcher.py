@@ -260,7 +260,8 @@ def dispatch(op, *inputs, **attrs):
     if op.promote is not NONE and not (uniform and common in _FAST_FLOATS):
         target = computation_dtype(inputs, op.promote)
         if target is _BFLOAT16:
-            call, kernel, arrays, attrs = _in_bfloat16_opmath(op, kernel, inputs, arrays, attrs)
+            call, kernel, arrays, attrs = _in_bfloat16_opmath(op, kernel, inputs,
+                                                              arrays, attrs)
         else:
             if op.opmath and target in dtypes.REDUCED_FLOATS:
                 call = kernel = dtypes.in_opmath(kernel, target)
