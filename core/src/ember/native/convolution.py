@@ -184,7 +184,11 @@ def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation,
     elif not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
         rows = _channel_major(grad, groups) if output_mask[0] or output_mask[1] else None
-        if output_mask[0]:
+        full = nhwc.full_correlation(g, grad.shape)
+        if output_mask[0] and full is not None:  # NOTE [ The input adjoint at stride 1 ]
+            flipped = nhwc.flipped_weight(weight, groups)
+            grad_input = _image(xp, _forward(xp, grad, flipped, full, groups), N, full)
+        elif output_mask[0]:
             grad_input = _input_adjoint(xp, rows, weight, N, g, groups)
         if output_mask[1]:
             grad_weight = _weight_adjoint(xp, x, rows, weight.shape, g, groups)

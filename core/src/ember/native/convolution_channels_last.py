@@ -110,9 +110,8 @@ def forward(xp, x, weight, g, groups):
 def input_adjoint(xp, grad, weight, g, groups):
     """F(., W)^T: the ``(N, O, OH, OW)`` gradient -> the channels_last ``(N, C, H, W)``
     image (NOTE [ The input adjoint at stride 1 ])."""
-    if g.sh == g.sw == 1 and g.ph <= g.dh * (g.kh - 1) and g.pw <= g.dw * (g.kw - 1):
-        full = Geometry(grad.shape, (g.kh, g.kw), (1, 1), (g.dh * (g.kh - 1) - g.ph, g.dw * (g.kw - 1) - g.pw),
-                        (g.dh, g.dw), out_size=(g.H, g.W))
+    full = full_correlation(g, grad.shape)
+    if full is not None:
         return forward(xp, grad, flipped_weight(weight, groups), full, groups)
     w_t = xp.ascontiguousarray(weight_matrix(weight, groups).transpose(0, 2, 1))  # (G, O/g, K)
     window_grads = xp.matmul(output_rows(grad, groups), w_t).reshape(_rows_shape(g, groups))
@@ -134,6 +133,16 @@ def input_adjoint(xp, grad, weight, g, groups):
 # skips col2im's kh*kw read-modify-write passes over the image (and the kh*kw times
 # larger product it adds up), which cost as much as the product itself. Other
 # strides (and padding beyond the kernel's reach) keep the product + col2im.
+
+
+def full_correlation(g, grad_shape):
+    """The geometry of the input adjoint as a convolution of the ``grad_shape`` gradient
+    (NOTE [ The input adjoint at stride 1 ]), or None where that does not apply. The
+    NCHW kernels use it too."""
+    if g.sh != 1 or g.sw != 1 or g.ph > g.dh * (g.kh - 1) or g.pw > g.dw * (g.kw - 1):
+        return None
+    padding = (g.dh * (g.kh - 1) - g.ph, g.dw * (g.kw - 1) - g.pw)
+    return Geometry(grad_shape, (g.kh, g.kw), (1, 1), padding, (g.dh, g.dw), out_size=(g.H, g.W))
 
 
 def flipped_weight(weight, groups):
