@@ -4,11 +4,12 @@ backward op.
 
 PyTorch counterpart: aten/src/ATen/native/RNN.cpp (``_thnn_fused_lstm_cell`` and its
 backward, the CUDA cell PyTorch fuses) and the oneDNN LSTM PyTorch runs on the CPU,
-which loops over time inside one kernel (v2.13). See NOTE [ Fused LSTM cell ] and
-NOTE [ Fused LSTM layer ].
+which loops over time inside one kernel (v2.13). See NOTE [ Fused LSTM cell ],
+NOTE [ Fused LSTM layer ] and NOTE [ LSTM kernels in place ].
 """
 
 from ember.dispatcher import NONE, Op
+from ember.native.unary import quiet
 
 # NOTE [ Fused LSTM cell ]
 # Written with ember ops, an LSTM step is a dozen small ops (add, chunk, three sigmoids,
@@ -16,9 +17,8 @@ from ember.dispatcher import NONE, Op
 # their backward twice as many: on a char-level LM step that overhead made ember 1.9x
 # slower than torch. As PyTorch does on CUDA (``_thnn_fused_lstm_cell``), the pointwise
 # part is one op: its kernel adds the two gate products, activates all four gates in
-# one pass (sigmoid(x) = tanh(x / 2) / 2 + 1/2, so a single tanh covers i, f, g, o) and
-# returns h', c' and the activated gates (the "workspace" its backward reads). The
-# backward is one op too, with the textbook formulas:
+# one pass and returns h', c' and the activated gates (the "workspace" its backward
+# reads). The backward is one op too, with the textbook formulas:
 #     dc = grad_c' + grad_h' * o * (1 - tanh(c')^2)
 #     d(pre-activation) of i, f, g, o = dc*g * i(1-i), dc*c * f(1-f), dc*i * (1-g^2), grad_h'*tanh(c') * o(1-o)
 #     grad_c = dc * f
@@ -26,45 +26,78 @@ from ember.dispatcher import NONE, Op
 # second derivative through an LSTM (create_graph=True, then backward again) raises an
 # error naming this; RNN and GRU layers, written with ember ops, have one.
 
+# NOTE [ LSTM kernels in place ]
+# Inside the time loop every NumPy call costs a few microseconds whatever its size (a
+# step's gates are only B x 4H), and a fresh array per result costs an allocation, so
+# the kernels are written as few in-place ufunc calls on preallocated buffers (``out=``):
+#   * activation: all four gates in one pass of ``exp``. With s = -1 for i, f, o and
+#     s = -2 for g, a = 1 / (1 + exp(s * x)) is sigmoid(x) for i, f, o and
+#     sigmoid(2x) for g, and tanh(x) = 2 * sigmoid(2x) - 1. exp is about twice as fast
+#     as tanh in NumPy; exp(+large) = inf gives exactly 0 and 1 at the ends (its overflow
+#     warning is silenced, ``quiet``). Against the tanh form the values differ by a few
+#     units in the last place (1e-15 in float64, absolute).
+#   * cell: c' = f * c + i * g and h' = o * tanh(c') go straight into the layer's output
+#     buffers; tanh(c') is kept for the backward, which would otherwise recompute it.
+#   * backward: the derivative of every activation at its output is one pass over the
+#     whole B x 4H row (a(1 - a)), patched to 1 - g^2 on the g block; the four upstream
+#     factors (dc*g, dc*c, dc*i, grad_h'*tanh(c')) are written into the gate-gradient
+#     rows and multiplied by it in one more pass.
 
-def _activation_scale(xp, hidden, dtype):
-    """Per gate column: multiply by 1/2 before and after the tanh (i, f, o), or by 1 (g)."""
-    scale = xp.full(4 * hidden, 0.5, dtype=dtype)
-    scale[2 * hidden:3 * hidden] = 1
+
+def _gate_scale(xp, hidden, dtype):
+    """Per gate column: -1 for the sigmoid gates i, f, o; -2 for g (NOTE [ LSTM kernels in place ])."""
+    scale = xp.full(4 * hidden, -1, dtype=dtype)
+    scale[2 * hidden:3 * hidden] = -2
     return scale
 
 
-def _cell_forward(xp, gates, cx, scale):
-    """Activate the summed pre-activation ``gates`` in place; returns ``h', c'``."""
-    hidden = cx.shape[-1]
-    gates *= scale
-    xp.tanh(gates, out=gates)
-    gates *= scale
-    gates[..., :2 * hidden] += 0.5
-    gates[..., 3 * hidden:] += 0.5
-    i, f, g, o = (gates[..., k * hidden:(k + 1) * hidden] for k in range(4))
-    cy = f * cx
-    cy += i * g
-    hy = xp.tanh(cy)
-    hy *= o
-    return hy, cy
+def _gates(a, hidden):
+    """The i, f, g, o blocks (views) of a ``(..., 4H)`` array."""
+    return tuple(a[..., k * hidden:(k + 1) * hidden] for k in range(4))
 
 
-def _cell_backward(xp, grad_hy, grad_cy, cx, cy, gates, out):
-    """Write the pre-activation gradient into ``out``; returns the gradient of ``cx``."""
+def _activate(xp, gates, scale, hidden):
+    """Pre-activations -> sigmoid(i, f, o) and tanh(g), in place."""
+    gates *= scale
+    xp.exp(gates, out=gates)
+    gates += 1
+    xp.reciprocal(gates, out=gates)
+    g = gates[..., 2 * hidden:3 * hidden]
+    g *= 2
+    g -= 1
+
+
+def _cell_update(xp, gates, cx, cy, tanh_cy, hy, scratch):
+    """Write ``c' = f * c + i * g``, ``tanh(c')`` and ``h' = o * tanh(c')`` into the given buffers."""
+    i, f, g, o = _gates(gates, cx.shape[-1])
+    xp.multiply(f, cx, out=cy)
+    xp.multiply(i, g, out=scratch)
+    cy += scratch
+    xp.tanh(cy, out=tanh_cy)
+    xp.multiply(o, tanh_cy, out=hy)
+
+
+def _gate_gradients(xp, grad_hy, grad_cy, cx, tanh_cy, gates, out, dc, derivative):
+    """Write the pre-activation gradient into ``out`` and dL/dc' (all paths) into ``dc``;
+    ``derivative`` is a scratch array shaped like ``gates``."""
     hidden = cx.shape[-1]
-    i, f, g, o = (gates[..., k * hidden:(k + 1) * hidden] for k in range(4))
-    grad_c = xp.zeros_like(cy) if grad_cy is None else grad_cy.copy()
-    if grad_hy is None:
-        out[..., 3 * hidden:] = 0
-    else:
-        tanh_cy = xp.tanh(cy)
-        out[..., 3 * hidden:] = grad_hy * tanh_cy * o * (1 - o)
-        grad_c += grad_hy * o * (1 - tanh_cy * tanh_cy)
-    out[..., :hidden] = grad_c * g * i * (1 - i)
-    out[..., hidden:2 * hidden] = grad_c * cx * f * (1 - f)
-    out[..., 2 * hidden:3 * hidden] = grad_c * i * (1 - g * g)
-    return grad_c * f
+    i, f, g, o = _gates(gates, hidden)
+    grad_i, grad_f, grad_g, grad_o = _gates(out, hidden)
+    xp.subtract(1, gates, out=derivative)
+    derivative *= gates  # a(1 - a): sigmoid's derivative at its output a
+    derivative_g = derivative[..., 2 * hidden:3 * hidden]
+    xp.multiply(g, g, out=derivative_g)
+    xp.subtract(1, derivative_g, out=derivative_g)  # 1 - g^2: tanh's
+    xp.multiply(tanh_cy, tanh_cy, out=dc)
+    xp.subtract(1, dc, out=dc)
+    dc *= o
+    dc *= grad_hy
+    dc += grad_cy
+    xp.multiply(dc, g, out=grad_i)
+    xp.multiply(dc, cx, out=grad_f)
+    xp.multiply(dc, i, out=grad_g)
+    xp.multiply(grad_hy, tanh_cy, out=grad_o)
+    out *= derivative
 
 
 def _no_double_backward(ctx, *grads):
@@ -76,9 +109,14 @@ def _no_double_backward(ctx, *grads):
 # --- one step -----------------------------------------------------------------------
 
 
+@quiet
 def _fused_lstm_cell_kernel(xp, input_gates, hidden_gates, cx):
+    hidden = cx.shape[-1]
     gates = input_gates + hidden_gates
-    hy, cy = _cell_forward(xp, gates, cx, _activation_scale(xp, cx.shape[-1], gates.dtype))
+    _activate(xp, gates, _gate_scale(xp, hidden, gates.dtype), hidden)
+    cy = xp.empty(gates.shape[:-1] + (hidden,), dtype=gates.dtype)
+    hy, tanh_cy, scratch = xp.empty_like(cy), xp.empty_like(cy), xp.empty_like(cy)
+    _cell_update(xp, gates, cx, cy, tanh_cy, hy, scratch)
     return hy, cy, gates
 
 
@@ -90,9 +128,13 @@ def _fused_lstm_cell_backward(ctx, grad_hy, grad_cy, grad_workspace):
 
 
 def _fused_lstm_cell_backward_kernel(xp, grad_hy, grad_cy, cx, cy, workspace):
-    grad_gates = xp.empty_like(workspace)
-    grad_cx = _cell_backward(xp, grad_hy, grad_cy, cx, cy, workspace, grad_gates)
-    return grad_gates, grad_cx
+    grad_hy = xp.zeros_like(cy) if grad_hy is None else grad_hy
+    grad_cy = xp.zeros_like(cy) if grad_cy is None else grad_cy
+    grad_gates, derivative = xp.empty_like(workspace), xp.empty_like(workspace)
+    dc = xp.empty_like(cy)
+    _gate_gradients(xp, grad_hy, grad_cy, cx, xp.tanh(cy), workspace, grad_gates, dc, derivative)
+    dc *= workspace[..., cy.shape[-1]:2 * cy.shape[-1]]  # grad of c = dc * f
+    return grad_gates, dc
 
 
 FUSED_LSTM_CELL = Op("aten::_thnn_fused_lstm_cell", _fused_lstm_cell_kernel, _fused_lstm_cell_backward,
@@ -105,62 +147,80 @@ FUSED_LSTM_CELL_BACKWARD = Op("aten::_thnn_fused_lstm_cell_backward", _fused_lst
 # to get its share of dL/dW_hh: T small (4H x B) @ (B x H) products. PyTorch's CPU LSTM
 # (oneDNN) keeps every step's gate gradient and forms dW_hh = dG^T @ H_prev as one
 # (4H x T*B) @ (T*B x H) product, which BLAS runs several times faster. ember's layer op
-# does the same: its kernel loops over time in NumPy (one h @ W_hh^T product and the
-# cell per step, no tensor or autograd node per step), storing h, c and the activated
-# gates of every step; its backward loops back in time for dG and dh and ends with the
-# one big product. It serves padded inputs without projection (the common case); packed
-# inputs and ``proj_size`` run step by step with the fused cell.
+# does the same. Before the op, the caller computes every step's input term
+# x W_ih^T + (b_ih + b_hh) as one product (``linear``, whose backward gives dx, dW_ih and
+# both biases as one product or sum each over all steps). The kernel loops over time in
+# NumPy: per step one h @ W_hh^T product written into that step's row of the
+# workspace, the activation and the cell update in place (NOTE [ LSTM kernels in
+# place ]), no tensor or autograd node per step; it keeps h, c, tanh(c) and the
+# activated gates of every step. Its backward loops back in time for the gate gradients
+# and dh = dG @ W_hh only, and ends with the one big product for dW_hh. It serves padded
+# inputs without projection (the common case); packed inputs and ``proj_size`` run step
+# by step with the fused cell.
 
 
+def _time_order(steps, reverse):
+    return range(steps - 1, -1, -1) if reverse else range(steps)
+
+
+@quiet
 def _lstm_layer_kernel(xp, input_gates, h0, c0, w_hh, reverse=False):
-    steps, batch, hidden = input_gates.shape[0], h0.shape[0], c0.shape[-1]
-    outputs = xp.empty((steps, batch, hidden), dtype=input_gates.dtype)
-    cells = xp.empty_like(outputs)
+    steps, hidden = input_gates.shape[0], c0.shape[-1]
+    outputs = xp.empty((steps,) + c0.shape, dtype=input_gates.dtype)
+    cells, tanh_cells = xp.empty_like(outputs), xp.empty_like(outputs)
     workspace = xp.empty_like(input_gates)
-    scale = _activation_scale(xp, hidden, input_gates.dtype)
+    scratch = xp.empty_like(c0)
+    scale = _gate_scale(xp, hidden, input_gates.dtype)
+    w_hh_t = w_hh.T
     h, c = h0, c0
-    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+    for t in _time_order(steps, reverse):
         gates = workspace[t]
-        xp.matmul(h, w_hh.T, out=gates)
+        xp.matmul(h, w_hh_t, out=gates)
         gates += input_gates[t]
-        h, c = _cell_forward(xp, gates, c, scale)
-        outputs[t], cells[t] = h, c
-    return outputs, h.copy(), c.copy(), cells, workspace
+        _activate(xp, gates, scale, hidden)
+        _cell_update(xp, gates, c, cells[t], tanh_cells[t], outputs[t], scratch)
+        h, c = outputs[t], cells[t]
+    return outputs, h.copy(), c.copy(), cells, tanh_cells, workspace
 
 
-def _lstm_layer_backward(ctx, grad_output, grad_hn, grad_cn, grad_cells, grad_workspace):
+def _lstm_layer_backward(ctx, grad_output, grad_hn, grad_cn, grad_cells, grad_tanh_cells, grad_workspace):
     _, h0, c0, w_hh = ctx.saved_inputs
-    outputs, _, _, cells, workspace = ctx.saved_outputs
-    return LSTM_LAYER_BACKWARD(grad_output, grad_hn, grad_cn, h0, c0, w_hh, outputs, cells, workspace,
+    outputs, _, _, cells, tanh_cells, workspace = ctx.saved_outputs
+    return LSTM_LAYER_BACKWARD(grad_output, grad_hn, grad_cn, h0, c0, w_hh, outputs, cells, tanh_cells, workspace,
                                reverse=ctx.attrs.get("reverse", False))
 
 
-def _lstm_layer_backward_kernel(xp, grad_output, grad_hn, grad_cn, h0, c0, w_hh, outputs, cells, workspace,
-                                reverse=False):
+def _lstm_layer_backward_kernel(xp, grad_output, grad_hn, grad_cn, h0, c0, w_hh, outputs, cells, tanh_cells,
+                                workspace, reverse=False):
     steps = workspace.shape[0]
-    grad_h = xp.zeros_like(h0) if grad_hn is None else grad_hn
-    grad_c = grad_cn
-    grad_gates = xp.empty_like(workspace)
-    forward_order = list(range(steps - 1, -1, -1) if reverse else range(steps))
-    previous = dict(zip(forward_order[1:], forward_order[:-1]))  # the step each one follows
-    for t in reversed(forward_order):
+    grad_h = xp.zeros_like(h0) if grad_hn is None else grad_hn.copy()
+    grad_c = xp.zeros_like(c0) if grad_cn is None else grad_cn.copy()
+    dc = xp.empty_like(c0)
+    grad_gates, derivative = xp.empty_like(workspace), xp.empty_like(workspace[0])
+    order = _time_order(steps, reverse)
+    for n in range(steps - 1, -1, -1):
+        t = order[n]
         if grad_output is not None:
-            grad_h = grad_h + grad_output[t]
-        c_prev = cells[previous[t]] if t in previous else c0
-        grad_c = _cell_backward(xp, grad_h, grad_c, c_prev, cells[t], workspace[t], grad_gates[t])
-        grad_h = grad_gates[t] @ w_hh
+            grad_h += grad_output[t]
+        c_prev = cells[order[n - 1]] if n else c0
+        _gate_gradients(xp, grad_h, grad_c, c_prev, tanh_cells[t], workspace[t], grad_gates[t], dc, derivative)
+        hidden = c0.shape[-1]
+        xp.multiply(dc, workspace[t][..., hidden:2 * hidden], out=grad_c)
+        xp.matmul(grad_gates[t], w_hh, out=grad_h)
     # h_{t-1} for every step, in the order of ``grad_gates``: one product gives dW_hh.
-    if reverse:
-        h_prev = xp.concatenate([outputs[1:], h0[None]])
-    else:
-        h_prev = xp.concatenate([h0[None], outputs[:-1]])
+    h_prev = xp.empty_like(outputs)
+    if steps:
+        first, earlier, later = (-1, slice(None, -1), slice(1, None)) if reverse else (0, slice(1, None),
+                                                                                       slice(None, -1))
+        h_prev[first] = h0
+        h_prev[earlier] = outputs[later]
     rows = grad_gates.reshape(-1, grad_gates.shape[-1])
     grad_w_hh = rows.T @ h_prev.reshape(-1, h_prev.shape[-1])
-    return grad_gates, grad_h, grad_c if grad_c is not None else xp.zeros_like(c0), grad_w_hh
+    return grad_gates, grad_h, grad_c, grad_w_hh
 
 
 LSTM_LAYER = Op("aten::_lstm_layer", _lstm_layer_kernel, _lstm_layer_backward, promote=NONE, save="both",
-                num_outputs=5)
+                num_outputs=6)
 LSTM_LAYER_BACKWARD = Op("aten::_lstm_layer_backward", _lstm_layer_backward_kernel, _no_double_backward,
                          promote=NONE, num_outputs=4)
 
@@ -168,5 +228,5 @@ LSTM_LAYER_BACKWARD = Op("aten::_lstm_layer_backward", _lstm_layer_backward_kern
 def lstm_layer(input_gates, h0, c0, w_hh, reverse=False):
     """One direction of an LSTM layer over a padded sequence: ``input_gates`` ``(T, B, 4H)``
     holds ``x W_ih^T + b_ih + b_hh`` for every step. Returns ``(output (T, B, H), h_n, c_n)``."""
-    output, h_n, c_n, _, _ = LSTM_LAYER(input_gates, h0, c0, w_hh, reverse=reverse)
+    output, h_n, c_n, _, _, _ = LSTM_LAYER(input_gates, h0, c0, w_hh, reverse=reverse)
     return output, h_n, c_n
