@@ -21,6 +21,8 @@ time steps; oneDNN's fused LSTM kernel is used by torch where it applies).
 # eight elementwise passes over each step's gates), against oneDNN's fused LSTM in torch.
 """
 
+import os
+import time
 
 from common import assert_losses_agree, interleaved, libraries, print_profile, report_ms, threads_and_profile
 
@@ -77,7 +79,13 @@ def main(threads, profile=False):
     if profile:
         print_profile(steps["ember"], rounds=3)
         return
-    report_ms("char LSTM LM train step (ms)", threads, interleaved(steps, rounds=6, inner=2))
+    wall = interleaved(steps, rounds=6, inner=2)
+    cpu = interleaved(steps, rounds=6, inner=2, clock=time.process_time)
+    # The load average goes with every figure: on a shared machine the wall-clock ratio
+    # moves with it (torch suffers more), the CPU-time ratio much less.
+    report_ms("char LSTM LM train step (ms)", threads, wall, **{
+        "ember cpu": round(cpu["ember"] * 1e3, 1), "torch cpu": round(cpu["torch"] * 1e3, 1),
+        "cpu ratio": round(cpu["ember"] / cpu["torch"], 3), "load": round(os.getloadavg()[0], 2)})
 
 
 if __name__ == "__main__":

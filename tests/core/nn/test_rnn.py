@@ -337,3 +337,64 @@ def test_gru_and_rnn_second_derivative_match_torch():
             (gg,) = lib.autograd.grad((g ** 2).sum(), x)
             grads.append(gg)
         assert_close(grads[0], grads[1], rtol=1e-9, atol=1e-10)
+
+
+# --- the fused LSTM kernels (NOTE [ LSTM kernels in place ]) --------------------------
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_lstm_layer_float64_within_1e12_of_torch(bidirectional):
+    # Longer sequences and wider layers than above: the in-place kernels (one exp pass
+    # for the gates, tanh as 2 * sigmoid(2x) - 1) keep torch's values to ~1e-14.
+    ember_layer, torch_layer = _pair("LSTM", 8, 24, num_layers=2, bidirectional=bidirectional, batch_first=True,
+                                     dtype="float64")
+    rng = np.random.default_rng(11)
+    e_x, t_x = _tensors(rng.standard_normal((3, 40, 8)))
+    layers = 2 * (2 if bidirectional else 1)
+    e_h, t_h = _tensors(rng.standard_normal((layers, 3, 24)))
+    e_c, t_c = _tensors(rng.standard_normal((layers, 3, 24)))
+    _compare_run(ember_layer, torch_layer, (e_x, (e_h, e_c)), (t_x, (t_h, t_c)), 1e-12)
+
+
+def _saturating_pair(dtype):
+    """An LSTM pair whose biases are -1000, 0 or +1000 per gate unit: exp overflows to inf
+    inside the kernels for the saturated units while the others stay in range."""
+    ember_layer, torch_layer = _pair("LSTM", 3, 4, num_layers=2, dtype=dtype)
+    rng = np.random.default_rng(12)
+    with torch.no_grad():
+        for name, p in torch_layer.named_parameters():
+            if name.startswith("bias_ih"):
+                p.copy_(torch.from_numpy(rng.choice([-1000.0, 0.0, 1000.0], size=tuple(p.shape))))
+    ember_layer.load_state_dict({k: ember.tensor(v.numpy()) for k, v in torch_layer.state_dict().items()})
+    return ember_layer, torch_layer
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lstm_saturated_gates_match_torch_without_warnings(dtype):
+    # Saturated gates must come out as exact 0/1 (and -1/1 for tanh) silently, as in
+    # torch, through the layer op (padded) and the cell op (packed).
+    tol = 1e-5 if dtype == "float32" else 1e-10
+    x = np.random.default_rng(13).standard_normal((5, 2, 3)).astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        e_x, t_x = _tensors(x)
+        _compare_run(*_saturating_pair(dtype), (e_x,), (t_x,), tol)
+        e_x, t_x = _tensors(x)
+        e_packed, t_packed = (_pack(lib, v, [5, 5], True, False) for lib, v in ((ember, e_x), (torch, t_x)))
+        _compare_run(*_saturating_pair(dtype), (e_packed,), (t_packed,), tol, leaves=([e_x], [t_x]))
+
+
+def test_lstm_layer_op_and_cell_op_agree_in_float64():
+    # The same layer run through the layer op (padded) and step by step through the
+    # cell op (packed, every length equal): the two kernels agree to rounding.
+    layer = ember.nn.LSTM(5, 7, num_layers=2, bidirectional=True).double()
+    x = ember.tensor(np.random.default_rng(13).standard_normal((9, 3, 5)), requires_grad=True)
+    padded_out, (padded_h, padded_c) = layer(x)
+    grads_padded = ember.autograd.grad((padded_out ** 2).sum() + padded_c.sum(), [x, *layer.parameters()])
+    packed = ember.nn.utils.rnn.pack_padded_sequence(x, [9, 9, 9])
+    packed_out, (packed_h, packed_c) = layer(packed)
+    unpacked, _ = ember.nn.utils.rnn.pad_packed_sequence(packed_out)
+    grads_packed = ember.autograd.grad((unpacked ** 2).sum() + packed_c.sum(), [x, *layer.parameters()])
+    pairs = [(padded_out, unpacked), (padded_h, packed_h), (padded_c, packed_c), *zip(grads_padded, grads_packed)]
+    for a, b in pairs:
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
