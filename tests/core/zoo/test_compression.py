@@ -123,3 +123,36 @@ def test_unsupported_requests_are_named(checkpoint, tmp_path, kwargs, message):
     with pytest.raises(ZooError, match=message):
         compression.compress("resnet8_cifar", checkpoint, "digits", tmp_path / "out", finetune_epochs=0,
                              log=lambda line: None, **kwargs)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--prune", "1.5"], "--prune takes the fraction of weights to remove, in [0, 1]; got 1.5"),
+    (["--quantize", "qat", "--finetune-epochs", "-1"], "--finetune-epochs must be 0 or more"),
+    (["--prune", "0.5", "--temperature", "2"], "--temperature only applies with --distill-from TEACHER"),
+    (["--quantize", "static", "--data", "reverse"], "dataset 'reverse' does not fit model 'resnet8_cifar'"),
+    (["--quantize", "static", "--weights", None], "--weights CKPT is needed"),
+    (["--distill-from", "resnet8_cifar", "--teacher-weights", "{ckpt}", "--student-overrides", "{width"],
+     "--student-overrides takes a JSON object"),
+])
+def test_a_compress_mistake_is_one_line_and_leaves_no_folder(arguments, message, checkpoint, tmp_path, capsys):
+    from ember.cli import main
+
+    argv = ["compress", "resnet8_cifar", "--weights", str(checkpoint), "--data", "digits", "--out",
+            str(tmp_path / "out"), "--threads", "1"]
+    for flag, value in zip(arguments[::2], arguments[1::2]):
+        if flag in argv:  # replace the default (or drop it, for None)
+            index = argv.index(flag)
+            del argv[index:index + 2]
+        if value is not None:
+            argv += [flag, str(checkpoint) if value == "{ckpt}" else value]
+    assert main(argv) != 0
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if line.startswith("ember compress")]) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_checkpoint_of_another_model_is_refused_by_name(checkpoint, tmp_path):
+    with pytest.raises(ZooError, match="is a checkpoint of model 'resnet8_cifar', not 'transformer_seq2seq_tiny'"):
+        compression.compress("transformer_seq2seq_tiny", checkpoint, "reverse", tmp_path / "out", quantize="dynamic",
+                             log=lambda line: None)

@@ -85,7 +85,7 @@ def test_ember_train_distills_end_to_end_and_eval_reads_the_student(teacher, tmp
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (["--teacher-weights", "t.pt"], "--teacher-weights only apply with --distill-from TEACHER"),
+    (["--teacher-weights", "t.pt"], "--teacher-weights only applies with --distill-from TEACHER"),
     (["--distill-from", "resnet8_cifar"], "--distill-from needs --teacher-weights CKPT"),
     (["--distill-from", "resnet8_cifar", "--teacher-weights", "{teacher}", "--alpha", "1.5"], "--alpha must be in"),
     (["--distill-from", "resnet8_cifar", "--teacher-weights", "{teacher}", "--temperature", "0"],

@@ -128,7 +128,8 @@ def distillation_options(args):
     if args.distill_from is None:
         named = [f"--{key.replace('_', '-')}" for key, value in given.items() if value is not None]
         if named:
-            raise ZooError(f"{', '.join(named)} only apply with --distill-from TEACHER")
+            raise ZooError(f"{', '.join(named)} only appl{'y' if len(named) > 1 else 'ies'} with --distill-from "
+                           "TEACHER")
         return {}
     return {"distill_from": args.distill_from, **given}
 

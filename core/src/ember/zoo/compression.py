@@ -268,18 +268,46 @@ def compress(model_name, weights, data, out, prune=None, method="l1", quantize=N
     ``out/student`` (ember/zoo/distillation.py; ``distill_options``: ``temperature``,
     ``alpha``), and the "before" row is the teacher's.
     """
-    import ember
-    from ember.zoo import create_model, get_task
-    from ember.zoo.weights import read_checkpoint
+    from ember.zoo.training import _removed_if_left_empty
 
     if quantize not in (None, "dynamic", "static", "qat"):
         raise ZooError(f"--quantize {quantize}: choose dynamic (int8 Linear layers), static or qat (CIFAR ResNets)")
     if prune is None and quantize is None and distill_from is None:
-        raise ZooError("nothing to do: pass --prune AMOUNT, --quantize dynamic and/or --distill-from TEACHER")
-    task = get_task(model_name)
+        raise ZooError("nothing to do: pass --prune AMOUNT, --quantize dynamic|static|qat and/or --distill-from "
+                       "TEACHER")
+    if prune is not None and not 0 <= prune <= 1:
+        raise ZooError(f"--prune takes the fraction of weights to remove, in [0, 1]; got {prune}")
+    if finetune_epochs < 0:
+        raise ZooError(f"--finetune-epochs must be 0 or more, got {finetune_epochs}")
+    if distill_from is None and weights is None:
+        raise ZooError("--weights CKPT is needed (unless --distill-from trains the model)")
+    if weights is not None:
+        _check_checkpoint_of(model_name, weights)
     out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    with _removed_if_left_empty(out):  # a run that fails before writing leaves no empty folder
+        return _compress(model_name, weights, data, out, prune, method, quantize, finetune_epochs, lr, batch_size,
+                         seed, distill_from, teacher_weights, student_overrides, log, distill_options)
+
+
+def _check_checkpoint_of(model_name, weights):
+    """Refuse a checkpoint of another zoo model at once, in one line."""
+    from ember.zoo.weights import read_checkpoint
+
+    trained = ((read_checkpoint(weights)[1]) or {}).get("model_name")
+    if trained is not None and trained != model_name:
+        raise ZooError(f"{str(weights)!r} is a checkpoint of model {trained!r}, not {model_name!r}")
+
+
+def _compress(model_name, weights, data, out, prune, method, quantize, finetune_epochs, lr, batch_size, seed,
+              distill_from, teacher_weights, student_overrides, log, distill_options):
+    import ember
+    from ember.zoo import create_model, get_task
+    from ember.zoo.training import check_fits, fitting
+    from ember.zoo.weights import read_checkpoint
+
+    task = get_task(model_name)
     train_set, val_set = task.datasets(data, seed=seed)
+    out.mkdir(parents=True, exist_ok=True)
     val_loader = task.loader(val_set, 256, train=False)
     if distill_from is not None:  # the zoo's training loop with the distillation criterion
         from ember.zoo.distillation import distill
@@ -291,10 +319,10 @@ def compress(model_name, weights, data, out, prune=None, method="l1", quantize=N
         distill(distill_from, teacher_weights, model_name, data, out / "student", student_overrides=student_overrides,
                 epochs=max(finetune_epochs, 1), seed=seed, log=log, **distill_options)
         weights = out / "student" / "best.pt"
-    if weights is None:
-        raise ZooError("--weights CKPT is needed (unless --distill-from trains the model)")
     _, checkpoint = read_checkpoint(weights)
     model = create_model(model_name, pretrained=weights)
+    with fitting(task, model_name, data):  # data the model cannot take: one line, before any work
+        check_fits(task, model, val_loader, model_name, data)
     if distill_from is None:
         before = measure(task, model, val_loader, pathlib.Path(weights))
     record = {"distilled_from": distill_from} if distill_from else {}
@@ -397,10 +425,10 @@ def format_table(rows, metric):
 
 
 def cmd_compress(args):
-    from ember.zoo.commands import json_option
+    from ember.zoo.commands import distillation_options, json_option
 
-    options = {key: value for key, value in (("temperature", args.temperature), ("alpha", args.alpha))
-               if value is not None}
+    given = distillation_options(args)  # (refuses --temperature/--alpha/--teacher-weights without --distill-from)
+    options = {key: given[key] for key in ("temperature", "alpha") if given.get(key) is not None}
     compress(args.model, args.weights, args.data, args.out, prune=args.prune, method=args.method,
              quantize=args.quantize, finetune_epochs=args.finetune_epochs, lr=args.lr, seed=args.seed,
              distill_from=args.distill_from, teacher_weights=args.teacher_weights,
