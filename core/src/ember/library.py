@@ -42,7 +42,8 @@ def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=No
     """Decorator: turn ``kernel(xp, *arrays, **attrs)`` into an op named ``qualname``.
 
     The decorated function becomes the generic kernel: it runs on every device, with
-    ``xp`` the device's array namespace (numpy, cupy), so it must use functions both share.
+    ``xp`` the device's array namespace (numpy, cupy), so it must use functions both
+    share.
 
     Args:
         qualname: ``"namespace::name"``; the namespace must not be ``aten``.
@@ -50,24 +51,28 @@ def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=No
             ``"int_to_float"`` or ``"compare"``.
         save: what backward reads: ``"inputs"``, ``"outputs"``, ``"both"`` or None.
         num_outputs: how many arrays the kernel returns.
-        backward: the formula ``fn(ctx, *grads)``, or set it later with ``register_autograd``.
+        backward: the formula ``fn(ctx, *grads)``, or set it later with
+            ``register_autograd``.
 
     Returns:
         A decorator that returns the ``Op``.
     """
     match = _QUALNAME_RE.match(qualname) if isinstance(qualname, str) else None
     if match is None:
-        raise ValueError(f"custom_op: expected a name of the form 'namespace::name', got {qualname!r}")
+        raise ValueError("custom_op: expected a name of the form 'namespace::name', "
+                         f"got {qualname!r}")
     if match.group(1) == "aten":
-        raise ValueError("custom_op: the 'aten' namespace is reserved for ember's built-in operators")
+        raise ValueError("custom_op: the 'aten' namespace is reserved for ember's "
+                         "built-in operators")
     if promote not in PROMOTIONS:
-        raise ValueError(f"custom_op: promote must be one of {sorted(PROMOTIONS)}, got {promote!r}")
+        raise ValueError(f"custom_op: promote must be one of {sorted(PROMOTIONS)}, "
+                         f"got {promote!r}")
     if save not in SAVES:
         raise ValueError(f"custom_op: save must be one of {SAVES}, got {save!r}")
 
     def define(kernel):
-        op = Op(qualname, kernel, backward, promote=PROMOTIONS[promote], save=save, num_outputs=num_outputs,
-                plugin=None)
+        op = Op(qualname, kernel, backward, promote=PROMOTIONS[promote], save=save,
+                num_outputs=num_outputs, plugin=None)
         op.doc = kernel.__doc__
         return op
     return define

@@ -114,7 +114,8 @@ class PluginRegistry:
             return
         from importlib.metadata import entry_points
 
-        disabled = {n.strip() for n in os.environ.get("EMBER_DISABLE_PLUGINS", "").split(",") if n.strip()}
+        disabled = {n.strip() for n in
+                    os.environ.get("EMBER_DISABLE_PLUGINS", "").split(",") if n.strip()}
         seen = set()
         # First-party first, then by distribution, so which of two clashing plugins
         # loads first (and keeps the name) never depends on the order of sys.path
@@ -122,18 +123,21 @@ class PluginRegistry:
         for ep in sorted(entry_points(group=GROUP), key=_entry_point_order):
             dist = ep.dist.name if ep.dist is not None else None
             if (dist, ep.name) in seen:
-                continue  # one distribution seen twice on sys.path (lib64 -> lib symlinks)
+                # one distribution seen twice on sys.path (lib64 -> lib symlinks)
+                continue
             seen.add((dist, ep.name))
-            info = PluginInfo(ep.name, dist, ep.dist.version if ep.dist is not None else None, module=ep.value)
+            version = ep.dist.version if ep.dist is not None else None
+            info = PluginInfo(ep.name, dist, version, module=ep.value)
             if ep.name in disabled or dist in disabled:
                 info.status = "disabled"
                 self.infos.setdefault(ep.name, info)
                 continue
             if ep.name in self.infos:
                 other = self.infos[ep.name]
-                self._broken(info, PluginError(f"plugin name {ep.name!r} is used by both distribution "
-                                               f"{other.distribution!r} and distribution {dist!r}"),
-                             "import", key=f"{dist}:{ep.name}")
+                self._broken(info, PluginError(
+                    f"plugin name {ep.name!r} is used by both distribution "
+                    f"{other.distribution!r} and distribution {dist!r}"),
+                    "import", key=f"{dist}:{ep.name}")
                 continue
             try:
                 plugin = ep.load()
@@ -226,11 +230,14 @@ class PluginRegistry:
     def _built(self):
         if self._catalogues is None:
             if self._building:
-                # A hook looked a name up (ember.nn.<Name>, ember.data.<Name>, ...) while
-                # the catalogues are being built: building again from inside would recurse
-                # without end and break every plugin. Only the offending plugin fails.
-                raise PluginError("a plugin hook looked up a catalogue entry while the catalogues were being "
-                                  "built; do such lookups when the registered object is first used, not in the hook")
+                # A hook looked a name up (ember.nn.<Name>, ember.data.<Name>, ...)
+                # while the catalogues are being built: building again from inside
+                # would recurse without end and break every plugin. Only the
+                # offending plugin fails.
+                raise PluginError(
+                    "a plugin hook looked up a catalogue entry while the catalogues were "
+                    "being built; do such lookups when the registered object is first "
+                    "used, not in the hook")
             self._building = True
             try:
                 self.load_entry_points()
@@ -241,8 +248,10 @@ class PluginRegistry:
                     if info.status != "ok":
                         continue
                     try:
-                        self._add_plugin(catalogues, info, keep_others=not self._strict())
-                    except Exception as exc:  # a failing hook or a name clash: see NOTE [ Failing plugins ]
+                        self._add_plugin(catalogues, info,
+                                         keep_others=not self._strict())
+                    # a failing hook or a name clash: see NOTE [ Failing plugins ]
+                    except Exception as exc:
                         self._broken(info, exc, "registration")
                 self._catalogues = catalogues
             finally:
@@ -367,7 +376,8 @@ def _registrar(entries, catalogue_name, plugin_name):
     def register(obj, name=None, **extra):
         key = name if name is not None else _default_key(obj)
         if any(key == k for k, _, _ in entries):
-            raise PluginError(f"plugin {plugin_name!r} registers {_singular(catalogue_name)} {key!r} twice")
+            raise PluginError(f"plugin {plugin_name!r} registers "
+                              f"{_singular(catalogue_name)} {key!r} twice")
         entries.append((key, obj, extra))
         return obj
     return register

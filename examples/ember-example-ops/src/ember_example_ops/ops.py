@@ -34,7 +34,8 @@ def softclamp(xp, x, *, limit=1.0):
 def softclamp_cpu(xp, x, *, limit=1.0):
     """The cpu kernel: NumPy's ``out=`` arguments reuse one buffer (CuPy would too,
     but this shows a device-specific kernel replacing the generic one)."""
-    out = np.empty_like(x)  # an array even for 0-d x, where np.divide would return a scalar
+    # an array even for 0-d x, where np.divide would return a scalar
+    out = np.empty_like(x)
     np.divide(x, limit, out=out)
     np.tanh(out, out=out)
     np.multiply(out, limit, out=out)
@@ -42,7 +43,8 @@ def softclamp_cpu(xp, x, *, limit=1.0):
 
 
 def softclamp_backward(ctx, grad):
-    """``grad * (1 - tanh(x / limit) ** 2)``, in ember ops so it is differentiable again."""
+    """``grad * (1 - tanh(x / limit) ** 2)``, in ember ops so it is differentiable
+    again."""
     (x,) = ctx.saved_inputs
     limit = ctx.attrs.get("limit", 1.0)
     return (grad * (1 - (x / limit).tanh() ** 2),)

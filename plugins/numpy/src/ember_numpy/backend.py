@@ -23,6 +23,7 @@ def make_backend():
 
     allocator.enable_by_default()  # NOTE [ Caching freed memory on the CPU ]
     backend = Backend("cpu", np, to_host=_to_host, from_host=_from_host,
-                      memory_stats=allocator.memory_stats, kernels=KERNELS, module=allocator)
+                      memory_stats=allocator.memory_stats, kernels=KERNELS,
+                      module=allocator)
     backend.array_type = np.ndarray
     return backend

@@ -15,7 +15,8 @@ from ember.zoo import Task
 
 
 def tiny_sine_mlp(hidden=16):
-    """``Linear(1, hidden) -> Tanh -> Linear(hidden, 1)``: 49 parameters with ``hidden=16``."""
+    """``Linear(1, hidden) -> Tanh -> Linear(hidden, 1)``: 49 parameters with
+    ``hidden=16``."""
     from ember import nn
 
     return nn.Sequential(nn.Linear(1, hidden), nn.Tanh(), nn.Linear(hidden, 1))
@@ -31,15 +32,18 @@ def sine_dataset(num_samples, seed):
 
 
 class SineRegressionTask(Task):
-    """Regression of ``sin(x)``: mean squared error to train, R^2 as the headline metric."""
+    """Regression of ``sin(x)``: mean squared error to train, R^2 as the headline
+    metric."""
 
     name = "sine-regression"
     metric = "r2"  # higher is better, as the training loop assumes
 
     def datasets(self, data, seed=0):
-        # The task brings its own data: "sine" is generated, not looked up in ember.data.
+        # The task brings its own data: "sine" is generated, not looked up in
+        # ember.data.
         if data != "sine":
-            raise ValueError(f"{self.name} trains on the generated 'sine' data, not {data!r}")
+            raise ValueError(
+                f"{self.name} trains on the generated 'sine' data, not {data!r}")
         return sine_dataset(512, seed), sine_dataset(128, seed + 1)
 
     def describe(self, dataset):
@@ -66,7 +70,8 @@ class SineRegressionTask(Task):
                 count += len(y)
         model.train(was_training)
         variance = total_sq - total * total / count  # sum of squares around the mean
-        return {"loss": squared_error / count, "r2": 1.0 - squared_error / variance, "samples": count}
+        return {"loss": squared_error / count, "r2": 1.0 - squared_error / variance,
+                "samples": count}
 
     def predict(self, model, input, meta, out_dir=None, top_k=5):
         """``input`` is a comma-separated list of x values, e.g. ``"0,1.5"``."""
@@ -78,12 +83,14 @@ class SineRegressionTask(Task):
         model.eval()
         with ember.no_grad():
             predicted = model(ember.tensor(values).reshape(-1, 1)).reshape(-1).tolist()
-        return [f"x={x:g}: model {p:.3f}, sin(x) {math.sin(x):.3f}" for x, p in zip(values, predicted)]
+        return [f"x={x:g}: model {p:.3f}, sin(x) {math.sin(x):.3f}"
+                for x, p in zip(values, predicted)]
 
 
 @hookimpl
 def ember_register_models(register):
-    register(tiny_sine_mlp, name="tiny_sine_mlp", task=SineRegressionTask(), family="example",
-             description="MLP 1-16-1 fitting sin(x) on [-3, 3]", input_size=(1,), num_params=49,
+    register(tiny_sine_mlp, name="tiny_sine_mlp", task=SineRegressionTask(),
+             family="example", description="MLP 1-16-1 fitting sin(x) on [-3, 3]",
+             input_size=(1,), num_params=49,
              default_dataset="sine", torch_counterpart="none (an example)",
              recipe={"epochs": 30, "batch_size": 32, "optimizer": "Adam", "lr": 0.02})
