@@ -18,23 +18,28 @@ def _xywh(box):
 
 
 def coco_reference(detections, targets, num_classes):
-    """(mAP@0.5:0.95, mAP@0.5, mAP@0.75) from COCOeval; None when there is no detection at all."""
+    """(mAP@0.5:0.95, mAP@0.5, mAP@0.75) from COCOeval; None when there is no
+    detection at all."""
     images = [{"id": i + 1, "width": 64, "height": 64} for i in range(len(targets))]
     annotations = []
     for i, target in enumerate(targets):
         for box, label in zip(target["boxes"], target["labels"]):
             xywh = _xywh(box)
-            annotations.append({"id": len(annotations) + 1, "image_id": i + 1, "category_id": int(label) + 1,
-                                "bbox": xywh, "area": xywh[2] * xywh[3], "iscrowd": 0})
-    results = [{"image_id": i + 1, "category_id": int(label) + 1, "bbox": _xywh(box), "score": float(score)}
+            annotations.append({"id": len(annotations) + 1, "image_id": i + 1,
+                                "category_id": int(label) + 1, "bbox": xywh,
+                                "area": xywh[2] * xywh[3], "iscrowd": 0})
+    results = [{"image_id": i + 1, "category_id": int(label) + 1, "bbox": _xywh(box),
+                "score": float(score)}
                for i, detection in enumerate(detections)
-               for box, label, score in zip(detection["boxes"], detection["labels"], detection["scores"])]
+               for box, label, score in zip(detection["boxes"], detection["labels"],
+                                            detection["scores"])]
     if not results:
         return None  # COCO.loadRes([]) raises IndexError (notes/zoo.md, section 6)
     with contextlib.redirect_stdout(io.StringIO()):
         gt = COCO()
         gt.dataset = {"images": images, "annotations": annotations,
-                      "categories": [{"id": c + 1, "name": str(c)} for c in range(num_classes)]}
+                      "categories": [{"id": c + 1, "name": str(c)}
+                                     for c in range(num_classes)]}
         gt.createIndex()
         evaluator = COCOeval(gt, gt.loadRes(results), "bbox")
         evaluator.evaluate()

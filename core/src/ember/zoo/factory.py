@@ -23,7 +23,8 @@ def create_model(name, pretrained=False, **overrides):
             records the keywords its model was built with (``model_overrides``); those
             are used unless given here.
 
-    >>> model = ember.zoo.create_model("resnet8_cifar", num_classes=10)   # doctest: +SKIP
+    >>> import ember
+    >>> model = ember.zoo.create_model("resnet8_cifar", num_classes=10)
     """
     info = model_info(name)
     if pretrained is False or pretrained is None:
@@ -33,14 +34,17 @@ def create_model(name, pretrained=False, **overrides):
     if checkpoint is not None:
         overrides = {**checkpoint.get("model_overrides", {}), **overrides}
     model = info.builder(**overrides)
-    if checkpoint is not None and checkpoint.get("compression"):  # ember compress's int8 layers
+    # ember compress's int8 layers
+    if checkpoint is not None and checkpoint.get("compression"):
         from ember.zoo.compression import apply_recorded_compression
 
         model = apply_recorded_compression(model, checkpoint)
     try:
         model.load_state_dict(state_dict)
-    except RuntimeError as exc:  # keys or shapes that do not match: say what the file holds instead
-        raise ZooError(_mismatch_message(name, path, model, state_dict, checkpoint, exc)) from exc
+    # keys or shapes that do not match: say what the file holds instead
+    except RuntimeError as exc:
+        raise ZooError(_mismatch_message(name, path, model, state_dict, checkpoint,
+                                         exc)) from exc
     return model
 
 

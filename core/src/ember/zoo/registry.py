@@ -29,10 +29,10 @@ class ModelInfo:
     """Everything the zoo knows about one registered model.
 
     ``task`` is the task's name (``"classification"``, ``"detection"``, ``"seq2seq"``,
-    ``"language-model"``); the ``Task`` object that trains, evaluates and predicts for it
-    is ``ember.zoo.get_task(name)``. ``measured`` lists what ember itself measured, each
-    a dict such as ``{"metric": "accuracy", "value": 0.99, "data": "digits test split",
-    "cpu_seconds": 12.0, "recipe": "10 epochs, SGD"}``.
+    ``"language-model"``); the ``Task`` object that trains, evaluates and predicts for
+    it is ``ember.zoo.get_task(name)``. ``measured`` lists what ember itself measured,
+    each a dict such as ``{"metric": "accuracy", "value": 0.99,
+    "data": "digits test split", "cpu_seconds": 12.0, "recipe": "10 epochs, SGD"}``.
     """
 
     name: str
@@ -46,7 +46,8 @@ class ModelInfo:
     num_classes: int = None
     num_params: int = None
     default_dataset: str = None
-    recipe: dict = field(default_factory=dict)  # default training options: epochs, batch_size, lr, optimizer, ...
+    # default training options: epochs, batch_size, lr, optimizer, ...
+    recipe: dict = field(default_factory=dict)
     paper: str = None
     torch_counterpart: str = None
     weights: tuple = ()  # file names looked up in the weights cache (ember.zoo.weights)
@@ -55,7 +56,8 @@ class ModelInfo:
     def as_dict(self):
         """Plain data (for ``ember models --json``)."""
         skip = ("builder", "task_object")
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
+        out = {f.name: getattr(self, f.name) for f in fields(self)
+               if f.name not in skip}
         out["builder"] = f"{self.builder.__module__}.{self.builder.__qualname__}"
         return out
 
@@ -99,7 +101,8 @@ def model_info(name):
 def list_models(pattern="*"):
     """Names of the registered models matching ``pattern`` (fnmatch: ``"resnet*"``), in
     natural order (resnet8 before resnet20)."""
-    return sorted((name for name in _catalogue() if fnmatch.fnmatchcase(name, pattern)), key=_natural_key)
+    return sorted((name for name in _catalogue() if fnmatch.fnmatchcase(name, pattern)),
+                  key=_natural_key)
 
 
 def _natural_key(name):

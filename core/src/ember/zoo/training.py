@@ -167,17 +167,20 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
     progress = progress and _is_terminal(sys.stdout) and _is_terminal(sys.stderr)
     for epoch in range(start_epoch, config["epochs"]):
         ember.manual_seed(seed * 100_003 + epoch)
-        loader = _train_loader(task, train_set, config, workers, seed * 100_003 + epoch, world)
-        record = train_one_epoch(task, net, optimizer, scheduler, loader, epoch, config, progress)
+        loader = _train_loader(task, train_set, config, workers, seed * 100_003 + epoch,
+                               world)
+        record = train_one_epoch(task, net, optimizer, scheduler, loader, epoch, config,
+                                 progress)
         started = time.perf_counter()
         record["val"] = task.evaluate(model, val_loader)
         record["val_seconds"] = time.perf_counter() - started
         history.append(record)
         log(_epoch_line(record, config["epochs"], task.metric))
         checkpoint = {"model": model.state_dict(), "model_name": model_name,
-                      "model_overrides": meta["model_overrides"], "data": meta, "epoch": epoch + 1,
-                      "optimizer": optimizer.state_dict(),
-                      "scheduler": scheduler.state_dict() if scheduler is not None else None,
+                      "model_overrides": meta["model_overrides"], "data": meta,
+                      "epoch": epoch + 1, "optimizer": optimizer.state_dict(),
+                      "scheduler": (scheduler.state_dict() if scheduler is not None
+                                    else None),
                       "config": config, "seed": seed, "history": history}
         if config.get("quantize") == "qat":  # create_model rebuilds the prepared model from this record
             checkpoint["compression"] = {"quantize": "qat", "stage": "prepared"}
@@ -186,7 +189,8 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
             ember.save(checkpoint, out / CHECKPOINT)
             if best_epoch(history, task.metric) == epoch + 1:
                 ember.save(checkpoint, out / BEST)
-            _write_json(out / METRICS, _metrics(model_name, data, config, seed, num_params, history, task.metric))
+            _write_json(out / METRICS, _metrics(model_name, data, config, seed, num_params,
+                                                history, task.metric))
     metrics = _metrics(model_name, data, config, seed, num_params, history, task.metric)
     if history:
         best = metrics["best"]
@@ -303,8 +307,10 @@ def best_epoch(history, metric):
     return best["epoch"]
 
 
-def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config, progress=True):
-    """One pass over ``loader``: forward, loss, backward, (clip), step; returns the epoch record."""
+def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config,
+                    progress=True):
+    """One pass over ``loader``: forward, loss, backward, (clip), step; returns the
+    epoch record."""
     from tqdm import tqdm
 
     import ember
@@ -312,8 +318,9 @@ def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config, pr
     model.train()
     total_loss, seen, steps = 0.0, 0, 0
     started_wall, started_cpu = time.perf_counter(), time.process_time()
-    bar = tqdm(total=len(loader), desc=f"epoch {epoch + 1}/{config['epochs']}", unit="batch",
-               disable=not progress, leave=False, dynamic_ncols=True)  # (off when output is not a terminal)
+    # (off when output is not a terminal)
+    bar = tqdm(total=len(loader), desc=f"epoch {epoch + 1}/{config['epochs']}",
+               unit="batch", disable=not progress, leave=False, dynamic_ncols=True)
     for batch in loader:
         loss = task.loss(model, batch)
         optimizer.zero_grad()
@@ -328,14 +335,18 @@ def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config, pr
         seen += size
         steps += 1
         rate = seen / max(time.perf_counter() - started_wall, 1e-9)
-        bar.set_postfix(loss=f"{total_loss / seen:.4f}", rate=f"{rate:.0f}/s", refresh=False)
+        bar.set_postfix(loss=f"{total_loss / seen:.4f}", rate=f"{rate:.0f}/s",
+                        refresh=False)
         bar.update(1)
-    bar.refresh()  # the epoch's final loss and rate, even when it was shorter than tqdm's refresh interval
+    # the final loss and rate, even for an epoch shorter than tqdm's refresh interval
+    bar.refresh()
     bar.close()
     seconds = time.perf_counter() - started_wall
-    return {"epoch": epoch + 1, "train_loss": total_loss / max(seen, 1), "steps": steps, "samples": seen,
-            "seconds": seconds, "cpu_seconds": time.process_time() - started_cpu,
-            "samples_per_second": seen / max(seconds, 1e-9), "lr": optimizer.param_groups[0]["lr"]}
+    return {"epoch": epoch + 1, "train_loss": total_loss / max(seen, 1), "steps": steps,
+            "samples": seen, "seconds": seconds,
+            "cpu_seconds": time.process_time() - started_cpu,
+            "samples_per_second": seen / max(seconds, 1e-9),
+            "lr": optimizer.param_groups[0]["lr"]}
 
 
 def evaluate(model_name, weights, data, batch_size=256, workers=0, seed=0):

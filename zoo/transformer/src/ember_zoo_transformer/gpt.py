@@ -40,16 +40,18 @@ class GPT(nn.Module):
         """``(N, T)`` token ids -> ``(N, T, vocab_size)`` next-token logits."""
         length = idx.shape[1]
         if length > self.block_size:
-            raise ValueError(f"cannot run a sequence of length {length}: the block size is {self.block_size}")
+            raise ValueError(f"cannot run a sequence of length {length}: the block size "
+                             f"is {self.block_size}")
         positions = ember.arange(length, device=idx.device)
         x = self.drop(self.wte(idx) + self.wpe(positions))
         mask = nn.Transformer.generate_square_subsequent_mask(length, device=idx.device)
         return self.lm_head(self.transformer(x, mask=mask, is_causal=True))
 
     @ember.no_grad()
-    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, do_sample=True, generator=None):
-        """Extend ``idx`` ``(N, T)`` by ``max_new_tokens`` tokens, one at a time, feeding the
-        last ``block_size`` tokens back in. Each token is drawn from
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, do_sample=True,
+                 generator=None):
+        """Extend ``idx`` ``(N, T)`` by ``max_new_tokens`` tokens, one at a time, feeding
+        the last ``block_size`` tokens back in. Each token is drawn from
         ``softmax(logits / temperature)`` restricted to the ``top_k`` most likely tokens
         (or is the most likely one when ``do_sample`` is False)."""
         if temperature <= 0:

@@ -56,11 +56,12 @@ class Seq2SeqTransformer(nn.Module):
         return self.transformer.encoder(self._embed(self.src_embed, src))
 
     def decode(self, tgt_in, memory):
-        """Decoder inputs ``(N, T)`` (starting with BOS) and memory -> logits ``(N, T, num_symbols)``."""
+        """Decoder inputs ``(N, T)`` (starting with BOS) and memory -> logits
+        ``(N, T, num_symbols)``."""
         length = tgt_in.shape[1]
         mask = nn.Transformer.generate_square_subsequent_mask(length)
-        hidden = self.transformer.decoder(self._embed(self.tgt_embed, tgt_in), memory, tgt_mask=mask,
-                                          tgt_is_causal=True)
+        hidden = self.transformer.decoder(self._embed(self.tgt_embed, tgt_in), memory,
+                                          tgt_mask=mask, tgt_is_causal=True)
         return self.generator(hidden)
 
     def forward(self, src, tgt_in):
@@ -74,10 +75,12 @@ class Seq2SeqTransformer(nn.Module):
 
     @ember.no_grad()
     def greedy_decode(self, src, max_len=None):
-        """The most likely symbol at each step: ``(N, S)`` -> ``(N, max_len)`` (default S)."""
+        """The most likely symbol at each step: ``(N, S)`` -> ``(N, max_len)``
+        (default S)."""
         max_len = src.shape[1] if max_len is None else max_len
         memory = self.encode(src)
-        tokens = ember.full((src.shape[0], 1), self.bos, dtype=ember.int64, device=src.device)
+        tokens = ember.full((src.shape[0], 1), self.bos, dtype=ember.int64,
+                            device=src.device)
         for _ in range(max_len):
             next_symbol = self.decode(tokens, memory)[:, -1].argmax(-1)
             tokens = ember.cat([tokens, next_symbol.unsqueeze(1)], dim=1)

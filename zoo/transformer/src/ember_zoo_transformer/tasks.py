@@ -21,7 +21,8 @@ IGNORE = -100  # targets the loss skips (the prompt of a prompted sequence)
 
 
 def seq2seq_loss(model, source, target):
-    """Teacher forcing: cross-entropy of ``model(source, [BOS] + target[:-1])`` against ``target``."""
+    """Teacher forcing: cross-entropy of ``model(source, [BOS] + target[:-1])`` against
+    ``target``."""
     logits = model(source, model.shift_right(target))
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
 

@@ -38,7 +38,8 @@ def assign_image(points, strides, gt_boxes, radius=2.5):
     x1, y1, x2, y2 = (gt_boxes[None, :, i] for i in range(4))
     inside = (x > x1) & (x < x2) & (y > y1) & (y < y2)
     reach = radius * strides[:, None]
-    near_centre = (np.abs(x - (x1 + x2) / 2) < reach) & (np.abs(y - (y1 + y2) / 2) < reach)
+    near_centre = ((np.abs(x - (x1 + x2) / 2) < reach)
+                   & (np.abs(y - (y1 + y2) / 2) < reach))
     candidate = inside & near_centre
     area = (x2 - x1) * (y2 - y1)  # (1, G)
     cost = np.where(candidate, area, np.inf)

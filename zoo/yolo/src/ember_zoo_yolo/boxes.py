@@ -200,7 +200,8 @@ def _as_numpy(tensor):
 
 
 def _nms_indices(boxes, scores, iou_threshold):
-    """Greedy NMS in NumPy: indices kept, by decreasing score (ties: lower index first)."""
+    """Greedy NMS in NumPy: indices kept, by decreasing score (ties: lower index
+    first)."""
     order = np.argsort(-scores, kind="stable")
     x1, y1, x2, y2 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
     areas = (x2 - x1) * (y2 - y1)
@@ -212,12 +213,15 @@ def _nms_indices(boxes, scores, iou_threshold):
         keep.append(i)
         rest = order[position + 1:]
         rest = rest[~suppressed[rest]]
-        width = np.clip(np.minimum(x2[i], x2[rest]) - np.maximum(x1[i], x1[rest]), 0, None)
-        height = np.clip(np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]), 0, None)
+        width = np.clip(np.minimum(x2[i], x2[rest]) - np.maximum(x1[i], x1[rest]),
+                        0, None)
+        height = np.clip(np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]),
+                         0, None)
         inter = width * height
         with np.errstate(invalid="ignore", divide="ignore"):
             iou = inter / (areas[i] + areas[rest] - inter)
-        suppressed[rest[iou > iou_threshold]] = True  # nan (two empty boxes) suppresses nothing
+        # nan (two empty boxes) suppresses nothing
+        suppressed[rest[iou > iou_threshold]] = True
     return np.asarray(keep, dtype=np.int64)
 
 

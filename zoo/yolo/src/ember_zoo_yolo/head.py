@@ -15,7 +15,8 @@ from ember_zoo_yolo.layers import ConvBNAct
 
 
 class HeadLevel(nn.Module):
-    """One level: ``(B, C_in, H, W) -> (B, H*W, num_classes)`` logits and ``(B, H*W, 4)`` raw distances."""
+    """One level: ``(B, C_in, H, W) -> (B, H*W, num_classes)`` logits and
+    ``(B, H*W, 4)`` raw distances."""
 
     def __init__(self, in_channels, channels, num_classes, prior_prob=0.01):
         super().__init__()
@@ -24,8 +25,9 @@ class HeadLevel(nn.Module):
         self.cls_pred = nn.Conv2d(channels, num_classes, 1)
         self.reg_conv = ConvBNAct(channels, channels, 3)
         self.reg_pred = nn.Conv2d(channels, 4, 1)
-        # start every score near prior_prob: with thousands of background cells, a 0.5 start
-        # would make the first steps all about silencing the background (RetinaNet's prior)
+        # start every score near prior_prob: with thousands of background cells, a 0.5
+        # start would make the first steps all about silencing the background
+        # (RetinaNet's prior)
         nn.init.constant_(self.cls_pred.bias, -math.log((1 - prior_prob) / prior_prob))
         nn.init.zeros_(self.reg_pred.bias)
 

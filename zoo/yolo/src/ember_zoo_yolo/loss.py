@@ -54,16 +54,19 @@ class DetectionLoss(nn.Module):
 
     def forward(self, logits, pred_boxes, targets, points, strides):
         batch_size, num_anchors, num_classes = logits.shape
-        targets = targets.numpy() if isinstance(targets, ember.Tensor) else np.asarray(targets)
-        positive, labels, gt_boxes = assign_batch(points.numpy(), strides.numpy().reshape(-1),
-                                                  targets.reshape(-1, 6), batch_size, self.radius)
+        targets = (targets.numpy() if isinstance(targets, ember.Tensor)
+                   else np.asarray(targets))
+        positive, labels, gt_boxes = assign_batch(
+            points.numpy(), strides.numpy().reshape(-1), targets.reshape(-1, 6),
+            batch_size, self.radius)
         batch_index, anchor_index = np.nonzero(positive)
         num_positive = max(len(batch_index), 1)
         b, a = ember.from_numpy(batch_index), ember.from_numpy(anchor_index)
 
         chosen = pred_boxes[b, a]  # (P, 4), differentiable
         matched = gt_boxes[batch_index, anchor_index]
-        box = _BOX_LOSSES[self.box_loss](chosen, ember.from_numpy(matched).to(chosen.dtype), reduction="sum")
+        box = _BOX_LOSSES[self.box_loss](
+            chosen, ember.from_numpy(matched).to(chosen.dtype), reduction="sum")
 
         score_target = np.zeros((batch_size, num_anchors, num_classes), dtype=np.float32)
         iou = _row_iou(chosen.detach().numpy(), matched)
@@ -71,4 +74,5 @@ class DetectionLoss(nn.Module):
         cls = self.bce(logits, ember.from_numpy(score_target).to(logits.dtype))
 
         box, cls = box / num_positive, cls / num_positive
-        return self.box_gain * box + self.cls_gain * cls, {"box": box.item(), "cls": cls.item()}
+        return (self.box_gain * box + self.cls_gain * cls,
+                {"box": box.item(), "cls": cls.item()})

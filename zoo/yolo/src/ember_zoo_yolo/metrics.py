@@ -57,7 +57,8 @@ def _match(ious, thresholds):
             best = candidates.max(initial=-1.0)
             if best < min(threshold, 1 - 1e-10):
                 continue
-            g = num_gt - 1 - int(np.argmax(candidates[::-1] == best))  # the last of equal IoUs
+            # the last of equal IoUs
+            g = num_gt - 1 - int(np.argmax(candidates[::-1] == best))
             taken[g] = True
             matched[t, d] = True
     return matched
@@ -71,7 +72,8 @@ def _precision_at_recalls(matched, num_gt):
     for t in range(matched.shape[0]):
         recall = tp[t] / num_gt
         precision = tp[t] / (tp[t] + fp[t] + np.spacing(1))
-        precision = np.maximum.accumulate(precision[::-1])[::-1]  # non-increasing from the right
+        # non-increasing from the right
+        precision = np.maximum.accumulate(precision[::-1])[::-1]
         where = np.searchsorted(recall, RECALL_THRESHOLDS, side="left")
         inside = where < len(precision)
         result[t, inside] = precision[where[inside]]

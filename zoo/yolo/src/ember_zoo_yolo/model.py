@@ -49,7 +49,8 @@ class YOLO(nn.Module):
 
     def forward(self, images):
         if images.dim() != 4 or images.shape[1] != 3:
-            raise ValueError(f"expected images of shape (B, 3, H, W), but got {tuple(images.shape)}")
+            raise ValueError("expected images of shape (B, 3, H, W), but got "
+                             f"{tuple(images.shape)}")
         size = (int(images.shape[2]), int(images.shape[3]))
         check_size(size, max(self.strides))
         self.input_size = size

@@ -60,7 +60,8 @@ class DetectionTask(Task):
                                      collate_fn=collate, generator=generator)
 
     def loss(self, model, batch, parts=None):
-        """The training loss of one batch; ``parts`` (a dict), if given, receives the box and class terms."""
+        """The training loss of one batch; ``parts`` (a dict), if given, receives the
+        box and class terms."""
         images, rows = batch
         logits, raw = model(images)
         total, terms = self.criterion(logits, model.decode(raw), rows, *model.anchors)
