@@ -265,20 +265,23 @@ def _as_tuple(x):
     return tuple(x)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             inputs=None):
     """Compute gradients of ``tensors`` and accumulate them into the leaves' ``.grad``.
 
     Args:
         tensors: tensors to differentiate (usually one scalar loss).
         grad_tensors: the gradient of each tensor; may be None for scalars.
-        retain_graph: keep saved values for another backward; defaults to ``create_graph``.
+        retain_graph: keep saved values for another backward; defaults to
+            ``create_graph``.
         create_graph: record the backward itself, for higher-order gradients.
         inputs: accumulate only into these tensors' ``.grad``.
     """
     tensors = _as_tuple(tensors)
     grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
     if len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"grad_tensors has {len(grad_tensors)} elements but tensors has {len(tensors)}")
+        raise RuntimeError(f"grad_tensors has {len(grad_tensors)} elements but tensors "
+                           f"has {len(tensors)}")
     if retain_graph is None:
         retain_graph = create_graph
     grads = _make_root_grads(tensors, grad_tensors)
@@ -292,10 +295,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     targets = [root_edge(t) for t in inputs]
     for edge in targets:
         if edge[0] is None:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+            raise RuntimeError(
+                "One of the differentiated Tensors does not require grad")
     for t in inputs:
-        # A non-leaf input's .grad is filled by retain_grad, as in PyTorch's run_backward
-        # (so a tensor that already retains its gradient gets it once, not twice).
+        # A non-leaf input's .grad is filled by retain_grad, as in PyTorch's
+        # run_backward (so a tensor that already retains its gradient gets it once,
+        # not twice).
         t.retain_grad()
     execute(root, retain_graph, create_graph, targets, run_targets=True)
 

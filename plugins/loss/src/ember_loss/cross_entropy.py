@@ -329,8 +329,8 @@ def _soft_weight_grad(grad, x, target, attrs):
 library.register_autograd(cross_entropy_op, _cross_entropy_backward)
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                  reduction="mean", label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
     """The cross-entropy between ``softmax(input)`` and the target classes, from logits.
 
     Args:
@@ -346,8 +346,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         A scalar, or the per-position losses for ``reduction='none'``.
 
     Where ember differs: this is one fused op that saves the logits, so writing into
-    ``input`` in place after the call makes the backward raise the version-counter error;
-    PyTorch saves ``log_softmax``'s output instead and runs.
+    ``input`` in place after the call makes the backward raise the version-counter
+    error; PyTorch saves ``log_softmax``'s output instead and runs.
 
     >>> import ember
     >>> from ember_loss.cross_entropy import cross_entropy
@@ -358,15 +358,19 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
     reduction = reductions.resolve(size_average, reduce, reduction)
     if tuple(input.shape) == tuple(target.shape):
-        input, target, weight = _check_probabilities(input, target, weight, ignore_index, label_smoothing)
+        input, target, weight = _check_probabilities(input, target, weight, ignore_index,
+                                                     label_smoothing)
     else:
         if label_smoothing > 0.0 and label_smoothing > 1.0:
-            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+            raise RuntimeError("label_smoothing must be between 0.0 and 1.0. Got: "
+                               f"{label_smoothing}")
         target, weight = nll.check_class_target(input, target, weight)
     if not input.dtype.is_floating_point:
         kernel = "lastdim_kernel_impl" if input.ndim <= 2 else "kernel_impl"
-        raise NotImplementedError(f"\"log_softmax_{kernel}\" not implemented for '{nll._type_name(input.dtype)}'")
-    return cross_entropy_op(input, target, weight, reduction=reduction, ignore_index=ignore_index,
+        raise NotImplementedError(f"\"log_softmax_{kernel}\" not implemented for "
+                                  f"'{nll._type_name(input.dtype)}'")
+    return cross_entropy_op(input, target, weight, reduction=reduction,
+                            ignore_index=ignore_index,
                             label_smoothing=float(label_smoothing))
 
 

@@ -71,11 +71,13 @@ def is_caching():
 
 
 def enable():
-    """Keep freed memory in the process for reuse (NOTE [ Caching freed memory on the CPU ])."""
+    """Keep freed memory in the process for reuse (NOTE [ Caching freed memory on the
+    CPU ])."""
     if _LIBC is None:
         return False
     # mallopt answers 1 when it took the value
-    if not (_LIBC.mallopt(_M_MMAP_THRESHOLD, CACHE_LIMIT) and _LIBC.mallopt(_M_TRIM_THRESHOLD, 2 ** 31 - 1)):
+    if not (_LIBC.mallopt(_M_MMAP_THRESHOLD, CACHE_LIMIT)
+            and _LIBC.mallopt(_M_TRIM_THRESHOLD, 2 ** 31 - 1)):
         disable()
         return False
     _state["caching"] = True
