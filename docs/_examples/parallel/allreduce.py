@@ -8,5 +8,7 @@ t = ember.tensor([1.0, 2.0]) * (rank + 1)
 dist.all_reduce(t)  # in place, like torch
 gathered = [None] * size
 dist.all_gather_object(gathered, {"rank": rank})
-print(f"rank {rank} of {size}: sum {t.tolist()}, gathered {gathered}\n", end="", flush=True)  # one write per line
+# one write per line
+print(f"rank {rank} of {size}: sum {t.tolist()}, gathered {gathered}\n", end="",
+      flush=True)
 dist.destroy_process_group()

@@ -7,12 +7,14 @@ from ember.nn.parallel import DistributedDataParallel as DDP
 dist.init_process_group()
 rank = dist.get_rank()
 ember.manual_seed(0)
-x, y = ember.randn(3, 8, 5, dtype=ember.float64), ember.randint(0, 3, (3, 8))  # 3 steps of 8 samples
+# 3 steps of 8 samples
+x, y = ember.randn(3, 8, 5, dtype=ember.float64), ember.randint(0, 3, (3, 8))
 
 
 def model_and_optimizer():
     ember.manual_seed(1)
-    model = ember.nn.Sequential(ember.nn.Linear(5, 16), ember.nn.Tanh(), ember.nn.Linear(16, 3)).double()
+    model = ember.nn.Sequential(ember.nn.Linear(5, 16), ember.nn.Tanh(),
+                                ember.nn.Linear(16, 3)).double()
     return model, ember.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
 
 
@@ -27,5 +29,7 @@ big, big_opt = model_and_optimizer()
 train(big, big_opt, slice(0, 8))  # one process, batch 8
 model, opt = model_and_optimizer()
 train(DDP(model), opt, slice(4 * rank, 4 * rank + 4))  # this rank's 4 samples
-gap = max((a - b).abs().max().item() for a, b in zip(model.parameters(), big.parameters()))
-print(f"rank {rank}: weights equal the big batch's to {'1e-12' if gap < 1e-12 else gap}\n", end="", flush=True)
+gap = max((a - b).abs().max().item()
+          for a, b in zip(model.parameters(), big.parameters()))
+print(f"rank {rank}: weights equal the big batch's to "
+      f"{'1e-12' if gap < 1e-12 else gap}\n", end="", flush=True)

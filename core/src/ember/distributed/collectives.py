@@ -90,13 +90,15 @@ def _root(pg, rank, group_rank, what):
 # --- reductions and broadcast -------------------------------------------------------------
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
-    """Reduce ``tensor`` over every rank of ``group``; each rank gets the result in place."""
+    """Reduce ``tensor`` over every rank of ``group``; each rank gets the result in
+    place."""
     pg = _member(group)
     if pg is None:
         return None
     buffer = _Buffer(tensor, "all_reduce's tensor", writes=True)
     check_reduce_op(op, buffer.array.dtype)
-    return _finish(pg._backend.allreduce(buffer.array, op, blocking=not async_op), pg, [buffer], async_op)
+    return _finish(pg._backend.allreduce(buffer.array, op, blocking=not async_op), pg,
+                   [buffer], async_op)
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):

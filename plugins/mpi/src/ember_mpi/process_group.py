@@ -97,7 +97,8 @@ class MPIBackend(CommBackend):
             try:
                 result = job()
             except Exception as exc:  # delivered to the waiting caller
-                self._finished += 1  # before waking the caller, who may check _idle() at once
+                # before waking the caller, who may check _idle() at once
+                self._finished += 1
                 work._finish(exception=exc)
             else:
                 self._finished += 1
@@ -159,7 +160,9 @@ class MPIBackend(CommBackend):
         if blocking and self._idle() and array.dtype not in WIDENED:
             from mpi4py import MPI
 
-            return self._inline("all_reduce", lambda: self.comm.Iallreduce(MPI.IN_PLACE, array, op=mpi_op(op)),
+            return self._inline("all_reduce",
+                                lambda: self.comm.Iallreduce(MPI.IN_PLACE, array,
+                                                             op=mpi_op(op)),
                                 agreement.signature("all_reduce", array, op=op),
                                 lambda: finish_average(array, op, self._size))
 
@@ -169,7 +172,8 @@ class MPIBackend(CommBackend):
 
                 self.comm.Allreduce(MPI.IN_PLACE, buffer, op=mpi_op(op))
                 finish_average(buffer, op, self._size)
-        return self._submit("all_reduce", job, agreement.signature("all_reduce", array, op=op))
+        return self._submit("all_reduce", job,
+                            agreement.signature("all_reduce", array, op=op))
 
     def broadcast(self, array, src, blocking=False):
         if blocking and self._idle():

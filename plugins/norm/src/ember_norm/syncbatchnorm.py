@@ -44,8 +44,9 @@ class SyncBatchNormFunction(Function):
         dist.all_reduce(sums, group=group)
         count = sums[-1].item()
         if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(x.shape)} "
-                             f"(over all ranks: {int(count)} values per channel)")
+            raise ValueError("Expected more than 1 value per channel when training, got "
+                             f"input size {list(x.shape)} (over all ranks: {int(count)} "
+                             "values per channel)")
         mean = sums[:-1] / count
         xmu = x - mean.reshape(shape)
         squares = (xmu * xmu).sum(dims)

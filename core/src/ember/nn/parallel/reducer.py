@@ -47,7 +47,8 @@ MB = 1024 * 1024
 
 
 def compute_bucket_assignment_by_size(params, bucket_bytes_caps):
-    """Lists of parameter indices, one dtype per bucket, like torch's function of this name.
+    """Lists of parameter indices, one dtype per bucket, like torch's function of this
+    name.
 
     Parameters are taken in registration order; each dtype fills its own bucket until
     it holds at least the current cap (``bucket_bytes_caps[0]`` for that dtype's first
@@ -55,7 +56,8 @@ def compute_bucket_assignment_by_size(params, bucket_bytes_caps):
     their first index; the reducer reverses that list, so the small first bucket, which
     holds the first layers, is the last to be all-reduced.
     """
-    buckets, open_buckets, caps_used = [], {}, {}  # dtype -> [indices, bytes]; dtype -> buckets closed
+    # open_buckets: dtype -> [indices, bytes]; caps_used: dtype -> buckets closed
+    buckets, open_buckets, caps_used = [], {}, {}
     for index, param in enumerate(params):
         key = param.dtype
         bucket = open_buckets.setdefault(key, [[], 0])
@@ -152,10 +154,12 @@ class Reducer:
         from ember import distributed as dist
 
         size = dist.get_world_size(self.process_group)
-        while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:
+        while (self.next_bucket < len(self.buckets)
+               and self.buckets[self.next_bucket].pending == 0):
             bucket = self.buckets[self.next_bucket]
             bucket.buffer._data /= size  # NOTE [ Why gradients are averaged ]
-            bucket.work = dist.all_reduce(bucket.buffer, group=self.process_group, async_op=True)
+            bucket.work = dist.all_reduce(bucket.buffer, group=self.process_group,
+                                          async_op=True)
             self.next_bucket += 1
         if self.next_bucket == len(self.buckets):
             self.finalize_backward()
@@ -172,7 +176,8 @@ class Reducer:
             globally_used = used.numpy()
         for bucket in self.buckets:
             bucket.work.wait()
-            for position, (index, param) in enumerate(zip(bucket.indices, bucket.params)):
+            for position, (index, param) in enumerate(zip(bucket.indices,
+                                                          bucket.params)):
                 if globally_used is not None and not globally_used[index]:
                     continue
                 averaged = bucket.view(position).reshape(param.shape)
