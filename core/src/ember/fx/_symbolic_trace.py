@@ -28,14 +28,14 @@ from ember.fx.proxy import Proxy, TraceError
 # namespaces are restored when the trace ends, even when it fails.
 
 # NOTE [ Tracing with example inputs ]
-# PyTorch's symbolic trace refuses `if x.shape[1] > n:` (a Proxy has no value); the zoo's
-# GPT, seq2seq and detector check their input shapes exactly so. Given example inputs,
-# ember's tracer runs every node on the examples as it records it (node.meta
+# PyTorch's symbolic trace refuses `if x.shape[1] > n:` (a Proxy has no value); the
+# zoo's GPT, seq2seq and detector check their input shapes exactly so. Given example
+# inputs, ember's tracer runs every node on the examples as it records it (node.meta
 # ["example_value"]), answers shape queries (`shape`, `dim()`, `size()`, ...), `bool()`,
 # `len()` and iteration from them, and bakes the answers into the graph, as
-# torch.jit.trace does; arguments past the examples keep their default values. The
-# graph is then valid for inputs of those shapes: a reader sees the specialised sizes
-# as constants in the generated code.
+# torch.jit.trace does; arguments past the examples keep their default values. The graph
+# is then valid for inputs of those shapes: a reader sees the specialised sizes as
+# constants in the generated code.
 
 _WRAPPED_GLOBALS = []  # (globals dict, name) registered by `wrap`
 

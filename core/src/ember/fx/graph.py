@@ -254,7 +254,8 @@ class _CodeGen:
             return f"return {self.arg(node.args[0])}"
         if node.op == "get_attr":
             return f"{node.name} = {self.attribute_path(node.target)}"
-        args = [self.arg(a) for a in node.args] + [f"{k} = {self.arg(v)}" for k, v in node.kwargs.items()]
+        args = [self.arg(a) for a in node.args] + [f"{k} = {self.arg(v)}"
+                                                   for k, v in node.kwargs.items()]
         if node.op == "call_module":
             return f"{node.name} = {self.attribute_path(node.target)}({', '.join(args)})"
         if node.op == "call_method":

@@ -16,15 +16,16 @@ import zipfile
 
 # NOTE [ The ember-jit file format ]
 # A zip archive (stored, not compressed) with exactly two members:
-#   ember_jit/graph.json   {"format": "ember-jit", "version": 1, "class_name": ..., "nodes": [...]}
+#   ember_jit/graph.json   {"format": "ember-jit", "version": 1, "class_name": ...,
+#                           "nodes": [...]}
 #   ember_jit/weights.pt   an ember.save checkpoint of {get_attr path: tensor}
 # Each node is {"name", "op", "target", "args", "kwargs"}; op is placeholder, get_attr,
 # call_function or output (a traced graph has no others); a call_function target is
 # {"op": "aten::name"}, an operator registered in ember, or {"function": "getitem"}.
-# Values are JSON with tagged objects for what JSON lacks: {"node": name}, {"tuple": [...]},
-# {"slice": [a, b, c]}, {"float": "inf"}, {"dtype": "float32"}, {"ellipsis": true},
-# {"device": "cpu"}. Loading checks every name is a fresh identifier, every node input is
-# defined before use, every op exists and every get_attr has its tensor; the weights go
+# Values are JSON with tagged objects for what JSON lacks: {"node": name},
+# {"tuple": [...]}, {"slice": [a, b, c]}, {"float": "inf"}, {"dtype": "float32"},
+# {"ellipsis": true}, {"device": "cpu"}. Loading checks every name is a fresh
+# identifier, every node input is defined before use, every op exists and every get_attr has its tensor; the weights go
 # through ember.load's restricted unpickler. Code is generated only from checked data.
 
 FORMAT = "ember-jit"

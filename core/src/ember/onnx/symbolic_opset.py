@@ -125,11 +125,14 @@ def _convolution(g, node):
     x, weight, bias = node.args
     k = node.kwargs
     dims = len(k["stride"])
-    inputs = [g.value(x), g.value(weight)] + ([g.value(bias)] if bias is not None else [])
-    attrs = dict(strides=list(k["stride"]), pads=list(k["padding"]) * 2, dilations=list(k["dilation"]),
-                 group=k["groups"], kernel_shape=list(g.meta(weight).shape[2:2 + dims]))
+    inputs = [g.value(x), g.value(weight)] + ([g.value(bias)] if bias is not None
+                                              else [])
+    attrs = dict(strides=list(k["stride"]), pads=list(k["padding"]) * 2,
+                 dilations=list(k["dilation"]), group=k["groups"],
+                 kernel_shape=list(g.meta(weight).shape[2:2 + dims]))
     if k["transposed"]:
-        return g.op("ConvTranspose", *inputs, output_padding=list(k["output_padding"]), **attrs)
+        return g.op("ConvTranspose", *inputs, output_padding=list(k["output_padding"]),
+                    **attrs)
     return g.op("Conv", *inputs, **attrs)
 
 

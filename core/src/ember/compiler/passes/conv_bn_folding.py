@@ -13,15 +13,18 @@ over the activation.
 
 def fold_conv_bn(graph, attributes):
     """Rewrite ``graph`` in place; returns how many batch norms were folded. Needs the
-    batch norm's parameters and statistics to be constants (run ``fold_constants`` first)."""
+    batch norm's parameters and statistics to be constants (run ``fold_constants``
+    first)."""
     from ember.autograd.grad_mode import no_grad
 
     folded = 0
     for bn in graph.nodes:
         conv = bn.args[0] if bn.op == "call_function" and bn.args else None
-        if getattr(bn.target, "qualname", None) != "norm::batch_norm" or bn.kwargs.get("training"):
+        if (getattr(bn.target, "qualname", None) != "norm::batch_norm"
+                or bn.kwargs.get("training")):
             continue
-        if getattr(getattr(conv, "target", None), "qualname", None) != "aten::convolution" or len(conv.users) != 1:
+        if (getattr(getattr(conv, "target", None), "qualname", None) != "aten::convolution"
+                or len(conv.users) != 1):
             continue
         if conv.kwargs.get("transposed") or conv.args[1].op != "get_attr":
             continue
@@ -31,8 +34,8 @@ def fold_conv_bn(graph, attributes):
         bias = conv.args[2]
         if bias is not None and bias.op != "get_attr":
             continue
-        weight, bn_weight, bn_bias, mean, invstd = (None if n is None else attributes[n.target]
-                                                    for n in (conv.args[1], *stats))
+        weight, bn_weight, bn_bias, mean, invstd = (
+            None if n is None else attributes[n.target] for n in (conv.args[1], *stats))
         with no_grad():
             scale = invstd if bn_weight is None else invstd * bn_weight
             shift = -mean * scale if bn_bias is None else bn_bias - mean * scale
