@@ -182,7 +182,8 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
                       "scheduler": (scheduler.state_dict() if scheduler is not None
                                     else None),
                       "config": config, "seed": seed, "history": history}
-        if config.get("quantize") == "qat":  # create_model rebuilds the prepared model from this record
+        # create_model rebuilds the prepared model from this record
+        if config.get("quantize") == "qat":
             checkpoint["compression"] = {"quantize": "qat", "stage": "prepared"}
         if world is None or world.is_main:
             out.mkdir(parents=True, exist_ok=True)
