@@ -81,7 +81,9 @@ class CompiledConv2d:
         """A buffer kept between calls (one per role, shape and dtype): big arrays are
         not allocated, page-faulted and freed on every call. The kernels of one program
         share one ``workspace`` (they run one after another), so the buffers cost the
-        largest layer's, not the sum of all. ``fill`` is written once,
+        largest layer's, not the sum of all; like the fused chains' reused buffers
+        (NOTE [ The compiled program ]), this makes one program not reentrant: two
+        threads must not run the same compiled module at once. ``fill`` is written once,
         when the buffer is made (the zero border of a padded input stays zero, as the
         kernels only ever write its interior)."""
         key = (role, self.padding, tuple(shape), str(dtype), xp.__name__)
