@@ -180,6 +180,15 @@ def test_grouped_and_dilated_convolutions_keep_the_eager_kernel(algorithm):
         assert _compiled_kernels(compiled) == []
 
 
+@pytest.mark.parametrize("algorithm", ["auto", "winograd_4x4"])
+def test_half_precision_convolutions_keep_the_eager_kernel(algorithm):
+    conv = nn.Conv2d(3, 4, 3, padding=1).to(ember.float16).eval()
+    x = ember.randn(1, 3, 6, 6).to(ember.float16)
+    compiled = ember.compile(conv, conv_algorithm=algorithm)
+    np.testing.assert_array_equal(compiled(x).numpy(), conv(x).detach().numpy())
+    assert _compiled_kernels(compiled) == []
+
+
 @pytest.mark.parametrize("algorithm", ["winograd_2x2", "winograd_4x4"])
 def test_winograd_falls_back_to_im2col_where_it_does_not_apply(algorithm):
     for conv in (nn.Conv2d(4, 5, 3, stride=2, padding=1), nn.Conv2d(4, 5, 1), nn.Conv2d(4, 5, (3, 2))):
@@ -201,9 +210,9 @@ def test_each_shape_is_measured_once(monkeypatch):
     conv_algorithm_cache().clear()
     # the first convolution reads the caller's (N, C, H, W) batch, the next two the
     # pixel-major activations of the program: two shapes (with layouts), three convolutions
-    model = nn.Sequential(nn.Conv2d(4, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3, padding=1), nn.ReLU(),
-                          nn.Conv2d(4, 4, 3, padding=1)).eval()
-    x = ember.randn(2, 4, 8, 8)
+    model = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 16, 3, padding=1), nn.ReLU(),
+                          nn.Conv2d(16, 16, 3, padding=1)).eval()
+    x = ember.randn(2, 16, 16, 16)  # over SMALL multiplies, so "auto" measures
     first = ember.compile(model)
     first(x)
     assert len(calls) == 2 and len(conv_algorithm_cache()) == 2
@@ -213,6 +222,14 @@ def test_each_shape_is_measured_once(monkeypatch):
     assert len(calls) == 2
     records = next(iter(first.conv_choices.values()))
     assert [r[2] for r in records][1] == [r[2] for r in records][2]
+
+
+def test_auto_keeps_the_eager_kernel_for_tiny_convolutions():
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()).eval()
+    compiled = ember.compile(model)
+    x = ember.randn(2, 3, 8, 8)
+    np.testing.assert_allclose(compiled(x).numpy(), model(x).detach().numpy(), rtol=1e-6)
+    assert _compiled_kernels(compiled) == [] and next(iter(compiled.conv_choices.values())) == []
 
 
 def test_an_unknown_algorithm_is_refused_with_the_choices():

@@ -23,8 +23,10 @@ algorithms per shape and caches the winner) and aten/src/ATen/native/cudnn/Conv_
 # bounded: three to six calls per algorithm per distinct shape (a few seconds for
 # ResNet-18's CIFAR layers at batch 32). ``ember.compile(model, conv_algorithm=...)`` forces one
 # algorithm instead (tests, reproducible runs); convolutions the forced algorithm cannot
-# run fall back to im2col, and grouped, dilated, transposed or non-2-D convolutions keep
-# eager ember's kernel. Outputs differ from eager by rounding only: NOTE [ Winograd
+# run fall back to im2col, and grouped, dilated, transposed or non-2-D convolutions, and
+# those in half precision (float16, bfloat16), keep eager ember's kernel; so do, under
+# "auto", convolutions of fewer than 2^20 multiplies (microsecond kernels: nothing to
+# win, and timing them measures the timer). Outputs differ from eager by rounding only: NOTE [ Winograd
 # F(4x4, 3x3) ] gives the measured errors.
 """
 
@@ -33,6 +35,12 @@ import time
 from ember.compiler.passes.conv_layout import as_image
 
 ALGORITHMS = ("im2col", "winograd_2x2", "winograd_4x4")
+
+# Under "auto", convolutions of fewer multiplies than this keep eager's kernel.
+SMALL = 1 << 20
+
+# Half-precision types keep eager's kernel: Winograd's transforms would round in them.
+_DTYPES = ("ember.float32", "ember.float64")
 
 # (shape key) -> {"algorithm": name, "seconds": {algorithm: best time}}
 _CHOICES = {}
@@ -67,6 +75,8 @@ def choose_conv_algorithms(graph, attributes, values, device, algorithm="auto"):
         bias = None if node.args[2] is None else _numpy(attributes[node.args[2].target])
         stride, padding = tuple(node.kwargs["stride"]), tuple(node.kwargs["padding"])
         options = _applicable(weight.shape, stride)
+        if algorithm == "auto" and _multiplies(weight.shape, values[node].shape) < SMALL:
+            continue  # nothing to win, and a timer cannot tell such kernels apart: eager's kernel
         if algorithm == "auto":
             key = (tuple(x.shape), str(x.dtype), _pixel_major(x), tuple(weight.shape), stride, padding,
                    bias is not None, device.type)
@@ -105,7 +115,12 @@ def _eligible(node, attributes):
     if not all(isinstance(k.get(name), (tuple, list)) and len(k[name]) == 2 for name in ("stride", "padding")):
         return False
     w = attributes[weight.target]
-    return w.ndim == 4 and w.dtype.is_floating_point
+    return w.ndim == 4 and str(w.dtype) in _DTYPES
+
+
+def _multiplies(weight_shape, out_shape):
+    O, C, kh, kw = weight_shape
+    return out_shape[0] * out_shape[2] * out_shape[3] * O * C * kh * kw
 
 
 def _applicable(weight_shape, stride):
