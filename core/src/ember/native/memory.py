@@ -27,10 +27,12 @@ def pin_memory(tensor, device=None):
     """A copy of the CPU ``tensor`` in pinned host memory (``tensor`` itself if already
     pinned); gradients flow back unchanged."""
     if tensor._device.type != "cpu":
-        raise RuntimeError(f"cannot pin '{tensor.type()}' only dense CPU tensors can be pinned")
+        raise RuntimeError(f"cannot pin '{tensor.type()}' only dense CPU tensors can "
+                           "be pinned")
     module = _cuda_module()
     if module is None:
-        raise RuntimeError("Cannot access accelerator device when none is available." + _why_not())
+        raise RuntimeError("Cannot access accelerator device when none is available."
+                           + _why_not())
     if module.is_pinned(tensor._data):
         return tensor
     from ember.autograd.grad_mode import grad_state

@@ -228,7 +228,8 @@ def manual_seed_all(seed):
 # --- pinned host memory ----------------------------------------------------------------
 
 def pin_memory(array):
-    """A copy of the NumPy ``array`` in page-locked host memory (faster, async uploads)."""
+    """A copy of the NumPy ``array`` in page-locked host memory (faster, async
+    uploads)."""
     import cupyx  # present whenever CuPy is
 
     cupy()  # raises, with the reason, without CUDA

@@ -264,8 +264,9 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
         super().__init__(loader)
         assert self._timeout == 0
         assert self._num_workers == 0
-        self._fetcher = create_fetcher(self._is_iterable, self._dataset, self._auto_collation,
-                                       self._collate_fn, self._drop_last)
+        self._fetcher = create_fetcher(self._is_iterable, self._dataset,
+                                       self._auto_collation, self._collate_fn,
+                                       self._drop_last)
 
     def _next_data(self):
         keys = self._next_index()
@@ -273,8 +274,9 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
 
 def _draw_base_seed(generator):
-    """The seed workers derive theirs from, drawn from ``generator`` (or ember's default),
-    so each epoch's workers get new seeds and a seeded generator repeats them."""
+    """The seed workers derive theirs from, drawn from ``generator`` (or ember's
+    default), so each epoch's workers get new seeds and a seeded generator repeats
+    them."""
     import ember
 
     # PyTorch's draw: one 64-bit word, as a non-negative int64.
@@ -286,6 +288,6 @@ def _cuda_can_pin():
 
     if ember.cuda.is_available():
         return True
-    warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
-                  "memory won't be used.", stacklevel=4)
+    warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                  "then device pinned memory won't be used.", stacklevel=4)
     return False

@@ -88,11 +88,14 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         super()._reset(loader, first_iter)
         self._send_idx = 0  # id of the next task to send
         self._rcvd_idx = 0  # id of the next batch to hand out
-        self._task_info = {}  # task id -> (worker id,) while outstanding, (worker id, batch) once arrived
+        # task id -> (worker id,) while outstanding, (worker id, batch) once arrived
+        self._task_info = {}
         self._tasks_outstanding = 0
-        self._workers_status = [True] * self._num_workers  # False once a worker has nothing more to give
+        # False once a worker has nothing more to give
+        self._workers_status = [True] * self._num_workers
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
-        if not first_iter:  # persistent workers: tell each a new epoch starts, wait for all to answer
+        # persistent workers: tell each a new epoch starts, wait for all to answer
+        if not first_iter:
             self._base_seed = _draw_base_seed(self._generator)
             for index_queue in self._index_queues:
                 index_queue.put(worker.ResumeIteration())
@@ -106,7 +109,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     # --- receiving --------------------------------------------------------------
     def _try_get_data(self, timeout):
-        """``(True, (task_id, data))``, or ``(False, None)`` if nothing came within ``timeout``.
+        """``(True, (task_id, data))``, or ``(False, None)`` if nothing came within
+        ``timeout``.
 
         Raises a RuntimeError when an active worker has died (NOTE point 1).
         """
@@ -116,7 +120,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             active = [w for w, up in zip(self._workers, self._workers_status) if up]
             signal_handling.check_workers(active)
             return False, None
-        return True, pickle.loads(payload)  # workers pickle their results themselves (see worker._pickled)
+        # workers pickle their results themselves (see worker._pickled)
+        return True, pickle.loads(payload)
 
     def _get_data(self):
         """The next result from any worker; a dead worker or a timeout ends them all."""

@@ -54,7 +54,8 @@ def default_collate(batch):
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):
-        return _same_mapping_type(elem, {key: default_collate([d[key] for d in batch]) for key in elem})
+        return _same_mapping_type(elem, {key: default_collate([d[key] for d in batch])
+                                         for key in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
         return type(elem)(*(default_collate(column) for column in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):

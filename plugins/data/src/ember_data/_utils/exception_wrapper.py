@@ -27,13 +27,15 @@ class ExceptionWrapper:
         self.keys = keys
 
     def reraise(self):
-        """Raise ``exc_type`` with a message naming where it happened and the original traceback."""
+        """Raise ``exc_type`` with a message naming where it happened and the original
+        traceback."""
         message = f"Caught {self.exc_type_name} {self.where}."
         if self.keys is not None:
             message += f"\nSample keys of the failing batch: {_short(self.keys)}"
         message += f"\nOriginal {self.exc_msg}"
         if self.exc_type is KeyError:
-            message = _KeyErrorMessage(message)  # KeyError would show repr(message), newlines escaped
+            # KeyError would show repr(message), newlines escaped
+            message = _KeyErrorMessage(message)
         try:
             exception = self.exc_type(message)
         except Exception:  # the type needs other constructor arguments

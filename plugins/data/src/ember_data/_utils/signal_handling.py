@@ -39,4 +39,5 @@ def check_workers(workers):
         return
     pids = ", ".join(str(w.pid) for w in dead)
     reasons = "".join(describe_exit(w.pid, w.exitcode) for w in dead)
-    raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly: {reasons.strip()}")
+    raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly: "
+                       f"{reasons.strip()}")

@@ -85,7 +85,8 @@ def _generate_state(base_seed, worker_id):
 
 
 def seed_worker(base_seed, worker_id):
-    """Give ember, ``random`` and NumPy their per-worker seed (``base_seed + worker_id``)."""
+    """Give ember, ``random`` and NumPy their per-worker seed (``base_seed +
+    worker_id``)."""
     import ember
 
     seed = base_seed + worker_id
@@ -105,25 +106,30 @@ class _ParentWatchdog:
         return os.getppid() == self.parent_pid
 
 
-def worker_loop(is_iterable, dataset, index_queue, result_queue, done_event, auto_collation, collate_fn,
-                drop_last, base_seed, init_fn, worker_id, num_workers):
+def worker_loop(is_iterable, dataset, index_queue, result_queue, done_event,
+                auto_collation, collate_fn, drop_last, base_seed, init_fn, worker_id,
+                num_workers):
     """The body of a worker process (the ``target`` of ``multiprocessing.Process``)."""
     global _worker_info
     where = f"in DataLoader worker process {worker_id}"
     try:
         signal_handling.set_worker_signal_handlers()
         seed = seed_worker(base_seed, worker_id)
-        _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
+        _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
+                                  dataset=dataset)
 
         init_error = None
         fetcher = None
         try:
             if init_fn is not None:
                 init_fn(worker_id)
-            fetcher = create_fetcher(is_iterable, dataset, auto_collation, collate_fn, drop_last)
+            fetcher = create_fetcher(is_iterable, dataset, auto_collation, collate_fn,
+                                     drop_last)
         except Exception:
-            init_error = ExceptionWrapper(where=where)  # reported as the first batch's result
+            # reported as the first batch's result
+            init_error = ExceptionWrapper(where=where)
 
+        # -- the task loop --
         iteration_end = False
         watchdog = _ParentWatchdog()
         while watchdog.is_alive():
@@ -137,7 +143,8 @@ def worker_loop(is_iterable, dataset, index_queue, result_queue, done_event, aut
                 result_queue.put(_pickled(message, None, where, None))
                 iteration_end = False
                 if init_error is None:
-                    fetcher = create_fetcher(is_iterable, dataset, auto_collation, collate_fn, drop_last)
+                    fetcher = create_fetcher(is_iterable, dataset, auto_collation,
+                                             collate_fn, drop_last)
                 continue
             if done_event.is_set() or iteration_end:
                 continue  # drain what is left in the queue until ``None`` arrives
@@ -148,7 +155,8 @@ def worker_loop(is_iterable, dataset, index_queue, result_queue, done_event, aut
                 result = _fetch(fetcher, keys, is_iterable, worker_id, where)
                 iteration_end = isinstance(result, IterableDatasetStopIteration)
             result_queue.put(_pickled(task_id, result, where, keys))
-            del result, keys, message  # do not hold a batch while waiting for the next task
+            # do not hold a batch while waiting for the next task
+            del result, keys, message
     except KeyboardInterrupt:
         pass
     if done_event.is_set():
