@@ -9,6 +9,7 @@ from ember.device import device as Device
 from ember.device import with_index
 from ember.dispatcher import Op
 from ember.native._inplace import check_no_partial_overlap, inplace
+from ember.native.unary import quiet
 
 
 def _clone_kernel(xp, a, strides=None, order="K"):
@@ -48,6 +49,7 @@ def contiguous(input, memory_format=None):
     return clone(input, memory_format=memory_format)
 
 
+@quiet  # silent when a value overflows the narrower type (it becomes inf), as torch
 def _cast_kernel(xp, a, dtype):
     return a.astype(dtype.np)
 
