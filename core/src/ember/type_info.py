@@ -13,13 +13,32 @@ import numpy as np
 from ember import dtypes
 
 
-class finfo:
+class _TypeInfo:
+    """What finfo and iinfo share: equal when they describe the same dtype, and a repr of
+    ``name(field=value, ..., dtype=...)`` with numbers printed as C's ``%g``."""
+
+    _FIELDS = ()
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.dtype))
+
+    def __repr__(self):
+        fields = ", ".join(f"{name}={float(getattr(self, name)):g}" for name in self._FIELDS)
+        return f"{type(self).__name__}({fields}, dtype={self.dtype})"
+
+
+class finfo(_TypeInfo):
     """The limits of a floating dtype (the default dtype when none is given).
 
     >>> import ember
     >>> ember.finfo(ember.bfloat16).eps
     0.0078125
     """
+
+    _FIELDS = ("resolution", "min", "max", "eps", "smallest_normal", "tiny")
 
     def __init__(self, type=None):
         d = dtypes.get_default_dtype() if type is None else dtypes.to_dtype(type)
@@ -35,24 +54,16 @@ class finfo:
         self.resolution = 10.0 ** -info.precision
         self.dtype = d.name
 
-    def __eq__(self, other):
-        return isinstance(other, finfo) and self.dtype == other.dtype
 
-    def __hash__(self):
-        return hash(("finfo", self.dtype))
-
-    def __repr__(self):
-        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
-                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
-
-
-class iinfo:
+class iinfo(_TypeInfo):
     """The limits of an integer dtype.
 
     >>> import ember
     >>> ember.iinfo(ember.uint8).max
     255
     """
+
+    _FIELDS = ("min", "max")
 
     def __init__(self, type):
         d = dtypes.to_dtype(type)
@@ -65,12 +76,3 @@ class iinfo:
         self.max = int(info.max)
         self.min = int(info.min)
         self.dtype = d.name
-
-    def __eq__(self, other):
-        return isinstance(other, iinfo) and self.dtype == other.dtype
-
-    def __hash__(self):
-        return hash(("iinfo", self.dtype))
-
-    def __repr__(self):
-        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"
