@@ -21,9 +21,10 @@ lists, ``cached_cast``) (v2.13). See NOTE [ Autocast at the dispatcher ].
 #       dtype (cat, stack); float16 meeting a bfloat16 region first is PyTorch's error.
 # float64 inputs are never cast (PyTorch's is_eligible).
 # Within a region, casts of leaf tensors that require grad (the weights) are cached,
-# as PyTorch does, so a weight used by many ops is cast once. Where ember differs: its
-# composite ops (written in Python) meet the policy at each inner op, whereas PyTorch
-# applies a composite's policy once and runs its insides without autocast.
+# as PyTorch does, so a weight used by many ops is cast once. A composite op written in
+# Python whose name is on a list (prelu, l1_loss) casts its inputs by that policy first
+# (``composite_inputs``). Where ember differs: composites still meet the policy at each
+# inner op, whereas PyTorch runs a composite's insides without autocast.
 
 LOWER_PRECISION = frozenset((
     "convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -66,7 +67,12 @@ class AutocastState:
 
     def cast(self, op, inputs):
         """``inputs`` with the casts ``op``'s policy asks for on their device type."""
-        policy = POLICY.get(op.name)
+        return self.cast_by_name(op.name, inputs)
+
+    def cast_by_name(self, name, inputs):
+        """``inputs`` cast by the policy of the op called ``name``: also for composites
+        written in Python, which have no Op of their own (see ``composite_inputs``)."""
+        policy = POLICY.get(name)
         if policy is None:
             return inputs
         device_type = None
@@ -101,6 +107,15 @@ class AutocastState:
         if cacheable:
             self.cache[id(x)] = (x, target, cast)
         return cast
+
+
+def composite_inputs(name, *inputs):
+    """The inputs of a composite op (a Python function of ember ops, e.g. ``l1_loss``)
+    cast by the autocast policy of ``name``, as PyTorch casts its one kernel's inputs;
+    unchanged (one test) when autocast is off."""
+    if not autocast_state.enabled:
+        return inputs
+    return autocast_state.cast_by_name(name, inputs)
 
 
 def _prioritize(inputs, target):

@@ -11,6 +11,7 @@ second derivative is zero. ``relu`` is the core's ``aten::relu`` op.
 
 
 import ember
+from ember.amp.state import composite_inputs
 from ember.dtypes import finfo_of, is_floating_array
 from ember.native.unary import not_implemented_for, zero_where_not
 from ember_activation._pointwise import define, run_inplace, select
@@ -126,6 +127,7 @@ def prelu(input, weight):
     >>> prelu(ember.tensor([[-2., 2.]]), ember.tensor([0.25]))
     tensor([[-0.5000,  2.0000]])
     """
+    input, weight = composite_inputs("prelu", input, weight)  # on autocast's lower-precision list
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
     count = weight.numel()

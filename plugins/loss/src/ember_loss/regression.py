@@ -20,6 +20,7 @@ import warnings
 
 import ember
 from ember import library
+from ember.amp.state import composite_inputs
 from ember_loss import reduction as reductions
 
 
@@ -51,6 +52,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     tensor(1.5000)
     """
     reduction = reductions.resolve(size_average, reduce, reduction)
+    input, target = composite_inputs("l1_loss", input, target)  # on autocast's fp32 list
     input, target = _expanded(input, target)
     losses = (input - target).abs()
     if weight is not None:
