@@ -17,9 +17,9 @@ ember leaves out: ``pickle_module``, ``mmap``, the legacy tar format, TorchScrip
 NOTE [ Stricter than torch.load ]
 torch 2.13 still loads files with a wrong CRC-32, DEFLATE members, duplicate members and
 one storage key declared with two dtypes. ember refuses all of them, and decides every
-size before allocating: each ``data/<key>`` must hold exactly ``numel * itemsize`` bytes,
-each view must lie inside its storage, and members may neither overlap nor be compressed,
-so tensor memory is bounded by the file's real content.
+size before allocating: each ``data/<key>`` must hold exactly ``numel * itemsize``
+bytes, each view must lie inside its storage, and members may neither overlap nor be
+compressed, so tensor memory is bounded by the file's real content.
 The Python objects data.pkl describes (dicts, lists, strings) cost a bounded multiple of
 its size, as with any unpickler: a one-byte EMPTY_LIST opcode makes a ~56-byte list.
 """
