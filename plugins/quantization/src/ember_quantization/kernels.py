@@ -173,12 +173,19 @@ def _linear_accumulator(xp, x, x_zero_point, packed):
 
 
 def _requantize(xp, acc, multiplier, bias, out_scale, out_zero_point, relu, qmin, qmax, storage):
-    """fbgemm's float requantisation: ``rint((acc * sx * sw + bias) / s_out) + z_out``, clamped."""
-    real = acc.astype(xp.float32, copy=False) * multiplier.astype(xp.float32) + bias.astype(xp.float32)
-    q = xp.rint(real / xp.float32(out_scale)) + out_zero_point
+    """fbgemm's float requantisation: ``rint((acc * sx * sw + bias) / s_out) + z_out``, clamped.
+
+    In place on the accumulator (a temporary of the kernel's own): the same float32 operations
+    in the same order, without five temporaries the size of the output."""
+    real = acc.astype(xp.float32, copy=False)
+    real *= multiplier.astype(xp.float32)
+    real += bias.astype(xp.float32)
+    real /= xp.float32(out_scale)
+    xp.rint(real, out=real)
+    real += xp.float32(out_zero_point)
     if relu:
         qmin = max(qmin, out_zero_point)
-    return xp.clip(q, qmin, qmax).astype(storage)
+    return xp.clip(real, qmin, qmax, out=real).astype(storage)
 
 
 @library.custom_op("quantized::linear")
