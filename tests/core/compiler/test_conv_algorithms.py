@@ -247,5 +247,9 @@ def test_resnet18_compiled_equals_eager(algorithm):
         expected = model(x).numpy()
     compiled = ember.compile(model, conv_algorithm=algorithm)
     got = compiled(x).numpy()
-    assert len(_compiled_kernels(compiled)) == 20  # every convolution, the stride-2 and 1x1 ones too
+    kernels = _compiled_kernels(compiled)
+    assert len(kernels) == 20  # every convolution, the stride-2 and 1x1 ones too
+    if algorithm.startswith("winograd"):  # each block's residual add goes to its Winograd convolution
+        adders = [k for k in kernels if "add" in k.epilogue]
+        assert len(adders) == 8 and all(k.algorithm == algorithm for k in adders)
     assert _relative(got, expected) < 1e-4

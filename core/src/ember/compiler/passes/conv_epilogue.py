@@ -9,7 +9,8 @@ its unary and binary post-ops, as oneDNN's post-ops) (v2.13).
 # and bias, passes/conv_bn_folding.py) is followed by a ReLU, or by the residual add and
 # a ReLU. Run as separate ops, each is a pass over the whole activation. Folded into the
 # kernel, the Winograd output transform adds the residual while it writes the output
-# (the copy it makes anyway, so the add costs no pass of its own) and the ReLU runs in
+# (the copy it makes anyway, so the add costs no pass of its own; where both operands of
+# the add are convolutions, the Winograd one takes it) and the ReLU runs in
 # place on the result while it is fresh; im2col adds and clamps the product it has just
 # written. A pattern is folded only when the graph allows it: the convolution's result
 # has no other reader (nothing else may see the value before the epilogue), the add is a
@@ -23,9 +24,13 @@ def fold_conv_epilogues(graph, values):
     convolution into it, in place; ``values`` are the nodes' arrays on the example
     inputs (shapes and dtypes). Returns how many patterns were folded."""
     from ember.compiler.passes.conv_layout import CompiledConv2d
+    from ember.compiler.passes.winograd import WinogradConv2d
 
     folded = 0
-    for node in list(graph.nodes):
+    # Winograd kernels first: when both operands of an add are convolutions (a downsampling
+    # block), the residual is best added by the one whose output copy adds it for free.
+    nodes = sorted(graph.nodes, key=lambda n: not isinstance(n.target, WinogradConv2d))
+    for node in nodes:
         if node.op != "call_function" or not isinstance(node.target, CompiledConv2d) or len(node.users) != 1:
             continue
         user = next(iter(node.users))
