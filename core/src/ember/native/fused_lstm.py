@@ -61,7 +61,7 @@ def _activate(xp, gates, scale, hidden):
     gates *= scale
     xp.exp(gates, out=gates)
     gates += 1
-    xp.reciprocal(gates, out=gates)
+    xp.divide(1, gates, out=gates)  # the same values as reciprocal, which NumPy runs slower
     g = gates[..., 2 * hidden:3 * hidden]
     g *= 2
     g -= 1
