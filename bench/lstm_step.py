@@ -8,17 +8,24 @@ time steps; oneDNN's fused LSTM kernel is used by torch where it applies).
 
     python bench/lstm_step.py [THREADS] [--profile]
 
-``--profile`` prints ember's cProfile of a few steps (where the time goes) instead.
+``--profile`` prints ember's cProfile of a few steps in CPU time (where the time goes) instead.
 
 # NOTE [ Where the LSTM step's time goes ]
-# Measured with one thread each: on the shared 2-core box under load, ember 299 ms vs
-# torch 281 ms (1.07x) and 747 vs 579 ms (1.29x) in two runs; on an idle 16-core host
-# (torch 2.11 there) 161-210 ms vs 95-109 ms (1.7-1.9x). Written with one ember op per
-# gate operation the step was 1.9x on the shared box; the fused layer op (NOTE [ Fused
-# LSTM layer ] in ember/native/fused_lstm.py) removed the per-step dispatch and autograd
-# cost. What is left is NumPy work inside the two layer kernels (about 56 ms forward and
-# 100 ms backward per step on the idle host: the per-step h @ W_hh products and five to
-# eight elementwise passes over each step's gates), against oneDNN's fused LSTM in torch.
+# One thread each. Last session: on an idle 16-core host (torch 2.11 there) ember
+# 161-210 ms vs torch 95-109 ms (1.7-1.9x); on the shared 2-core box 1.07x-1.29x.
+# ember's own Python overhead (dispatch, autograd, cross-entropy, embedding backward,
+# optimizer) is a few ms of the step; the time is in the two layer kernels and the
+# products around them. The BLAS products alone (the per-step h @ W_hh^T and
+# dG @ W_hh, the input projections, dW_hh, dW_ih, dx, the decoder) take 0.73-0.78 of
+# torch's whole step on the shared box, measured in the same process. The rest is
+# NumPy's elementwise passes inside the time loops: one ufunc call per operation on a
+# B x 4H row, where oneDNN fuses them into its GEMM. NOTE [ LSTM kernels in place ]
+# (ember/native/fused_lstm.py) cut them to one exp pass for the four gates and
+# in-place ``out=`` calls on preallocated buffers; that moved the ratio on the shared
+# box (load 11-13, three interleaved runs each) from 1.44-1.48 to 1.28-1.35 in CPU time
+# and from 1.38-1.46 to 1.26-1.30 in wall time. The forward is the weaker half
+# (about 1.5x torch's forward, the backward about 1.1x): per step, NumPy's exp and tanh
+# and about a dozen small calls cost nearly as much again as the product.
 """
 
 import os
@@ -77,7 +84,7 @@ def main(threads, profile=False):
              for name, lib in (("ember", ember), ("torch", torch))}
     assert_losses_agree(steps, 1e-4, relative=True)
     if profile:
-        print_profile(steps["ember"], rounds=3)
+        print_profile(steps["ember"], rounds=3, clock=time.process_time)
         return
     wall = interleaved(steps, rounds=6, inner=2)
     cpu = interleaved(steps, rounds=6, inner=2, clock=time.process_time)
