@@ -10,8 +10,9 @@ and ``ember.load`` reads ``torch.save``'s.
 Any picklable object saves, as with ``torch.save`` (objects.py); what lies outside the
 weights-only subset loads only with ``weights_only=False``, the caller's explicit trust
 (trusted_load.py), and the default load refuses it with torch's guidance.
-ember leaves out: ``pickle_module``, ``mmap``, the legacy tar format, TorchScript archives,
-``add_safe_globals``, complex and quantized storages. bfloat16 storages load as
+ember leaves out: ``pickle_module``, ``mmap``, the legacy tar format, TorchScript archives
+and complex storages (``add_safe_globals`` is safe_globals.py, quantized storages
+quantized.py). bfloat16 storages load as
 ``ember.bfloat16`` with the same bits (see NOTE [ bfloat16 checkpoints ] in torch_globals.py).
 
 NOTE [ Stricter than torch.load ]
