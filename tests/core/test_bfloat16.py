@@ -338,3 +338,26 @@ def test_requires_grad_and_views_are_floating():
 def test_cuda_has_no_bfloat16_and_says_so():
     with pytest.raises(TypeError, match="bfloat16"):
         ember.ones(2, dtype=ember.bfloat16).cuda()
+
+
+@pytest.mark.parametrize("draw", ["rand", "randn", "uniform_", "normal_"])
+def test_seeded_draws_in_bfloat16_are_torch_bits(draw):
+    results = []
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        if draw.endswith("_"):
+            results.append(getattr(lib.empty(20, dtype=lib.bfloat16), draw)())
+        else:
+            results.append(getattr(lib, draw)(20, dtype=lib.bfloat16))
+    _same_bits(*results)
+
+
+def test_default_dtype_bfloat16_like_torch():
+    try:
+        for lib in (ember, torch):
+            lib.set_default_dtype(lib.bfloat16)
+        assert ember.tensor([1.5]).dtype == ember.bfloat16
+        _same_bits(ember.arange(3) * 0.1, torch.arange(3) * 0.1)
+    finally:
+        for lib in (ember, torch):
+            lib.set_default_dtype(lib.float32)
