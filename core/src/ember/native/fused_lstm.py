@@ -53,7 +53,7 @@ def _gate_scale(xp, hidden, dtype):
 
 def _gates(a, hidden):
     """The i, f, g, o blocks (views) of a ``(..., 4H)`` array."""
-    return tuple(a[..., k * hidden:(k + 1) * hidden] for k in range(4))
+    return a[..., :hidden], a[..., hidden:2 * hidden], a[..., 2 * hidden:3 * hidden], a[..., 3 * hidden:]
 
 
 def _activate(xp, gates, scale, hidden):
