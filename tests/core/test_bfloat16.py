@@ -361,3 +361,14 @@ def test_default_dtype_bfloat16_like_torch():
     finally:
         for lib in (ember, torch):
             lib.set_default_dtype(lib.float32)
+
+
+def test_bfloat16_models_trace_and_batch():
+    # ember's own machinery must not call the refused .numpy() on bfloat16 tensors
+    model = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.ReLU()).to(ember.bfloat16)
+    x = ember.randn(2, 4).bfloat16()
+    traced = ember.jit.trace(model, x)
+    _same_bits(traced(x), model(x))
+    loader = ember.data.DataLoader([ember.full((3,), float(i), dtype=ember.bfloat16) for i in range(4)], batch_size=2)
+    batch = next(iter(loader))
+    assert batch.dtype == ember.bfloat16 and batch.shape == (2, 3)

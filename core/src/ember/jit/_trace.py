@@ -194,7 +194,14 @@ def _check(traced, inputs, expected):
     got_flat = []
     map_aggregate(got, lambda g: got_flat.append(g))
     for e, g in zip(pairs, got_flat):
-        if isinstance(e, Tensor) and not np.allclose(g.detach().cpu().numpy(), e.detach().cpu().numpy(), rtol=1e-5,
-                                                     atol=1e-6, equal_nan=True):
+        if isinstance(e, Tensor) and not np.allclose(_host_values(g), _host_values(e), rtol=1e-5, atol=1e-6,
+                                                     equal_nan=True):
             raise TracingError("ember.jit.trace: the traced graph does not reproduce the original's output on the "
                                "example inputs (the function may depend on values or state the trace cannot record)")
+
+
+def _host_values(t):
+    """A NumPy array of ``t``'s values; floating tensors through float64, as bfloat16 has
+    no ``.numpy()``."""
+    t = t.detach().cpu()
+    return t.double().numpy() if t.is_floating_point() else t.numpy()
