@@ -88,8 +88,17 @@ def _options(body):
         match = re.match(r":([\w-]+):\s*(.*)", line)
         if not match:
             break
-        options[match.group(1)] = match.group(2).strip().strip("\"'")
+        options[match.group(1)] = _unquote(match.group(2).strip())
     return options
+
+
+def _unquote(value):
+    """An option's value as MyST reads it (YAML): one layer of quotes removed."""
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    return value
 
 
 def _pyobject_lines(source, dotted):
@@ -126,7 +135,9 @@ def excerpt(page, body):
 
 
 def _is_note(shown):
-    """A NOTE block (mostly comment lines) is prose that lives in the source."""
+    """A NOTE block (in comments or a docstring) is prose that lives in the source."""
+    if shown and "NOTE [" in shown[0]:
+        return True
     comments = sum(line.lstrip().startswith("#") for line in shown)
     return comments * 2 >= len(shown)
 

@@ -12,14 +12,14 @@ for everything task-specific.
 #
 #   datasets(data, seed)          -> (train, val)   datasets from ember.data by name
 #   describe(dataset)             -> dict           plain data saved in the checkpoint:
-#                                                   "model_overrides" (builder keywords the
-#                                                   data fixes, e.g. num_classes) and
-#                                                   anything predict needs (class names ...)
+#       "model_overrides" (builder keywords the data fixes, e.g. num_classes) and
+#       anything predict needs (class names ...)
 #   loader(dataset, batch_size, train, workers, seed) -> iterable of batches
 #   loss(model, batch)            -> scalar tensor  for one training step
 #   batch_size(batch)             -> int            samples in a batch (throughput)
 #   evaluate(model, loader)       -> dict           {"loss": ..., self.metric: ...}
-#   predict(model, input, meta, out_dir, top_k) -> list of lines to print; may write files
+#   predict(model, input, meta, out_dir, top_k)
+#                                 -> list of lines to print; may write files
 #
 # ``metric`` names the headline validation metric (higher is better). Everything is
 # plain Python around ember tensors, so a family overrides only what differs (a

@@ -8,15 +8,17 @@ model's ``Task`` (NOTE [ The task protocol ] in ember/zoo/tasks.py).
 # NOTE [ Checkpoints and interruption ]
 # After every epoch the loop writes ``checkpoint.pt`` (model, optimizer and scheduler
 # state, epoch, history, and what rebuilds the model: name and builder overrides) and
-# ``metrics.json`` into the output folder; when the epoch's validation metric is the best
-# so far it also writes ``best.pt`` (the same content, for that epoch). ``metrics.json``
-# has ``final`` (the last epoch's validation metrics) and ``best`` (the best epoch's,
-# with its number), as trainers' "last" and "best" checkpoints (Lightning's
-# ``ModelCheckpoint(save_last=True)``, timm's ``model_best.pth.tar``). Every write is
-# atomic (``ember.save`` and ``_write_json`` write a temporary file and rename it), so a
-# Ctrl-C at any moment leaves the last complete epoch's files intact; ``--resume``
-# continues from ``checkpoint.pt``. Each epoch's shuffling and random ops are seeded from
-# (seed, epoch), so a resumed run sees the same batches as an uninterrupted one. A run
+# ``metrics.json`` into the output folder; when the epoch's validation metric is the
+# best so far it also writes ``best.pt`` (the same content, for that epoch).
+# ``metrics.json`` has ``final`` (the last epoch's validation metrics) and ``best`` (the
+# best epoch's, with its number), as trainers' "last" and "best" checkpoints
+# (Lightning's ``ModelCheckpoint(save_last=True)``, timm's ``model_best.pth.tar``).
+# Every write is atomic (``ember.save`` and ``_write_json`` write a temporary file and
+# rename it), so a Ctrl-C at any moment leaves the last complete epoch's files intact;
+# ``--resume`` continues from ``checkpoint.pt`` (with another ``--epochs``, the
+# learning-rate schedule is re-planned over the new total). Each epoch's shuffling and
+# random ops are seeded from (seed, epoch), so a resumed run sees the same batches as an
+# uninterrupted one. A run
 # that fails or is interrupted before its first epoch ends removes the output folder it
 # created, so no empty run folder is left behind.
 """

@@ -5,8 +5,9 @@ PyTorch counterpart: none in PyTorch; torchvision/models/detection/fcos.py's
 for FCOS.
 
 NOTE [ Anchor points and distances ]
-An anchor is the centre of a feature-map cell, ``((i + 0.5) * stride, (j + 0.5) * stride)``
-in input pixels, with the stride of its level stored per anchor, so that all levels
+An anchor is the centre of a feature-map cell,
+``((i + 0.5) * stride, (j + 0.5) * stride)`` in input pixels, with the stride of its
+level stored per anchor, so that all levels
 concatenate into one axis of ``A`` anchors (row-major within a level, finest level
 first: the order of head.py's outputs). The head predicts four raw numbers per anchor;
 ``softplus`` makes them positive distances (in strides) from the anchor to the box's
