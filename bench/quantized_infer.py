@@ -8,10 +8,17 @@ Each line reports ember int8 vs torch int8 ("ratio"), and ember int8 vs ember fl
 ("vs float32": below 1.0 means int8 is faster than ember's own float path). The last
 line times the zoo's ResNet-8 dense, statically quantized and 50% pruned (ember only:
 unstructured zeros do not make a dense kernel faster, which the line shows).
+
+Times are CPU seconds (``time.process_time``): everything runs on one thread, and on a
+shared machine the wall clock also counts the waits for a core, which swung the 0.5 ms
+Linear's ratio from 1x to 30x between runs. The int8 modules pack their weights once
+(NOTE [ Packed weights ] in ember_quantization/kernels.py), so a call is the activation's
+quantization, one float GEMM on exact integers, and the requantisation.
 """
 
 import json
 import sys
+import time
 
 
 def int8_pair(ember, torch, eq, tq, float_ours, float_theirs, x_np):
@@ -43,7 +50,8 @@ def measure(name, threads, ember, torch, float_ours, int8_ours, int8_theirs, x_n
 
     difference = abs(ember_int8().numpy() - torch_int8().numpy()).max()
     assert difference <= step * 1.01, (difference, step)  # same work: within one quantization step
-    medians = interleaved({"ember": ember_int8, "torch": torch_int8, "float": ember_float}, rounds=9, inner=3)
+    medians = interleaved({"ember": ember_int8, "torch": torch_int8, "float": ember_float}, rounds=9, inner=3,
+                          clock=time.process_time)
     print(json.dumps({"benchmark": name, "threads": threads, "ember": medians["ember"] * 1e3,
                       "torch": medians["torch"] * 1e3, "ratio": medians["ember"] / medians["torch"],
                       "ember float32": medians["float"] * 1e3, "vs float32": medians["ember"] / medians["float"]}))
@@ -96,7 +104,8 @@ def compressed_resnet(threads, np, ember):
                 return model(x)
         return forward
 
-    medians = interleaved({"dense": run(dense), "int8": run(int8), "pruned": run(pruned)}, rounds=7, inner=2)
+    medians = interleaved({"dense": run(dense), "int8": run(int8), "pruned": run(pruned)}, rounds=7, inner=2,
+                          clock=time.process_time)
     print(json.dumps({"benchmark": "resnet8_cifar inference, batch 256 of 1x8x8 (ms)", "threads": threads,
                       "dense": medians["dense"] * 1e3, "static int8": medians["int8"] * 1e3,
                       "50% pruned": medians["pruned"] * 1e3, "int8 / dense": medians["int8"] / medians["dense"],
