@@ -22,11 +22,12 @@ import zipfile
 # Each node is {"name", "op", "target", "args", "kwargs"}; op is placeholder, get_attr,
 # call_function or output (a traced graph has no others); a call_function target is
 # {"op": "aten::name"}, an operator registered in ember, or {"function": "getitem"}.
-# Values are JSON with tagged objects for what JSON lacks: {"node": name},
-# {"tuple": [...]}, {"slice": [a, b, c]}, {"float": "inf"}, {"dtype": "float32"},
-# {"ellipsis": true}, {"device": "cpu"}. Loading checks every name is a fresh
-# identifier, every node input is defined before use, every op exists and every get_attr has its tensor; the weights go
-# through ember.load's restricted unpickler. Code is generated only from checked data.
+# Values are JSON with tagged objects for what JSON lacks: {"node": name}, {"tuple":
+# [...]}, {"slice": [a, b, c]}, {"float": "inf"}, {"dtype": "float32"}, {"ellipsis":
+# true}, {"device": "cpu"}. Loading checks every name is a fresh identifier, every node
+# input is defined before use, every op exists and every get_attr has its tensor; the
+# weights go through ember.load's restricted unpickler. Code is generated only from
+# checked data.
 
 FORMAT = "ember-jit"
 VERSION = 1

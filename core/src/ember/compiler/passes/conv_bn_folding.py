@@ -23,8 +23,8 @@ def fold_conv_bn(graph, attributes):
         if (getattr(bn.target, "qualname", None) != "norm::batch_norm"
                 or bn.kwargs.get("training")):
             continue
-        if (getattr(getattr(conv, "target", None), "qualname", None) != "aten::convolution"
-                or len(conv.users) != 1):
+        if (getattr(getattr(conv, "target", None), "qualname", None)
+                != "aten::convolution" or len(conv.users) != 1):
             continue
         if conv.kwargs.get("transposed") or conv.args[1].op != "get_attr":
             continue
