@@ -77,16 +77,16 @@ def quantize_static(model, calibration, batches=8, classifier="int8"):
 # quantization does (fused conv-bn(-relu), stubs, ``skip_add``), gives it torch's QAT
 # qconfig for x86 and ``prepare_qat``s it: every conv and the classifier fake-quantize
 # their weights, every observed output is fake-quantized, and the straight-through
-# gradient lets SGD fine-tune the float weights under int8 rounding. The fine-tuning
-# is an ordinary ``ember train`` run (option ``quantize="qat"`` with ``init_weights``):
+# gradient lets SGD fine-tune the float weights under int8 rounding. The fine-tuning is
+# an ordinary ``ember train`` run (option ``quantize="qat"`` with ``init_weights``):
 # progress bar, checkpoints of the prepared model (recorded as ``{"quantize": "qat",
 # "stage": "prepared"}``, which ``create_model`` rebuilds, so ``--resume`` and ``ember
 # eval`` read them), per-epoch validation. Validation freezes the observers
 # (``QatTask``), so the validation split never moves the scale and zero point. Then
 # ``convert`` gives the same int8 modules as static quantization, and the compressed
-# checkpoint records ``{"quantize": "qat"}``. ember fuses BatchNorm before QAT (its fusion
-# is eval-mode only), so the fine-tuned convolutions carry the folded BatchNorm; torch's
-# ConvBn QAT modules, which keep BatchNorm training, are not ported.
+# checkpoint records ``{"quantize": "qat"}``. ember fuses BatchNorm before QAT (its
+# fusion is eval-mode only), so the fine-tuned convolutions carry the folded BatchNorm;
+# torch's ConvBn QAT modules, which keep BatchNorm training, are not ported.
 def prepare_qat_resnet(model):
     """A QAT-prepared copy of a zoo CIFAR ResNet (NOTE [ Quantization-aware training of the zoo's CIFAR ResNets ])."""
     eq = _quantization()

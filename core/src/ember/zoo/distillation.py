@@ -8,16 +8,16 @@ PyTorch counterpart: none (torch has no distillation trainer); the loss is
 
 # NOTE [ Distillation is a criterion of the ordinary training loop ]
 # ``ember train ... --distill-from TEACHER --teacher-weights CKPT`` runs the zoo's one
-# training loop (ember/zoo/training.py: progress bar, per-epoch checkpoints, ``--resume``,
-# validation) with one thing changed: the task's loss. ``DistillationTask`` wraps the
-# student's task; its ``loss`` scores the batch with the frozen teacher (eval mode, no
-# gradient) and returns ``distillation_loss(student, teacher, targets, T, alpha)``;
-# every other method (datasets, loaders, evaluation with the plain task metric,
-# predict) is the student task's own. The teacher, its weights, T and alpha are run
-# options, saved in the checkpoint's ``config``, so a resumed run is distilled by the
-# same teacher. ``distill`` below is that same run called from Python, and the
-# baseline it is compared with is the same call with ``teacher=None``: the same loop,
-# batches and budget with the plain loss.
+# training loop (ember/zoo/training.py: progress bar, per-epoch checkpoints,
+# ``--resume``, validation) with one thing changed: the task's loss.
+# ``DistillationTask`` wraps the student's task; its ``loss`` scores the batch with the
+# frozen teacher (eval mode, no gradient) and returns ``distillation_loss(student,
+# teacher, targets, T, alpha)``; every other method (datasets, loaders, evaluation with
+# the plain task metric, predict) is the student task's own. The teacher, its weights, T
+# and alpha are run options, saved in the checkpoint's ``config``, so a resumed run is
+# distilled by the same teacher. ``distill`` below is that same run called from Python,
+# and the baseline it is compared with is the same call with ``teacher=None``: the same
+# loop, batches and budget with the plain loss.
 """
 
 from ember.zoo.errors import ZooError

@@ -50,7 +50,8 @@ def distillation_loss(student_logits, teacher_logits, target, temperature=4.0, a
                          f"{tuple(teacher_logits.shape)} differ in shape")
     student_log_p = (student_logits / temperature).log_softmax(dim=1)
     teacher_log_p = (teacher_logits.detach() / temperature).log_softmax(dim=1)
-    soft = kl_div(student_log_p, teacher_log_p, reduction="batchmean" if reduction == "mean" else "sum",
+    soft = kl_div(student_log_p, teacher_log_p,
+                  reduction="batchmean" if reduction == "mean" else "sum",
                   log_target=True)
     hard = cross_entropy(student_logits, target, reduction=reduction)
     return alpha * temperature ** 2 * soft + (1.0 - alpha) * hard

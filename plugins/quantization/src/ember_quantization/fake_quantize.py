@@ -27,7 +27,8 @@ def _fused(xp, x, scale, zero_point):
 
 @library.custom_op("quantized::fake_quantize_affine", save="inputs")
 def fake_quantize_affine(xp, x, scale, zero_point, *, quant_min, quant_max):
-    """``(clamp(rint(x/s + z), qmin, qmax) - z) * s``; ``scale``/``zero_point`` broadcast against ``x``."""
+    """``(clamp(rint(x/s + z), qmin, qmax) - z) * s``; ``scale``/``zero_point``
+    broadcast against ``x``."""
     q = xp.clip(_fused(xp, x, scale, zero_point), quant_min, quant_max)
     return ((q - zero_point) * scale.astype(xp.float32)).astype(x.dtype)
 
@@ -41,7 +42,8 @@ def fake_quantize_mask(xp, x, scale, zero_point, *, quant_min, quant_max):
 
 def _fake_quantize_backward(ctx, grad):
     x, scale, zero_point = ctx.saved_inputs
-    mask = fake_quantize_mask(x.detach(), scale.detach(), zero_point.detach(), **ctx.attrs)
+    mask = fake_quantize_mask(x.detach(), scale.detach(), zero_point.detach(),
+                              **ctx.attrs)
     return grad * mask, None, None
 
 

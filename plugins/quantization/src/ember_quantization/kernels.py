@@ -49,11 +49,12 @@ FLOAT64_EXACT = 2 ** 53
 
 
 def int_matmul(xp, a, b, bound=None):
-    """``a @ b`` for integer-valued arrays, exact (NOTE [ Exact integer GEMM on a float BLAS ]).
+    """``a @ b`` for integer-valued arrays, exact (NOTE [ Exact integer GEMM on a float
+    BLAS ]).
 
-    ``bound`` is ``max|a| * max|b|`` if the caller knows it from the dtypes' ranges (no scan
-    of the data); the result is float32 or float64 holding exact integers, or int64 when
-    neither float type is exact.
+    ``bound`` is ``max|a| * max|b|`` if the caller knows it from the dtypes' ranges (no
+    scan of the data); the result is float32 or float64 holding exact integers, or int64
+    when neither float type is exact.
     """
     k = a.shape[-1]
     if a.size == 0 or b.size == 0 or k == 0:
@@ -61,9 +62,11 @@ def int_matmul(xp, a, b, bound=None):
     if bound is None:
         bound = int(xp.abs(a).max()) * int(xp.abs(b).max())
     if k * bound <= FLOAT32_EXACT:
-        return xp.matmul(a.astype(xp.float32, copy=False), b.astype(xp.float32, copy=False))
+        return xp.matmul(a.astype(xp.float32, copy=False),
+                         b.astype(xp.float32, copy=False))
     if k * bound <= FLOAT64_EXACT:
-        return xp.matmul(a.astype(xp.float64, copy=False), b.astype(xp.float64, copy=False))
+        return xp.matmul(a.astype(xp.float64, copy=False),
+                         b.astype(xp.float64, copy=False))
     return xp.matmul(a.astype(xp.int64), b.astype(xp.int64))
 
 
@@ -189,15 +192,18 @@ def _requantize(xp, acc, multiplier, bias, out_scale, out_zero_point, relu, qmin
 
 
 @library.custom_op("quantized::linear")
-def linear(xp, x, packed, w_scales, bias, *, x_scale, x_zero_point, out_scale, out_zero_point, relu=False):
-    """Static int8 linear: quint8 ``x`` and a packed qint8 weight (``pack_weight``, one scale
-    per output row) to quint8.
+def linear(xp, x, packed, w_scales, bias, *, x_scale, x_zero_point, out_scale,
+           out_zero_point, relu=False):
+    """Static int8 linear: quint8 ``x`` and a packed qint8 weight (``pack_weight``, one
+    scale per output row) to quint8.
 
-    ``y = requant((x - zx) @ (w - zw).T * sx * sw + bias)`` with an exact integer accumulator.
+    ``y = requant((x - zx) @ (w - zw).T * sx * sw + bias)`` with an exact integer
+    accumulator.
     """
     acc = _linear_accumulator(xp, x, x_zero_point, packed)
     multiplier = w_scales.astype(xp.float64) * x_scale
-    return _requantize(xp, acc, multiplier, bias, out_scale, out_zero_point, relu, 0, 255, xp.uint8)
+    return _requantize(xp, acc, multiplier, bias, out_scale, out_zero_point, relu,
+                       0, 255, xp.uint8)
 
 
 @library.custom_op("quantized::linear_dynamic")

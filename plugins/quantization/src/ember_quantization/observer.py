@@ -99,7 +99,8 @@ class UniformQuantizationObserverBase(ObserverBase):
                                                              self.dtype, reduce_range)
 
     def _calculate_qparams(self, min_val, max_val):
-        """Scale and zero point (float32 and int64 tensors) mapping [min_val, max_val] onto the range."""
+        """Scale and zero point (float32 and int64 tensors) mapping [min_val, max_val]
+        onto the range."""
         if not _min_max_valid(min_val, max_val):
             return ember.tensor([1.0]), ember.tensor([0])
         quant_min, quant_max = self.quant_min, self.quant_max
@@ -109,9 +110,11 @@ class UniformQuantizationObserverBase(ObserverBase):
             max_pos = ember.maximum(-min_neg, max_pos)
             scale = ember.maximum(max_pos / (float(quant_max - quant_min) / 2), self.eps)
             middle = (quant_min + quant_max) // 2 if self.has_customized_qrange else 128
-            zero_point = ember.full(min_neg.shape, middle if self.dtype is quint8 else 0, dtype=ember.int64)
+            zero_point = ember.full(min_neg.shape, middle if self.dtype is quint8 else 0,
+                                    dtype=ember.int64)
         else:
-            scale = ember.maximum((max_pos - min_neg) / float(quant_max - quant_min), self.eps)
+            scale = ember.maximum((max_pos - min_neg) / float(quant_max - quant_min),
+                                  self.eps)
             zero_point = quant_min - ember.round(min_neg / scale).to(ember.int32)
             zero_point = ember.clamp(zero_point, quant_min, quant_max)  # int32, as torch
         if scale.ndim == 0:  # per tensor: shape (1,), like FakeQuantize's buffers

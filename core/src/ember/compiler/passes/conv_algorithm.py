@@ -14,19 +14,19 @@ algorithms per shape and caches the winner) and aten/src/ATen/native/cudnn/Conv_
 # products run far below peak, so the count of multiplies alone mispredicts. So, like
 # cuDNN's benchmark mode and TensorRT's builder, the pass times every algorithm that
 # applies on the example input (one warm-up call, then the best of two calls, of up to
-# five while the two fastest are within 10% of each other), keeps the
-# fastest, and caches the choice under the shape (input shape and layout, weight
-# shape, stride, padding, bias, dtype, device; the input is timed in the layout it will
-# have: the caller's for a program input, pixel-major for the rest, as the compiled
-# kernels leave it), so a model of many equal layers is
-# measured once per distinct layer and a second compile measures nothing. The cost is
-# bounded: three to six calls per algorithm per distinct shape (a few seconds for
-# ResNet-18's CIFAR layers at batch 32). ``ember.compile(model, conv_algorithm=...)`` forces one
-# algorithm instead (tests, reproducible runs); convolutions the forced algorithm cannot
-# run fall back to im2col, and grouped, dilated, transposed or non-2-D convolutions, and
-# those in half precision (float16, bfloat16), keep eager ember's kernel; so do, under
-# "auto", convolutions of fewer than 2^20 multiplies (microsecond kernels: nothing to
-# win, and timing them measures the timer). Outputs differ from eager by rounding only: NOTE [ Winograd
+# five while the two fastest are within 10% of each other), keeps the fastest, and
+# caches the choice under the shape (input shape and layout, weight shape, stride,
+# padding, bias, dtype, device; the input is timed in the layout it will have: the
+# caller's for a program input, pixel-major for the rest, as the compiled kernels leave
+# it), so a model of many equal layers is measured once per distinct layer and a second
+# compile measures nothing. The cost is bounded: three to six calls per algorithm per
+# distinct shape (a few seconds for ResNet-18's CIFAR layers at batch 32).
+# ``ember.compile(model, conv_algorithm=...)`` forces one algorithm instead (tests,
+# reproducible runs); convolutions the forced algorithm cannot run fall back to im2col,
+# and grouped, dilated, transposed or non-2-D convolutions, and those in half precision
+# (float16, bfloat16), keep eager ember's kernel; so do, under "auto", convolutions of
+# fewer than 2^20 multiplies (microsecond kernels: nothing to win, and timing them
+# measures the timer). Outputs differ from eager by rounding only: NOTE [ Winograd
 # F(4x4, 3x3) ] gives the measured errors.
 """
 

@@ -60,14 +60,16 @@ class BasePruningMethod(ABC):
 
     @classmethod
     def apply(cls, module, name, *args, importance_scores=None, **kwargs):
-        """Prune ``module.<name>`` with a new ``cls(*args, **kwargs)``; returns the hook installed."""
+        """Prune ``module.<name>`` with a new ``cls(*args, **kwargs)``; returns the hook
+        installed."""
         method = _composite_method(cls, module, name, *args, **kwargs)
         orig = getattr(module, name)
         if importance_scores is None:
             importance_scores = orig
         elif importance_scores.shape != orig.shape:
-            raise AssertionError(f"importance_scores should have the same shape as parameter {name} of "
-                                 f"{module}, got {importance_scores.shape} vs {orig.shape}")
+            raise AssertionError(f"importance_scores should have the same shape as "
+                                 f"parameter {name} of {module}, got "
+                                 f"{importance_scores.shape} vs {orig.shape}")
         first_time = not isinstance(method, PruningContainer)
         if first_time:
             module.register_parameter(name + "_orig", orig)
@@ -159,7 +161,8 @@ class PruningContainer(BasePruningMethod):
         return self._pruning_methods[idx]
 
     def compute_mask(self, t, default_mask):
-        """Let the newest method choose among the surviving entries or channels; merge its mask."""
+        """Let the newest method choose among the surviving entries or channels; merge
+        its mask."""
         method = self._pruning_methods[-1]
         new_mask = default_mask.to(dtype=t.dtype)
         region = _surviving_region(method, t, default_mask)

@@ -32,7 +32,7 @@ def topk_indices(values, k, largest):
     """The sorted flat indices of the ``k`` entries PyTorch's CPU ``topk`` selects.
 
     >>> from ember.nn.utils.topk_ties import topk_indices
-    >>> topk_indices([1.0, 1.0, 1.0, 1.0, 0.0], 2, largest=True)  # as torch.topk: 1 and 3
+    >>> topk_indices([1.0, 1.0, 1.0, 1.0, 0.0], 2, largest=True)  # as torch.topk
     [1, 3]
     """
     values = np.asarray(values).reshape(-1)
