@@ -372,3 +372,10 @@ def test_bfloat16_models_trace_and_batch():
     loader = ember.data.DataLoader([ember.full((3,), float(i), dtype=ember.bfloat16) for i in range(4)], batch_size=2)
     batch = next(iter(loader))
     assert batch.dtype == ember.bfloat16 and batch.shape == (2, 3)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_orthogonal_init_refuses_half_types_like_torch(dtype):
+    for lib in (torch, ember):
+        with pytest.raises(NotImplementedError, match="\"geqrf_cpu\" not implemented for"):
+            lib.nn.init.orthogonal_(lib.empty(3, 4, dtype=getattr(lib, dtype)))

@@ -239,6 +239,10 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     from ember.native.factory import empty
     from ember.native.factory import tensor as make_tensor
+    from ember.native.unary import not_implemented_for
+
+    if tensor.dtype.is_floating_point and tensor.element_size() == 2:  # torch's QR has no half kernels
+        raise not_implemented_for("geqrf_cpu", tensor._data.dtype)
 
     rows = tensor.size(0)
     cols = tensor.numel() // rows
