@@ -86,6 +86,17 @@ _BY_NUMPY = {d.np: d for d in ALL_DTYPES}
 FLOATING_NP = frozenset(d.np for d in ALL_DTYPES if d.is_floating_point)
 
 
+# The names PyTorch prints for a dtype in its errors: ScalarType's names ("Float", as in
+# "result type Float can't be cast to ...", c10/core/ScalarType.h) and the demangled C++
+# element type ("float", "long int", as in "expected m1 and m2 to have the same dtype").
+SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+                     "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+                     "float64": "Double"}
+C_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+                "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                "float32": "float", "float64": "double"}
+
+
 def is_floating_array(np_dtype):
     """Whether arrays of ``np_dtype`` hold an ember floating dtype (bfloat16 included,
     whose NumPy ``kind`` is ``'V'``: NOTE [ bfloat16 ]). Never ask ``kind == 'f'``."""

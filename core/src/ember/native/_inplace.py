@@ -236,13 +236,8 @@ def _writeable(target):
     return writeable_alias(target._device.backend.xp, target._data)
 
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-               "bfloat16": "BFloat16",
-               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
 def _type_name(d):
-    return _TYPE_NAMES[d.name]
+    return dtypes.SCALAR_TYPE_NAMES[d.name]
 
 
 # NOTE [ The in-place fast path ]

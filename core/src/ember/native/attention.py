@@ -45,9 +45,9 @@ SAFE_SOFTMAX = Op("aten::_safe_softmax", _safe_softmax_kernel, _softmax_backward
 
 
 def _type_name(dtype):
-    from ember.native.linalg import _C_NAMES
+    from ember.dtypes import C_TYPE_NAMES
 
-    return _C_NAMES.get(dtype.name, dtype.name)
+    return C_TYPE_NAMES.get(dtype.name, dtype.name)
 
 
 def _check_sdpa(query, key, value, attn_mask, dropout_p, is_causal):

@@ -264,7 +264,4 @@ def lerp(input, end, weight):
 
 def _c_name(dtype):
     # PyTorch names dtypes by their C++ type in this message.
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "bfloat16": "c10::BFloat16",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool"}[dtype.name]
+    return dtypes.C_TYPE_NAMES[dtype.name]

@@ -25,6 +25,7 @@ and every result is channels_last (NOTE [ Convolution in channels_last ] there).
 
 from ember.amp.state import autocast_state
 from ember.dispatcher import NONE, Op
+from ember.dtypes import C_TYPE_NAMES
 from ember.memory_format import array_suggests_channels_last
 from ember.native import convolution_channels_last as nhwc
 from ember.native.fold import Geometry, col2im_taps
@@ -334,15 +335,10 @@ def _check_convolution(input, weight, bias, stride, padding, dilation, transpose
                                "Output size is too small")
 
 
-_C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-                 "bfloat16": "c10::BFloat16",
-                 "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
-
-
 def _type_name(dtype):
     """The C++ name PyTorch prints for a dtype in its type-mismatch messages."""
     name = str(dtype).split(".")[-1]
-    return _C_TYPE_NAMES.get(name, name)
+    return C_TYPE_NAMES.get(name, name)
 
 
 def _scalar_name(dtype):

@@ -69,11 +69,6 @@ def _require_floating(tensor, kernel_name):
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_type_name(tensor.dtype)}'")
 
 
-# The C++ names PyTorch's continuous-distribution checks print for integer dtypes.
-_CPP_TYPE_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-                   "uint8": "unsigned char", "bool": "bool"}
-
-
 def _legacy_name(tensor):
     from ember.native._inplace import _type_name
 
@@ -138,7 +133,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     """Fill with samples of the Cauchy distribution centred at ``median`` of scale ``sigma``."""
     check_inplace(self)
-    _require_continuous(self, "Cauchy", _CPP_TYPE_NAMES.get(self.dtype.name, self.dtype.name))
+    _require_continuous(self, "Cauchy", dtypes.C_TYPE_NAMES[self.dtype.name])
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
     if self.numel() == 0:

@@ -12,6 +12,7 @@ broadcast batch back to the operand's shape (the engine's ``sum_to_size``).
 
 from ember.amp.state import autocast_state
 from ember.dispatcher import NONE, Op
+from ember.dtypes import C_TYPE_NAMES
 
 
 def _matmul_kernel(xp, a, b):
@@ -61,12 +62,6 @@ DOT = Op("aten::dot", _matmul_kernel, _matmul_backward, promote=NONE, save="inpu
 BMM = Op("aten::bmm", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs")
 _MATMUL_BY_NDIM = {(2, 2): MM, (2, 1): MV, (1, 1): DOT}
 
-# The C type names PyTorch prints in some dtype errors.
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
-
-
 def _type_name(dtype):
     from ember.native._inplace import _type_name
 
@@ -75,8 +70,8 @@ def _type_name(dtype):
 
 def _check_dtypes(a, b):
     if a.dtype is not b.dtype and not autocast_state.enabled:  # under autocast the dispatcher casts both
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_C_NAMES[a.dtype.name]} != "
-                           f"{_C_NAMES[b.dtype.name]}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {C_TYPE_NAMES[a.dtype.name]} != "
+                           f"{C_TYPE_NAMES[b.dtype.name]}")
     if a.dtype.name == "bool":
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
 

@@ -16,8 +16,9 @@ import math
 from ember import dtypes
 from ember.amp.state import autocast_state
 from ember.dispatcher import NONE, Op
+from ember.dtypes import C_TYPE_NAMES
 from ember.native._inplace import _type_name
-from ember.native.linalg import _C_NAMES, MM
+from ember.native.linalg import MM
 from ember.native.shape import broadcast_shapes
 
 # NOTE [ Fused linear ]
@@ -90,8 +91,8 @@ def _check_linear(input, weight, bias):
         if bias is not None:
             raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_type_name(input.dtype)} and "
                                f"{_type_name(dtype)}")
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_C_NAMES[input.dtype.name]} != "
-                           f"{_C_NAMES[dtype.name]}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {C_TYPE_NAMES[input.dtype.name]} != "
+                           f"{C_TYPE_NAMES[dtype.name]}")
     if dtype is dtypes.bool_:
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     if bias is None:
@@ -168,8 +169,8 @@ def _check_bilinear(input1, input2, weight, bias):
         raise IndexError(f"Dimension out of range (expected to be in range of [-{weight.ndim}, "
                          f"{weight.ndim - 1}], but got 2)")
     if len({input1.dtype, input2.dtype, weight.dtype}) > 1:
-        raise RuntimeError(f"All tensors must have the same dtype, got input1: {_C_NAMES[input1.dtype.name]}, "
-                           f"input2: {_C_NAMES[input2.dtype.name]}, weight: {_C_NAMES[weight.dtype.name]}")
+        raise RuntimeError(f"All tensors must have the same dtype, got input1: {C_TYPE_NAMES[input1.dtype.name]}, "
+                           f"input2: {C_TYPE_NAMES[input2.dtype.name]}, weight: {C_TYPE_NAMES[weight.dtype.name]}")
     if input1.shape[-1] != weight.shape[1]:
         raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
                            f"expected {weight.shape[1]}")

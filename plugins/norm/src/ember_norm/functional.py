@@ -14,7 +14,7 @@ core ops.
 
 
 import ember
-from ember.dtypes import finfo_of
+from ember.dtypes import SCALAR_TYPE_NAMES, finfo_of
 from ember_norm.ops.batch_norm import batch_norm as _batch_norm_op
 from ember_norm.ops.batch_norm import batch_norm_stats
 from ember_norm.ops.group_norm import group_norm as _group_norm_op
@@ -22,15 +22,10 @@ from ember_norm.ops.layer_norm import layer_norm as _layer_norm_op
 from ember_norm.ops.layer_norm import layer_norm_stats
 from ember_norm.ops.rms_norm import rms_norm as _rms_norm_op
 
-# PyTorch's legacy scalar-type names, which its dtype errors print.
-_SCALAR_TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-                      "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-                      "bool": "Bool"}
-
 
 def _check_dtypes(kernel_name, input, *params):
     """Floating input, and parameters of the input's dtype (torch's CPU kernels' rule)."""
-    scalar_type = _SCALAR_TYPE_NAMES.get(input.dtype.name, input.dtype.name)
+    scalar_type = SCALAR_TYPE_NAMES.get(input.dtype.name, input.dtype.name)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"{kernel_name}" not implemented for \'{scalar_type}\'')
     for p in params:
