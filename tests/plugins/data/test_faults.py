@@ -112,7 +112,8 @@ def test_worker_killed_by_sigkill_raises_quickly(child):
     message, seconds = outcome["value"]
     assert re.search(r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly", message), message
     assert "killed by signal: Killed" in message
-    assert seconds < 2.0
+    # Starting two workers is most of it; a missed death would wait for a join timeout.
+    assert seconds < 3.0
     assert outcome["leftover_children"] == 0
 
 
