@@ -169,7 +169,10 @@ def test_forward_and_gradients_match_torch_and_reach_only_orig():
     x = np.random.default_rng(1).standard_normal((2, 4, 7, 7)).astype("float32")
     ours(ember.tensor(x)).square().sum().backward()
     theirs(torch.tensor(x)).square().sum().backward()
-    np.testing.assert_allclose(ours.weight_orig.grad.numpy(), theirs.weight_orig.grad.numpy(), rtol=1e-5, atol=1e-5)
+    expected = theirs.weight_orig.grad.numpy()
+    # float32 sums over 2*7*7 windows with values near 100: entries that cancel to ~0.1
+    # carry the rounding of the large terms, so the tolerance scales with the largest.
+    np.testing.assert_allclose(ours.weight_orig.grad.numpy(), expected, rtol=1e-5, atol=1e-6 * abs(expected).max())
     assert np.all(ours.weight_orig.grad.numpy()[ours.weight_mask.numpy() == 0] == 0)
     assert [name for name, _ in ours.named_parameters()] == [name for name, _ in theirs.named_parameters()]
 
@@ -267,3 +270,16 @@ def test_too_large_a_count_and_a_1d_structured_prune_raise_and_leave_the_module_
         prune.ln_structured(ours, "bias", 1, n=1, dim=0)
     with pytest.raises(IndexError, match="Invalid index 2"):
         prune.ln_structured(ours, "weight", 1, n=1, dim=2)
+
+
+@pytest.mark.parametrize("values", ["tied", "normal"])
+@pytest.mark.parametrize("method", ["l1_unstructured", "ln_structured"])
+def test_bfloat16_weights_prune_like_torch(values, method):
+    ours, theirs = linear_pair(20, 9, values)
+    ours, theirs = ours.to(ember.bfloat16), theirs.to(torch.bfloat16)
+    kwargs = {"n": 2, "dim": 0} if method == "ln_structured" else {}
+    getattr(prune, method)(ours, "weight", 0.4, **kwargs)
+    getattr(torch_prune, method)(theirs, "weight", 0.4, **kwargs)
+    assert ours.weight_mask.dtype == ember.bfloat16
+    np.testing.assert_array_equal(ours.weight_mask.float().numpy(), theirs.weight_mask.float().numpy())
+    np.testing.assert_array_equal(ours.weight.float().detach().numpy(), theirs.weight.float().detach().numpy())

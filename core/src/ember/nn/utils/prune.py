@@ -34,6 +34,14 @@ __all__ = ["BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructu
            "custom_from_mask", "remove", "is_pruned"]
 
 
+
+def _scores(t):
+    """The values to rank as a NumPy array; bfloat16 (which NumPy lacks) widens exactly
+    to float32, so the order and the ties are the same."""
+    import ember
+
+    return (t.float() if t.dtype == ember.bfloat16 else t).numpy()
+
 class BasePruningMethod(ABC):
     """A way of choosing a mask; an instance is also the forward pre-hook that applies it.
 
@@ -220,7 +228,7 @@ class RandomUnstructured(BasePruningMethod):
         count = _checked_count(self.amount, t.numel())
         mask = default_mask.clone()
         if count:  # torch: the entries with the k largest uniform draws
-            _zero_flat(mask, topk_indices(rand_like(t.detach()).numpy(), count, largest=True))
+            _zero_flat(mask, topk_indices(_scores(rand_like(t.detach())), count, largest=True))
         return mask
 
     @classmethod
@@ -241,7 +249,7 @@ class L1Unstructured(BasePruningMethod):
         count = _checked_count(self.amount, t.numel())
         mask = default_mask.clone()
         if count:
-            _zero_flat(mask, topk_indices(t.detach().abs().numpy(), count, largest=False))
+            _zero_flat(mask, topk_indices(_scores(t.detach().abs()), count, largest=False))
         return mask
 
     @classmethod
@@ -293,7 +301,8 @@ class LnStructured(BasePruningMethod):
         count = _checked_count(self.amount, channels)
         if count == 0:
             return default_mask
-        kept = topk_indices(_channel_norms(t.detach(), self.n, self.dim).numpy(), channels - count, largest=True)
+        kept = topk_indices(_scores(_channel_norms(t.detach(), self.n, self.dim)), channels - count,
+                            largest=True)
         kept = tensor(kept, dtype=_index_dtype(), device=t.device)
         return _channel_mask(t, self.dim, kept) * default_mask.to(dtype=t.dtype)
 
