@@ -72,7 +72,7 @@ def assert_same(got, expected, dtype):
 @pytest.mark.parametrize("settings", SGD_SETTINGS)
 @pytest.mark.parametrize("flag", ["foreach", "fused"])
 def test_sgd_foreach_and_fused_equal_the_single_tensor_loop_and_torch(flag, settings, dtype):
-    single, _ = run(ember, "SGD", settings, dtype)
+    single, _ = run(ember, "SGD", settings, dtype, foreach=False)
     got, optimizer = run(ember, "SGD", settings, dtype, **{flag: True})
     assert_same(got, single, dtype)
     theirs, _ = run(torch, "SGD", settings, dtype, **{flag: True})
@@ -80,6 +80,20 @@ def test_sgd_foreach_and_fused_equal_the_single_tensor_loop_and_torch(flag, sett
     if settings.get("momentum"):
         buffers = [optimizer.state[p]["momentum_buffer"] for p in optimizer.param_groups[0]["params"]]
         assert all(b.shape == p.shape for b, p in zip(buffers, optimizer.param_groups[0]["params"]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("settings", SGD_SETTINGS)
+def test_sgd_default_is_foreach_bit_identical_to_the_loop_and_close_to_torchs_default(settings, dtype):
+    # NOTE [ SGD's default is foreach ]: a deliberate difference from torch's CPU default
+    # that changes nothing but speed.
+    default, optimizer = run(ember, "SGD", settings, dtype)
+    assert optimizer.param_groups[0]["foreach"] is None  # the group option stays torch's
+    loop, _ = run(ember, "SGD", settings, dtype, foreach=False)
+    for got, expected in zip(default, loop):
+        np.testing.assert_array_equal(got, expected)
+    theirs, _ = run(torch, "SGD", settings, dtype)
+    assert_same(default, theirs, dtype)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
