@@ -24,18 +24,9 @@ MIN_PROSE_WORDS = 25  # beside every excerpt: a paragraph, not a caption
 
 FENCE = re.compile(r"^(```+|:::+)\{?([\w-]*)\}?\s*(.*)$")
 
-# A chapter whose walk is still being written carries this marker, and its checks are
-# expected failures; once the marker is dropped every check must pass.
-PENDING_MARKER = "<!-- walk: pending -->"
-PATH_PENDING = False  # the reading path and the topics page
-
 
 def _chapter_id(page):
     return page.name
-
-
-def _is_pending(page):
-    return PENDING_MARKER in page.read_text()
 
 
 def blocks(text):
@@ -149,34 +140,25 @@ def includes(page):
             yield index, parts, excerpt(page, body)
 
 
-def _mark(page):
-    if _is_pending(page):
-        return pytest.param(page, marks=pytest.mark.xfail(strict=False, reason="walk still being written"))
-    return page
-
-
-WALKED = [_mark(page) for page in CHAPTERS]
-
-
-@pytest.mark.parametrize("page", WALKED, ids=_chapter_id)
+@pytest.mark.parametrize("page", CHAPTERS, ids=_chapter_id)
 def test_every_excerpt_is_short(page):
     long = [(index, len(shown)) for index, _, shown in includes(page) if len(shown) > MAX_EXCERPT_LINES]
     assert not long, f"{page.name}: excerpts over {MAX_EXCERPT_LINES} lines (block, lines): {long}"
 
 
-@pytest.mark.parametrize("page", WALKED, ids=_chapter_id)
+@pytest.mark.parametrize("page", CHAPTERS, ids=_chapter_id)
 def test_included_code_fits_the_page(page):
     wide = [line for _, _, shown in includes(page) for line in shown if len(line) > MAX_LINE]
     assert not wide, f"{page.name}: {len(wide)} included lines over {MAX_LINE} characters, e.g. {wide[0]!r}"
 
 
-@pytest.mark.parametrize("page", WALKED, ids=_chapter_id)
+@pytest.mark.parametrize("page", CHAPTERS, ids=_chapter_id)
 def test_no_doctest_directive_is_shown(page):
     shown = [line for _, _, lines in includes(page) for line in lines if "doctest:" in line]
     assert not shown, f"{page.name}: a doctest directive shows in included code: {shown[0]!r}"
 
 
-@pytest.mark.parametrize("page", WALKED, ids=_chapter_id)
+@pytest.mark.parametrize("page", CHAPTERS, ids=_chapter_id)
 def test_every_excerpt_is_explained_next_to_it(page):
     bare = []
     for index, parts, shown in includes(page):
@@ -189,7 +171,7 @@ def test_every_excerpt_is_explained_next_to_it(page):
     assert not bare, f"{page.name}: excerpts with no paragraph of prose beside them: {bare}"
 
 
-@pytest.mark.parametrize("page", WALKED, ids=_chapter_id)
+@pytest.mark.parametrize("page", CHAPTERS, ids=_chapter_id)
 def test_every_chapter_ends_with_exercises_that_run(page):
     text = page.read_text()
     sections = re.split(r"^## ", text, flags=re.M)
@@ -199,7 +181,6 @@ def test_every_chapter_ends_with_exercises_that_run(page):
     assert "```{doctest}" in last, f"{page.name}: the exercises' solutions run under the doctest builder"
 
 
-@pytest.mark.xfail(PATH_PENDING, strict=True, reason="reading path still being written")
 def test_the_reading_path_opens_the_docs():
     index = (DOCS / "index.md").read_text()
     page = DOCS / "reading-path.md"
@@ -216,7 +197,6 @@ SEED_TOPICS = ("tensor", "storage", "autograd", "module", "optimizer", "schedule
                "distillation", "fx", "jit", "compile", "onnx")
 
 
-@pytest.mark.xfail(PATH_PENDING, strict=True, reason="topics page still being written")
 def test_every_seed_topic_is_two_clicks_from_the_index():
     index = (DOCS / "index.md").read_text()
     page = DOCS / "topics.md"
@@ -240,8 +220,6 @@ TAUGHT = {  # chapter -> headings a reader must find there (the parts that were 
 @pytest.mark.parametrize("chapter", sorted(TAUGHT))
 def test_the_parts_that_were_only_linked_are_taught(chapter):
     page = next(p for p in CHAPTERS if p.name.startswith(chapter))
-    if _is_pending(page):
-        pytest.xfail("walk still being written")
     headings = "\n".join(re.findall(r"^#+ (.*)$", page.read_text(), flags=re.M)).lower()
     missing = [topic for topic in TAUGHT[chapter] if topic.lower() not in headings]
     assert not missing, f"{page.name}: no section on {missing}"
