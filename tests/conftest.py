@@ -1,4 +1,4 @@
-"""Suite-wide pytest hooks.
+"""Suite-wide pytest hooks and fixtures.
 
 PyTorch counterpart: none (test infrastructure).
 """
@@ -19,3 +19,19 @@ def pytest_runtest_makereport(item, call):
         report.sections.append(("child process output",
                                 f"--- stdout ---\n{error.stdout or ''}\n--- stderr ---\n{error.stderr or ''}"))
     return report
+
+
+@pytest.fixture
+def use_plugin():
+    """Register plugins for one test; unregister them afterwards."""
+    import ember
+
+    names = []
+
+    def use(plugin):
+        names.append(ember.plugins.register(plugin))
+        return plugin
+
+    yield use
+    for name in reversed(names):
+        ember.plugins.unregister(name=name)

@@ -16,18 +16,6 @@ def fake(use_plugin):
     return ember.device("fake")
 
 
-@pytest.fixture
-def use_plugin():
-    names = []
-
-    def use(plugin):
-        names.append(ember.plugins.register(plugin))
-
-    yield use
-    for name in reversed(names):
-        ember.plugins.unregister(name=name)
-
-
 def test_gpt_runs_on_the_device_of_its_input(fake):
     ember.manual_seed(0)
     model = ember.zoo.create_model("gpt_nano").eval()
