@@ -3,29 +3,18 @@ checkpoint that reloads to the same metric, and the CLI end to end (ember train 
 predict through ``ember.cli.main``)."""
 
 import json
-import os
-import resource
-import subprocess
-import sys
 
 import pytest
 
 import ember
 import ember.cli
 from ember.zoo import training
+from tests.zoo.child_training import train_in_child
 
 
 @pytest.mark.slow  # about 6 s of CPU with one BLAS thread
 def test_resnet8_cifar_on_digits_reaches_97_percent_within_60_seconds(tmp_path):
-    # The whole `ember train` command in a child process with one BLAS thread, as tox runs
-    # it (threaded BLAS on a loaded 2-core box spins: about 10x the CPU time). The CPU time
-    # is the child's, start-up included.
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-m", "ember.cli", "train", "resnet8_cifar", "--data", "digits", "--out",
-                    str(tmp_path), "--no-progress"], env=env, check=True, capture_output=True, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu_seconds = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    cpu_seconds = train_in_child("resnet8_cifar", "digits", tmp_path)
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     accuracy = metrics["final"]["accuracy"]
     assert accuracy >= 0.97, accuracy

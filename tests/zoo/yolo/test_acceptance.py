@@ -7,11 +7,7 @@ BLAS thread; the recipe is the one registered for yolo_nano).
 """
 
 import json
-import os
 import re
-import resource
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -20,21 +16,13 @@ from PIL import Image
 import ember
 import ember.cli
 from ember_zoo_yolo.draw import PALETTE
+from tests.zoo.child_training import train_in_child
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    # The command in a child process with one BLAS thread, as a user runs it; its CPU time
-    # is the child's. (Run inside a pytest worker that has already run thousands of tests,
-    # the same training took about three times the CPU, most of it the garbage collector
-    # walking everything those tests left alive.)
     out = tmp_path_factory.mktemp("yolo_run")
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-m", "ember.cli", "train", "yolo_nano", "--data", "shapes-detect", "--out",
-                    str(out), "--no-progress"], env=env, check=True, capture_output=True, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu_seconds = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    cpu_seconds = train_in_child("yolo_nano", "shapes-detect", out)
     return out, json.loads((out / "metrics.json").read_text()), cpu_seconds
 
 
