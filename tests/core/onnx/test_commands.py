@@ -18,15 +18,19 @@ def _checkpoint(tmp_path):
     return model, path
 
 
+def assert_onnxruntime_agrees(path, model, x):
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {"x": x.numpy()})
+    np.testing.assert_allclose(got, model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
 def test_export_onnx_with_weights(tmp_path, capsys):
     model, weights = _checkpoint(tmp_path)
     out = tmp_path / "resnet8.onnx"
     assert main(["export", "resnet8_cifar", "--weights", str(weights), "--out", str(out), "--threads", "1"]) == 0
     assert "dynamic batch" in capsys.readouterr().out
     x = ember.randn(3, 3, 32, 32)
-    session = onnxruntime.InferenceSession(str(out), providers=["CPUExecutionProvider"])
-    (got,) = session.run(None, {"x": x.numpy()})
-    np.testing.assert_allclose(got, model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
+    assert_onnxruntime_agrees(out, model, x)
 
 
 def test_export_ember_jit(tmp_path):
@@ -58,6 +62,4 @@ def test_export_takes_the_input_shape_an_ember_train_checkpoint_records(tmp_path
     assert main(["export", "resnet8_cifar", "--weights", str(weights), "--out", str(out), "--threads", "1"]) == 0
     assert "inputs x (1, 1, 8, 8)" in capsys.readouterr().out
     x = ember.randn(2, 1, 8, 8)
-    session = onnxruntime.InferenceSession(str(out), providers=["CPUExecutionProvider"])
-    (got,) = session.run(None, {"x": x.numpy()})
-    np.testing.assert_allclose(got, model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
+    assert_onnxruntime_agrees(out, model, x)
