@@ -168,9 +168,14 @@ def with_layout(xp, array, strides):
 def is_contiguous_as(tensor, memory_format):
     """``Tensor.is_contiguous(memory_format)``: the strides are those of the format
     (size-1 dims may have any stride, as in PyTorch)."""
-    shape, strides = tuple(tensor.shape), tuple(tensor.stride())
+    shape = tuple(tensor.shape)
     wanted = channels_last_strides(shape) if memory_format in (channels_last, channels_last_3d) else \
         contiguous_strides(shape)
+    return _has_strides(shape, tuple(tensor.stride()), wanted)
+
+
+def _has_strides(shape, strides, wanted):
+    """Whether ``strides`` are ``wanted`` (size-1 dims may have any stride, as in PyTorch)."""
     return all(size < 2 or s == w for size, s, w in zip(shape, strides, wanted))
 
 
@@ -246,10 +251,9 @@ def strides_suggest_channels_last(shape, strides):
 
 def array_suggests_channels_last(a):
     """:func:`strides_suggest_channels_last` for a NumPy/CuPy array (strides in bytes)."""
-    if a.ndim != 4:
-        return False
-    itemsize = a.itemsize
-    return strides_suggest_channels_last(a.shape, tuple(s // itemsize for s in a.strides))
+    from ember.native.views import element_strides
+
+    return a.ndim == 4 and strides_suggest_channels_last(a.shape, element_strides(a))
 
 
 def suggest_memory_format(tensor):
@@ -262,15 +266,7 @@ def suggest_memory_format(tensor):
 
 def channels_last_array(xp, a):
     """``a`` (4-d) with channels_last strides: itself if it has them, else a copy."""
-    if is_array_channels_last(a):
-        return a
-    out = xp.empty((a.shape[0], a.shape[2], a.shape[3], a.shape[1]), dtype=a.dtype).transpose(0, 3, 1, 2)
-    out[...] = a
-    return out
+    from ember.native.views import element_strides
 
-
-def is_array_channels_last(a):
-    """Whether a 4-d array's strides are channels_last's (size-1 dims may have any)."""
-    itemsize = a.itemsize
     wanted = channels_last_strides(a.shape)
-    return all(size < 2 or s // itemsize == w for size, s, w in zip(a.shape, a.strides, wanted))
+    return a if _has_strides(a.shape, element_strides(a), wanted) else with_layout(xp, a, wanted)
