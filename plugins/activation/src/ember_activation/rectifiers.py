@@ -9,7 +9,6 @@ Their derivatives are piecewise constant, so each backward op is a mask and the
 second derivative is zero. ``relu`` is the core's ``aten::relu`` op.
 """
 
-
 import ember
 from ember.amp.state import composite_inputs
 from ember.dtypes import finfo_of, is_floating_array
