@@ -18,10 +18,12 @@ import math
 
 import numpy as np
 
+from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import NONE, Op
 from ember.dtypes import is_floating_array
 from ember.memory_format import array_suggests_channels_last, channels_last_array
 from ember.native.fold import Geometry, window_count
+from ember.native.separable_max_pool import max_values, max_values_and_taps
 
 
 def _fill_low(xp, dtype):
@@ -55,8 +57,24 @@ def _pool_geometry(shape, kernel_size, stride, padding, dilation, ceil_mode):
 
 def _max_pool_kernel(xp, x, kernel_size, stride, padding, dilation, ceil_mode):
     g = _pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    fill = _fill_low(xp, x.dtype)
+    if (g.sh, g.sw) == (1, 1):  # NOTE [ Separable max pooling ]
+        best, row_tap, column_tap = max_values_and_taps(xp, x, g, fill)
+        rows = xp.arange(g.OH).reshape(-1, 1) - g.ph
+        columns = xp.arange(g.OW) - g.pw
+        best = best.copy(order="K")
+        indices = _plane_like(xp, x, best.shape, xp.int64, make=xp.empty)  # x's format, exact strides
+        indices[...] = (row_tap.astype(xp.int64) * g.dh + rows) * g.W + column_tap.astype(xp.int64) * g.dw + columns
+    else:
+        best, indices = _max_by_taps(xp, x, g, fill)
+    indices = _first_inside_where_nothing_beats_fill(xp, g, best, indices, fill)
+    return best, _in_format_of(xp, x, indices)
+
+
+def _max_by_taps(xp, x, g, fill):
+    """Window maxima and their flat input indices, one strided slice per tap."""
     # in x's format (NOTE [ Pooling in channels_last ])
-    plane = g.padded(xp, x, _fill_low(xp, x.dtype))
+    plane = g.padded(xp, x, fill)
     best = _tap(g, plane, 0, 0).copy(order="K")
     taps = g.kh * g.kw
     # small: fewer bytes to touch
@@ -75,8 +93,39 @@ def _max_pool_kernel(xp, x, kernel_size, stride, padding, dilation, ceil_mode):
         best_tap += better * (number - best_tap)
     # Flat input index = where the window starts + where its chosen tap sits in it.
     tap_offsets, window_starts = _flat_offsets(g)
-    indices = xp.take(xp.asarray(tap_offsets), best_tap) + xp.asarray(window_starts)
-    return best, _in_format_of(xp, x, indices)
+    return best, xp.take(xp.asarray(tap_offsets), best_tap) + xp.asarray(window_starts)
+
+
+def _first_inside_where_nothing_beats_fill(xp, g, best, indices, fill):
+    """PyTorch starts each window's argmax at its first tap inside the image and moves
+    it only for a strictly greater value: where the maximum is the padding value (an
+    all ``-inf`` window), the index is that first inside tap, never a padding one."""
+    unbeaten = best == fill
+    if not bool(unbeaten.any()):
+        return indices
+
+    def first_inside(count, stride, pad, dilation):
+        start = np.arange(count) * stride - pad
+        skipped = -(-np.maximum(-start, 0) // dilation)  # taps that read the padding
+        return start + skipped * dilation
+
+    rows = first_inside(g.OH, g.sh, g.ph, g.dh)
+    columns = first_inside(g.OW, g.sw, g.pw, g.dw)
+    first = xp.asarray(rows[:, None] * g.W + columns[None, :])
+    xp.copyto(indices, first, where=unbeaten)  # in place: the layout stays
+    return indices
+
+
+def _max_pool_values_kernel(xp, x, kernel_size, stride, padding, dilation, ceil_mode):
+    g = _pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    fill = _fill_low(xp, x.dtype)
+    if (g.sh, g.sw) == (1, 1):
+        return max_values(xp, x, g, fill)
+    plane = g.padded(xp, x, fill)
+    best = _tap(g, plane, 0, 0).copy(order="K")
+    for i, j in list(_taps(g))[1:]:
+        xp.maximum(best, _tap(g, plane, i, j), out=best)
+    return best
 
 
 # NOTE [ Pooling in channels_last ]
@@ -94,12 +143,13 @@ def _in_format_of(xp, x, out):
     return channels_last_array(xp, out) if array_suggests_channels_last(x) else out
 
 
-def _plane_like(xp, like, shape, dtype):
-    """Zeros of the padded ``shape``, channels_last when ``like`` suggests it."""
+def _plane_like(xp, like, shape, dtype, make=None):
+    """Zeros (or ``make``'s array) of ``shape``, channels_last when ``like`` suggests it."""
+    make = make or xp.zeros
     if array_suggests_channels_last(like):
         N, C, H, W = shape
-        return xp.zeros((N, H, W, C), dtype=dtype).transpose(0, 3, 1, 2)
-    return xp.zeros(shape, dtype=dtype)
+        return make((N, H, W, C), dtype=dtype).transpose(0, 3, 1, 2)
+    return make(shape, dtype=dtype)
 
 
 def _cropped(xp, plane, g):
@@ -174,6 +224,31 @@ MAX_POOL2D = Op("aten::max_pool2d_with_indices", _max_pool_kernel, _max_pool_bac
                 save="outputs", num_outputs=2)
 MAX_POOL2D_BACKWARD = Op("aten::max_pool2d_with_indices_backward", _max_pool_backward_kernel,
                          _max_pool_double_backward, promote=NONE, save="inputs")
+
+
+def _max_pool_values_backward(ctx, grad):
+    # max_pool2d routes inputs that need a gradient to MAX_POOL2D; called directly,
+    # this op finds its argmax again.
+    (x,) = ctx.saved_inputs
+    _, indices = MAX_POOL2D(x.detach(), **ctx.attrs)
+    return (MAX_POOL2D_BACKWARD(grad, indices, input_size=tuple(x.shape), **ctx.attrs),)
+
+
+# NOTE [ Max pooling without indices ]
+# The argmax costs more than the maximum (a comparison, a NaN test and an index update
+# per tap, then the flat index). When nothing will read it (no ``return_indices``, and
+# the input needs no gradient or grad mode is off: inference), ``max_pool2d`` runs
+# ``aten::max_pool2d``, whose kernel takes maxima only, as PyTorch's ``max_pool1d``
+# does on CPU for inputs that need no gradient.
+MAX_POOL2D_VALUES = Op("aten::max_pool2d", _max_pool_values_kernel, _max_pool_values_backward, promote=NONE,
+                       save="inputs")
+
+
+def _max_pool_op(input, return_indices):
+    """The op for ``max_pool2d`` (NOTE [ Max pooling without indices ])."""
+    if return_indices or (input.requires_grad and grad_state.enabled):
+        return MAX_POOL2D
+    return MAX_POOL2D_VALUES
 
 
 # --- average pooling -----------------------------------------------------------------
@@ -336,8 +411,12 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     _check_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
     batched, unbatched = _to_batched(input, 2, "")
-    out, indices = MAX_POOL2D(batched, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation,
-                              ceil_mode=bool(ceil_mode))
+    op = _max_pool_op(input, return_indices)
+    result = op(batched, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation,
+                ceil_mode=bool(ceil_mode))
+    if op is MAX_POOL2D_VALUES:
+        return result.squeeze(0) if unbatched else result
+    out, indices = result
     if unbatched:
         out, indices = out.squeeze(0), indices.squeeze(0)
     return (out, indices) if return_indices else out
@@ -366,9 +445,13 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if length < 1:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {length}")
     batched, unbatched = _to_batched(input, 1, "")
-    out, indices = MAX_POOL2D(batched.unsqueeze(-2), kernel_size=(1, kernel), stride=(1, step), padding=(0, pad),
-                              dilation=(1, dilation), ceil_mode=bool(ceil_mode))
-    out, indices = out.squeeze(-2), indices.squeeze(-2)
+    op = _max_pool_op(input, return_indices)
+    result = op(batched.unsqueeze(-2), kernel_size=(1, kernel), stride=(1, step), padding=(0, pad),
+                dilation=(1, dilation), ceil_mode=bool(ceil_mode))
+    if op is MAX_POOL2D_VALUES:
+        out = result.squeeze(-2)
+        return out.squeeze(0) if unbatched else out
+    out, indices = result[0].squeeze(-2), result[1].squeeze(-2)
     if unbatched:
         out, indices = out.squeeze(0), indices.squeeze(0)
     return (out, indices) if return_indices else out

@@ -148,6 +148,11 @@ def _max_pool(g, node):
     return [out, None]  # the indices: ember reads them only for backward and max_unpool
 
 
+@symbolic("aten::max_pool2d")
+def _max_pool_values(g, node):
+    return _max_pool(g, node)[0]  # ember's pooling without indices (inference)
+
+
 @symbolic("aten::avg_pool2d")
 def _avg_pool(g, node):
     k = node.kwargs
