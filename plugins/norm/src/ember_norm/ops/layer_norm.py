@@ -22,6 +22,11 @@ Backward, over the D normalized values of each row, ``xhat = (x - mean) * rstd``
 
 from ember import library
 from ember.autograd.grad_mode import grad_state
+from ember_norm.ops.sums import blas_dtype, column_sums, row_dots, row_sums
+
+# Rows longer than this are summed with NumPy's pairwise sum, and their variance in two
+# passes: BLAS's few running sums lose accuracy over very long rows.
+BLAS_ROW_LIMIT = 8192
 
 
 def _rows(array, normalized_numel):
@@ -31,6 +36,24 @@ def _rows(array, normalized_numel):
         rows *= size
     rows = rows // normalized_numel if normalized_numel else 0
     return array.reshape(rows, normalized_numel)
+
+
+def _normalized_numel(input, normalized_ndim):
+    numel = 1
+    for size in input.shape[input.ndim - normalized_ndim:]:
+        numel *= size
+    return numel
+
+
+# NOTE [ Layer norm statistics in one pass, checked ]
+# The variance is E[x^2] - mean^2 from two BLAS reductions over the input (a row sum
+# and a row dot product), with no centered copy of the input formed. That difference
+# cancels when |mean| is large against the standard deviation: its relative error
+# grows like (1 + mean^2 / var) times the sums' rounding. Rows where mean^2 >= var are
+# recomputed in two passes (mean, then the sum of squared deviations), so the one-pass
+# formula is used only where its error stays within twice the sums' own (float32:
+# about 1e-7 relative, as torch's Welford). Typical activations (|mean| < std) never
+# take the second pass.
 
 
 @library.custom_op("norm::layer_norm_stats", num_outputs=2)
@@ -43,19 +66,27 @@ def layer_norm_stats(xp, input, *, normalized_ndim, eps):
     """
     kept = input.shape[:input.ndim - normalized_ndim]
     stats_shape = kept + (1,) * normalized_ndim
-    numel = 1
-    for size in input.shape[input.ndim - normalized_ndim:]:
-        numel *= size
+    numel = _normalized_numel(input, normalized_ndim)
     rows = _rows(input, numel)
-    # BLAS sums sequentially: for long rows NumPy's pairwise sum keeps the mean as accurate as torch's.
-    mean = (_row_sums(xp, rows) if numel <= 8192 else rows.sum(axis=1)) / numel
-    centered = rows - mean[:, None]  # two passes (mean, then squares) for accuracy
-    rstd = xp.einsum("bd,bd->b", centered, centered)
-    rstd /= numel
-    rstd += eps
-    xp.sqrt(rstd, out=rstd)
+    if numel <= BLAS_ROW_LIMIT and blas_dtype(xp, rows):
+        mean = row_sums(xp, rows) / numel
+        var = row_dots(xp, rows, rows) / numel
+        var -= mean * mean
+        cancelling = xp.nonzero(mean * mean >= var)[0]  # NOTE above
+        if cancelling.size:
+            var[cancelling] = _two_pass_var(xp, rows[cancelling], mean[cancelling])
+    else:
+        mean = rows.sum(axis=1) / numel
+        var = _two_pass_var(xp, rows, mean)
+    var += eps
+    rstd = xp.sqrt(var, out=var)
     xp.reciprocal(rstd, out=rstd)
     return mean.reshape(stats_shape), rstd.reshape(stats_shape)
+
+
+def _two_pass_var(xp, rows, mean):
+    centered = rows - mean[:, None]
+    return row_dots(xp, centered, centered) / rows.shape[1]
 
 
 @library.custom_op("norm::layer_norm", save="inputs")
@@ -69,71 +100,50 @@ def layer_norm(xp, input, weight, bias, mean, rstd, *, normalized_ndim, eps):
     ...                           eps=0.0), normalized_ndim=1, eps=0.0)
     tensor([[-1.,  1.]])
     """
-    out = input - mean
-    out *= rstd
+    numel = _normalized_numel(input, normalized_ndim)
+    # One new array and three passes in place on it: NOTE [ Layer norm passes ].
+    out = _rows(input, numel) - mean.reshape(-1, 1)
+    out *= rstd.reshape(-1, 1)
     if weight is not None:
-        out *= weight
+        out *= weight.reshape(-1)
     if bias is not None:
-        out += bias
-    return out
+        out += bias.reshape(-1)
+    return out.reshape(input.shape)
 
 
 @library.custom_op("norm::layer_norm_backward", num_outputs=3)
 def layer_norm_backward(xp, grad, input, weight, mean, rstd, *, normalized_ndim):
     """The gradients of ``norm::layer_norm`` for input, weight and bias (no autograd)."""
     normalized_shape = input.shape[input.ndim - normalized_ndim:]
-    numel = 1
-    for size in normalized_shape:
-        numel *= size
+    numel = _normalized_numel(input, normalized_ndim)
     g = _rows(grad, numel)
-    r = rstd.reshape(-1, 1)
-    xhat = _rows(input, numel) - mean.reshape(-1, 1)
-    xhat *= r
-    # NOTE [ Layer norm backward in row and column sums ]
-    # With w the weight (or ones), mean(h) = g @ w / D and mean(h * xhat) = (g * xhat) @ w / D,
-    # and the column sums are ones @ g and ones @ (g * xhat): every reduction is a
-    # matrix-vector product (BLAS, several times faster than NumPy's reductions here), and
-    # g * xhat is the only product formed before grad_input, which then reuses its buffer.
-    # (Folding xhat into x * k1 + k2 would save a pass but cancels badly when |mean| >> std.)
+    r = rstd.reshape(-1)
+    centered = _rows(input, numel) - mean.reshape(-1, 1)
+    # NOTE [ Layer norm passes ]
+    # With c = x - mean, xhat = c * rstd and w the weight (or ones), the sums are BLAS
+    # products (NOTE [ Norm reductions as matrix-vector products ]):
+    #   grad_weight = rstd @ (g * c)   grad_bias = ones @ g
+    #   k1 = (g * c) @ w = sum(h * c)  k2 = g @ w = sum(h)      (h = g * w, per row)
+    # and  grad_input = rstd * (h - k2 / D - c * rstd^2 * k1 / D). Two new arrays
+    # (c, then g * c, whose buffer becomes grad_input) and five passes besides; the
+    # forward's output is never needed, so the op saves only its inputs.
     w = weight.reshape(-1) if weight is not None else None
-    gx = g * xhat
-    grad_weight = _column_sums(xp, gx).reshape(normalized_shape)
-    grad_bias = _column_sums(xp, g).reshape(normalized_shape)
-    mean_hx = _row_sums(xp, gx, w)
-    mean_hx /= numel
-    mean_h = _row_sums(xp, g, w)
-    mean_h /= numel
-    out = gx
+    gc = g * centered
+    grad_weight = column_sums(xp, gc, r).reshape(normalized_shape)
+    grad_bias = column_sums(xp, g).reshape(normalized_shape)
+    k1 = row_sums(xp, gc, w)
+    k2 = row_sums(xp, g, w)
+    out = gc
     if w is not None:
         xp.multiply(g, w, out=out)
+        out -= (k2 / numel)[:, None]
     else:
-        out[...] = g
-    xhat *= mean_hx[:, None]
-    xhat += mean_h[:, None]
-    out -= xhat
-    out *= r
+        xp.subtract(g, (k2 / numel)[:, None], out=out)
+    k1 *= r * r / numel
+    centered *= k1[:, None]
+    out -= centered
+    out *= r[:, None]
     return out.reshape(input.shape), grad_weight, grad_bias
-
-
-def _blas(xp, a):
-    return a.dtype == xp.float32 or a.dtype == xp.float64
-
-
-def _row_sums(xp, a, weights=None):
-    """``(a * weights).sum(axis=1)`` for a 2-d ``a``: a matrix-vector product where BLAS has
-    the dtype (faster than NumPy's row reduction)."""
-    if not _blas(xp, a):
-        return (a if weights is None else a * weights).sum(axis=1)
-    if weights is None:
-        weights = xp.ones(a.shape[1], dtype=a.dtype)
-    return a @ weights
-
-
-def _column_sums(xp, a):
-    """``a.sum(axis=0)`` for a 2-d ``a``, through BLAS where it can."""
-    if not _blas(xp, a):
-        return a.sum(axis=0)
-    return xp.ones(a.shape[0], dtype=a.dtype) @ a
 
 
 def _layer_norm_formula(ctx, grad):
