@@ -23,6 +23,7 @@ BENCHMARKS = [
     "cpu_allocator.py",  # the cpu cache on against off ("baseline"), one process
     "loss_cross_entropy.py",
     "layer_norm.py",  # fused layer-norm forward + backward, (32, 64, 256)
+    "norms.py",  # batch norm (train, eval), group, instance and RMS norm against torch
     "optim_step.py",
     "dataloader.py",
     "transformer_step.py",
