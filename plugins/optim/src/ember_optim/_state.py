@@ -29,3 +29,18 @@ def options(group, *names):
         else:
             kwargs[name] = group[name]
     return kwargs
+
+
+def advance(steps):
+    """Add one to each step counter in place and return their new values as floats: the
+    loops' ``steps[i] += 1`` without an op dispatch per counter (the foreach paths)."""
+    values = []
+    for i, step in enumerate(steps):
+        if isinstance(step, ember.Tensor):
+            step._data += 1  # float32 + 1, exact, as the loop's add_
+            step._version_counter[0] += 1
+            values.append(float(step._data))
+        else:
+            steps[i] = step + 1
+            values.append(float(steps[i]))
+    return values

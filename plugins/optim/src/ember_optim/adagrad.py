@@ -1,12 +1,15 @@
 """Adagrad, with learning-rate decay, weight decay and an initial accumulator value.
 
-PyTorch counterpart: torch/optim/adagrad.py (v2.13), the single-tensor dense path;
-ember has no sparse gradients.
+PyTorch counterpart: torch/optim/adagrad.py (v2.13): the single-tensor dense loop here,
+the ``foreach=True`` and ``fused=True`` paths in fused_adagrad.py (NOTE [ foreach and
+fused, on NumPy ] in fused.py). ember has no sparse gradients.
 """
 
 import ember
 from ember_optim._checks import check_eps, check_lr, check_non_negative
 from ember_optim._state import new_step, options, value
+from ember_optim.fused import check_flags, choose_path
+from ember_optim.fused_adagrad import foreach_adagrad, fused_adagrad
 from ember_optim.optimizer import Optimizer, optimizer_step
 
 __all__ = ["Adagrad", "adagrad"]
@@ -30,7 +33,14 @@ class Adagrad(Optimizer):
         weight_decay: L2 penalty (default 0).
         initial_accumulator_value: the starting value of ``s`` (default 0).
         eps: added to the denominator (default 1e-10).
+        foreach: update each parameter with one array call per line (torch's
+            multi-tensor path); False: the single-tensor loop. None (the default) runs the
+            fused path for float32 and float64 parameters: **ember differs from PyTorch
+            here on purpose**. PyTorch's CPU default is the single-tensor loop; ember's
+            kernels give bit-identical parameters and state in less time (NOTE [ ember's
+            default is the fused path ] in fused.py).
         maximize: ascend the objective instead of descending it.
+        fused: update each parameter in blocks (torch's fused kernel).
 
     >>> import ember
     >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
@@ -41,16 +51,18 @@ class Adagrad(Optimizer):
     tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
-    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, *,
-                 maximize=False):
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, fused=None):
         check_lr(lr)
         check_non_negative("lr_decay", lr_decay)
         check_non_negative("weight_decay", weight_decay)
         check_non_negative("initial_accumulator_value", initial_accumulator_value)
         check_eps(eps)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, maximize=maximize)
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
+                        fused=fused)
         super().__init__(params, defaults)
+        check_flags(foreach, fused, self.param_groups)
         # Unlike the other optimizers, Adagrad's state exists from the start.
         for group in self.param_groups:
             for p in group["params"]:
@@ -64,8 +76,10 @@ class Adagrad(Optimizer):
         loss = self._evaluate(closure)
         for group in self.param_groups:
             params, grads, state_sums, steps = self._gather(group, "sum", "step")
-            adagrad(params, grads, state_sums, steps,
-                    **options(group, "lr", "weight_decay", "lr_decay", "eps", "maximize"))
+            update = {"fused": fused_adagrad, "foreach": foreach_adagrad, "loop": adagrad}[
+                choose_path(group, params, grads)]
+            update(params, grads, state_sums, steps,
+                   **options(group, "lr", "weight_decay", "lr_decay", "eps", "maximize"))
         return loss
 
 

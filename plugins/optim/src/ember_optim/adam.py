@@ -1,14 +1,16 @@
 """Adam, with AMSGrad, L2 or decoupled weight decay, and maximize.
 
 PyTorch counterpart: torch/optim/adam.py (v2.13): the single-tensor loop here, the
-``foreach=True`` and ``fused=True`` paths in fused.py (NOTE [ foreach and fused, on NumPy ]).
+``foreach=True`` and ``fused=True`` paths in fused_adam.py (NOTE [ foreach and fused, on NumPy ]
+in fused.py).
 ember leaves out tensor learning rates and betas, and the capturable/differentiable modes.
 """
 
 import ember
-from ember_optim import fused as fused_kernels
 from ember_optim._checks import check_betas, check_eps, check_lr, check_non_negative
 from ember_optim._state import new_step, options, value
+from ember_optim.fused import check_flags, choose_path
+from ember_optim.fused_adam import foreach_adam, fused_adam
 from ember_optim.optimizer import Optimizer, optimizer_step
 
 __all__ = ["Adam", "adam"]
@@ -38,8 +40,12 @@ class Adam(Optimizer):
         amsgrad: use the running maximum of ``v`` (the AMSGrad variant).
         maximize: ascend the objective instead of descending it.
         decoupled_weight_decay: shrink the weights directly, as AdamW does.
-        foreach: update every parameter of a group line by line (torch's multi-tensor
-            path); None or False: the single-tensor loop, PyTorch's default on CPU.
+        foreach: update each parameter with one array call per line (torch's
+            multi-tensor path); False: the single-tensor loop. None (the default) runs the
+            foreach path for float32 and float64 parameters: **ember differs from PyTorch
+            here on purpose**. PyTorch's CPU default is the single-tensor loop; ember's
+            foreach gives bit-identical parameters and state in less time (NOTE [ ember's
+            default is foreach ] in fused.py).
         fused: update each parameter in one blocked pass (torch's fused kernel).
 
     >>> import ember
@@ -61,7 +67,7 @@ class Adam(Optimizer):
                         maximize=maximize, decoupled_weight_decay=decoupled_weight_decay, foreach=foreach,
                         fused=fused)
         super().__init__(params, defaults)
-        fused_kernels.check_flags(foreach, fused, self.param_groups)
+        check_flags(foreach, fused, self.param_groups)
 
     def _init_state(self, group, param, state):
         state["step"] = new_step()
@@ -78,8 +84,7 @@ class Adam(Optimizer):
             max_exp_avg_sq = "max_exp_avg_sq" if group["amsgrad"] else None
             params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = self._gather(
                 group, "exp_avg", "exp_avg_sq", max_exp_avg_sq, "step")
-            update = fused_kernels.fused_adam if group.get("fused") else \
-                fused_kernels.foreach_adam if group.get("foreach") else adam
+            update = {"fused": fused_adam, "foreach": foreach_adam, "loop": adam}[choose_path(group, params, grads)]
             update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
                    **options(group, "betas", "amsgrad", "lr", "weight_decay", "eps", "maximize",
                              "decoupled_weight_decay"))

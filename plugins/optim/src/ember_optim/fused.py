@@ -1,268 +1,175 @@
-"""The ``foreach`` and ``fused`` implementations of SGD and Adam/AdamW: the same update as
-the single-tensor loop, computed on the parameters' arrays without a Tensor op per line.
+"""What the ``foreach`` and ``fused`` paths of every optimizer share: walking the
+parameters whole or in cache blocks, reusable scratch memory, ember's in-place
+``lerp_``/``addcmul_``/``addcdiv_`` written out on raw arrays, and torch's flag checks.
 
-PyTorch counterpart: torch/optim/sgd.py ``_multi_tensor_sgd`` / ``_fused_sgd`` and
-torch/optim/adam.py ``_multi_tensor_adam`` / ``_fused_adam`` (v2.13), whose kernels are
+PyTorch counterpart: the ``_multi_tensor_*`` and ``_fused_*`` functions of
+torch/optim/sgd.py, adam.py, rmsprop.py and adagrad.py (v2.13), whose kernels are
 aten/src/ATen/native/ForeachOpsKernels.cpp, aten/src/ATen/native/cpu/FusedSGDKernel.cpp
-and aten/src/ATen/native/cpu/FusedAdamKernel.cpp.
+and aten/src/ATen/native/cpu/FusedAdamKernel.cpp; each optimizer's own array kernel is
+in fused_sgd.py, fused_adam.py, fused_rmsprop.py and fused_adagrad.py.
 
 # NOTE [ foreach and fused, on NumPy ]
-# The single-tensor loop (sgd.py, adam.py) runs each line of the algorithm as an ember
-# op on one parameter: a dispatch, a version bump and a temporary per line, and one
-# pass over the parameter's memory per line (Adam: about eight). PyTorch offers two
-# faster paths, and ember mirrors both:
-# - foreach: each line runs over *every* parameter of the group before the next line,
-#   as torch's `_foreach_*` list ops do; here a line is a NumPy call on the raw array,
-#   so no dispatch, no autograd bookkeeping and no temporaries beyond NumPy's own. The
-#   memory traffic is the single-tensor loop's.
-# - fused: all lines of the update run on one block of a parameter while that block is
-#   in cache (BLOCK elements of each array: for Adam six float32 blocks of 64 KiB, inside
-#   a core's L2), then the next block. Memory is read and written about once, where the
-#   line-by-line paths stream it several times; torch's fused CPU kernels do the same
-#   with SIMD registers instead of cache blocks. Scratch blocks are reused, so a step
-#   allocates nothing.
-# Both compute the single-tensor formulas in the same order (results agree to float
-# rounding; tests/plugins/optim/test_fused.py), bump each parameter's version counter
-# once, and run on any backend's array namespace (on CuPy a block is the whole array).
+# The single-tensor loop (sgd.py, adam.py, ...) runs each line of the algorithm as an
+# ember op on one parameter: a dispatch, a version bump and a fresh temporary per line.
+# PyTorch offers two faster paths, and ember mirrors both on the parameters' raw arrays
+# (no dispatch, no autograd bookkeeping), with one *array kernel* per optimizer that
+# writes every line as a NumPy call into its target or into scratch memory:
+# - foreach: the kernel runs on each whole parameter, one call per line: the memory
+#   traffic of the loop without its overhead (torch's `_foreach_*` list ops);
+# - fused: the kernel runs on one block of BLOCK elements of a parameter at a time, so
+#   each block's lines reuse what the previous line left in cache (torch's fused CPU
+#   kernels keep it in SIMD registers instead).
+# The kernels compute the single-tensor loop's expressions in its order with the same
+# roundings (each ufunc is correctly rounded, elementwise), so their results are
+# bit-identical to the loop's: tests/plugins/optim/test_fused.py checks this with
+# assert_array_equal. The scratch is one set of flat arrays per call, as large as the
+# largest parameter (or one block), cut into views; with the cpu backend's caching
+# allocator (ember_numpy/allocator.py) that costs no page faults. Each update bumps
+# every parameter's and buffer's version counter once.
 """
 
 import numpy as np
 
-BLOCK = 16384
+from ember.native.unary import call_quietly
+
+BLOCK = 262144  # elements per fused block, chosen by measurement (NOTE [ The fused block size ])
+
+# NOTE [ The fused block size ]
+# A block must be large enough that Python's per-call overhead (about a microsecond per
+# NumPy call, ~13 calls per Adam block) is small against the call's arithmetic, and
+# small enough that a block of every array stays in cache between lines. Adam's kernel
+# on one float32 parameter of 11M elements (ResNet-18's size), one thread: whole arrays
+# 46 ms; blocks of 16K 38 ms, 64K 32 ms, 256K 31 ms. On the MLP's 670K parameters
+# (bench/optim_step.py) 16K and 32K blocks lost to whole arrays and 256K was level
+# with them: the level-2 cache (512 KiB) is too small for a block of six arrays that
+# is worth a call, the shared level-3 cache holds 256K blocks.
 
 
-def _arrays(tensors):
-    return [t._data for t in tensors]
+def choose_path(group, params, grads):
+    """``"fused"``, ``"foreach"`` or ``"loop"``: the group's ``fused=True`` or
+    ``foreach=True``, the loop for ``foreach=False``, and for the defaults (None) the
+    fused path wherever it is bit-identical to the loop (NOTE [ ember's default is the
+    fused path ])."""
+    if group.get("fused"):
+        return "fused"
+    foreach = group.get("foreach")
+    if foreach:
+        return "foreach"
+    if foreach is None and _bit_identical_to_the_loop(params, grads):
+        return "fused"
+    return "loop"
 
 
-def _bump_versions(tensors):
+# NOTE [ ember's default is the fused path ]
+# PyTorch picks the single-tensor loop when foreach and fused are None on the CPU (and
+# foreach on CUDA). On NumPy the loop costs a dispatch, a version bump and a temporary
+# per line per parameter, while the array kernels compute the same roundings in the
+# same order on the raw arrays, so their parameters and state are bit-identical to the
+# loop's (tests/plugins/optim/test_fused.py). So with the defaults, SGD, Adam, AdamW,
+# RMSprop and Adagrad run the fused path, the fastest (NOTE [ The fused block size ]);
+# the group options stay None, as torch's, and foreach=False still selects the loop.
+# That holds for float32 and float64 parameters with gradients of their dtype; other
+# dtypes (float16 and bfloat16 compute in float32 in ember's ops) keep the loop.
+# Neither path is bit-identical to torch's loop: torch's CPU kernels fuse a multiply
+# and an add into one rounding (fma) in lerp_, addcmul_ and add(alpha=), and its float32
+# sqrt is not correctly rounded, so the two differ by about an ulp per step.
+
+
+def _bit_identical_to_the_loop(params, grads):
+    return all(p._data.dtype == g._data.dtype and p._data.dtype in (np.float32, np.float64)
+               for p, g in zip(params, grads))
+
+
+def namespace(tensors):
+    return tensors[0]._device.backend.xp
+
+
+def bump_versions(tensors):
     for t in tensors:
         t._version_counter[0] += 1
 
 
-def _blocks(xp, *arrays):
-    """Flat views of ``arrays`` (same size, contiguous) cut into blocks of BLOCK
-    elements; a non-NumPy namespace gets one block (its kernels are launched per call)."""
-    flat = [a.reshape(-1) for a in arrays]
-    n = flat[0].size
-    step = BLOCK if xp is np else max(n, 1)
-    for start in range(0, n, step):
-        yield [f[start:start + step] for f in flat]
+def run_kernel(xp, kernel, arrays, options, scratch_count, *, fused):
+    """``kernel(xp, *arrays[i], *scratch, **options[i])`` for each parameter ``i``: on the
+    whole arrays, or on blocks of BLOCK elements when ``fused`` (NumPy, all C-contiguous
+    arrays). ``arrays[i]`` starts with the parameter's array (None stands for a buffer
+    an option turned off); ``scratch`` is ``scratch_count`` arrays of the parameter's
+    shape (or the block's), views of flat memory that all parameters share."""
+    if arrays:
+        call_quietly(xp, _run_kernel, xp, kernel, arrays, options, scratch_count, fused and xp is np)
 
 
-def _contiguous(xp, arrays):
-    return all(a.flags.c_contiguous for a in arrays)
+def _run_kernel(xp, kernel, arrays, options, scratch_count, blocked):
+    largest = max(a[0].size for a in arrays)
+    size = min(largest, BLOCK) if blocked else largest
+    flat = {}  # silent on inf/NaN like PyTorch (call_quietly)
+    for parameter_arrays, parameter_options in zip(arrays, options):
+        dtype = parameter_arrays[0].dtype
+        if dtype not in flat:
+            flat[dtype] = [xp.empty(size, dtype) for _ in range(scratch_count)]
+        for blocks, scratch in _pieces(parameter_arrays, flat[dtype], blocked):
+            kernel(xp, *blocks, *scratch, **parameter_options)
 
 
-def _namespace(tensors):
-    return tensors[0]._device.backend.xp
-
-
-# --- SGD ---------------------------------------------------------------------------
-
-
-def _sgd_block(xp, p, g, buf, s, t, *, lr, momentum, dampening, weight_decay, nesterov, maximize, first):
-    """One block of SGD's update; ``s`` and ``t`` are scratch blocks of ``p``'s size."""
-    d = g
-    if maximize:
-        xp.negative(g, out=s)
-        d = s
-    if weight_decay != 0:
-        xp.multiply(p, weight_decay, out=t)
-        xp.add(d, t, out=s)
-        d = s
-    if momentum != 0:
-        if first:
-            buf[...] = d
-        else:
-            buf *= momentum
-            if dampening != 0:
-                xp.multiply(d, 1 - dampening, out=t)
-                buf += t
-            else:
-                buf += d
-        if nesterov:
-            xp.multiply(buf, momentum, out=t)
-            xp.add(d, t, out=s)
-            d = s
-        else:
-            d = buf
-    xp.multiply(d, lr, out=t)
-    p -= t
-
-
-def fused_sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
-    """SGD's update, one block at a time (NOTE [ foreach and fused, on NumPy ]);
-    ``momentum_buffers[i]`` is None on the first step and replaced by the new buffer."""
-    if not params:
+def _pieces(arrays, flat, blocked):
+    """``(arrays, scratch)`` pairs covering one parameter: whole arrays, or blocks when
+    ``blocked`` and every array is C-contiguous (a transposed parameter goes whole)."""
+    n = arrays[0].size
+    if n <= BLOCK or not (blocked and all(a is None or a.flags.c_contiguous for a in arrays)):
+        shape = arrays[0].shape
+        yield arrays, [f[:n].reshape(shape) for f in flat]
         return
-    _check_fused_params(params)
-    xp = _namespace(params)
-    options = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
-                   maximize=maximize)
-    scratch = _scratch(xp, params, 2)
-    for i, param in enumerate(params):
-        first = momentum != 0 and momentum_buffers[i] is None
-        if first:
-            momentum_buffers[i] = _empty_like(param)
-        arrays = [param._data, grads[i]._data, momentum_buffers[i]._data if momentum != 0 else param._data]
-        for blocks, (s, t) in _blocked(xp, arrays, scratch):
-            _sgd_block(xp, *blocks, s, t, first=first, **options)
-    _bump_versions(params)
-    if momentum != 0:
-        _bump_versions(momentum_buffers)
+    flat_arrays = [a if a is None else a.reshape(-1) for a in arrays]
+    for start in range(0, n, BLOCK):
+        stop = min(start + BLOCK, n)
+        yield ([a if a is None else a[start:stop] for a in flat_arrays],
+               [f[:stop - start] for f in flat])
 
 
-def foreach_sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
-    """SGD's update line by line over the whole list (torch's ``_multi_tensor_sgd``)."""
-    if not params:
-        return
-    ps, gs = _arrays(params), _arrays(grads)
-    ds = [-g for g in gs] if maximize else list(gs)
-    if weight_decay != 0:
-        ds = [d + weight_decay * p for d, p in zip(ds, ps)]
-    if momentum != 0:
-        for i, d in enumerate(ds):
-            if momentum_buffers[i] is None:
-                momentum_buffers[i] = _empty_like(params[i])
-                momentum_buffers[i]._data[...] = d
-            else:
-                buf = momentum_buffers[i]._data
-                buf *= momentum
-                buf += (1 - dampening) * d if dampening != 0 else d
-        bufs = _arrays(momentum_buffers)
-        ds = [d + momentum * b for d, b in zip(ds, bufs)] if nesterov else bufs
-        _bump_versions(momentum_buffers)
-    for p, d in zip(ps, ds):
-        p -= lr * d
-    _bump_versions(params)
+# --- ember's in-place pointwise ops, written out on arrays ----------------------------
+# Each is the arithmetic of the op's fast path in core/src/ember/native/pointwise.py
+# (_lerp_into, _add_combined), with the temporary in `scratch`.
 
 
-def _empty_like(tensor):
-    import ember
-
-    return ember.empty(tuple(tensor.shape), dtype=tensor.dtype, device=tensor.device)
-
-
-def _scratch(xp, params, count):
-    """``count`` flat scratch arrays, each one block (NumPy) or the largest parameter."""
-    largest = max(p._data.size for p in params)
-    size = min(largest, BLOCK) if xp is np else largest
-    return [xp.empty(size, params[0]._data.dtype) for _ in range(count)]
+def lerp_into(xp, a, b, weight, scratch):
+    """``a.lerp_(b, weight)``: ``a + weight * (b - a)``, from ``b``'s end for large weights."""
+    xp.subtract(b, a, out=scratch)
+    if abs(weight) < 0.5:
+        xp.multiply(scratch, weight, out=scratch)
+        xp.add(a, scratch, out=a)
+    else:
+        xp.multiply(scratch, 1 - weight, out=scratch)
+        xp.subtract(b, scratch, out=a)
 
 
-def _blocked(xp, arrays, scratch):
-    """``(blocks, scratch_blocks)`` pairs covering ``arrays``. Arrays that are not all
-    C-contiguous (a parameter made from a transpose, say) go whole, with whole scratch."""
-    if not _contiguous(xp, arrays):
-        yield arrays, [xp.empty_like(arrays[0]) for _ in scratch]
-        return
-    for blocks in _blocks(xp, *arrays):
-        yield blocks, [s[:blocks[0].size] for s in scratch]
+def addcmul_into(xp, a, b, c, value, scratch):
+    """``a.addcmul_(b, c, value=value)``: ``a + (value * b) * c``."""
+    _add_combined(xp, xp.multiply, a, b, c, value, scratch)
 
 
-# --- Adam / AdamW --------------------------------------------------------------------
+def addcdiv_into(xp, a, b, c, value, scratch):
+    """``a.addcdiv_(b, c, value=value)``: ``a + (value * b) / c``."""
+    _add_combined(xp, xp.divide, a, b, c, value, scratch)
 
 
-def _adam_block(xp, p, g, m, v, vmax, scratch, *, beta1, beta2, lr, weight_decay, eps,
-                maximize, decoupled_weight_decay, step_size, bias_correction2_sqrt):
-    """One block of Adam's update; ``step_size`` comes negated, ``scratch`` is two
-    blocks."""
-    s, t = scratch
-    d = g
-    if maximize:
-        xp.negative(g, out=s)
-        d = s
-    if weight_decay != 0:
-        if decoupled_weight_decay:
-            p *= 1 - lr * weight_decay
-        else:
-            xp.multiply(p, weight_decay, out=t)
-            xp.add(d, t, out=s)
-            d = s
-    # exp_avg.lerp_(d, 1 - beta1): m + w * (d - m), PyTorch's lerp for weights below 0.5
-    xp.subtract(d, m, out=t)
-    t *= 1 - beta1
-    m += t
-    # exp_avg_sq.mul_(beta2).addcmul_(d, d, value=1 - beta2)
-    v *= beta2
-    xp.multiply(d, d, out=t)
-    t *= 1 - beta2
-    v += t
-    if vmax is not None:
-        xp.maximum(vmax, v, out=vmax)
-    # denom = sqrt(v) / bias_correction2_sqrt + eps; p -= step_size * m / denom
-    xp.sqrt(vmax if vmax is not None else v, out=t)
-    t /= bias_correction2_sqrt
-    t += eps
-    xp.divide(m, t, out=t)
-    t *= step_size
-    p += t
+def _add_combined(xp, combine, a, b, c, value, scratch):
+    if value != 1:
+        xp.multiply(b, value, out=scratch)
+        combine(scratch, c, out=scratch)
+    else:
+        combine(b, c, out=scratch)
+    xp.add(a, scratch, out=a)
 
 
-def _adam_scalars(step, beta1, beta2, lr):
-    return lr / (1 - beta1 ** step), (1 - beta2 ** step) ** 0.5
+def add_scaled(xp, a, b, alpha, out, scratch):
+    """``out = a.add(b, alpha=alpha)``: ``a + b * alpha`` (ember's add with alpha)."""
+    if alpha != 1:
+        xp.multiply(b, alpha, out=scratch)
+        b = scratch
+    xp.add(a, b, out=out)
 
 
-def fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, amsgrad, beta1, beta2, lr,
-               weight_decay, eps, maximize, decoupled_weight_decay=False):
-    """Adam's update, one block at a time (NOTE [ foreach and fused, on NumPy ])."""
-    if not params:
-        return
-    from ember_optim._state import value
-
-    _check_fused_params(params)
-    xp = _namespace(params)
-    scratch = _scratch(xp, params, 2)
-    for i, param in enumerate(params):
-        steps[i] += 1
-        step_size, bc2 = _adam_scalars(value(steps[i]), beta1, beta2, lr)
-        arrays = [param._data, grads[i]._data, exp_avgs[i]._data, exp_avg_sqs[i]._data]
-        if amsgrad:
-            arrays.append(max_exp_avg_sqs[i]._data)
-        for blocks, block_scratch in _blocked(xp, arrays, scratch):
-            _adam_block(xp, *blocks[:4], blocks[4] if amsgrad else None, block_scratch, beta1=beta1, beta2=beta2,
-                        lr=lr, weight_decay=weight_decay, eps=eps, maximize=maximize,
-                        decoupled_weight_decay=decoupled_weight_decay, step_size=-step_size,
-                        bias_correction2_sqrt=bc2)
-    _bump_versions(params)
-    _bump_versions(exp_avgs + exp_avg_sqs + (max_exp_avg_sqs if amsgrad else []))
-
-
-def foreach_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, amsgrad, beta1, beta2, lr,
-                 weight_decay, eps, maximize, decoupled_weight_decay=False):
-    """Adam's update line by line over the whole list (torch's ``_multi_tensor_adam``)."""
-    if not params:
-        return
-    from ember_optim._state import value
-
-    xp = _namespace(params)
-    ps, ms, vs = _arrays(params), _arrays(exp_avgs), _arrays(exp_avg_sqs)
-    ds = [-g for g in _arrays(grads)] if maximize else _arrays(grads)
-    for i in range(len(steps)):
-        steps[i] += 1
-    if weight_decay != 0:
-        if decoupled_weight_decay:
-            for p in ps:
-                p *= 1 - lr * weight_decay
-        else:
-            ds = [d + weight_decay * p for d, p in zip(ds, ps)]
-    for m, d in zip(ms, ds):
-        m += (d - m) * (1 - beta1)
-    for v, d in zip(vs, ds):
-        v *= beta2
-        v += d * d * (1 - beta2)
-    used = vs
-    if amsgrad:
-        used = _arrays(max_exp_avg_sqs)
-        for vmax, v in zip(used, vs):
-            xp.maximum(vmax, v, out=vmax)
-    for i, (p, m, v) in enumerate(zip(ps, ms, used)):
-        step_size, bc2 = _adam_scalars(value(steps[i]), beta1, beta2, lr)
-        denom = xp.sqrt(v) / bc2 + eps
-        p -= step_size * (m / denom)
-    _bump_versions(params)
-    _bump_versions(exp_avgs + exp_avg_sqs + (max_exp_avg_sqs if amsgrad else []))
+# --- torch's checks -------------------------------------------------------------------
 
 
 def check_flags(foreach, fused, param_groups):
@@ -271,7 +178,7 @@ def check_flags(foreach, fused, param_groups):
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
-def _check_fused_params(params):
+def check_fused_params(params):
     """PyTorch's step-time check of ``fused=True`` (``_init_group``)."""
     for p in params:
         if not p.is_floating_point():

@@ -1,11 +1,15 @@
 """RMSprop, plain or centered, with momentum and weight decay.
 
-PyTorch counterpart: torch/optim/rmsprop.py (v2.13), the single-tensor path.
+PyTorch counterpart: torch/optim/rmsprop.py (v2.13): the single-tensor loop here, the
+``foreach=True`` path in fused_rmsprop.py (NOTE [ foreach and fused, on NumPy ] in fused.py).
+ember leaves out tensor learning rates and the capturable/differentiable modes.
 """
 
 import ember
 from ember_optim._checks import check_eps, check_lr, check_non_negative
 from ember_optim._state import new_step, options
+from ember_optim.fused import choose_path
+from ember_optim.fused_rmsprop import foreach_rmsprop, fused_rmsprop
 from ember_optim.optimizer import Optimizer, optimizer_step
 
 __all__ = ["RMSprop", "rmsprop"]
@@ -39,6 +43,12 @@ class RMSprop(Optimizer):
         momentum: momentum factor (default 0).
         centered: normalise by an estimate of the gradient's variance instead.
         maximize: ascend the objective instead of descending it.
+        foreach: update each parameter with one array call per line (torch's
+            multi-tensor path); False: the single-tensor loop. None (the default) runs the
+            same kernel in blocks for float32 and float64 parameters: **ember differs from
+            PyTorch here on purpose**. PyTorch's CPU default is the single-tensor loop;
+            ember's kernel gives bit-identical parameters and state in less time
+            (NOTE [ ember's default is the fused path ] in fused.py).
 
     >>> import ember
     >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
@@ -50,14 +60,14 @@ class RMSprop(Optimizer):
     """
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False, *,
-                 maximize=False):
+                 foreach=None, maximize=False):
         check_lr(lr)
         check_eps(eps)
         check_non_negative("momentum", momentum)
         check_non_negative("weight_decay", weight_decay)
         check_non_negative("alpha", alpha)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
-                        weight_decay=weight_decay, maximize=maximize)
+                        weight_decay=weight_decay, foreach=foreach, maximize=maximize)
         super().__init__(params, defaults)
 
     def _init_state(self, group, param, state):
@@ -77,8 +87,10 @@ class RMSprop(Optimizer):
             grad_avg = "grad_avg" if group["centered"] else None
             params, grads, square_avgs, steps, momentum_buffers, grad_avgs = self._gather(
                 group, "square_avg", "step", momentum_buffer, grad_avg)
-            rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, steps,
-                    **options(group, "lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize"))
+            update = {"fused": fused_rmsprop, "foreach": foreach_rmsprop, "loop": rmsprop}[
+                choose_path(group, params, grads)]
+            update(params, grads, square_avgs, grad_avgs, momentum_buffers, steps,
+                   **options(group, "lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize"))
         return loss
 
 

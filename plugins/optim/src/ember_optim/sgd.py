@@ -1,13 +1,15 @@
 """Stochastic gradient descent, with momentum, dampening, Nesterov momentum and weight decay.
 
 PyTorch counterpart: torch/optim/sgd.py (v2.13): the single-tensor loop here, the
-``foreach=True`` and ``fused=True`` paths in fused.py (NOTE [ foreach and fused, on NumPy ]).
+``foreach=True`` and ``fused=True`` paths in fused_sgd.py (NOTE [ foreach and fused, on NumPy ]
+in fused.py).
 ember has no sparse gradients and no ``differentiable`` mode.
 """
 
-from ember_optim import fused as fused_kernels
 from ember_optim._checks import check_lr, check_non_negative
 from ember_optim._state import options
+from ember_optim.fused import check_flags, choose_path
+from ember_optim.fused_sgd import foreach_sgd, fused_sgd
 from ember_optim.optimizer import Optimizer, optimizer_step
 
 __all__ = ["SGD", "sgd"]
@@ -38,7 +40,8 @@ class SGD(Optimizer):
             path); False: the single-tensor loop. None (the default) runs the foreach path:
             **ember differs from PyTorch here on purpose**. PyTorch's CPU default is the
             single-tensor loop; ember's foreach gives bit-identical parameters and buffers and
-            takes about half the time on NumPy (NOTE [ SGD's default is foreach ]).
+            takes about half the time on NumPy (NOTE [ ember's default is foreach ] in
+            fused.py).
         fused: update each parameter in one blocked pass (torch's fused kernel).
 
     >>> import ember
@@ -61,7 +64,7 @@ class SGD(Optimizer):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                         nesterov=nesterov, maximize=maximize, foreach=foreach, fused=fused)
         super().__init__(params, defaults)
-        fused_kernels.check_flags(foreach, fused, self.param_groups)
+        check_flags(foreach, fused, self.param_groups)
 
     def __setstate__(self, state):
         super().__setstate__(state)
@@ -80,9 +83,7 @@ class SGD(Optimizer):
             momentum_buffers = []
             if group["momentum"] != 0:
                 momentum_buffers = [self.state[p].get("momentum_buffer") for p in params]
-            # foreach=None runs the foreach path (NOTE [ SGD's default is foreach ]).
-            update = fused_kernels.fused_sgd if group["fused"] else \
-                sgd if group["foreach"] is False else fused_kernels.foreach_sgd
+            update = {"fused": fused_sgd, "foreach": foreach_sgd, "loop": sgd}[choose_path(group, params, grads)]
             update(params, grads, momentum_buffers,
                    **options(group, "lr", "momentum", "dampening", "weight_decay",
                              "nesterov", "maximize"))
@@ -91,17 +92,6 @@ class SGD(Optimizer):
                 for p, buffer in zip(params, momentum_buffers):
                     self.state[p]["momentum_buffer"] = buffer
         return loss
-
-
-# NOTE [ SGD's default is foreach ]
-# PyTorch picks the single-tensor loop when foreach is None on the CPU (and foreach on
-# CUDA). On NumPy the loop costs a dispatch, a version bump and a temporary per line per
-# parameter. foreach_sgd (fused.py) computes the same expressions in the same order on
-# the raw arrays, so its results are bit-identical to the loop's (tests/plugins/optim/
-# test_fused.py checks this for momentum, Nesterov, dampening, weight decay and
-# maximize). Measured on the MLP parameters, one thread: 1.62 ms against the loop's 3.14
-# and torch's default 2.75. So None means foreach here, and foreach=False still selects
-# the loop. Adam stays on the loop: its foreach path differs from the loop by an ulp.
 
 
 def sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_decay,

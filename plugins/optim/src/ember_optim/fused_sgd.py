@@ -1,0 +1,64 @@
+"""SGD's ``foreach`` and ``fused`` paths: one array kernel, run on whole parameters or on
+cache blocks (NOTE [ foreach and fused, on NumPy ] in fused.py).
+
+PyTorch counterpart: torch/optim/sgd.py ``_multi_tensor_sgd`` and ``_fused_sgd`` (v2.13).
+"""
+
+import ember
+from ember_optim.fused import add_scaled, bump_versions, check_fused_params, namespace, run_kernel
+
+__all__ = ["foreach_sgd", "fused_sgd"]
+
+
+def sgd_kernel(xp, p, g, buffer, s, t, *, lr, momentum, dampening, weight_decay, nesterov, maximize,
+               first):
+    """SGD's update of one parameter (or block) ``p``, line for line as ember_optim.sgd.sgd;
+    ``s`` holds the working gradient, ``t`` each line's temporary."""
+    d = g
+    if maximize:
+        xp.negative(g, out=s)
+        d = s
+    if weight_decay != 0:
+        add_scaled(xp, d, p, weight_decay, out=s, scratch=t)  # grad.add(param, alpha=weight_decay)
+        d = s
+    if momentum != 0:
+        if first:
+            xp.copyto(buffer, d)  # buffer = grad.clone()
+        else:
+            xp.multiply(buffer, momentum, out=buffer)  # buffer.mul_(momentum).add_(grad, alpha=...)
+            add_scaled(xp, buffer, d, 1 - dampening, out=buffer, scratch=t)
+        if nesterov:
+            add_scaled(xp, d, buffer, momentum, out=s, scratch=t)  # grad.add(buffer, alpha=momentum)
+            d = s
+        else:
+            d = buffer
+    add_scaled(xp, p, d, -lr, out=p, scratch=t)  # param.add_(grad, alpha=-lr)
+
+
+def foreach_sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_decay, nesterov,
+                maximize, fused=False):
+    """SGD's update over the whole list, bit-identical to the loop's; ``momentum_buffers[i]``
+    is None on the first step and replaced by the new buffer."""
+    if not params:
+        return
+    options = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                   nesterov=nesterov, maximize=maximize)
+    arrays, per_param = [], []
+    for i, param in enumerate(params):
+        first = momentum != 0 and momentum_buffers[i] is None
+        if first:
+            momentum_buffers[i] = ember.empty(tuple(param.shape), dtype=param.dtype, device=param.device)
+        buffer = momentum_buffers[i]._data if momentum != 0 else None
+        arrays.append([param._data, grads[i]._data, buffer])
+        per_param.append(dict(options, first=first))
+    run_kernel(namespace(params), sgd_kernel, arrays, per_param, 2, fused=fused)
+    bump_versions(params)
+    if momentum != 0:
+        bump_versions(momentum_buffers)
+
+
+def fused_sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
+    """SGD's update, one cache block at a time."""
+    check_fused_params(params)
+    foreach_sgd(params, grads, momentum_buffers, lr=lr, momentum=momentum, dampening=dampening,
+                weight_decay=weight_decay, nesterov=nesterov, maximize=maximize, fused=True)
