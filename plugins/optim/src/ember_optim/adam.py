@@ -84,7 +84,8 @@ class Adam(Optimizer):
             max_exp_avg_sq = "max_exp_avg_sq" if group["amsgrad"] else None
             params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps = self._gather(
                 group, "exp_avg", "exp_avg_sq", max_exp_avg_sq, "step")
-            update = {"fused": fused_adam, "foreach": foreach_adam, "loop": adam}[choose_path(group, params, grads)]
+            path = choose_path(group, params, grads)  # the default: NOTE in fused.py
+            update = {"fused": fused_adam, "foreach": foreach_adam, "loop": adam}[path]
             update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps,
                    **options(group, "betas", "amsgrad", "lr", "weight_decay", "eps", "maximize",
                              "decoupled_weight_decay"))

@@ -20,10 +20,10 @@ from ember_optim.fused import (
 __all__ = ["foreach_adam", "fused_adam"]
 
 
-def adam_kernel(xp, p, g, m, v, v_max, s, t, *, beta1, beta2, lr, weight_decay, eps, maximize,
-                decoupled_weight_decay, step_size, bias_correction2_sqrt):
+def adam_kernel(xp, p, g, m, v, v_max, s, t, *, beta1, beta2, lr, weight_decay, eps,
+                maximize, decoupled_weight_decay, step_size, bias_correction2_sqrt):
     """Adam's update of one parameter (or block) ``p``, line for line as
-    ember_optim.adam.adam; ``s`` holds the working gradient, ``t`` each line's temporary."""
+    ember_optim.adam.adam; ``s`` holds the working gradient, ``t`` each temporary."""
     d = g
     if maximize:
         xp.negative(g, out=s)
@@ -35,15 +35,15 @@ def adam_kernel(xp, p, g, m, v, v_max, s, t, *, beta1, beta2, lr, weight_decay, 
             add_scaled(xp, d, p, weight_decay, out=s, scratch=t)
             d = s
     lerp_into(xp, m, d, 1 - beta1, scratch=t)  # exp_avg.lerp_(grad, 1 - beta1)
-    xp.multiply(v, beta2, out=v)  # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-    addcmul_into(xp, v, d, d, 1 - beta2, scratch=t)
+    xp.multiply(v, beta2, out=v)  # exp_avg_sq.mul_(beta2)
+    addcmul_into(xp, v, d, d, 1 - beta2, scratch=t)  # .addcmul_(grad, grad, 1 - beta2)
     if v_max is not None:
         xp.maximum(v_max, v, out=v_max)
         v = v_max
     xp.sqrt(v, out=t)  # denom = (v.sqrt() / bias_correction2_sqrt).add_(eps)
     xp.divide(t, bias_correction2_sqrt, out=t)
     xp.add(t, eps, out=t)
-    addcdiv_into(xp, p, m, t, -step_size, scratch=s)  # param.addcdiv_(exp_avg, denom, value=-step_size)
+    addcdiv_into(xp, p, m, t, -step_size, scratch=s)  # param.addcdiv_(m, denom, ...)
 
 
 def foreach_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, amsgrad, beta1, beta2, lr,

@@ -83,7 +83,8 @@ class SGD(Optimizer):
             momentum_buffers = []
             if group["momentum"] != 0:
                 momentum_buffers = [self.state[p].get("momentum_buffer") for p in params]
-            update = {"fused": fused_sgd, "foreach": foreach_sgd, "loop": sgd}[choose_path(group, params, grads)]
+            path = choose_path(group, params, grads)  # the default: NOTE in fused.py
+            update = {"fused": fused_sgd, "foreach": foreach_sgd, "loop": sgd}[path]
             update(params, grads, momentum_buffers,
                    **options(group, "lr", "momentum", "dampening", "weight_decay",
                              "nesterov", "maximize"))
