@@ -27,7 +27,9 @@ from ember.amp.state import autocast_state
 from ember.dispatcher import NONE, Op
 from ember.dtypes import C_TYPE_NAMES
 from ember.memory_format import array_suggests_channels_last
+from ember.native import convolution_algorithm as algorithms
 from ember.native import convolution_channels_last as nhwc
+from ember.native import winograd
 from ember.native.fold import Geometry, col2im_taps
 from ember.native.padding import pad as _pad
 
@@ -73,7 +75,9 @@ def _image(xp, channel_major, N, geometry):
     """``(groups, C/g, N*OH*OW)`` -> a C-contiguous ``(N, C, OH, OW)``."""
     C = channel_major.shape[0] * channel_major.shape[1]
     y = channel_major.reshape(C, N, geometry.OH, geometry.OW).transpose(1, 0, 2, 3)
-    return xp.ascontiguousarray(y)
+    # reshaped from flat: torch's strides on size-1 dims too (ascontiguousarray keeps a
+    # batch of one's transposed stride, since such an array already counts as contiguous)
+    return xp.ascontiguousarray(y).reshape(-1).reshape(y.shape)
 
 
 def _forward(xp, x, weight, geometry, groups):
@@ -122,10 +126,8 @@ def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transpos
                                                                          "output_padding"))
     if not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
-        if channels_last:
-            y = nhwc.forward(xp, x, weight, g, groups)
-        else:
-            y = _image(xp, _forward(xp, x, weight, g, groups), x.shape[0], g)
+        y = _forward_by(_fastest("forward", xp, x, weight, g, groups, channels_last, _forward_by), xp, x, weight, g,
+                        groups, channels_last)
     else:
         out_shape = _transposed_shape(x.shape, weight.shape, stride, padding, dilation, output_padding, groups)
         g = _geometry(out_shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
@@ -149,9 +151,11 @@ def _channels_last_backward(xp, grad, x, weight, stride, padding, dilation, tran
     if not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
         if output_mask[0]:
-            grad_input = nhwc.input_adjoint(xp, grad, weight, g, groups)
+            grad_input = _input_adjoint_by(_fastest("input_adjoint", xp, grad, weight, g, groups, True, _input_adjoint_by),
+                                           xp, grad, weight, g, groups, True)
         if output_mask[1]:
-            grad_weight = nhwc.weight_adjoint(xp, x, nhwc.output_rows(grad, groups), weight.shape, g, groups)
+            grad_weight = _weight_adjoint_by(_fastest("weight_adjoint", xp, (x, grad), weight, g, groups, True,
+                                                      _weight_adjoint_by), xp, (x, grad), weight, g, groups, True)
     else:
         g = _geometry(grad.shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
         if output_mask[0]:
@@ -184,18 +188,12 @@ def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation,
                                                           transposed, groups, output_mask)
     elif not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
-        rows = _channel_major(grad, groups) if output_mask[0] or output_mask[1] else None
-        # NOTE [ The input adjoint at stride 1 ]. In NCHW it gathers the O-channel
-        # gradient where col2im adds C-channel columns: measured to win only when O <= C
-        # (32->64 at 32x32: 265 ms against 229; 64->64 at 16x16: 93 against 101).
-        full = nhwc.full_correlation(g, grad.shape) if weight.shape[0] <= x.shape[1] else None
-        if output_mask[0] and full is not None:
-            flipped = nhwc.flipped_weight(weight, groups)
-            grad_input = _image(xp, _forward(xp, grad, flipped, full, groups), N, full)
-        elif output_mask[0]:
-            grad_input = _input_adjoint(xp, rows, weight, N, g, groups)
+        if output_mask[0]:
+            grad_input = _input_adjoint_by(_fastest("input_adjoint", xp, grad, weight, g, groups, False,
+                                                    _input_adjoint_by), xp, grad, weight, g, groups, False)
         if output_mask[1]:
-            grad_weight = _weight_adjoint(xp, x, rows, weight.shape, g, groups)
+            grad_weight = _weight_adjoint_by(_fastest("weight_adjoint", xp, (x, grad), weight, g, groups, False,
+                                                      _weight_adjoint_by), xp, (x, grad), weight, g, groups, False)
     else:
         # The roles swap: the "image" of the windows is the output gradient.
         g = _geometry(grad.shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
@@ -209,6 +207,69 @@ def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation,
         grad_input = grad_input[:, :, 0] if grad_input.ndim == 4 else grad_input
         grad_weight = grad_weight[:, :, 0] if grad_weight.ndim == 4 else grad_weight
     return grad_input, grad_weight, grad_bias
+
+
+# --- the algorithm of each product (NOTE [ Choosing a convolution algorithm by
+# measurement ] in ember/native/convolution_algorithm.py) ---------------------------
+
+
+def _fastest(role, xp, operands, weight, g, groups, channels_last, run):
+    """The algorithm for one of a convolution's three products: ``"im2col"`` (the
+    kernels above) or a Winograd one where it applies, measured on the first call of
+    this shape and then cached. ``run(algorithm, xp, operands, ...)`` computes it."""
+    image = operands[0] if isinstance(operands, tuple) else operands
+    options = algorithms.eager_options(xp, image.dtype, weight.shape, g, groups, _applies(role, g))
+    if len(options) == 1:
+        return options[0]
+    key = (role, image.shape, str(image.dtype), channels_last, weight.shape, (g.ph, g.pw))
+    return algorithms.choose(key, lambda: {name: (lambda name=name: run(name, xp, operands, weight, g, groups,
+                                                                          channels_last))
+                                           for name in options})
+
+
+def _applies(role, g):
+    """Whether Winograd can run this product: the input's gradient needs the stride-1
+    "full" correlation (NOTE [ The input adjoint at stride 1 ])."""
+    if role == "input_adjoint":
+        return g.ph <= g.dh * (g.kh - 1) and g.pw <= g.dw * (g.kw - 1)
+    return True
+
+
+def _forward_by(algorithm, xp, x, weight, g, groups, channels_last):
+    """F(x, W) as a ``(N, O, OH, OW)`` array, C-contiguous or channels_last."""
+    if algorithm != "im2col":
+        m = winograd.tile_size(algorithm)
+        return winograd.conv2d(xp, x, winograd.winograd_weight(weight, m), (g.ph, g.pw), m, channels_last)
+    if channels_last:
+        return nhwc.forward(xp, x, weight, g, groups)
+    return _image(xp, _forward(xp, x, weight, g, groups), x.shape[0], g)
+
+
+def _input_adjoint_by(algorithm, xp, grad, weight, g, groups, channels_last):
+    """F(., W)^T grad: the input's gradient."""
+    full = nhwc.full_correlation(g, grad.shape)
+    if algorithm != "im2col":
+        m = winograd.tile_size(algorithm)
+        flipped = winograd.winograd_weight(nhwc.flipped_weight(weight, groups), m)
+        return winograd.conv2d(xp, grad, flipped, (full.ph, full.pw), m, channels_last)
+    if channels_last:
+        return nhwc.input_adjoint(xp, grad, weight, g, groups)
+    # NOTE [ The input adjoint at stride 1 ]. In NCHW it gathers the O-channel
+    # gradient where col2im adds C-channel columns: measured to win only when O <= C
+    # (32->64 at 32x32: 265 ms against 229; 64->64 at 16x16: 93 against 101).
+    if full is not None and weight.shape[0] <= g.C:
+        return _image(xp, _forward(xp, grad, nhwc.flipped_weight(weight, groups), full, groups), g.N, full)
+    return _input_adjoint(xp, _channel_major(grad, groups), weight, g.N, g, groups)
+
+
+def _weight_adjoint_by(algorithm, xp, operands, weight, g, groups, channels_last):
+    """F(x, .)^T grad: the weight's gradient, from ``operands = (x, grad)``."""
+    x, grad = operands
+    if algorithm != "im2col":
+        return winograd.weight_grad(xp, x, grad, (g.ph, g.pw), winograd.tile_size(algorithm), channels_last)
+    if channels_last:
+        return nhwc.weight_adjoint(xp, x, nhwc.output_rows(grad, groups), weight.shape, g, groups)
+    return _weight_adjoint(xp, x, _channel_major(grad, groups), weight.shape, g, groups)
 
 
 # --- autograd formulas (NOTE [ Convolution as a bilinear map ]) ---------------------

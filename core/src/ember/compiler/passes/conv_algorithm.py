@@ -6,38 +6,24 @@ PyTorch counterpart: torch/backends/cudnn/__init__.py (``benchmark``: cuDNN time
 algorithms per shape and caches the winner) and aten/src/ATen/native/cudnn/Conv_v7.cpp
 (the per-shape cache) (v2.13). ember does the same on the CPU, at compile time.
 
-# NOTE [ Choosing a convolution algorithm by measurement ]
-# Which algorithm wins depends on the shape, the BLAS and the machine: Winograd saves
-# multiplies but its products are smaller ((O, C) @ (C, tiles), 16 or 36 of them, where
-# the direct convolution does one (O, 9C) @ (9C, N*pixels)), its transforms cost passes
-# over memory, and F(4x4)'s weights are 4x larger than the direct ones. Small BLAS
-# products run far below peak, so the count of multiplies alone mispredicts. So, like
-# cuDNN's benchmark mode and TensorRT's builder, the pass times every algorithm that
-# applies on the example input (one warm-up call, then the best of two calls, of up to
-# five while the two fastest are within 10% of each other), keeps the fastest, and
-# caches the choice under the shape (input shape and layout, weight shape, stride,
-# padding, bias, dtype, device; the input is timed in the layout it will have: the
-# caller's for a program input, pixel-major for the rest, as the compiled kernels leave
-# it), so a model of many equal layers is measured once per distinct layer and a second
-# compile measures nothing. The cost is bounded: three to six calls per algorithm per
-# distinct shape (a few seconds for ResNet-18's CIFAR layers at batch 32).
-# ``ember.compile(model, conv_algorithm=...)`` forces one algorithm instead (tests,
-# reproducible runs); convolutions the forced algorithm cannot run fall back to im2col,
-# and grouped, dilated, transposed or non-2-D convolutions, and those in half precision
-# (float16, bfloat16), keep eager ember's kernel; so do, under "auto", convolutions of
-# fewer than 2^20 multiplies (microsecond kernels: nothing to win, and timing them
-# measures the timer). Outputs differ from eager by rounding only: NOTE [ Winograd
-# F(4x4, 3x3) ] gives the measured errors.
+The timing rule and its NOTE (NOTE [ Choosing a convolution algorithm by measurement ])
+are in ember/native/convolution_algorithm.py, shared with eager convolutions. Here the
+pass times every algorithm that applies on the example input, in the layout it will
+have in the program (the caller's for a program input, pixel-major for the rest, as
+the compiled kernels leave it), and caches the choice under (input shape and layout,
+weight shape, stride, padding, bias, dtype, device), so a second compile measures
+nothing. ``ember.compile(model, conv_algorithm=...)`` forces one algorithm instead
+(tests, reproducible runs); convolutions the forced algorithm cannot run fall back to
+im2col, and grouped, dilated, transposed or non-2-D convolutions, and those in half
+precision (float16, bfloat16), keep eager ember's kernel; so do, under "auto",
+convolutions of fewer than 2^20 multiplies. Outputs differ from eager by rounding only:
+NOTE [ Winograd F(4x4, 3x3) ] gives the measured errors.
 """
 
-import time
-
 from ember.compiler.passes.conv_layout import as_image
+from ember.native.convolution_algorithm import SMALL, measure_fastest
 
 ALGORITHMS = ("im2col", "winograd_2x2", "winograd_4x4")
-
-# Under "auto", convolutions of fewer multiplies than this keep eager's kernel.
-SMALL = 1 << 20
 
 # Half-precision types keep eager's kernel: Winograd's transforms would round in them.
 _DTYPES = ("ember.float32", "ember.float64")
@@ -129,15 +115,10 @@ def _applicable(weight_shape, stride):
     return ("im2col",)
 
 
-def _measure(options, x, weight, bias, stride, padding, repeats=2, most=5, margin=0.1):
-    """Time each algorithm on ``x``: one warm-up call (it also makes the scratch
-    buffers), then the best of ``repeats`` calls, taken in turns so that a burst of load
-    on the machine hits every algorithm alike; while the two fastest are within
-    ``margin`` of each other, more turns, up to ``most``."""
+def _measure(options, x, weight, bias, stride, padding):
+    """Time each algorithm's compiled kernel on ``x`` (measure_fastest's rule)."""
     import numpy as np
 
-    if len(options) == 1:
-        return {"algorithm": options[0], "seconds": {}}
     runs = {}
     for name in options:
         kernel = make_kernel(name, weight.shape, stride, padding)
@@ -145,17 +126,7 @@ def _measure(options, x, weight, bias, stride, padding, repeats=2, most=5, margi
         prepared = np.asarray(prepared, dtype=x.dtype)
         kept_bias = None if kept_bias is None else np.asarray(kept_bias, dtype=x.dtype)
         runs[name] = (lambda k=kernel, w=prepared, b=kept_bias: k.compute(np, x, w, b))
-        runs[name]()
-    best = dict.fromkeys(runs, float("inf"))
-    for turn in range(most):
-        for name, run in runs.items():
-            start = time.perf_counter()
-            run()
-            best[name] = min(best[name], time.perf_counter() - start)
-        first, second = sorted(best.values())[:2]
-        if turn + 1 >= repeats and second > first * (1 + margin):
-            break
-    return {"algorithm": min(best, key=best.get), "seconds": best}
+    return measure_fastest(runs)
 
 
 def _rewrite(graph, attributes, node, kernel, weight, bias):

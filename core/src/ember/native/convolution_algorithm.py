@@ -1,0 +1,95 @@
+"""Convolution algorithms chosen by measurement, cached per shape: the timing rule that
+eager convolutions (ember/native/convolution.py) and ``ember.compile``
+(ember/compiler/passes/conv_algorithm.py) share, and eager's own cache.
+
+PyTorch counterpart: torch/backends/cudnn/__init__.py (``benchmark``: cuDNN times its
+algorithms per shape and caches the winner) and aten/src/ATen/native/cudnn/Conv_v7.cpp
+(the per-shape cache) (v2.13). torch's CPU convolutions do not measure: they call
+oneDNN's direct kernel (or, with ``torch.backends.mkldnn.enabled = False``, im2col and
+GEMM). ember measures on the CPU too, where its fastest algorithm depends on the shape.
+
+# NOTE [ Choosing a convolution algorithm by measurement ]
+# Which algorithm wins depends on the shape, the BLAS and the machine: Winograd saves
+# multiplies but its products are smaller ((tiles, C) @ (C, O), 16 or 36 of them, where
+# the direct convolution does one with nine times the columns), its transforms cost
+# passes over memory, and F(4x4)'s weights are 4x larger than the direct ones. Small
+# BLAS products run far below peak, so the count of multiplies alone mispredicts. So,
+# like cuDNN's benchmark mode and TensorRT's builder, ember times every algorithm that
+# applies (one warm-up call, then the best of three calls, of up to six while the two
+# fastest are within 10% of each other, taken in turns so that a burst of load hits
+# every algorithm alike), keeps the fastest, and caches the choice under the shape, so
+# a model of many equal layers is measured once per distinct layer. Convolutions of
+# fewer than 2^20 multiplies are not measured: there is nothing to win, and timing
+# microsecond kernels measures the timer. Eager ember measures on the first call of a
+# shape, for each of the convolution's three products (the output, the input's
+# gradient and the weight's) apart; ``ember.compile`` measures at compile time on the
+# example input (conv_algorithm.py there). ``ember.backends.mkldnn.enabled = False``
+# turns eager's choice off (im2col everywhere), as the same flag sends torch's CPU
+# convolutions from oneDNN to im2col.
+"""
+
+import time
+
+from ember.native import winograd
+
+# Convolutions of fewer multiplies than this are not measured: they keep im2col.
+SMALL = 1 << 20
+
+# (role, shapes, layout, dtype, ...) -> {"algorithm": name, "seconds": {algorithm: best time}}
+_EAGER_CHOICES = {}
+
+
+# The algorithms eager convolutions choose from, besides im2col, per dtype.
+EAGER_WINOGRAD = {"float32": ("winograd_2x2", "winograd_4x4"), "float64": ("winograd_2x2", "winograd_4x4")}
+
+
+def eager_options(xp, dtype, weight_shape, geometry, groups, winograd_applies=True):
+    """The algorithms an eager convolution chooses from: im2col alone, unless
+    ``ember.backends.mkldnn.enabled``, the array is a NumPy float32/float64 one, Winograd
+    applies (3x3, stride 1, dilation 1, one group) and the convolution makes at least
+    ``SMALL`` multiplies."""
+    from ember.backends import mkldnn
+
+    g = geometry
+    if not (mkldnn.enabled and winograd_applies and xp.__name__ == "numpy" and str(dtype) in EAGER_WINOGRAD
+            and winograd.applies(weight_shape, (g.sh, g.sw), (g.dh, g.dw), groups)):
+        return ("im2col",)
+    if g.N * g.OH * g.OW * weight_shape[0] * weight_shape[1] * 9 < SMALL:
+        return ("im2col",)
+    return ("im2col",) + EAGER_WINOGRAD[str(dtype)]
+
+
+def measure_fastest(runs, repeats=3, most=6, margin=0.1):
+    """``{"algorithm": fastest name, "seconds": {name: best time}}`` for ``runs``, a dict
+    of name -> callable: one warm-up call each (it also makes any scratch buffers), then
+    the best of ``repeats`` calls, taken in turns; while the two fastest are within
+    ``margin`` of each other, more turns, up to ``most``."""
+    if len(runs) == 1:
+        return {"algorithm": next(iter(runs)), "seconds": {}}
+    for run in runs.values():
+        run()
+    best = dict.fromkeys(runs, float("inf"))
+    for turn in range(most):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            best[name] = min(best[name], time.perf_counter() - start)
+        first, second = sorted(best.values())[:2]
+        if turn + 1 >= repeats and second > first * (1 + margin):
+            break
+    return {"algorithm": min(best, key=best.get), "seconds": best}
+
+
+def eager_algorithm_cache():
+    """Eager convolutions' per-shape choices so far in this process (a dict; ``clear()``
+    it to measure again)."""
+    return _EAGER_CHOICES
+
+
+def choose(key, make_runs):
+    """The cached algorithm for ``key``, measured on first use over ``make_runs()``
+    (name -> callable)."""
+    entry = _EAGER_CHOICES.get(key)
+    if entry is None:
+        entry = _EAGER_CHOICES[key] = measure_fastest(make_runs())
+    return entry["algorithm"]

@@ -1,0 +1,261 @@
+"""Winograd convolution F(m x m, 3x3), m = 2 or 4: the transforms and the kernels that
+eager convolutions (ember/native/convolution.py) and ``ember.compile``'s compiled
+kernels (ember/compiler/passes/winograd.py) both run.
+
+PyTorch counterpart: the Winograd kernels oneDNN/NNPACK and cuDNN pick for torch's
+convolutions (aten/src/ATen/native/mkldnn/Conv.cpp, the cuDNN algorithm list of
+aten/src/ATen/native/cudnn/Conv_v7.cpp) (v2.13); torch's default CPU convolution is
+oneDNN's direct kernel, not Winograd. These kernels are ember's own, written with the
+backend's array operations.
+
+# NOTE [ Winograd F(2x2, 3x3) ]
+# Every 2x2 block of outputs is read from a 4x4 tile of the padded input d:
+#     Y = A^T [ (G g G^T) * (B^T d B) ] A
+# with G (4x3), B^T (4x4), A^T (2x4) Lavin and Gray's small matrices. U = G g G^T is
+# computed once per weight; V = B^T d B is additions only; the product `*` over the
+# 16 tile positions, summed over input channels, is 16 matrix products (tiles, C) @
+# (C, O). That is 16 multiplies per 4 outputs per channel pair instead of 36: 2.25x
+# fewer, for additions that are cheap beside them.
+
+# NOTE [ Winograd F(4x4, 3x3) ]
+# The same identity with 6x6 input tiles and 4x4 output blocks (interpolation points
+# 0, 1, -1, 2, -2 and infinity): 36 products give 16 outputs per channel pair, 36
+# multiplies where the direct convolution does 144, 4x fewer. The price is in the
+# transforms' constants (up to 8 in A^T, fractions like 1/24 in G): rounding grows with
+# them. Measured in float32 against a float64 reference, relative to the output's
+# largest magnitude, on ResNet-18's 3x3 layers (64 to 512 channels, batch 32): F(4x4)
+# 7e-6 to 1.5e-5, F(2x2) 4e-7 to 6e-7, im2col 4e-7 to 6e-7 (torch's float32 convolution
+# 1e-6 to 2.6e-6). That is the order oneDNN's and cuDNN's float32 Winograd kernels
+# reach (about 1e-5 relative). In float64 all three agree with the reference to about
+# 1e-15.
+#
+# How the transforms are computed: all three are separable (B^T d B is B^T along the
+# tile's columns, then along its rows), and each direction is ONE matrix product of the
+# tiny alpha x alpha matrix with a long one. The padded input is viewed as a 5-D array
+# (outer, rows, cols, inner, channels): gathering the j-th column of every tile is one
+# strided copy, and B^T @ (alpha, everything) transforms the whole batch in one BLAS
+# call; the rows the same way. What comes out is (alpha^2, tiles, channels): for each
+# tile position one matrix, which the products read as is. The 5-D view fits every
+# layout ember runs: the compiled program's pixel-major (H, W, N, C) is (1, H, W, N, C),
+# channels_last (N, H, W, C) is (N, H, W, 1, C), and NCHW, padded channel-major as
+# (C, N, H, W), is (C*N, H, W, 1, 1), whose (alpha^2, C*N*tiles) transform is the
+# (alpha^2, C, N*tiles) operand of the products (U^T @ V there, V @ U in the others).
+# The output transform is A^T along the leading k, then along l, leaving (p, q, ...),
+# which the caller copies into its layout. The weight transform runs in float64 and is
+# rounded once to the working dtype.
+"""
+
+import numpy as np
+
+# F(m, 3) for m = 2 and 4: (B^T, G, A^T).
+MATRICES = {
+    2: (np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], dtype=np.float64),
+        np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], dtype=np.float64),
+        np.array([[1, 1, 1, 0], [0, 1, -1, -1]], dtype=np.float64)),
+    4: (np.array([[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0], [0, -2, -1, 2, 1, 0],
+                  [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]], dtype=np.float64),
+        np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6], [1 / 24, 1 / 12, 1 / 6],
+                  [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]], dtype=np.float64),
+        np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]],
+                 dtype=np.float64)),
+}
+
+
+def applies(weight_shape, stride, dilation, groups):
+    """Whether Winograd F(m x m, 3x3) can run a convolution: 3x3, stride 1, dilation 1,
+    one group."""
+    return (tuple(weight_shape[2:]) == (3, 3) and tuple(stride) == (1, 1) and tuple(dilation) == (1, 1)
+            and groups == 1)
+
+
+def tile_size(algorithm):
+    """m of an algorithm's name: ``"winograd_4x4"`` -> 4."""
+    return int(algorithm.rsplit("x", 1)[1])
+
+
+def tile_counts(out_h, out_w, m):
+    """Tiles along H and W that cover an ``out_h x out_w`` output with m x m blocks."""
+    return -(-out_h // m), -(-out_w // m)
+
+
+def winograd_weight(weight, m=2):
+    """``U = G g G^T`` as ``(alpha * alpha, C, O)`` from an ``(O, C, 3, 3)`` NumPy array,
+    computed in float64 and rounded once; position ``k * alpha + l`` holds row k and
+    column l of the transformed tile."""
+    g = MATRICES[m][1]
+    w = np.asarray(weight, dtype=np.float64)
+    O, C = w.shape[:2]
+    alpha = m + 2
+    gw = (g @ w.reshape(O * C, 3, 3)).reshape(O, C, alpha, 3)  # G along the kernel's rows
+    u = gw @ g.T  # (O, C, k, l)
+    return np.ascontiguousarray(u.transpose(2, 3, 1, 0).reshape(alpha * alpha, C, O).astype(weight.dtype))
+
+
+def _new_buffer(xp, role, shape, dtype):
+    return xp.empty(shape, dtype)
+
+
+def input_tiles(xp, d, m, th, tw, buffer=_new_buffer):
+    """``B^T d B`` for every tile of the padded 5-D input ``d`` (outer, rows, cols,
+    inner, channels), as ``(alpha * alpha, outer * th * tw * inner, channels)``
+    (NOTE [ Winograd F(4x4, 3x3) ]); ``buffer(xp, role, shape, dtype)`` gives the
+    intermediate arrays (the compiled kernels reuse theirs)."""
+    alpha = m + 2
+    A, Hp, _, B, E = d.shape
+    bt = xp.asarray(MATRICES[m][0].astype(d.dtype))
+    columns = buffer(xp, "tile columns", (alpha, A * Hp * tw * B * E), d.dtype)
+    gathered = columns.reshape(alpha, A, Hp, tw, B, E)
+    for j in range(alpha):  # column j of tile s along W is input column m * s + j
+        gathered[j] = d[:, :, j:j + m * (tw - 1) + 1:m]
+    t = buffer(xp, "d B", columns.shape, d.dtype)
+    xp.matmul(bt, columns, out=t)  # (l, A, rows, tw, B, E)
+    rows = buffer(xp, "tile rows", (alpha, alpha * A * th * tw * B * E), d.dtype)
+    gathered, t = rows.reshape(alpha, alpha, A, th, tw * B * E), t.reshape(alpha, A, Hp, tw * B * E)
+    for i in range(alpha):  # row i of tile t along H is row m * t + i, for each l
+        gathered[i] = t[:, :, i:i + m * (th - 1) + 1:m]
+    v = buffer(xp, "B^T d B", rows.shape, d.dtype)
+    xp.matmul(bt, rows, out=v)  # (k, l, A, th, tw, B, E)
+    return v.reshape(alpha * alpha, A * th * tw * B, E)
+
+
+def output_tiles(xp, products, m, buffer=_new_buffer):
+    """``A^T M A`` for every tile: ``(alpha * alpha, ...)`` products -> ``(m, m, ...)``,
+    position ``(p, q)`` of every output block."""
+    alpha = m + 2
+    at = xp.asarray(MATRICES[m][2].astype(products.dtype))
+    rest = products.size // (alpha * alpha)
+    half = buffer(xp, "A^T M", (m, alpha * rest), products.dtype)
+    xp.matmul(at, products.reshape(alpha, -1), out=half)  # (p, l, rest)
+    full = buffer(xp, "A^T M A", (m, m, rest), products.dtype)
+    xp.matmul(at, half.reshape(m, alpha, rest), out=full)  # one product per output row p: (p, q, rest)
+    return full
+
+
+def _padded_channel_major(xp, x, padding, Hp, Wp):
+    """``(N, C, H, W)`` -> a zero-bordered ``(C, N, Hp, Wp)`` array (rows of W copied whole)."""
+    N, C, H, W = x.shape
+    ph, pw = padding
+    plane = xp.zeros((C, N, Hp, Wp), dtype=x.dtype)
+    plane[:, :, ph:ph + H, pw:pw + W] = x.transpose(1, 0, 2, 3)
+    return plane
+
+
+def _padded_channels_last(xp, x, padding, Hp, Wp):
+    """``(N, C, H, W)`` -> a zero-bordered ``(N, Hp, Wp, C)`` array (runs of C copied whole)."""
+    N, C, H, W = x.shape
+    ph, pw = padding
+    plane = xp.zeros((N, Hp, Wp, C), dtype=x.dtype)
+    plane[:, ph:ph + H, pw:pw + W] = x.transpose(0, 2, 3, 1)
+    return plane
+
+
+def conv2d(xp, x, u, padding, m, channels_last=False):
+    """The 3x3 stride-1 convolution of the ``(N, C, H, W)`` array ``x`` (any strides)
+    with the transformed weight ``u`` (:func:`winograd_weight`, ``(alpha^2, C, O)``), no
+    bias: a C-contiguous ``(N, O, OH, OW)`` array, or one with channels_last strides."""
+    N, C, H, W = x.shape
+    O = u.shape[2]
+    ph, pw = padding
+    OH, OW = H + 2 * ph - 2, W + 2 * pw - 2
+    th, tw = tile_counts(OH, OW, m)
+    Hp, Wp = m * th + 2, m * tw + 2
+    if channels_last:
+        d = _padded_channels_last(xp, x, padding, Hp, Wp)[:, :, :, None, :]  # (N, Hp, Wp, 1, C)
+        products = xp.matmul(input_tiles(xp, d, m, th, tw), u)  # (alpha^2, N*tiles, O)
+        blocks = output_tiles(xp, products, m).reshape(m, m, N, th, tw, O)
+        out = xp.empty((N, th, m, tw, m, O), dtype=x.dtype)
+        out[...] = blocks.transpose(2, 3, 0, 4, 1, 5)  # runs of O channels
+        return _cropped(xp, out.reshape(N, m * th, m * tw, O), (N, OH, OW, O)).transpose(0, 3, 1, 2)
+    d = _padded_channel_major(xp, x, padding, Hp, Wp).reshape(C * N, Hp, Wp, 1, 1)
+    v = input_tiles(xp, d, m, th, tw).reshape(-1, C, N * th * tw)
+    products = xp.matmul(u.transpose(0, 2, 1), v)  # (alpha^2, O, N*tiles)
+    blocks = _output_rows(xp, products, m).reshape(m, O, N, th, tw, m)
+    out = xp.empty((N, O, th, m, tw, m), dtype=x.dtype)
+    out[...] = blocks.transpose(2, 1, 3, 0, 4, 5)  # runs of m*tw: whole output rows
+    return _cropped(xp, out.reshape(N, O, m * th, m * tw), (N, O, OH, OW))
+
+
+def _cropped(xp, whole, shape):
+    """The leading ``shape`` corner of the whole tiles' output, as a fresh C-contiguous
+    array when it is smaller (ascontiguousarray would keep odd strides on size-1 dims)."""
+    if whole.shape == shape:
+        return whole
+    out = xp.empty(shape, dtype=whole.dtype)
+    out[...] = whole[tuple(slice(0, size) for size in shape)]
+    return out
+
+
+def _output_rows(xp, products, m):
+    """The output transform for NCHW: ``(alpha^2, R)`` products -> ``(p, R, q)``, A^T
+    along k, then along l by a product with the transposed ``(R, l)`` operand, so that q
+    comes out innermost and each output row is copied whole (a (p, q, R) result would
+    be copied one float at a time)."""
+    alpha = m + 2
+    at = xp.asarray(MATRICES[m][2].astype(products.dtype))
+    rest = products.size // (alpha * alpha)
+    half = xp.matmul(at, products.reshape(alpha, -1)).reshape(m, alpha, rest)  # (p, l, R)
+    return xp.matmul(half.transpose(0, 2, 1), at.T)  # (p, R, q)
+
+
+def _gradient_tiles(xp, gp, m, q_last):
+    """``A dY A^T`` for every m x m block of the output gradient ``gp``, laid out
+    ``(p, rest, q)`` when ``q_last``, else ``(p, q, rest)``: ``(alpha^2, rest)``, the
+    adjoint of the output transform."""
+    alpha = m + 2
+    a = xp.asarray(MATRICES[m][2].T.astype(gp.dtype))  # (alpha, m)
+    rest = gp.size // (m * m)
+    z1 = xp.matmul(a, gp.reshape(m, -1))  # A^T along p: (k, rest, q) or (k, q, rest)
+    z1 = z1.reshape(alpha, rest, m).transpose(0, 2, 1) if q_last else z1.reshape(alpha, m, rest)
+    return xp.matmul(a, z1).reshape(alpha * alpha, rest)  # along q: (k, l, rest)
+
+
+def _whole_tiles(xp, grad, th, tw, m):
+    """The ``(N, O, OH, OW)`` gradient inside zeros up to whole m x m blocks."""
+    N, O, OH, OW = grad.shape
+    if (OH, OW) == (m * th, m * tw):
+        return grad
+    padded = xp.zeros((N, O, m * th, m * tw), dtype=grad.dtype)
+    padded[:, :, :OH, :OW] = grad
+    return padded
+
+
+def weight_grad(xp, x, grad, padding, m, channels_last=False):
+    """The weight's gradient of a 3x3 stride-1 convolution of ``x`` whose output had
+    gradient ``grad``: ``G^T [sum over tiles (A dY A^T) * (B^T d B)] G`` (NOTE
+    [ Winograd for the weight's gradient ]), an ``(O, C, 3, 3)`` array, channels_last
+    strides when ``channels_last``."""
+    N, C, H, W = x.shape
+    O, OH, OW = grad.shape[1:]
+    th, tw = tile_counts(OH, OW, m)
+    Hp, Wp = m * th + 2, m * tw + 2
+    alpha = m + 2
+    grad = _whole_tiles(xp, grad, th, tw, m)
+    if channels_last:
+        d = _padded_channels_last(xp, x, padding, Hp, Wp)[:, :, :, None, :]
+        v = input_tiles(xp, d, m, th, tw)  # (alpha^2, N*tiles, C)
+        gp = xp.empty((m, m, N, th, tw, O), dtype=grad.dtype)
+        gp[...] = grad.transpose(0, 2, 3, 1).reshape(N, th, m, tw, m, O).transpose(2, 4, 0, 1, 3, 5)
+        z = _gradient_tiles(xp, gp, m, q_last=False).reshape(alpha * alpha, N * th * tw, O)
+        du = xp.matmul(v.transpose(0, 2, 1), z)  # (alpha^2, C, O)
+    else:
+        d = _padded_channel_major(xp, x, padding, Hp, Wp).reshape(C * N, Hp, Wp, 1, 1)
+        v = input_tiles(xp, d, m, th, tw).reshape(-1, C, N * th * tw)
+        gp = xp.empty((m, O, N, th, tw, m), dtype=grad.dtype)
+        gp[...] = grad.reshape(N, O, th, m, tw, m).transpose(3, 1, 0, 2, 4, 5)  # runs of m*tw
+        z = _gradient_tiles(xp, gp, m, q_last=True).reshape(alpha * alpha, O, N * th * tw)
+        du = xp.matmul(v, z.transpose(0, 2, 1))  # (alpha^2, C, O)
+    dw = _weight_from_tiles(xp, du, m)
+    if channels_last:
+        return xp.ascontiguousarray(dw.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    return dw
+
+
+def _weight_from_tiles(xp, du, m):
+    """``G^T dU G`` per channel pair: ``(alpha^2, C, O)`` -> ``(O, C, 3, 3)``, in
+    float64 (the arrays are small) and rounded once."""
+    alpha = m + 2
+    g = MATRICES[m][1]
+    C, O = du.shape[1:]
+    tiles = np.asarray(du, dtype=np.float64).reshape(alpha, alpha, C * O).transpose(2, 0, 1)  # (C*O, k, l)
+    w = g.T @ tiles @ g  # (C*O, 3, 3)
+    return xp.asarray(np.ascontiguousarray(w.reshape(C, O, 3, 3).transpose(1, 0, 2, 3), dtype=du.dtype))

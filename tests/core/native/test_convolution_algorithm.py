@@ -1,0 +1,171 @@
+"""Eager convolution's algorithm per shape (ember/native/convolution_algorithm.py and its
+use in ember/native/convolution.py): each algorithm forced on the three products of a
+convolution, against torch and against im2col (the path it replaces), in float32 and
+float64, NCHW and channels_last, odd shapes, bias or none, non-contiguous inputs;
+gradcheck; which convolutions may leave im2col; the cache and the
+``ember.backends.mkldnn.enabled`` switch."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+from ember.native import convolution_algorithm as algorithms
+
+ALGORITHMS = ["im2col", "winograd_2x2", "winograd_4x4"]
+# Relative to the largest magnitude (NOTE [ Winograd F(4x4, 3x3) ]).
+TOLERANCE = {"float64": {name: 1e-11 for name in ALGORITHMS},
+             "float32": {"im2col": 5e-6, "winograd_2x2": 5e-6, "winograd_4x4": 5e-5}}
+CASES = [  # (N, C, O, H, W, padding, bias)
+    (1, 1, 1, 3, 3, 0, True),
+    (2, 3, 5, 7, 9, 1, True),
+    (1, 4, 6, 10, 5, 0, False),
+    (2, 2, 4, 5, 11, 2, True),
+    (3, 5, 3, 8, 8, 1, False),
+]
+
+
+@pytest.fixture
+def forced(monkeypatch):
+    """Measure nothing: every eligible product takes the algorithm set on the returned
+    list, and each measurement's options are recorded there too."""
+    state = {"algorithm": "im2col", "measured": []}
+
+    def pick(runs, **kwargs):
+        state["measured"].append(tuple(runs))
+        return {"algorithm": state["algorithm"], "seconds": {}}
+
+    monkeypatch.setattr(algorithms, "measure_fastest", pick)
+    monkeypatch.setattr(algorithms, "SMALL", 0)  # the tiny test shapes are eligible too
+    algorithms.eager_algorithm_cache().clear()
+    yield state
+    algorithms.eager_algorithm_cache().clear()
+
+
+def _relative(got, expected):
+    return np.abs(got - expected).max() / max(np.abs(expected).max(), 1e-30)
+
+
+def _run(lib, x, w, b, padding, channels_last, seed, slice_input=False):
+    """Output and (input, weight, bias) gradients of conv2d in ``lib``."""
+    X, W = lib.tensor(x), lib.tensor(w)
+    if channels_last:
+        X = X.contiguous(memory_format=lib.channels_last)
+    B = None if b is None else lib.tensor(b).requires_grad_()
+    X.requires_grad_()
+    W.requires_grad_()
+    source = X[:, :, 1:] if slice_input else X  # a non-contiguous view
+    y = lib.nn.functional.conv2d(source, W, B, padding=padding)
+    wanted = (X, W) if B is None else (X, W, B)
+    grads = lib.autograd.grad(y, wanted, lib.tensor(seed[tuple(slice(0, s) for s in y.shape)]))
+    return [y.detach().numpy()] + [g.numpy() for g in grads], y.stride(), grads[0].stride()
+
+
+@pytest.mark.parametrize("slice_input", [False, True], ids=["contiguous", "sliced"])
+@pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "channels_last"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c)))
+def test_each_algorithm_matches_torch_and_im2col(forced, case, algorithm, dtype, channels_last, slice_input):
+    N, C, O, H, W, padding, bias = case
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((N, C, H + slice_input, W)).astype(dtype)
+    w = rng.standard_normal((O, C, 3, 3)).astype(dtype)
+    b = rng.standard_normal(O).astype(dtype) if bias else None
+    seed = rng.standard_normal((N, O, H + 2 * padding, W + 2 * padding)).astype(dtype)
+    forced["algorithm"] = algorithm
+    got, y_stride, gx_stride = _run(ember, x, w, b, padding, channels_last, seed, slice_input)
+    expected, t_stride, tgx_stride = _run(torch, x, w, b, padding, channels_last, seed, slice_input)
+    with ember.backends.mkldnn.flags(enabled=False):
+        replaced = _run(ember, x, w, b, padding, channels_last, seed, slice_input)[0]
+    assert forced["measured"] == [tuple(ALGORITHMS)] * 3  # output, input's and weight's gradients
+    assert (y_stride, gx_stride) == (t_stride, tgx_stride)
+    for ours, theirs, im2col in zip(got, expected, replaced):
+        assert ours.dtype == theirs.dtype
+        assert _relative(ours, theirs) < TOLERANCE[dtype][algorithm]
+        assert _relative(ours, im2col) < TOLERANCE[dtype][algorithm]
+
+
+@pytest.mark.parametrize("algorithm", ["winograd_2x2", "winograd_4x4"])
+def test_gradcheck_and_gradgradcheck_through_winograd(forced, algorithm):
+    forced["algorithm"] = algorithm
+    x = ember.randn(2, 3, 6, 5, dtype=ember.float64, requires_grad=True)
+    w = ember.randn(4, 3, 3, 3, dtype=ember.float64, requires_grad=True)
+    b = ember.randn(4, dtype=ember.float64, requires_grad=True)
+
+    def conv(x, w, b):
+        return ember.nn.functional.conv2d(x, w, b, padding=1)
+
+    assert gradcheck(conv, (x, w, b))
+    assert gradgradcheck(conv, (x, w, b))
+    assert {entry["algorithm"] for entry in algorithms.eager_algorithm_cache().values()} == {algorithm}
+
+
+@pytest.mark.parametrize("kwargs, weight_shape", [
+    (dict(stride=2, padding=1), (4, 4, 3, 3)),
+    (dict(dilation=2, padding=2), (4, 4, 3, 3)),
+    (dict(groups=2, padding=1), (4, 2, 3, 3)),
+    (dict(padding=1), (4, 4, 5, 5)),
+    (dict(padding=0), (4, 4, 1, 1)),
+])
+def test_convolutions_winograd_cannot_run_keep_im2col_unmeasured(forced, kwargs, weight_shape):
+    forced["algorithm"] = "winograd_4x4"  # would be taken if anything were measured
+    x = ember.randn(2, 4, 9, 9, requires_grad=True)
+    w = ember.randn(*weight_shape, requires_grad=True)
+    ember.nn.functional.conv2d(x, w, **kwargs).sum().backward()
+    assert forced["measured"] == []
+
+
+def test_input_gradient_past_the_kernels_reach_keeps_im2col(forced):
+    # padding 3 > k - 1: no stride-1 "full" correlation, so only the output and the
+    # weight's gradient may use Winograd
+    forced["algorithm"] = "winograd_2x2"
+    x = ember.randn(2, 3, 5, 5, dtype=ember.float64, requires_grad=True)
+    w = ember.randn(2, 3, 3, 3, dtype=ember.float64, requires_grad=True)
+    ember.nn.functional.conv2d(x, w, padding=3).sum().backward()
+    roles = sorted(key[0] for key in algorithms.eager_algorithm_cache())
+    assert roles == ["forward", "weight_adjoint"]
+    expected = torch.nn.functional.conv2d(torch.tensor(x.detach().numpy(), requires_grad=True),
+                                          torch.tensor(w.detach().numpy()), padding=3)
+    expected.sum().backward()
+
+
+def test_a_shape_is_measured_once_and_an_input_without_grad_skips_its_gradient(forced):
+    x = ember.randn(2, 3, 8, 8)  # a stem: the image needs no gradient
+    w = ember.randn(4, 3, 3, 3, requires_grad=True)
+    for _ in range(3):
+        ember.nn.functional.conv2d(x, w, padding=1).sum().backward()
+    roles = sorted(key[0] for key in algorithms.eager_algorithm_cache())
+    assert roles == ["forward", "weight_adjoint"] and len(forced["measured"]) == 2
+
+
+def test_small_convolutions_float16_and_the_switch_keep_im2col(monkeypatch):
+    calls = []
+    monkeypatch.setattr(algorithms, "measure_fastest", lambda runs, **kw: calls.append(runs) or
+                        {"algorithm": "im2col", "seconds": {}})
+    algorithms.eager_algorithm_cache().clear()
+    x = ember.randn(2, 8, 8, 8)
+    w = ember.randn(8, 8, 3, 3)
+    ember.nn.functional.conv2d(x, w, padding=1)  # 73,728 multiplies: under SMALL
+    monkeypatch.setattr(algorithms, "SMALL", 0)
+    ember.nn.functional.conv2d(x.to(ember.float16), w.to(ember.float16), padding=1)
+    with ember.backends.mkldnn.flags(enabled=False):
+        assert not ember.backends.mkldnn.enabled
+        ember.nn.functional.conv2d(x, w, padding=1)
+    assert ember.backends.mkldnn.enabled and calls == []
+    ember.nn.functional.conv2d(x, w, padding=1)
+    assert len(calls) == 1
+    algorithms.eager_algorithm_cache().clear()
+
+
+def test_measure_fastest_keeps_the_fastest_and_every_time():
+    import time
+
+    def sleeper(seconds):
+        return lambda: time.sleep(seconds)
+
+    result = algorithms.measure_fastest({"slow": sleeper(0.004), "fast": sleeper(0.0005)})
+    assert result["algorithm"] == "fast" and set(result["seconds"]) == {"slow", "fast"}
+    assert result["seconds"]["fast"] < result["seconds"]["slow"]
+    assert algorithms.measure_fastest({"only": sleeper(0)}) == {"algorithm": "only", "seconds": {}}
