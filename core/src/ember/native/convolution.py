@@ -23,6 +23,8 @@ and every result is channels_last (NOTE [ Convolution in channels_last ] there).
 # so double (and higher) backward of a convolution comes for free.
 """
 
+from functools import partial
+
 from ember.amp.state import autocast_state
 from ember.dispatcher import NONE, Op
 from ember.dtypes import C_TYPE_NAMES
@@ -126,8 +128,7 @@ def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transpos
                                                                          "output_padding"))
     if not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
-        y = _forward_by(_fastest("forward", xp, x, weight, g, groups, channels_last, _forward_by), xp, x, weight, g,
-                        groups, channels_last)
+        y = _fastest("forward", _forward_by, xp, x, weight, g, groups, channels_last)
     else:
         out_shape = _transposed_shape(x.shape, weight.shape, stride, padding, dilation, output_padding, groups)
         g = _geometry(out_shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
@@ -151,11 +152,9 @@ def _channels_last_backward(xp, grad, x, weight, stride, padding, dilation, tran
     if not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
         if output_mask[0]:
-            grad_input = _input_adjoint_by(_fastest("input_adjoint", xp, grad, weight, g, groups, True, _input_adjoint_by),
-                                           xp, grad, weight, g, groups, True)
+            grad_input = _fastest("input_adjoint", _input_adjoint_by, xp, grad, weight, g, groups, True)
         if output_mask[1]:
-            grad_weight = _weight_adjoint_by(_fastest("weight_adjoint", xp, (x, grad), weight, g, groups, True,
-                                                      _weight_adjoint_by), xp, (x, grad), weight, g, groups, True)
+            grad_weight = _fastest("weight_adjoint", _weight_adjoint_by, xp, (x, grad), weight, g, groups, True)
     else:
         g = _geometry(grad.shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
         if output_mask[0]:
@@ -189,11 +188,9 @@ def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation,
     elif not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
         if output_mask[0]:
-            grad_input = _input_adjoint_by(_fastest("input_adjoint", xp, grad, weight, g, groups, False,
-                                                    _input_adjoint_by), xp, grad, weight, g, groups, False)
+            grad_input = _fastest("input_adjoint", _input_adjoint_by, xp, grad, weight, g, groups, False)
         if output_mask[1]:
-            grad_weight = _weight_adjoint_by(_fastest("weight_adjoint", xp, (x, grad), weight, g, groups, False,
-                                                      _weight_adjoint_by), xp, (x, grad), weight, g, groups, False)
+            grad_weight = _fastest("weight_adjoint", _weight_adjoint_by, xp, (x, grad), weight, g, groups, False)
     else:
         # The roles swap: the "image" of the windows is the output gradient.
         g = _geometry(grad.shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
@@ -213,18 +210,25 @@ def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation,
 # measurement ] in ember/native/convolution_algorithm.py) ---------------------------
 
 
-def _fastest(role, xp, operands, weight, g, groups, channels_last, run):
-    """The algorithm for one of a convolution's three products: ``"im2col"`` (the
-    kernels above) or a Winograd one where it applies, measured on the first call of
-    this shape and then cached. ``run(algorithm, xp, operands, ...)`` computes it."""
+def _fastest(role, run, xp, operands, weight, g, groups, channels_last):
+    """One of a convolution's three products (``role``), by ``"im2col"`` (the
+    kernels above) or a Winograd algorithm where it applies, measured on the first
+    call of this shape and then cached: ``run(algorithm, xp, operands, weight, g,
+    groups, channels_last)`` computes it."""
     image = operands[0] if isinstance(operands, tuple) else operands
-    options = algorithms.eager_options(xp, image.dtype, weight.shape, g, groups, _applies(role, g))
-    if len(options) == 1:
-        return options[0]
-    key = (role, image.shape, str(image.dtype), channels_last, weight.shape, (g.ph, g.pw))
-    return algorithms.choose(key, lambda: {name: (lambda name=name: run(name, xp, operands, weight, g, groups,
-                                                                          channels_last))
-                                           for name in options})
+    options = algorithms.eager_options(xp, image.dtype, weight.shape, g, groups,
+                                       _applies(role, g))
+    algorithm = options[0]
+    if len(options) > 1:
+        key = (role, image.shape, str(image.dtype), channels_last, weight.shape,
+               (g.ph, g.pw))
+
+        def make_runs():
+            arguments = (xp, operands, weight, g, groups, channels_last)
+            return {name: partial(run, name, *arguments) for name in options}
+
+        algorithm = algorithms.choose(key, make_runs)
+    return run(algorithm, xp, operands, weight, g, groups, channels_last)
 
 
 def _applies(role, g):
