@@ -14,8 +14,11 @@ import sys
 
 from common import (
     assert_losses_agree,
+    chosen_algorithms,
     conv_flops,
     gemm_limit_figures,
+    im2col_figures,
+    im2col_only,
     in_format,
     interleaved,
     libraries,
@@ -81,10 +84,12 @@ def main(threads, channels_last):
     steps = {"ember": make_step(ember, weights, x, y, channels_last),
              "torch": make_step(torch, weights, x, y, channels_last)}
     assert_losses_agree(steps, 1e-4)
+    steps["ember im2col"] = im2col_only(ember, steps["ember"])
     medians = interleaved(steps, rounds=15, inner=2)
     report_ms("CNN (CIFAR-style) train step (ms)", threads, medians,
               format="channels_last" if channels_last else "contiguous",
-              **gemm_limit_figures(np, step_flops(), medians))
+              **im2col_figures(medians),
+              **gemm_limit_figures(np, step_flops(), medians), algorithms=chosen_algorithms(ember, summary=True))
 
 
 if __name__ == "__main__":

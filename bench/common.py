@@ -129,3 +129,32 @@ def gemm_limit_figures(np, flops, medians):
     limit = flops / sgemm_rate(np)
     return {"GEMM limit (ms)": limit * 1e3, "ember / GEMM limit": medians["ember"] / limit,
             "torch / GEMM limit": medians["torch"] / limit}
+
+
+def im2col_only(ember, step):
+    """``step`` with eager ember's per-shape algorithm choice switched off
+    (``ember.backends.mkldnn.enabled = False``: im2col everywhere), for an A/B in one run."""
+    def run():
+        with ember.backends.mkldnn.flags(enabled=False):
+            return step()
+    return run
+
+
+def chosen_algorithms(ember, summary=False):
+    """Eager ember's per-shape choices so far: {product: (algorithm, {candidate: ms})},
+    or with ``summary`` {"product algorithm": how many shapes}."""
+    from ember.native.convolution_algorithm import eager_algorithm_cache
+
+    if summary:
+        counts = {}
+        for key, entry in eager_algorithm_cache().items():
+            name = f"{key[0]} {entry['algorithm']}"
+            counts[name] = counts.get(name, 0) + 1
+        return counts
+    return {key[0]: (entry["algorithm"], {name: round(s * 1e3, 2) for name, s in entry["seconds"].items()})
+            for key, entry in eager_algorithm_cache().items()}
+
+
+def im2col_figures(medians):
+    """The "ember im2col" run's ms and its ratio to torch (see :func:`im2col_only`)."""
+    return {"ember im2col": medians["ember im2col"] * 1e3, "im2col ratio": medians["ember im2col"] / medians["torch"]}

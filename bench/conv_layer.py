@@ -3,7 +3,10 @@ batch of 32 images 32x32, ember against torch on the same data and weights.
 
 PyTorch counterpart: torch.nn.functional.conv2d (oneDNN/im2col kernels on CPU); ember's
 is im2col on a strided view plus one batched matrix product (ember/native/convolution.py,
-or ember/native/convolution_channels_last.py with ``--channels-last``).
+or ember/native/convolution_channels_last.py with ``--channels-last``), or Winograd
+(ember/native/winograd.py) where its per-shape measurement says it is faster. The run
+also times ember with ``ember.backends.mkldnn.enabled = False`` (im2col only), interleaved
+with the others, and prints each product's chosen algorithm and measured times.
 
     python bench/conv_layer.py [THREADS] [--channels-last]
 """
@@ -30,7 +33,7 @@ def make_steps(lib, x_np, w_np, b_np, channels_last=False):
 
 
 def main(threads, channels_last):
-    from common import conv_flops, gemm_limit_figures, interleaved, libraries
+    from common import chosen_algorithms, conv_flops, gemm_limit_figures, im2col_only, interleaved, libraries
 
     np, torch, ember = libraries(threads)
     rng = np.random.default_rng(0)
@@ -41,15 +44,20 @@ def main(threads, channels_last):
     torch_forward, torch_train = make_steps(torch, x, w, b, channels_last)
     difference = np.abs(ember_forward().numpy() - torch_forward().numpy()).max()
     assert difference < 1e-3, difference  # same work on both sides
-    forward = interleaved({"ember": ember_forward, "torch": torch_forward}, rounds=11, inner=2)
-    train = interleaved({"ember": ember_train, "torch": torch_train}, rounds=11, inner=2)
+    forward = interleaved({"ember": ember_forward, "torch": torch_forward,
+                           "ember im2col": im2col_only(ember, ember_forward)}, rounds=11, inner=2)
+    train = interleaved({"ember": ember_train, "torch": torch_train,
+                         "ember im2col": im2col_only(ember, ember_train)}, rounds=11, inner=2)
     flops = 3 * conv_flops(32, 32, 64, (3, 3), 32, 32)  # forward, grad_input, grad_weight
     print(json.dumps({"benchmark": "conv3x3 32->64, 32x32x32, fwd+bwd (ms)", "threads": threads,
                       "format": "channels_last" if channels_last else "contiguous",
                       "ember": train["ember"] * 1e3, "torch": train["torch"] * 1e3,
                       "ratio": train["ember"] / train["torch"],
                       "forward ratio": forward["ember"] / forward["torch"],
-                      **gemm_limit_figures(np, flops, train)}))
+                      "ember im2col": train["ember im2col"] * 1e3,
+                      "im2col ratio": train["ember im2col"] / train["torch"],
+                      "forward im2col ratio": forward["ember im2col"] / forward["torch"],
+                      **gemm_limit_figures(np, flops, train), "algorithms": chosen_algorithms(ember)}))
 
 
 if __name__ == "__main__":

@@ -9,12 +9,26 @@ build, so the torch side is the test suite's oracle, tests/zoo/resnet/torch_refe
 
     python bench/resnet_step.py [THREADS] [--profile] [--channels-last]
     # --profile: where ember's time goes; --channels-last: both models and the input in that format
+
+"ember im2col" is the same step with ``ember.backends.mkldnn.enabled = False`` (no
+Winograd), interleaved with the others; "algorithms" counts eager's per-shape choices.
 """
 
 import pathlib
 import sys
 
-from common import assert_losses_agree, conv_flops, gemm_limit_figures, in_format, interleaved, libraries, report_ms
+from common import (
+    assert_losses_agree,
+    chosen_algorithms,
+    conv_flops,
+    gemm_limit_figures,
+    im2col_figures,
+    im2col_only,
+    in_format,
+    interleaved,
+    libraries,
+    report_ms,
+)
 
 BATCH = 32
 CLASSES = 10
@@ -103,9 +117,12 @@ def main(threads, want_profile=False, channels_last=False):
     steps = {"ember": make_step(ember, model, x, y, channels_last),
              "torch": make_step(torch, reference, x, y, channels_last)}
     assert_losses_agree(steps, 1e-3)
+    steps["ember im2col"] = im2col_only(ember, steps["ember"])
     medians = interleaved(steps, rounds=7, inner=1)
     report_ms("ResNet-18 (CIFAR-style, batch 32) train step (ms)", threads, medians,
-              format="channels_last" if channels_last else "contiguous", **gemm_limit_figures(np, flops, medians))
+              format="channels_last" if channels_last else "contiguous",
+              **im2col_figures(medians),
+              **gemm_limit_figures(np, flops, medians), algorithms=chosen_algorithms(ember, summary=True))
     if want_profile:
         profile(steps["ember"])
 
