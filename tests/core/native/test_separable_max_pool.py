@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import ember
-from ember.native import pooling
+from ember.native import pooling, separable_max_pool
 from ember.testing import assert_close
 from ember.testing.parity import noncontiguous
 
@@ -172,19 +172,26 @@ def test_the_op_without_indices_has_a_gradient_when_called_directly(dtype):
     assert_close(e.grad, t.grad)
 
 
-@pytest.mark.parametrize("window", WINDOWS)
-def test_separable_and_tap_by_tap_kernels_agree(window):
-    """The separable kernel against the tap-by-tap one it replaces at stride 1."""
-    kernel, stride, padding, dilation, ceil_mode = (
-        pooling._pair(window[0]), pooling._pair(window[1]), pooling._pair(window[2]), pooling._pair(window[3]),
-        window[4])
+STRIDE_1 = [w for w in WINDOWS if w[1] == 1]
+
+
+@pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "channels_last"])
+@pytest.mark.parametrize("window", STRIDE_1)
+def test_both_separable_strategies_agree_with_the_tap_by_tap_kernel(window, channels_last):
+    """Edge slices and flat shifts (NOTE [ Separable max pooling ]), whichever the size
+    would choose, against the tap-by-tap kernel they replace at stride 1."""
+    kernel, stride, padding, dilation = (pooling._pair(v) for v in window[:4])
     x = _ties_nan_and_infinities((2, 3, 7, 9), np.float64, seed=3)
-    g = pooling._pool_geometry(x.shape, kernel, stride, padding, dilation, ceil_mode)
+    if channels_last:
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    g = pooling._pool_geometry(x.shape, kernel, stride, padding, dilation, window[4])
     fill = -np.inf
-    separable = pooling._max_pool_kernel(np, x, kernel, stride, padding, dilation, ceil_mode)
-    by_taps = pooling._max_by_taps(np, x, g, fill)
-    np.testing.assert_array_equal(separable[0], by_taps[0])
-    inside = by_taps[0] != fill  # the tap-by-tap indices of all -inf windows are fixed afterwards
-    np.testing.assert_array_equal(separable[1][inside], by_taps[1][inside])
-    np.testing.assert_array_equal(pooling._max_pool_values_kernel(np, x, kernel, stride, padding, dilation,
-                                                                  ceil_mode), by_taps[0])
+    values, taps = pooling._max_by_taps(np, x, g, fill)
+    inside = values != fill  # the tap-by-tap indices of all -inf windows are fixed afterwards
+    for name in ("_edge", "_flat"):
+        best, row_tap, column_tap = getattr(separable_max_pool, name + "_values_and_taps")(np, x, g, fill)
+        np.testing.assert_array_equal(best, values)
+        np.testing.assert_array_equal(getattr(separable_max_pool, name + "_values")(np, x, g, fill), values)
+        tap_offsets = (row_tap.astype(np.int64) * g.dh * g.W + column_tap * g.dw)
+        starts = (np.arange(g.OH)[:, None] - g.ph) * g.W + np.arange(g.OW) - g.pw
+        np.testing.assert_array_equal((tap_offsets + starts)[inside], taps[inside])

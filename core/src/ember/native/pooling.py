@@ -23,7 +23,7 @@ from ember.dispatcher import NONE, Op
 from ember.dtypes import is_floating_array
 from ember.memory_format import array_suggests_channels_last, channels_last_array
 from ember.native.fold import Geometry, window_count
-from ember.native.separable_max_pool import max_values, max_values_and_taps
+from ember.native.separable_max_pool import max_values, max_values_and_taps, new_in_format
 
 
 def _fill_low(xp, dtype):
@@ -62,8 +62,7 @@ def _max_pool_kernel(xp, x, kernel_size, stride, padding, dilation, ceil_mode):
         best, row_tap, column_tap = max_values_and_taps(xp, x, g, fill)
         rows = xp.arange(g.OH).reshape(-1, 1) - g.ph
         columns = xp.arange(g.OW) - g.pw
-        best = best.copy(order="K")
-        indices = _plane_like(xp, x, best.shape, xp.int64, make=xp.empty)  # x's format, exact strides
+        indices = new_in_format(xp, x, best.shape, xp.int64, xp.empty)  # x's format, exact strides
         indices[...] = (row_tap.astype(xp.int64) * g.dh + rows) * g.W + column_tap.astype(xp.int64) * g.dw + columns
     else:
         best, indices = _max_by_taps(xp, x, g, fill)
@@ -143,13 +142,9 @@ def _in_format_of(xp, x, out):
     return channels_last_array(xp, out) if array_suggests_channels_last(x) else out
 
 
-def _plane_like(xp, like, shape, dtype, make=None):
-    """Zeros (or ``make``'s array) of ``shape``, channels_last when ``like`` suggests it."""
-    make = make or xp.zeros
-    if array_suggests_channels_last(like):
-        N, C, H, W = shape
-        return make((N, H, W, C), dtype=dtype).transpose(0, 3, 1, 2)
-    return make(shape, dtype=dtype)
+def _plane_like(xp, like, shape, dtype):
+    """Zeros of the padded ``shape``, channels_last when ``like`` suggests it."""
+    return new_in_format(xp, like, shape, dtype, xp.zeros)
 
 
 def _cropped(xp, plane, g):
