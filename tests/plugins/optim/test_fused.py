@@ -130,6 +130,29 @@ def test_the_default_is_bit_identical_at_the_real_block_size(monkeypatch):
         np.testing.assert_array_equal(params[None], params[False])
 
 
+@pytest.mark.parametrize("name", list(SETTINGS))
+def test_a_group_of_two_dtypes_resumed_from_a_state_dict_stays_bit_identical(name):
+    # Scratch memory is kept per dtype; state loaded from a dict is any tensor of the
+    # parameter's shape, not one the kernels made.
+    def resumed(**flags):
+        rng = np.random.default_rng(3)
+        params = [ember.tensor(rng.standard_normal((SMALL_BLOCK + 3,)), dtype=dtype, requires_grad=True)
+                  for dtype in (ember.float32, ember.float64, ember.float32)]
+        first = getattr(ember.optim, name)(params, **SETTINGS[name][1], foreach=False)
+        second = getattr(ember.optim, name)(params, **SETTINGS[name][1], **flags)
+        for step in range(4):
+            for p in params:
+                p.grad = ember.tensor(rng.standard_normal(tuple(p.shape)), dtype=p.dtype)
+            (first if step < 2 else second).step()
+            if step == 1:
+                second.load_state_dict(first.state_dict())
+        return [p.detach().numpy() for p in params], second
+
+    loop = resumed(foreach=False)
+    for flags in [dict(), *({flag: True} for flag in FLAGS[name])]:
+        assert_bit_identical(resumed(**flags), loop)
+
+
 @pytest.mark.parametrize(("dtype", "default"), [("float32", "fused"), ("float64", "fused"), ("float16", "loop"),
                                                ("bfloat16", "loop")])
 def test_the_default_runs_the_fused_path_where_it_is_bit_identical(dtype, default):
