@@ -92,9 +92,10 @@ def bump_versions(tensors):
 def run_kernel(xp, kernel, arrays, options, scratch_count, *, fused):
     """``kernel(xp, *arrays[i], *scratch, **options[i])`` for each parameter ``i``: on the
     whole arrays, or on blocks of BLOCK elements when ``fused`` (NumPy, all C-contiguous
-    arrays). ``arrays[i]`` starts with the parameter's array (None stands for a buffer
-    an option turned off); ``scratch`` is ``scratch_count`` arrays of the parameter's
-    shape (or the block's), views of flat memory that all parameters share."""
+    arrays; a transposed parameter goes whole). ``arrays[i]`` starts with the
+    parameter's array (None stands for a buffer an option turned off); ``scratch`` is
+    ``scratch_count`` arrays of the parameter's shape (or the block's), views of flat
+    memory that all parameters share."""
     if arrays:
         call_quietly(xp, _run_kernel, xp, kernel, arrays, options, scratch_count, fused and xp is np)
 
@@ -104,26 +105,19 @@ def _run_kernel(xp, kernel, arrays, options, scratch_count, blocked):
     size = min(largest, BLOCK) if blocked else largest
     flat = {}  # silent on inf/NaN like PyTorch (call_quietly)
     for parameter_arrays, parameter_options in zip(arrays, options):
-        dtype = parameter_arrays[0].dtype
-        if dtype not in flat:
-            flat[dtype] = [xp.empty(size, dtype) for _ in range(scratch_count)]
-        for blocks, scratch in _pieces(parameter_arrays, flat[dtype], blocked):
-            kernel(xp, *blocks, *scratch, **parameter_options)
-
-
-def _pieces(arrays, flat, blocked):
-    """``(arrays, scratch)`` pairs covering one parameter: whole arrays, or blocks when
-    ``blocked`` and every array is C-contiguous (a transposed parameter goes whole)."""
-    n = arrays[0].size
-    if n <= BLOCK or not (blocked and all(a is None or a.flags.c_contiguous for a in arrays)):
-        shape = arrays[0].shape
-        yield arrays, [f[:n].reshape(shape) for f in flat]
-        return
-    flat_arrays = [a if a is None else a.reshape(-1) for a in arrays]
-    for start in range(0, n, BLOCK):
-        stop = min(start + BLOCK, n)
-        yield ([a if a is None else a[start:stop] for a in flat_arrays],
-               [f[:stop - start] for f in flat])
+        p = parameter_arrays[0]
+        if p.dtype not in flat:
+            flat[p.dtype] = [xp.empty(size, p.dtype) for _ in range(scratch_count)]
+        scratch = flat[p.dtype]
+        if p.size <= BLOCK or not (blocked and all(a is None or a.flags.c_contiguous for a in parameter_arrays)):
+            kernel(xp, *parameter_arrays, *[f[:p.size].reshape(p.shape) for f in scratch], **parameter_options)
+            continue
+        # a parameter in blocks: flat views of every array (all C-contiguous)
+        flat_arrays = [a if a is None else a.reshape(-1) for a in parameter_arrays]
+        for start in range(0, p.size, BLOCK):
+            stop = min(start + BLOCK, p.size)
+            kernel(xp, *[a if a is None else a[start:stop] for a in flat_arrays],
+                   *[f[:stop - start] for f in scratch], **parameter_options)
 
 
 # --- ember's in-place pointwise ops, written out on arrays ----------------------------
