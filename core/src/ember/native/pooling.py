@@ -60,14 +60,25 @@ def _max_pool_kernel(xp, x, kernel_size, stride, padding, dilation, ceil_mode):
     fill = _fill_low(xp, x.dtype)
     if (g.sh, g.sw) == (1, 1):  # NOTE [ Separable max pooling ]
         best, row_tap, column_tap = max_values_and_taps(xp, x, g, fill)
-        rows = xp.arange(g.OH).reshape(-1, 1) - g.ph
-        columns = xp.arange(g.OW) - g.pw
-        indices = new_in_format(xp, x, best.shape, xp.int64, xp.empty)  # x's format, exact strides
-        indices[...] = (row_tap.astype(xp.int64) * g.dh + rows) * g.W + column_tap.astype(xp.int64) * g.dw + columns
+        indices = _flat_indices(xp, x, g, row_tap, column_tap)
     else:
         best, indices = _max_by_taps(xp, x, g, fill)
     indices = _first_inside_where_nothing_beats_fill(xp, g, best, indices, fill)
     return best, _in_format_of(xp, x, indices)
+
+
+def _flat_indices(xp, x, g, row_tap, column_tap):
+    """Flat input indices of the chosen taps ``(i, j)`` of stride-1 windows, in x's format."""
+    rows = xp.arange(g.OH).reshape(-1, 1) - g.ph
+    columns = xp.arange(g.OW) - g.pw
+    indices = new_in_format(xp, x, row_tap.shape, xp.int64, xp.empty)  # exact strides
+    indices[...] = row_tap
+    indices *= g.dh
+    indices += rows
+    indices *= g.W
+    indices += columns
+    indices += column_tap.astype(xp.int64) * g.dw
+    return indices
 
 
 def _max_by_taps(xp, x, g, fill):

@@ -145,15 +145,18 @@ def _on_output_grid(xp, flat, plane, g):
 def _flat_values(xp, x, g, fill):
     flat, plane = padded_buffer(xp, x, g, fill)
     row_step, column_step = _shifts(plane, g)
+    # along the rows: the maximum of kw taps, each column_step elements on
     rows = flat.size - (g.kw - 1) * column_step
-    best = flat[:rows].copy()
+    across = flat[:rows].copy()
     for j in range(1, g.kw):
-        xp.maximum(best, flat[j * column_step:j * column_step + rows], out=best)
-    result = xp.empty_like(flat)
+        xp.maximum(across, flat[j * column_step:j * column_step + rows], out=across)
+    # down the columns: the maximum of kh row results, each row_step elements on
     span = rows - (g.kh - 1) * row_step
-    result[:span] = best[:span]
+    result = xp.empty_like(flat)
+    best = result[:span]
+    best[...] = across[:span]
     for i in range(1, g.kh):
-        xp.maximum(result[:span], best[i * row_step:i * row_step + span], out=result[:span])
+        xp.maximum(best, across[i * row_step:i * row_step + span], out=best)
     return _on_output_grid(xp, result, plane, g)
 
 
