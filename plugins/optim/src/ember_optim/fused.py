@@ -68,8 +68,9 @@ def choose_path(group, params, grads):
 # loop's (tests/plugins/optim/test_fused.py). So with the defaults, SGD, Adam, AdamW,
 # RMSprop and Adagrad run the fused path, the fastest (NOTE [ The fused block size ]);
 # the group options stay None, as torch's, and foreach=False still selects the loop.
-# That holds for float32 and float64 parameters with gradients of their dtype; other
-# dtypes (float16 and bfloat16 compute in float32 in ember's ops) keep the loop.
+# That holds (and is tested) for float32 and float64 parameters on the cpu backend with
+# gradients of their dtype; other dtypes (float16 and bfloat16 compute in float32 in
+# ember's ops) and other backends keep the loop.
 # Neither path is bit-identical to torch's loop: torch's CPU kernels fuse a multiply
 # and an add into one rounding (fma) in lerp_, addcmul_ and add(alpha=), and its float32
 # sqrt is not correctly rounded, so the two differ by about an ulp per step.
@@ -77,7 +78,7 @@ def choose_path(group, params, grads):
 
 def _bit_identical_to_the_loop(params, grads):
     return all(p._data.dtype == g._data.dtype and p._data.dtype in (np.float32, np.float64)
-               for p, g in zip(params, grads))
+               and p._device.backend.xp is np for p, g in zip(params, grads))
 
 
 def namespace(tensors):
