@@ -11,6 +11,11 @@ torch counterpart without torchvision, so it is left out of the ratio; ember's f
 tests/zoo/yolo/test_bench_twin.py checks that the torch twin gives ember's outputs.
 
     python bench/yolo_infer.py [THREADS] [--channels-last]   # both models and the images in that format
+    python bench/yolo_infer.py [THREADS] [--channels-last] --per-op   # also where the time goes
+
+``--per-op`` times every leaf module of both networks on the inputs it saw in one
+inference (and the box decoding), ember and torch interleaved, and prints the sums per
+kind of layer (convolutions by kernel and stride) as JSON lines.
 """
 
 import json
@@ -146,7 +151,53 @@ def make_inference(lib, model, images):
     return infer
 
 
-def main(threads, channels_last=False):
+def _layer_kind(module):
+    if type(module).__name__ == "Conv2d":
+        return f"Conv2d {module.kernel_size[0]}x{module.kernel_size[1]} s{module.stride[0]}"
+    return type(module).__name__
+
+
+def _leaf_calls(lib, model, images):
+    """``[(name, kind, call)]``: each leaf module's forward on the inputs it got (a module
+    called several times, as SPPF's pool, appears once per call)."""
+    calls = []
+    leaves = [(name, m) for name, m in model.named_modules() if not list(m.children())]
+    hooks = [m.register_forward_hook(lambda m, args, out, name=name: calls.append(
+        (name, _layer_kind(m), lambda m=m, args=args: m(*args)))) for name, m in leaves]
+    with lib.no_grad():
+        outputs = model(images)
+    for hook in hooks:
+        hook.remove()
+    return calls, outputs
+
+
+def per_op_table(np, torch, ember, ours, theirs, ember_images, torch_images, rounds=7):
+    """Median ms per inference spent in each kind of layer, ember against torch."""
+    from common import interleaved
+
+    ember_calls, (_, ember_raw) = _leaf_calls(ember, ours, ember_images)
+    torch_calls, (_, torch_raw) = _leaf_calls(torch, theirs, torch_images)
+    assert [c[0] for c in ember_calls] == [c[0] for c in torch_calls]  # the same layers, in order
+    kinds = {}
+    for (_, kind, ember_call), (_, _, torch_call) in zip(ember_calls, torch_calls):
+        kinds.setdefault(kind, []).append((ember_call, torch_call))
+    kinds["decode"] = [(lambda: ours.decode(ember_raw), lambda: theirs.decode(torch_raw))]
+
+    def run_all(lib, side, calls):
+        def run():
+            with lib.no_grad():
+                for pair in calls:
+                    pair[side]()
+        return run
+
+    for kind, calls in kinds.items():
+        times = interleaved({"ember": run_all(ember, 0, calls), "torch": run_all(torch, 1, calls)},
+                            rounds=rounds, inner=2)
+        print(json.dumps({"layer": kind, "calls": len(calls), "ember ms": times["ember"] * 1e3,
+                          "torch ms": times["torch"] * 1e3, "ratio": times["ember"] / times["torch"]}))
+
+
+def main(threads, channels_last=False, per_op=False):
     from common import in_format, interleaved, libraries
 
     np, torch, ember = libraries(threads)
@@ -160,8 +211,9 @@ def main(threads, channels_last=False):
     images = np.random.default_rng(0).random((BATCH, 3, 64, 64), dtype=np.float32)
     ours, theirs = in_format(ember, ours, channels_last), in_format(torch, theirs, channels_last)
     ember_images = in_format(ember, ember.from_numpy(images), channels_last)
+    torch_images = in_format(torch, torch.from_numpy(images), channels_last)
     ember_infer = make_inference(ember, ours, ember_images)
-    torch_infer = make_inference(torch, theirs, in_format(torch, torch.from_numpy(images), channels_last))
+    torch_infer = make_inference(torch, theirs, torch_images)
     difference = np.abs(ember_infer()[1].numpy() - torch_infer()[1].numpy()).max()
     assert difference < 1e-3, difference  # the same network on both sides
     times = interleaved({"ember": ember_infer, "torch": torch_infer,
@@ -171,8 +223,10 @@ def main(threads, channels_last=False):
                       "ember": BATCH / times["ember"], "torch": BATCH / times["torch"],
                       "ratio": times["ember"] / times["torch"],
                       "ember with NMS img/s": BATCH / times["ember_nms"]}))
+    if per_op:
+        per_op_table(np, torch, ember, ours, theirs, ember_images, torch_images)
 
 
 if __name__ == "__main__":
     arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
-    main(int(arguments[0]) if arguments else 1, "--channels-last" in sys.argv)
+    main(int(arguments[0]) if arguments else 1, "--channels-last" in sys.argv, "--per-op" in sys.argv)

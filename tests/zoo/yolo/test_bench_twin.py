@@ -75,3 +75,20 @@ def test_forward_and_gradients_match_torch(pair, mode):
                                        err_msg=name)
     ours.zero_grad()
     theirs.zero_grad()
+
+
+def test_per_op_table_times_the_same_layers_on_both_sides(pair, capsys, monkeypatch):
+    """``--per-op``: one JSON line per kind of layer, the decode last, calls as in the network."""
+    import json
+
+    monkeypatch.syspath_prepend(str(_BENCH.parent))  # the bench's ``common`` module
+    bench = _bench_module()
+    ours, theirs = pair
+    ours.eval()
+    theirs.eval()
+    images = np.random.default_rng(4).random((2, 3, 64, 64))
+    bench.per_op_table(np, torch, ember, ours, theirs, ember.from_numpy(images), torch.from_numpy(images), rounds=1)
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    calls = {row["layer"]: row["calls"] for row in rows}
+    assert calls["SiLU"] == calls["BatchNorm2d"] == 33 and calls["MaxPool2d"] == 3 and calls["Upsample"] == 1
+    assert rows[-1]["layer"] == "decode" and all(row["ember ms"] > 0 and row["torch ms"] > 0 for row in rows)
