@@ -153,6 +153,22 @@ def test_a_group_of_two_dtypes_resumed_from_a_state_dict_stays_bit_identical(nam
         assert_bit_identical(resumed(**flags), loop)
 
 
+def test_adam_is_bit_identical_where_the_bias_correction_reaches_one():
+    # From step 36314 (betas 0.9, 0.999) sqrt(1 - beta2 ** step) is 1.0 exactly and the
+    # kernel skips the division by it.
+    def late_steps(**flags):
+        w = ember.nn.Parameter(ember.linspace(-1.0, 1.0, 7))
+        optimizer = ember.optim.Adam([w], lr=0.1, **flags)
+        for step in range(4):
+            w.grad = ember.cos(w.detach() * (step + 1))
+            optimizer.step()
+            if step == 0:
+                optimizer.state[w]["step"] = ember.tensor(36311.0)
+        return [w.detach().numpy()], optimizer
+
+    assert_bit_identical(late_steps(), late_steps(foreach=False))
+
+
 @pytest.mark.parametrize(("dtype", "default"), [("float32", "fused"), ("float64", "fused"), ("float16", "loop"),
                                                ("bfloat16", "loop")])
 def test_the_default_runs_the_fused_path_where_it_is_bit_identical(dtype, default):

@@ -41,7 +41,8 @@ def adam_kernel(xp, p, g, m, v, v_max, s, t, *, beta1, beta2, lr, weight_decay, 
         xp.maximum(v_max, v, out=v_max)
         v = v_max
     xp.sqrt(v, out=t)  # denom = (v.sqrt() / bias_correction2_sqrt).add_(eps)
-    xp.divide(t, bias_correction2_sqrt, out=t)
+    if bias_correction2_sqrt != 1:  # 1.0 exactly after many steps: x / 1 is x
+        xp.divide(t, bias_correction2_sqrt, out=t)
     xp.add(t, eps, out=t)
     addcdiv_into(xp, p, m, t, -step_size, scratch=s)  # param.addcdiv_(m, denom, ...)
 
