@@ -113,3 +113,31 @@ def test_exclusive_cumprod():
     expected = np.concatenate([np.ones((3, 1), "float32"), np.cumprod(x, 1)[:, :-1]], 1)
     np.testing.assert_allclose(exclusive_cumprod(ember.tensor(x), 1).numpy(), expected, rtol=1e-6)
     assert exclusive_cumprod(ember.ones(2, 0), 1).shape == (2, 0)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape, dim", [((128, 10), 1), ((2, 3, 4), 1), ((5,), 0), ((), 0), ((0, 3), 1)])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_fused_backward_matches_the_differentiable_one(dtype, shape, dim, name):
+    # NOTE [ Fused softmax backwards ]: the one-op backward (no create_graph) against the
+    # backward built from ember ops (create_graph=True), and both against torch.
+    x = make_tensor(shape, dtype, seed=3)
+    assert_parity(lambda lib, x: getattr(lib, name)(x, dim), x)
+    grads = []
+    for create_graph in (False, True):
+        leaf = ember.tensor(x, requires_grad=True)
+        seed = ember.tensor(make_tensor(shape, dtype, seed=4))
+        (grad,) = ember.autograd.grad(getattr(leaf, name)(dim), leaf, seed, create_graph=create_graph)
+        grads.append(grad.detach().numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6 if dtype == "float32" else 1e-13, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_second_derivative_matches_torch(name):
+    x = make_tensor((4, 6), "float64", seed=5)
+
+    def fn(lib, x):
+        (grad,) = lib.autograd.grad((getattr(x, name)(1) ** 2).sum(), x, create_graph=True)
+        return grad
+
+    assert_parity(fn, x, rtol=1e-10, atol=1e-12, grad_rtol=1e-10, grad_atol=1e-12)

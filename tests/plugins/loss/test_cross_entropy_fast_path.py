@@ -91,3 +91,48 @@ def test_logits_changed_in_place_after_forward_raise():
         logits.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         loss.backward()
+
+
+# --- the plain-rows path (NOTE [ The plain-rows fast path ]) --------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("target_dtype", ["int64", "uint8"])
+def test_plain_rows_match_torch(dtype, reduction, target_dtype):
+    # Every index in range, no weight, nothing to ignore: the path without masks.
+    x, t = make_tensor((128, 10), dtype, seed=7), labels(128, 10).astype(target_dtype)
+    tol = TOLERANCES[dtype]
+    assert_parity(lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor(t), reduction=reduction), x,
+                  **tol, grad_rtol=tol["rtol"], grad_atol=tol["atol"])
+
+
+def test_plain_rows_match_the_general_kernel():
+    # The same logits through the plain path and, with an ignore_index that no target
+    # uses but that lies among the classes, through the general one.
+    x, t = make_tensor((32, 1000), "float64", seed=8), labels(32, 1000)
+    unused = int(np.setdiff1d(np.arange(1000), t)[0])
+    results = []
+    for ignore_index in (-100, unused):
+        leaf = ember.tensor(x, requires_grad=True)
+        loss = ember.nn.functional.cross_entropy(leaf, ember.tensor(t), ignore_index=ignore_index)
+        loss.backward()
+        results.append((loss.item(), leaf.grad.numpy()))
+    assert results[0][0] == pytest.approx(results[1][0], rel=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-14)
+
+
+def test_ignore_index_among_the_classes_matches_torch():
+    x, t = make_tensor((16, 5), "float32", seed=9), labels(16, 5)
+    assert_parity(lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor(t), ignore_index=int(t[0])), x,
+                  rtol=1e-5, atol=1e-6, grad_rtol=1e-5, grad_atol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [10, -1])
+def test_out_of_range_target_raises_like_torch(bad):
+    t = labels(4, 10)
+    t[2] = bad
+    with pytest.raises(IndexError, match=f"Target {bad} is out of bounds"):
+        ember.nn.functional.cross_entropy(ember.tensor(make_tensor((4, 10), "float32")), ember.tensor(t))
+    with pytest.raises(IndexError):
+        torch.nn.functional.cross_entropy(torch.tensor(make_tensor((4, 10), "float32")), torch.tensor(t))

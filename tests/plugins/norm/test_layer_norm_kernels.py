@@ -10,6 +10,7 @@ aten/src/ATen/native/layer_norm.cpp, v2.13).
 import numpy as np
 import pytest
 
+import ember
 from ember.testing import assert_parity, make_tensor
 
 TOLERANCES = {"float32": dict(rtol=1e-4, atol=1e-4), "float64": dict(rtol=1e-10, atol=1e-10)}
@@ -50,3 +51,22 @@ def test_offset_rows_match_torch():
     x = (1000.0 + make_tensor((16, 128), "float32", seed=4)).astype(np.float32)
     w, b = make_tensor((128,), "float32", seed=1), make_tensor((128,), "float32", seed=2)
     assert_parity(affine(x.shape, (128,)), x, w, b, rtol=1e-3, atol=1e-3, grad_rtol=1e-3, grad_atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_one_pass_statistics_are_checked_row_by_row(dtype):
+    # NOTE [ Layer norm statistics in one pass, checked ]: rows whose |mean| exceeds their
+    # spread (1e2 and 1e4 times) take the second pass; the others keep the one-pass
+    # variance. Both stay within float rounding of a float64 two-pass reference.
+    x = make_tensor((6, 256), "float64", seed=5)
+    x[1] = x[1] * 0.01 + 1.0
+    x[2] = x[2] * 1e-4 + 1.0
+    x[3] += 0.9
+    x = x.astype(dtype)
+    mean, rstd = ember.ops.norm.layer_norm_stats(ember.tensor(x), normalized_ndim=1, eps=0.0)
+    reference = x.astype(np.float64)
+    expected = 1 / np.sqrt(((reference - reference.mean(1, keepdims=True)) ** 2).mean(1))
+    np.testing.assert_allclose(rstd.numpy().ravel(), expected, rtol=2e-6 if dtype == "float32" else 1e-12)
+    tol = TOLERANCES[dtype]
+    w, b = make_tensor((256,), dtype, seed=1), make_tensor((256,), dtype, seed=2)
+    assert_parity(affine(x.shape, (256,)), x, w, b, **tol, grad_rtol=tol["rtol"], grad_atol=tol["atol"])

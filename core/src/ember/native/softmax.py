@@ -6,6 +6,7 @@ cumprod) and derivatives.yaml (``_softmax_backward_data``,
 """
 
 from ember import dtypes
+from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import DEFAULT, NONE, Op
 from ember.native.reduction import contiguous_result
 from ember.tensor import _wrap_dim
@@ -27,7 +28,26 @@ def _softmax_backward(ctx, grad):
     # dx = y * (g - sum(g * y)): the Jacobian diag(y) - y y^T applied to g.
     (y,) = ctx.saved_outputs
     dim = ctx.attrs["dim"]
-    return (y * (grad - (grad * y).sum(dim, keepdim=True)),)
+    if grad_state.enabled:  # create_graph: ember ops, differentiable again
+        return (y * (grad - (grad * y).sum(dim, keepdim=True)),)
+    return (SOFTMAX_BACKWARD(grad, y, dim=dim),)
+
+
+# NOTE [ Fused softmax backwards ]
+# Written with ember ops, each backward above is four ops (a product, a sum, a
+# subtraction, a product): four dispatches and three temporaries. Without
+# ``create_graph`` (the backward itself not recorded) each runs as one op instead,
+# ``_softmax_backward_data`` and ``_log_softmax_backward_data`` as in PyTorch's
+# derivatives.yaml: one new array, the rest in place. On (128, 10) logits the
+# dispatches cost more than the arithmetic.
+
+
+def _softmax_backward_data_kernel(xp, grad, output, dim):
+    if output.ndim == 0:  # a single entry: its softmax is 1, whatever x is
+        return output * (grad - grad * output)
+    out = grad - (grad * output).sum(axis=dim, keepdims=True)
+    out *= output
+    return out
 
 
 def _log_softmax_kernel(xp, a, dim):
@@ -44,11 +64,24 @@ def _log_softmax_backward(ctx, grad):
     # dx = g - softmax(x) * sum(g), with softmax(x) = exp(y).
     (y,) = ctx.saved_outputs
     dim = ctx.attrs["dim"]
-    return (grad - y.exp() * grad.sum(dim, keepdim=True),)
+    if grad_state.enabled:  # create_graph: ember ops, differentiable again
+        return (grad - y.exp() * grad.sum(dim, keepdim=True),)
+    return (LOG_SOFTMAX_BACKWARD(grad, y, dim=dim),)
+
+
+def _log_softmax_backward_data_kernel(xp, grad, output, dim):
+    if output.ndim == 0:
+        return grad - xp.exp(output) * grad
+    out = xp.exp(output)
+    out *= grad.sum(axis=dim, keepdims=True)
+    xp.subtract(grad, out, out=out)
+    return out
 
 
 SOFTMAX = Op("aten::softmax", _softmax_kernel, _softmax_backward, promote=DEFAULT, save="outputs", opmath=True)
 LOG_SOFTMAX = Op("aten::log_softmax", _log_softmax_kernel, _log_softmax_backward, promote=NONE, save="outputs")
+SOFTMAX_BACKWARD = Op("aten::_softmax_backward_data", _softmax_backward_data_kernel, promote=NONE)
+LOG_SOFTMAX_BACKWARD = Op("aten::_log_softmax_backward_data", _log_softmax_backward_data_kernel, promote=NONE)
 
 
 def _prepare(input, dim, dtype, name):

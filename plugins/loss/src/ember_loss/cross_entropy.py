@@ -123,8 +123,10 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
     if is_floating_array(target.dtype):
         return _soft_forward(xp, x, target, weight, class_dim, reduction, _smoothing(label_smoothing))
     classes = x.shape[class_dim]
-    safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, classes, x.dtype)
     eps = _smoothing(label_smoothing)
+    if eps == 0 and x.ndim == 2 and weight is None and _all_targets_plain(xp, target, ignore_index, classes):
+        return _plain_rows_forward(xp, x, target, reduction)
+    safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, classes, x.dtype)
     if eps == 0 and x.ndim == 2:
         # Only the target entry of log_softmax is needed: x[t] - logsumexp(x).
         top, exps = _shifted_exp(xp, x)
@@ -148,6 +150,36 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
         smooth = xp.where(valid, -logp.sum(axis=class_dim), 0)
         losses = (1 - eps) * losses + (eps / classes) * smooth
     return nll.reduce_weighted(xp, losses, picked_weight, reduction)
+
+
+def _all_targets_plain(xp, target, ignore_index, classes):
+    """Whether every class index is in ``[0, classes)`` and none can be ignored: then
+    every weight is 1 and the 'mean' divides by N (NOTE [ The plain-rows fast path ])."""
+    if target.size == 0 or 0 <= ignore_index < classes:
+        return False
+    return int(target.min()) >= 0 and int(target.max()) < classes
+
+
+# NOTE [ The plain-rows fast path ]
+# The common call, (N, C) logits and in-range class indices with no weight, no
+# smoothing and no index to ignore, needs none of the per-position weights, masks and
+# denominators of the general kernels: the forward is max, one subtraction, exp, a
+# BLAS row sum, log and a gather; the backward one scaled copy of the exponentials
+# and a scatter. On (128, 10) logits the general kernels' small array operations
+# (where, astype, masks, their sums) cost as much as the arithmetic itself.
+
+
+def _plain_rows_forward(xp, x, target, reduction):
+    top, exps = _shifted_exp(xp, x)
+    sums = _row_sums(xp, exps)
+    _keep_exps(x, exps, sums)
+    losses = xp.log(sums)
+    losses += top
+    losses -= x[xp.arange(x.shape[0]), target]
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    return total / x.shape[0] if reduction == "mean" else total
 
 
 def _empty_loss(xp, x, reduction):
@@ -238,9 +270,13 @@ def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_inde
     """``(N, C)`` logits and class indices, no smoothing: ``c * softmax(x) - c * onehot(t)`` with
     ``c = grad * scale`` per row, the softmax's 1 / sum folded into the same per-row factor,
     so the whole gradient is three passes (shift, exp, scale) and one scatter."""
-    safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, x.shape[1], x.dtype,
-                                                    check=False)
-    scale = nll.mean_scale(xp, picked_weight, valid, reduction) * grad
+    if weight is None and _all_targets_plain(xp, target, ignore_index, x.shape[1]):
+        safe = target
+        scale = grad / x.shape[0] if reduction == "mean" else grad
+    else:
+        safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, x.shape[1], x.dtype,
+                                                        check=False)
+        scale = nll.mean_scale(xp, picked_weight, valid, reduction) * grad
     exps, sums = _kept_exps(xp, x)
     out = exps * (scale / sums)[:, None]
     out[xp.arange(x.shape[0]), safe] -= scale

@@ -15,6 +15,7 @@ constant ``-w[t] / denominator`` at the target class and 0 elsewhere, so the bac
 
 import ember
 from ember import library
+from ember.autograd.grad_mode import grad_state
 
 # NOTE [ Class-index targets ]
 # The checks below run in Python before any op, in PyTorch's order, so a bad target
@@ -189,8 +190,22 @@ def nll_coefficients_op(xp, x, target, weight, *, reduction="mean", ignore_index
     return onehot(xp, safe, classes, class_dim, x.dtype) * with_class_dim(scale, class_dim)
 
 
+@library.custom_op("loss::nll_loss_backward")
+def nll_backward_op(xp, grad, x, target, weight, *, reduction="mean", ignore_index=-100):
+    """``grad * coefficients`` in one kernel: zeros, with ``-grad * w[t] / denominator``
+    written at each position's target class (no one-hot array formed)."""
+    class_dim = class_dim_of(x)
+    safe, picked_weight, valid = target_weights(xp, target, weight, ignore_index, x.shape[class_dim], x.dtype,
+                                                check=False)
+    out = xp.zeros_like(x)
+    out[target_positions(xp, safe, class_dim)] = -mean_scale(xp, picked_weight, valid, reduction) * grad
+    return out
+
+
 def _nll_backward(ctx, grad):
     x, target, weight = ctx.saved_inputs
+    if not grad_state.enabled:  # the common case: one op, NOTE [ Fused softmax backwards ]
+        return nll_backward_op(grad, x.detach(), target, weight, **ctx.attrs), None, None
     coefficients = nll_coefficients_op(x.detach(), target, weight, **ctx.attrs)
     if ctx.attrs.get("reduction", "mean") == "none" and x.ndim > 1:
         grad = grad.unsqueeze(1)
