@@ -17,8 +17,9 @@ GEMM). ember measures on the CPU too, where its fastest algorithm depends on the
 # like cuDNN's benchmark mode and TensorRT's builder, ember times every algorithm that
 # applies (one warm-up call, then the best of three calls, of up to six while the two
 # fastest are within 10% of each other, taken in turns so that a burst of load hits
-# every algorithm alike), keeps the fastest, and caches the choice under the shape, so
-# a model of many equal layers is measured once per distinct layer. Convolutions of
+# every algorithm alike), keeps the fastest (eager ember: only if 5% faster than
+# im2col, whose rounding is torch's), and caches the choice under the shape, so a
+# model of many equal layers is measured once per distinct layer. Convolutions of
 # fewer than 2^20 multiplies are not measured: there is nothing to win, and timing
 # microsecond kernels measures the timer. Eager ember measures on the first call of a
 # shape, for each of the convolution's three products (the output, the input's
@@ -34,6 +35,10 @@ from ember.native import winograd
 
 # Convolutions of fewer multiplies than this are not measured: they keep im2col.
 SMALL = 1 << 20
+
+# Eager convolutions leave im2col (torch-like rounding) only for an algorithm measured
+# at least this much faster: a tie within the timer's noise keeps im2col.
+MARGIN = 0.05
 
 # (role, shapes, layout, dtype, ...) -> {"algorithm": name, "seconds": {algorithm: best time}}
 _EAGER_CHOICES = {}
@@ -88,8 +93,13 @@ def eager_algorithm_cache():
 
 def choose(key, make_runs):
     """The cached algorithm for ``key``, measured on first use over ``make_runs()``
-    (name -> callable)."""
+    (name -> callable, im2col among them): the fastest, if ``MARGIN`` faster than
+    im2col, else im2col."""
     entry = _EAGER_CHOICES.get(key)
     if entry is None:
-        entry = _EAGER_CHOICES[key] = measure_fastest(make_runs())
+        entry = measure_fastest(make_runs())
+        seconds = entry["seconds"]
+        if seconds and seconds[entry["algorithm"]] > (1 - MARGIN) * seconds["im2col"]:
+            entry["algorithm"] = "im2col"
+        _EAGER_CHOICES[key] = entry
     return entry["algorithm"]
