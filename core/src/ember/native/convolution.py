@@ -146,23 +146,21 @@ def _use_channels_last(x, weight):
     return x.ndim == 4 and (array_suggests_channels_last(x) or array_suggests_channels_last(weight))
 
 
-def _channels_last_backward(xp, grad, x, weight, stride, padding, dilation, transposed, groups, output_mask):
-    """(grad_input, grad_weight) by the NHWC kernels; None where not wanted."""
+def _transposed_backward(xp, grad, x, weight, g, groups, output_mask, channels_last):
+    """(grad_input, grad_weight) of a transposed convolution, None where not wanted: the
+    roles swap, the "image" of the windows is the output gradient."""
     grad_input = grad_weight = None
-    if not transposed:
-        g = _geometry(x.shape, weight.shape, stride, padding, dilation)
-        if output_mask[0]:
-            grad_input = _fastest("input_adjoint", _input_adjoint_by, xp, grad, weight, g, groups, True)
-        if output_mask[1]:
-            grad_weight = _fastest("weight_adjoint", _weight_adjoint_by, xp, (x, grad), weight, g, groups, True)
-    else:
-        g = _geometry(grad.shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
+    if channels_last:
         if output_mask[0]:
             grad_input = nhwc.forward(xp, grad, weight, g, groups)
         if output_mask[1]:
             grad_weight = nhwc.weight_adjoint(xp, grad, nhwc.output_rows(x, groups), weight.shape, g, groups)
-    empty = xp.empty((0,), dtype=grad.dtype)
-    return (empty if grad_input is None else grad_input), (empty if grad_weight is None else grad_weight)
+    else:
+        if output_mask[0]:
+            grad_input = _image(xp, _forward(xp, grad, weight, g, groups), x.shape[0], g)
+        if output_mask[1]:
+            grad_weight = _weight_adjoint(xp, grad, _channel_major(x, groups), weight.shape, g, groups)
+    return grad_input, grad_weight
 
 
 def _transposed_shape(shape, weight_shape, stride, padding, dilation, output_padding, groups):
@@ -179,25 +177,21 @@ def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation,
         (grad, x, weight), attrs = _lift([grad, x, weight], dict(stride=stride, padding=padding,
                                                                  dilation=dilation))
         stride, padding, dilation = attrs["stride"], attrs["padding"], attrs["dilation"]
-    empty = xp.empty((0,), dtype=grad.dtype)
-    grad_input = grad_weight = grad_bias = empty
-    N = x.shape[0]
-    if channels_last:
-        grad_input, grad_weight = _channels_last_backward(xp, grad, x, weight, stride, padding, dilation,
-                                                          transposed, groups, output_mask)
-    elif not transposed:
+    grad_input = grad_weight = None
+    if not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
         if output_mask[0]:
-            grad_input = _fastest("input_adjoint", _input_adjoint_by, xp, grad, weight, g, groups, False)
+            grad_input = _fastest("input_adjoint", _input_adjoint_by, xp, grad, weight, g, groups, channels_last)
         if output_mask[1]:
-            grad_weight = _fastest("weight_adjoint", _weight_adjoint_by, xp, (x, grad), weight, g, groups, False)
+            grad_weight = _fastest("weight_adjoint", _weight_adjoint_by, xp, (x, grad), weight, g, groups,
+                                   channels_last)
     else:
-        # The roles swap: the "image" of the windows is the output gradient.
         g = _geometry(grad.shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
-        if output_mask[0]:
-            grad_input = _image(xp, _forward(xp, grad, weight, g, groups), N, g)
-        if output_mask[1]:
-            grad_weight = _weight_adjoint(xp, grad, _channel_major(x, groups), weight.shape, g, groups)
+        grad_input, grad_weight = _transposed_backward(xp, grad, x, weight, g, groups, output_mask, channels_last)
+    empty = xp.empty((0,), dtype=grad.dtype)
+    grad_input = empty if grad_input is None else grad_input
+    grad_weight = empty if grad_weight is None else grad_weight
+    grad_bias = empty
     if output_mask[2]:
         grad_bias = grad.sum(axis=(0, 2, 3))
     if squeeze:
