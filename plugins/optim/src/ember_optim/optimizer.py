@@ -2,7 +2,8 @@
 
 PyTorch counterpart: torch/optim/optimizer.py (v2.13). ember leaves out the
 capturable/differentiable machinery, global step hooks, state-dict hooks and the
-profiler labels; SGD, Adam and AdamW take ``foreach=`` and ``fused=`` (fused.py).
+profiler labels; SGD, Adam, AdamW and Adagrad take ``foreach=`` and ``fused=``, RMSprop
+``foreach=`` (fused.py and fused_*.py).
 
 An optimizer owns two things:
 
