@@ -154,7 +154,7 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
 
 def _all_targets_plain(xp, target, ignore_index, classes):
     """Whether every class index is in ``[0, classes)`` and none can be ignored: then
-    every weight is 1 and the 'mean' divides by N (NOTE [ The plain-rows fast path ])."""
+    every weight is 1 and 'mean' divides by N (NOTE [ The plain-rows fast path ])."""
     if target.size == 0 or 0 <= ignore_index < classes:
         return False
     return int(target.min()) >= 0 and int(target.max()) < classes
@@ -267,15 +267,17 @@ def cross_entropy_backward_op(xp, grad, x, target, weight, *, reduction="mean", 
 
 
 def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index):
-    """``(N, C)`` logits and class indices, no smoothing: ``c * softmax(x) - c * onehot(t)`` with
-    ``c = grad * scale`` per row, the softmax's 1 / sum folded into the same per-row factor,
-    so the whole gradient is three passes (shift, exp, scale) and one scatter."""
-    if weight is None and _all_targets_plain(xp, target, ignore_index, x.shape[1]):
+    """``(N, C)`` logits and class indices, no smoothing:
+    ``c * softmax(x) - c * onehot(t)`` with ``c = grad * scale`` per row, the softmax's
+    1 / sum folded into the same per-row factor: one pass over the forward's
+    exponentials, and one scatter."""
+    classes = x.shape[1]
+    if weight is None and _all_targets_plain(xp, target, ignore_index, classes):
         safe = target
         scale = grad / x.shape[0] if reduction == "mean" else grad
     else:
-        safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, x.shape[1], x.dtype,
-                                                        check=False)
+        safe, picked_weight, valid = nll.target_weights(
+            xp, target, weight, ignore_index, classes, x.dtype, check=False)
         scale = nll.mean_scale(xp, picked_weight, valid, reduction) * grad
     exps, sums = _kept_exps(xp, x)
     out = exps * (scale / sums)[:, None]

@@ -75,7 +75,9 @@ MIN_PATTERN_BATCH = 4
 
 
 def _channels_last(array):
-    return array.ndim > 2 and not array.flags.c_contiguous and _moved(array).flags.c_contiguous
+    if array.ndim <= 2 or array.flags.c_contiguous:
+        return False
+    return _moved(array).flags.c_contiguous
 
 
 def _moved(array):
@@ -83,8 +85,8 @@ def _moved(array):
 
 
 def per_channel(xp, values, like):
-    """``values`` (C,) shaped to broadcast against ``like`` (N, C, *): a (C, *) pattern in
-    ``like``'s layout (NOTE above) where that pays, else (C, 1, ...)."""
+    """``values`` (C,) shaped to broadcast against ``like`` (N, C, *): a (C, *)
+    pattern in ``like``'s layout (NOTE above) where that pays, else (C, 1, ...)."""
     spatial = like.shape[2:]
     if like.shape[0] < MIN_PATTERN_BATCH or not spatial or like.size == 0:
         return values.reshape((-1,) + (1,) * len(spatial))

@@ -113,7 +113,8 @@ def layer_norm(xp, input, weight, bias, mean, rstd, *, normalized_ndim, eps):
 
 @library.custom_op("norm::layer_norm_backward", num_outputs=3)
 def layer_norm_backward(xp, grad, input, weight, mean, rstd, *, normalized_ndim):
-    """The gradients of ``norm::layer_norm`` for input, weight and bias (no autograd)."""
+    """The gradients of ``norm::layer_norm`` for input, weight and bias (no
+    autograd)."""
     normalized_shape = input.shape[input.ndim - normalized_ndim:]
     numel = _normalized_numel(input, normalized_ndim)
     g = _rows(grad, numel)

@@ -33,7 +33,8 @@ def row_sums(xp, a, weights=None):
 
 
 def column_sums(xp, a, weights=None):
-    """``(a * weights[:, None]).sum(axis=0)`` for a 2-d ``a`` (weights per row, or None)."""
+    """``(a * weights[:, None]).sum(axis=0)`` for a 2-d ``a`` (weights per row, or
+    None)."""
     if not blas_dtype(xp, a):
         return (a if weights is None else a * weights[:, None]).sum(axis=0)
     if weights is None:
@@ -42,7 +43,8 @@ def column_sums(xp, a, weights=None):
 
 
 def row_dots(xp, a, b):
-    """``(a * b).sum(axis=1)`` for 2-d ``a`` and ``b`` of one shape, without forming ``a * b``."""
+    """``(a * b).sum(axis=1)`` for 2-d ``a`` and ``b`` of one shape, without forming
+    ``a * b``: one dot product per row."""
     if not blas_dtype(xp, a) or a.shape[0] == 0:
         return xp.einsum("bd,bd->b", a, b)
     return xp.matmul(a[:, None, :], b[:, :, None]).reshape(a.shape[0])
