@@ -128,14 +128,7 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
         return _plain_rows_forward(xp, x, target, reduction)
     safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, classes, x.dtype)
     if eps == 0 and x.ndim == 2:
-        # Only the target entry of log_softmax is needed: x[t] - logsumexp(x).
-        top, exps = _shifted_exp(xp, x)
-        sums = _row_sums(xp, exps)
-        _keep_exps(x, exps, sums)
-        lse = xp.log(sums)
-        lse += top
-        lse -= x[xp.arange(x.shape[0]), safe]
-        losses = picked_weight * lse
+        losses = picked_weight * _row_losses(xp, x, safe)
     elif eps == 0:
         top = x.max(axis=class_dim, keepdims=True)
         exps = x - top
@@ -169,13 +162,20 @@ def _all_targets_plain(xp, target, ignore_index, classes):
 # (where, astype, masks, their sums) cost as much as the arithmetic itself.
 
 
-def _plain_rows_forward(xp, x, target, reduction):
+def _row_losses(xp, x, target):
+    """Per row of 2-d logits, ``logsumexp(x) - x[t]``: only the target entry of
+    log_softmax is needed. Keeps the exponentials for the backward."""
     top, exps = _shifted_exp(xp, x)
     sums = _row_sums(xp, exps)
     _keep_exps(x, exps, sums)
     losses = xp.log(sums)
     losses += top
     losses -= x[xp.arange(x.shape[0]), target]
+    return losses
+
+
+def _plain_rows_forward(xp, x, target, reduction):
+    losses = _row_losses(xp, x, target)
     if reduction == "none":
         return losses
     total = losses.sum()
