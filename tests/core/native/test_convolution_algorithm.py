@@ -11,13 +11,12 @@ import torch
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
-from ember.memory_format import strides_suggest_channels_last
 from ember.native import convolution_algorithm as algorithms
 
-ALGORITHMS = ["im2col", "im2col_nhwc", "winograd_4x4"]  # what eager may choose
+ALGORITHMS = ["im2col", "winograd_2x2", "winograd_4x4"]
 # Relative to the largest magnitude (NOTE [ Winograd F(4x4, 3x3) ]).
 TOLERANCE = {"float64": {name: 1e-11 for name in ALGORITHMS},
-             "float32": {"im2col": 5e-6, "im2col_nhwc": 5e-6, "winograd_4x4": 5e-5}}
+             "float32": {"im2col": 5e-6, "winograd_2x2": 5e-6, "winograd_4x4": 5e-5}}
 CASES = [  # (N, C, O, H, W, padding, bias)
     (1, 1, 1, 3, 3, 0, True),
     (2, 3, 5, 7, 9, 1, True),
@@ -30,13 +29,12 @@ CASES = [  # (N, C, O, H, W, padding, bias)
 @pytest.fixture
 def forced(monkeypatch):
     """Measure nothing: every eligible product takes the algorithm set on the returned
-    dict where it is offered (im2col where not), and each measurement's options are
-    recorded there too."""
+    list, and each measurement's options are recorded there too."""
     state = {"algorithm": "im2col", "measured": []}
 
     def pick(runs, **kwargs):
         state["measured"].append(tuple(runs))
-        return {"algorithm": state["algorithm"] if state["algorithm"] in runs else "im2col", "seconds": {}}
+        return {"algorithm": state["algorithm"], "seconds": {}}
 
     monkeypatch.setattr(algorithms, "measure_fastest", pick)
     monkeypatch.setattr(algorithms, "SMALL", 0)  # the tiny test shapes are eligible too
@@ -81,8 +79,7 @@ def test_each_algorithm_matches_torch_and_im2col(forced, case, algorithm, dtype,
     expected, t_stride, tgx_stride = _run(torch, x, w, b, padding, channels_last, seed, slice_input)
     with ember.backends.mkldnn.flags(enabled=False):
         replaced = _run(ember, x, w, b, padding, channels_last, seed, slice_input)[0]
-    ran_channels_last = strides_suggest_channels_last((N, O, H + 2 * padding - 2, W + 2 * padding - 2), y_stride)
-    offered = ("im2col",) + ((), ("im2col_nhwc",))[not ran_channels_last] + algorithms.EAGER_WINOGRAD[dtype]
+    offered = ("im2col",) + algorithms.EAGER_WINOGRAD[dtype]
     assert forced["measured"] == [offered] * 3  # output, input's and weight's gradients
     assert (y_stride, gx_stride) == (t_stride, tgx_stride)
     for ours, theirs, im2col in zip(got, expected, replaced):
@@ -91,8 +88,8 @@ def test_each_algorithm_matches_torch_and_im2col(forced, case, algorithm, dtype,
         assert _relative(ours, im2col) < TOLERANCE[dtype][algorithm]
 
 
-@pytest.mark.parametrize("algorithm", ["im2col_nhwc", "winograd_4x4"])
-def test_gradcheck_and_gradgradcheck_through_each_algorithm(forced, algorithm):
+@pytest.mark.parametrize("algorithm", ["winograd_2x2", "winograd_4x4"])
+def test_gradcheck_and_gradgradcheck_through_winograd(forced, algorithm):
     forced["algorithm"] = algorithm
     x = ember.randn(2, 3, 6, 5, dtype=ember.float64, requires_grad=True)
     w = ember.randn(4, 3, 3, 3, dtype=ember.float64, requires_grad=True)
@@ -106,59 +103,33 @@ def test_gradcheck_and_gradgradcheck_through_each_algorithm(forced, algorithm):
     assert {entry["algorithm"] for entry in algorithms.eager_algorithm_cache().values()} == {algorithm}
 
 
-OTHER_CONVOLUTIONS = [
+@pytest.mark.parametrize("kwargs, weight_shape", [
     (dict(stride=2, padding=1), (4, 4, 3, 3)),
     (dict(dilation=2, padding=2), (4, 4, 3, 3)),
     (dict(groups=2, padding=1), (4, 2, 3, 3)),
     (dict(padding=1), (4, 4, 5, 5)),
-    (dict(padding=0, stride=2), (4, 4, 1, 1)),
-]
-
-
-@pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "channels_last"])
-@pytest.mark.parametrize("kwargs, weight_shape", OTHER_CONVOLUTIONS)
-def test_convolutions_winograd_cannot_run_are_offered_no_winograd(forced, kwargs, weight_shape, channels_last):
-    forced["algorithm"] = "im2col"
+    (dict(padding=0), (4, 4, 1, 1)),
+])
+def test_convolutions_winograd_cannot_run_keep_im2col_unmeasured(forced, kwargs, weight_shape):
+    forced["algorithm"] = "winograd_4x4"  # would be taken if anything were measured
     x = ember.randn(2, 4, 9, 9, requires_grad=True)
-    if channels_last:
-        x = x.detach().contiguous(memory_format=ember.channels_last).requires_grad_()
     w = ember.randn(*weight_shape, requires_grad=True)
     ember.nn.functional.conv2d(x, w, **kwargs).sum().backward()
-    # channels_last: im2col alone, nothing to measure; NCHW: also its NHWC kernels
-    assert forced["measured"] == ([] if channels_last else [("im2col", "im2col_nhwc")] * 3)
+    assert forced["measured"] == []
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("kwargs, weight_shape", OTHER_CONVOLUTIONS)
-def test_nchw_through_the_channels_last_kernels_matches_torch(forced, kwargs, weight_shape, dtype):
-    forced["algorithm"] = "im2col_nhwc"
-    rng = np.random.default_rng(0)
-    x, w = rng.standard_normal((2, 4, 9, 9)).astype(dtype), rng.standard_normal(weight_shape).astype(dtype)
-    outputs = {}
-    for lib in (ember, torch):
-        X, W = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
-        y = lib.nn.functional.conv2d(X, W, **kwargs)
-        gx, gw = lib.autograd.grad(y, (X, W), lib.tensor(np.cos(np.arange(y.numel())).reshape(y.shape).astype(dtype)))
-        outputs[lib.__name__] = [t.detach().numpy() for t in (y, gx, gw)] + [(y.stride(), gx.stride(), gw.stride())]
-    for ours, theirs in zip(outputs["ember"][:3], outputs["torch"][:3]):
-        assert _relative(ours, theirs) < TOLERANCE[dtype]["im2col_nhwc"]
-    assert outputs["ember"][3] == outputs["torch"][3]  # NCHW-contiguous results, as torch's
-    assert {entry["algorithm"] for entry in algorithms.eager_algorithm_cache().values()} == {"im2col_nhwc"}
-
-
-def test_input_gradient_past_the_kernels_reach_is_offered_no_winograd(forced):
+def test_input_gradient_past_the_kernels_reach_keeps_im2col(forced):
     # padding 3 > k - 1: no stride-1 "full" correlation, so only the output and the
     # weight's gradient may use Winograd
-    forced["algorithm"] = "winograd_4x4"
+    forced["algorithm"] = "winograd_2x2"
     x = ember.randn(2, 3, 5, 5, dtype=ember.float64, requires_grad=True)
     w = ember.randn(2, 3, 3, 3, dtype=ember.float64, requires_grad=True)
     ember.nn.functional.conv2d(x, w, padding=3).sum().backward()
-    with_winograd, without = ("im2col", "im2col_nhwc", "winograd_4x4"), ("im2col", "im2col_nhwc")
-    assert forced["measured"] == [with_winograd, without, with_winograd]  # output, input, weight
-    xt, wt = torch.tensor(x.detach().numpy(), requires_grad=True), torch.tensor(w.detach().numpy(), requires_grad=True)
-    torch.nn.functional.conv2d(xt, wt, padding=3).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(w.grad.numpy(), wt.grad.numpy(), rtol=1e-11, atol=1e-11)
+    roles = sorted(key[0] for key in algorithms.eager_algorithm_cache())
+    assert roles == ["forward", "weight_adjoint"]
+    expected = torch.nn.functional.conv2d(torch.tensor(x.detach().numpy(), requires_grad=True),
+                                          torch.tensor(w.detach().numpy()), padding=3)
+    expected.sum().backward()
 
 
 def test_a_shape_is_measured_once_and_an_input_without_grad_skips_its_gradient(forced):

@@ -211,7 +211,7 @@ def _fastest(role, run, xp, operands, weight, g, groups, channels_last):
     groups, channels_last)`` computes it."""
     image = operands[0] if isinstance(operands, tuple) else operands
     options = algorithms.eager_options(xp, image.dtype, weight.shape, g, groups,
-                                       _applies(role, g), channels_last)
+                                       _applies(role, g))
     algorithm = options[0]
     if len(options) > 1:
         key = (role, image.shape, str(image.dtype), channels_last, weight.shape,
@@ -235,50 +235,23 @@ def _applies(role, g):
 
 def _forward_by(algorithm, xp, x, weight, g, groups, channels_last):
     """F(x, W) as a ``(N, O, OH, OW)`` array, C-contiguous or channels_last."""
-    if algorithm.startswith("winograd"):
+    if algorithm != "im2col":
         m = winograd.tile_size(algorithm)
         return winograd.conv2d(xp, x, winograd.winograd_weight(weight, m), (g.ph, g.pw), m, channels_last)
     if channels_last:
         return nhwc.forward(xp, x, weight, g, groups)
-    if algorithm == "im2col_nhwc":
-        return _from_channels_last(xp, nhwc.forward(xp, x, weight, g, groups))
     return _image(xp, _forward(xp, x, weight, g, groups), x.shape[0], g)
-
-
-def _from_channels_last(xp, array):
-    """A channels_last ``(N, C, H, W)`` result of the NHWC kernels as a C-contiguous
-    one: per image one transpose of an ``(H*W, C)`` matrix (NOTE [ im2col in NHWC for
-    NCHW tensors ])."""
-    N, C, H, W = array.shape
-    rows = array.transpose(0, 2, 3, 1)
-    if not rows.flags.c_contiguous:
-        return xp.ascontiguousarray(array)
-    out = xp.empty((N, C, H, W), dtype=array.dtype)
-    out.reshape(N, C, H * W)[...] = rows.reshape(N, H * W, C).transpose(0, 2, 1)
-    return out
-
-
-# NOTE [ im2col in NHWC for NCHW tensors ]
-# An NCHW convolution may also run the channels_last kernels and convert: the input
-# is transposed by the padding copy the NHWC gather makes anyway, and the result back
-# by one (H*W, C) transpose per image. That wins where NCHW's own im2col pays most for
-# its layout, its columns of short rows and the transposing copy of the product, as on
-# the small CNN's 64->128 stride-2 layer at 16x16 (forward 5.1 ms against 8.9, input
-# gradient 7.3 against 10.7, loaded machine), and loses on others (the 3-channel stem),
-# so it is one more candidate of the measured choice ("im2col_nhwc").
 
 
 def _input_adjoint_by(algorithm, xp, grad, weight, g, groups, channels_last):
     """F(., W)^T grad: the input's gradient."""
     full = nhwc.full_correlation(g, grad.shape)
-    if algorithm.startswith("winograd"):
+    if algorithm != "im2col":
         m = winograd.tile_size(algorithm)
         flipped = winograd.winograd_weight(nhwc.flipped_weight(weight, groups), m)
         return winograd.conv2d(xp, grad, flipped, (full.ph, full.pw), m, channels_last)
     if channels_last:
         return nhwc.input_adjoint(xp, grad, weight, g, groups)
-    if algorithm == "im2col_nhwc":
-        return _from_channels_last(xp, nhwc.input_adjoint(xp, grad, weight, g, groups))
     # NOTE [ The input adjoint at stride 1 ]. In NCHW it gathers the O-channel
     # gradient where col2im adds C-channel columns: measured to win only when O <= C
     # (32->64 at 32x32: 265 ms against 229; 64->64 at 16x16: 93 against 101).
@@ -290,11 +263,10 @@ def _input_adjoint_by(algorithm, xp, grad, weight, g, groups, channels_last):
 def _weight_adjoint_by(algorithm, xp, operands, weight, g, groups, channels_last):
     """F(x, .)^T grad: the weight's gradient, from ``operands = (x, grad)``."""
     x, grad = operands
-    if algorithm.startswith("winograd"):
+    if algorithm != "im2col":
         return winograd.weight_grad(xp, x, grad, (g.ph, g.pw), winograd.tile_size(algorithm), channels_last)
-    if channels_last or algorithm == "im2col_nhwc":
-        grad_weight = nhwc.weight_adjoint(xp, x, nhwc.output_rows(grad, groups), weight.shape, g, groups)
-        return grad_weight if channels_last else _from_channels_last(xp, grad_weight)
+    if channels_last:
+        return nhwc.weight_adjoint(xp, x, nhwc.output_rows(grad, groups), weight.shape, g, groups)
     return _weight_adjoint(xp, x, _channel_major(grad, groups), weight.shape, g, groups)
 
 

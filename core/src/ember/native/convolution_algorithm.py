@@ -52,22 +52,20 @@ _EAGER_CHOICES = {}
 EAGER_WINOGRAD = {"float32": ("winograd_4x4",), "float64": ("winograd_4x4",)}
 
 
-def eager_options(xp, dtype, weight_shape, geometry, groups, winograd_applies=True, channels_last=False):
+def eager_options(xp, dtype, weight_shape, geometry, groups, winograd_applies=True):
     """The algorithms an eager convolution chooses from: im2col alone, unless
-    ``ember.backends.mkldnn.enabled``, the array is a NumPy float32/float64 one and the
-    convolution makes at least ``SMALL`` multiplies; then also, for an NCHW one, the
-    channels_last kernels ("im2col_nhwc"), and F(4x4) where Winograd applies (3x3,
-    stride 1, dilation 1, one group)."""
+    ``ember.backends.mkldnn.enabled``, the array is a NumPy float32/float64 one, Winograd
+    applies (3x3, stride 1, dilation 1, one group) and the convolution makes at least
+    ``SMALL`` multiplies."""
     from ember.backends import mkldnn
 
     g = geometry
-    multiplies = g.N * g.OH * g.OW * weight_shape[0] * weight_shape[1] * weight_shape[2] * weight_shape[3]
-    if not (mkldnn.enabled and xp.__name__ == "numpy" and str(dtype) in EAGER_WINOGRAD) or multiplies < SMALL:
+    if not (mkldnn.enabled and winograd_applies and xp.__name__ == "numpy" and str(dtype) in EAGER_WINOGRAD
+            and winograd.applies(weight_shape, (g.sh, g.sw), (g.dh, g.dw), groups)):
         return ("im2col",)
-    options = ("im2col",) if channels_last else ("im2col", "im2col_nhwc")
-    if winograd_applies and winograd.applies(weight_shape, (g.sh, g.sw), (g.dh, g.dw), groups):
-        options += EAGER_WINOGRAD[str(dtype)]
-    return options
+    if g.N * g.OH * g.OW * weight_shape[0] * weight_shape[1] * 9 < SMALL:
+        return ("im2col",)
+    return ("im2col",) + EAGER_WINOGRAD[str(dtype)]
 
 
 def measure_fastest(runs, repeats=3, most=6, margin=0.1, prune=2.0):
