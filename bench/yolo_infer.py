@@ -19,7 +19,9 @@ kind of layer (convolutions by kernel and stride) as JSON lines.
 """
 
 import json
+import os
 import sys
+import time
 
 BATCH = 32
 
@@ -218,11 +220,14 @@ def main(threads, channels_last=False, per_op=False):
     assert difference < 1e-3, difference  # the same network on both sides
     times = interleaved({"ember": ember_infer, "torch": torch_infer,
                          "ember_nms": lambda: ours.predict(ember_images)}, rounds=7, inner=2)
+    # On a shared machine the wall-clock ratio moves with the load; CPU time much less.
+    cpu = interleaved({"ember": ember_infer, "torch": torch_infer}, rounds=11, inner=2, clock=time.process_time)
     print(json.dumps({"benchmark": "yolo_nano inference, batch 32x64x64 (img/s)", "threads": threads,
                       "format": "channels_last" if channels_last else "contiguous",
                       "ember": BATCH / times["ember"], "torch": BATCH / times["torch"],
                       "ratio": times["ember"] / times["torch"],
-                      "ember with NMS img/s": BATCH / times["ember_nms"]}))
+                      "ember with NMS img/s": BATCH / times["ember_nms"],
+                      "cpu ratio": round(cpu["ember"] / cpu["torch"], 3), "load": round(os.getloadavg()[0], 2)}))
     if per_op:
         per_op_table(np, torch, ember, ours, theirs, ember_images, torch_images)
 
