@@ -195,3 +195,24 @@ def test_both_separable_strategies_agree_with_the_tap_by_tap_kernel(window, chan
         tap_offsets = (row_tap.astype(np.int64) * g.dh * g.W + column_tap * g.dw)
         starts = (np.arange(g.OH)[:, None] - g.ph) * g.W + np.arange(g.OW) - g.pw
         np.testing.assert_array_equal((tap_offsets + starts)[inside], taps[inside])
+
+
+@pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "channels_last"])
+@pytest.mark.parametrize("window", [(5, 1, 2, 1, False), (3, 2, 1, 1, True), ((2, 3), 1, (1, 0), 2, False)])
+def test_backward_adds_every_share_as_torch_and_the_scatter_path(window, channels_last):
+    """The bincount backward, where overlapping windows send several shares to one pixel:
+    float64 sums equal torch's bit for bit, and the scatter_add path of adaptive pooling."""
+    x = np.round(np.random.default_rng(5).standard_normal((3, 4, 6, 7)))  # ties: pixels picked often
+    seed = np.random.default_rng(6).uniform(-1, 1, torch.nn.functional.max_pool2d(torch.tensor(x), *window).shape)
+    grads = []
+    for lib in (ember, torch):
+        t = _as_lib(lib, x, channels_last, requires_grad=True)
+        out, indices = lib.nn.functional.max_pool2d(t, *window, return_indices=True)
+        out.backward(_as_lib(lib, seed, channels_last))
+        grads.append(t.grad)
+    np.testing.assert_array_equal(grads[0].numpy(), grads[1].numpy())
+    assert _strides(grads[0]) == _strides(grads[1])
+    e = _as_lib(ember, x, channels_last)
+    _, indices = ember.nn.functional.max_pool2d(e, *window, return_indices=True)
+    scattered = pooling._scatter_to_planes(_as_lib(ember, seed, channels_last), indices, tuple(x.shape))
+    np.testing.assert_allclose(grads[0].numpy(), scattered.numpy(), rtol=1e-15, atol=1e-15)

@@ -9,8 +9,11 @@ The 2-D ops are the kernels; a 1-D pool runs on ``(N, C, 1, L)``. A kernel visit
 ``kh*kw`` taps of the window (each a strided slice of the padded image, NOTE
 [ Windows as strided views ] in ember/native/fold.py), so every step is vectorised
 over the whole batch. Max pooling returns the argmax as a flat index into each input
-plane (PyTorch's ``indices``); its backward adds each gradient at its tap (one masked
-slice-add per tap), and the backward of that is a ``gather``: double backward for free.
+plane (PyTorch's ``indices``); its backward adds each gradient at the pixel its index
+names (one ``bincount`` over the planes), and the backward of that is a ``gather``:
+double backward for free. Stride-1 windows take the separable kernel of
+ember/native/separable_max_pool.py, and inference skips the argmax (NOTE [ Max pooling
+without indices ]).
 Adaptive max pooling's windows vary in size, so its backward is a ``scatter_add``.
 """
 
@@ -24,6 +27,7 @@ from ember.dtypes import is_floating_array
 from ember.memory_format import array_suggests_channels_last, channels_last_array
 from ember.native.fold import Geometry, window_count
 from ember.native.separable_max_pool import max_values, max_values_and_taps, new_in_format
+from ember.native.views import element_strides
 
 
 def _fill_low(xp, dtype):
@@ -198,21 +202,25 @@ def _in_format_of_tensor(like, t):
 
 
 def _max_pool_backward_kernel(xp, grad, indices, input_size, kernel_size, stride, padding, dilation, ceil_mode):
-    # Which tap of its window each output took, from the flat index it recorded;
-    # then one masked slice-add per tap (no scatter: one tap per window is chosen).
-    g = _pool_geometry(input_size, kernel_size, stride, padding, dilation, ceil_mode)
-    tap_offsets, window_starts = _flat_offsets(g)
-    # A padding tap may share a chosen tap's offset; its slice-add lands in the
-    # padding, which is cropped away.
-    offsets = indices - xp.asarray(window_starts)
-    plane = _plane_like(xp, indices, tuple(input_size[:2]) + (g.Hp, g.Wp), grad.dtype)
-    # Multiplying by the mask is faster than ``where`` but spreads inf/NaN (0 * inf).
-    finite = bool(xp.isfinite(grad).all())
-    zero = xp.zeros((), dtype=grad.dtype)
-    for number, (i, j) in enumerate(_taps(g)):
-        mine = offsets == int(tap_offsets[number])
-        _tap(g, plane, i, j)[...] += grad * mine if finite else xp.where(mine, grad, zero)
-    return _cropped(xp, plane, g)
+    # Each output's gradient goes to the input pixel its index names. Numbered by
+    # where they sit in memory (all planes side by side, NCHW or NHWC as the indices),
+    # that is one ``bincount`` with the gradients as weights: it adds the shares of a
+    # pixel that several windows picked (overlapping stride-1 windows often do), in
+    # one pass instead of a masked slice-add per tap. (It sums in float64.)
+    N, C, H, W = input_size
+    channels_last = array_suggests_channels_last(indices)
+    if channels_last:
+        image = (xp.arange(N).reshape(N, 1, 1, 1) * (H * W) + indices) * C
+        position = image + xp.arange(C).reshape(1, C, 1, 1)
+    else:
+        position = indices + xp.arange(N * C).reshape(N, C, 1, 1) * (H * W)
+    # the same order for both (memory order when they share a layout)
+    order = "K" if element_strides(position) == element_strides(grad) else "C"
+    total = xp.bincount(position.ravel(order=order), weights=grad.ravel(order=order), minlength=N * C * H * W)
+    total = total.astype(grad.dtype, copy=False)
+    if channels_last:
+        return total.reshape(N, H, W, C).transpose(0, 3, 1, 2)
+    return total.reshape(N, C, H, W)
 
 
 def _max_pool_backward(ctx, grad, grad_indices):
