@@ -26,7 +26,7 @@ from ember.dispatcher import NONE, Op
 from ember.dtypes import is_floating_array
 from ember.memory_format import array_suggests_channels_last, channels_last_array
 from ember.native.fold import Geometry, window_count
-from ember.native.separable_max_pool import max_values, max_values_and_taps, new_in_format
+from ember.native.separable_max_pool import max_values, max_values_and_taps, may_hold_nan, new_in_format, running_max
 from ember.native.views import element_strides
 
 
@@ -93,18 +93,10 @@ def _max_by_taps(xp, x, g, fill):
     taps = g.kh * g.kw
     # small: fewer bytes to touch
     best_tap = xp.zeros_like(best, dtype=xp.int8 if taps <= 127 else xp.int32)
+    nan_wins = may_hold_nan(xp, x)
     for number, (i, j) in enumerate(_taps(g)):
-        if number == 0:
-            continue
-        value = _tap(g, plane, i, j)
-        # Strictly greater keeps the first maximum; a NaN always wins (PyTorch's rule).
-        better = value > best
-        if is_floating_array(x.dtype):
-            better |= xp.isnan(value)
-        # Arithmetic instead of masked selects (``where`` on a random mask is ~10x
-        # slower on NumPy): maximum propagates NaN, exactly "take it if better".
-        best = xp.maximum(best, value)
-        best_tap += better * (number - best_tap)
+        if number:  # strictly greater keeps the first maximum; a NaN wins (PyTorch's rule)
+            running_max(xp, best, best_tap, _tap(g, plane, i, j), number, nan_wins)
     # Flat input index = where the window starts + where its chosen tap sits in it.
     tap_offsets, window_starts = _flat_offsets(g)
     return best, xp.take(xp.asarray(tap_offsets), best_tap) + xp.asarray(window_starts)
