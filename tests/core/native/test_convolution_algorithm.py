@@ -180,12 +180,12 @@ def test_measure_fastest_keeps_the_fastest_and_drops_the_far_slower_after_warm_u
 
 
 def test_a_winner_within_the_margin_of_im2col_leaves_im2col(monkeypatch):
-    times = {"im2col": 1.0, "winograd_2x2": 0.97, "winograd_4x4": 0.99}
+    times = {"im2col": 1.0, "winograd_2x2": 0.93, "winograd_4x4": 0.99}
     monkeypatch.setattr(algorithms, "measure_fastest", lambda runs, **kw: {
         "algorithm": "winograd_2x2", "seconds": dict(times)})
     algorithms.eager_algorithm_cache().clear()
     assert algorithms.choose("tie", lambda: dict.fromkeys(times)) == "im2col"
-    times["winograd_2x2"] = 0.9
+    times["winograd_2x2"] = 0.85
     assert algorithms.choose("win", lambda: dict.fromkeys(times)) == "winograd_2x2"
     assert algorithms.choose("tie", lambda: {}) == "im2col"  # cached: measured once
     algorithms.eager_algorithm_cache().clear()
