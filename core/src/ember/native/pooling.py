@@ -95,7 +95,7 @@ def _max_by_taps(xp, x, g, fill):
     best_tap = xp.zeros_like(best, dtype=xp.int8 if taps <= 127 else xp.int32)
     nan_wins = may_hold_nan(xp, x)
     for number, (i, j) in enumerate(_taps(g)):
-        if number:  # strictly greater keeps the first maximum; a NaN wins (PyTorch's rule)
+        if number:  # a strictly greater value or a NaN wins (PyTorch's rule)
             running_max(xp, best, best_tap, _tap(g, plane, i, j), number, nan_wins)
     # Flat input index = where the window starts + where its chosen tap sits in it.
     tap_offsets, window_starts = _flat_offsets(g)

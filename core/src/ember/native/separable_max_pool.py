@@ -53,9 +53,10 @@ def may_hold_nan(xp, x):
 
 
 def running_max(xp, best, chosen, value, number, nan_wins, carried=None):
-    """Fold ``value`` (tap ``number``) into ``best`` in place; ``chosen`` records the tap
-    that won (strictly greater keeps the first; a NaN always wins, if ``nan_wins``) and
-    ``carried``, a ``(kept, offered)`` pair, takes ``offered`` where the tap won."""
+    """Fold ``value`` (tap ``number``) into ``best`` in place; ``chosen`` records
+    the tap that won (strictly greater keeps the first; a NaN always wins, if
+    ``nan_wins``) and ``carried``, a ``(kept, offered)`` pair, takes ``offered``
+    where the tap won."""
     better = value > best
     if nan_wins:
         better |= xp.isnan(value)
