@@ -35,10 +35,10 @@ class Adagrad(Optimizer):
         eps: added to the denominator (default 1e-10).
         foreach: update each parameter with one array call per line (torch's
             multi-tensor path); False: the single-tensor loop. None (the default) runs the
-            fused path for float32 and float64 parameters: **ember differs from PyTorch
-            here on purpose**. PyTorch's CPU default is the single-tensor loop; ember's
-            kernels give bit-identical parameters and state in less time (NOTE [ ember's
-            default is the fused path ] in fused.py).
+            fused path for float32 and float64 parameters on the cpu backend: **ember
+            differs from PyTorch here on purpose**. PyTorch's CPU default is the
+            single-tensor loop; ember's kernels give bit-identical parameters and state in
+            less time (NOTE [ ember's default is the fused path ] in fused.py).
         maximize: ascend the objective instead of descending it.
         fused: update each parameter in blocks (torch's fused kernel).
 

@@ -42,11 +42,11 @@ class Adam(Optimizer):
         decoupled_weight_decay: shrink the weights directly, as AdamW does.
         foreach: update each parameter with one array call per line (torch's
             multi-tensor path); False: the single-tensor loop. None (the default) runs the
-            foreach path for float32 and float64 parameters: **ember differs from PyTorch
-            here on purpose**. PyTorch's CPU default is the single-tensor loop; ember's
-            foreach gives bit-identical parameters and state in less time (NOTE [ ember's
-            default is foreach ] in fused.py).
-        fused: update each parameter in one blocked pass (torch's fused kernel).
+            fused path for float32 and float64 parameters on the cpu backend: **ember
+            differs from PyTorch here on purpose**. PyTorch's CPU default is the
+            single-tensor loop; ember's kernels give bit-identical parameters and state in
+            less time (NOTE [ ember's default is the fused path ] in fused.py).
+        fused: update each parameter in cache blocks (torch's fused kernel).
 
     >>> import ember
     >>> w = ember.tensor([1.0, -2.0], requires_grad=True)

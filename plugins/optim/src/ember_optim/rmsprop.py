@@ -45,10 +45,10 @@ class RMSprop(Optimizer):
         maximize: ascend the objective instead of descending it.
         foreach: update each parameter with one array call per line (torch's
             multi-tensor path); False: the single-tensor loop. None (the default) runs the
-            same kernel in blocks for float32 and float64 parameters: **ember differs from
-            PyTorch here on purpose**. PyTorch's CPU default is the single-tensor loop;
-            ember's kernel gives bit-identical parameters and state in less time
-            (NOTE [ ember's default is the fused path ] in fused.py).
+            same kernel in blocks for float32 and float64 parameters on the cpu backend:
+            **ember differs from PyTorch here on purpose**. PyTorch's CPU default is the
+            single-tensor loop; ember's kernel gives bit-identical parameters and state in
+            less time (NOTE [ ember's default is the fused path ] in fused.py).
 
     >>> import ember
     >>> w = ember.tensor([1.0, -2.0], requires_grad=True)

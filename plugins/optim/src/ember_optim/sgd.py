@@ -36,13 +36,13 @@ class SGD(Optimizer):
         weight_decay: L2 penalty (default 0).
         nesterov: use Nesterov momentum (needs momentum > 0 and dampening 0).
         maximize: ascend the objective instead of descending it.
-        foreach: update every parameter of a group line by line (torch's multi-tensor
-            path); False: the single-tensor loop. None (the default) runs the foreach path:
-            **ember differs from PyTorch here on purpose**. PyTorch's CPU default is the
-            single-tensor loop; ember's foreach gives bit-identical parameters and buffers and
-            takes about half the time on NumPy (NOTE [ ember's default is foreach ] in
-            fused.py).
-        fused: update each parameter in one blocked pass (torch's fused kernel).
+        foreach: update each parameter with one array call per line (torch's
+            multi-tensor path); False: the single-tensor loop. None (the default) runs the
+            fused path for float32 and float64 parameters on the cpu backend: **ember
+            differs from PyTorch here on purpose**. PyTorch's CPU default is the
+            single-tensor loop; ember's kernels give bit-identical parameters and buffers
+            in less time (NOTE [ ember's default is the fused path ] in fused.py).
+        fused: update each parameter in cache blocks (torch's fused kernel).
 
     >>> import ember
     >>> from ember_optim import SGD
