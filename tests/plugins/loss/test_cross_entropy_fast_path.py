@@ -136,3 +136,65 @@ def test_out_of_range_target_raises_like_torch(bad):
         ember.nn.functional.cross_entropy(ember.tensor(make_tensor((4, 10), "float32")), ember.tensor(t))
     with pytest.raises(IndexError):
         torch.nn.functional.cross_entropy(torch.tensor(make_tensor((4, 10), "float32")), torch.tensor(t))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ignored", [(), (3, 7)])
+def test_label_smoothing_rows_match_torch(dtype, reduction, ignored):
+    # 2-d logits, no weight: the row kernels with smoothing (a row mean of x in the
+    # forward, one per-row shift in the backward).
+    x, t = make_tensor((32, 1000), dtype, seed=10), labels(32, 1000, ignored=ignored)
+    tol = TOLERANCES[dtype]
+
+    def fn(lib, x):
+        return lib.nn.functional.cross_entropy(x, lib.tensor(t), reduction=reduction, label_smoothing=0.2)
+    assert_parity(fn, x, **tol, grad_rtol=tol["rtol"], grad_atol=tol["atol"])
+
+
+def test_label_smoothing_with_every_target_ignored_matches_torch():
+    x = make_tensor((4, 6), "float64", seed=11)
+    assert_parity(lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor(np.full(4, -100)),
+                                                                 label_smoothing=0.3), x)
+
+
+def test_label_smoothing_rows_match_the_general_kernel():
+    # The (N, C, 1) view of the same logits takes the general kernel.
+    x, t = make_tensor((16, 7), "float64", seed=12), labels(16, 7, ignored=(2,))
+    results = []
+    for view in (lambda a: a, lambda a: a.unsqueeze(-1)):
+        leaf = ember.tensor(x, requires_grad=True)
+        target = ember.tensor(t) if view(leaf).ndim == 2 else ember.tensor(t[:, None])
+        loss = ember.nn.functional.cross_entropy(view(leaf), target, label_smoothing=0.25)
+        loss.backward()
+        results.append((loss.item(), leaf.grad.numpy()))
+    assert results[0][0] == pytest.approx(results[1][0], rel=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_probability_rows_match_torch(dtype, reduction, smoothing):
+    # 2-d logits and class probabilities, no weight: BLAS row sums and dot products.
+    x = make_tensor((32, 100), dtype, seed=13)
+    q = np.random.default_rng(14).random((32, 100)).astype(dtype)
+    q /= q.sum(axis=1, keepdims=True)
+    tol = TOLERANCES[dtype]
+
+    def fn(lib, x, q):
+        return lib.nn.functional.cross_entropy(x, q, reduction=reduction, label_smoothing=smoothing)
+    assert_parity(fn, x, q, **tol, grad_rtol=tol["rtol"], grad_atol=tol["atol"])
+
+
+@pytest.mark.parametrize("soft", [False, True])
+def test_confident_rows_keep_their_small_losses(soft):
+    # Logits near 40 with the target 14 above the rest: losses near 1e-3, which adding
+    # the max back before subtracting the target logit would round to multiples of 4e-6
+    # (float32 keeps log(sum) to 1e-7 here, in torch too).
+    x = (26.0 + 0.1 * make_tensor((8, 1000), "float64", seed=15)).astype("float32")
+    t = labels(8, 1000)
+    x[np.arange(8), t] = 40.0
+    target = np.eye(1000, dtype="float32")[t] if soft else t
+    assert_parity(lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor(target), reduction="none"), x,
+                  rtol=1e-5, atol=5e-7, grad_rtol=1e-5, grad_atol=5e-7)

@@ -127,8 +127,8 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
     if eps == 0 and x.ndim == 2 and weight is None and _all_targets_plain(xp, target, ignore_index, classes):
         return _plain_rows_forward(xp, x, target, reduction)
     safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, classes, x.dtype)
-    if eps == 0 and x.ndim == 2:
-        losses = picked_weight * _row_losses(xp, x, safe)
+    if x.ndim == 2 and (eps == 0 or weight is None):
+        losses = picked_weight * _row_losses(xp, x, safe, eps)
     elif eps == 0:
         top = x.max(axis=class_dim, keepdims=True)
         exps = x - top
@@ -162,16 +162,48 @@ def _all_targets_plain(xp, target, ignore_index, classes):
 # (where, astype, masks, their sums) cost as much as the arithmetic itself.
 
 
-def _row_losses(xp, x, target):
-    """Per row of 2-d logits, ``logsumexp(x) - x[t]``: only the target entry of
-    log_softmax is needed. Keeps the exponentials for the backward."""
+def _row_losses(xp, x, target, eps=0.0):
+    """Per row of 2-d logits, ``-(1 - eps) * logp[t] - eps * mean(logp)`` with
+    ``logp = x - logsumexp(x)``: the target entry of log_softmax and, with label
+    smoothing ``eps``, the row mean of ``x`` (a BLAS row sum). Keeps the exponentials
+    for the backward."""
     top, exps = _shifted_exp(xp, x)
     sums = _row_sums(xp, exps)
     _keep_exps(x, exps, sums)
+    # log(sums) - (x[t] - max): x[t] - max is exact where x[t] is the max, so a
+    # confident row's small loss does not lose its digits to the max's magnitude.
+    picked = x[xp.arange(x.shape[0]), target] - top
+    if eps:
+        picked *= 1 - eps
+        picked += (_row_sums(xp, x) / x.shape[1] - top) * eps
     losses = xp.log(sums)
-    losses += top
-    losses -= x[xp.arange(x.shape[0]), target]
+    losses -= picked
     return losses
+
+
+def _soft_row_losses(xp, x, q, eps):
+    """Per row of 2-d logits and class probabilities ``q``, with ``a = (1 - eps) * q +
+    eps / C``: ``-sum(a * logp) = log(sum(exp(s))) * sum(a) - sum(a * s)`` for the
+    shifted logits ``s = x - max``, as BLAS row sums and dot products (no product
+    array). Keeps the exponentials for the backward."""
+    top = x.max(axis=1)
+    shifted = x - top[:, None]
+    exps = xp.exp(shifted)
+    sums = _row_sums(xp, exps)
+    _keep_exps(x, exps, sums)
+    a_sum = _row_sums(xp, q)
+    dots = _row_dots(xp, q, shifted)
+    if eps:
+        a_sum = a_sum * (1 - eps) + eps
+        dots = dots * (1 - eps) + _row_sums(xp, shifted) * (eps / x.shape[1])
+    return xp.log(sums) * a_sum - dots
+
+
+def _row_dots(xp, a, b):
+    """``(a * b).sum(axis=1)`` for 2-d arrays, one BLAS dot product per row."""
+    if a.dtype == xp.float32 or a.dtype == xp.float64:
+        return xp.matmul(a[:, None, :], b[:, :, None]).reshape(a.shape[0])
+    return (a * b).sum(axis=1)
 
 
 def _plain_rows_forward(xp, x, target, reduction):
@@ -191,6 +223,12 @@ def _empty_loss(xp, x, reduction):
 
 def _soft_forward(xp, x, target, weight, class_dim, reduction, eps):
     classes = x.shape[class_dim]
+    if x.ndim == 2 and weight is None:
+        losses = _soft_row_losses(xp, x, target, eps)
+        if reduction == "none":
+            return losses
+        total = losses.sum()
+        return total if reduction == "sum" else total / x.shape[0]
     q = target * (1 - eps) + eps / classes if eps else target
     products = _log_softmax(xp, x, class_dim) * q
     if weight is not None:
@@ -242,8 +280,11 @@ def cross_entropy_backward_op(xp, grad, x, target, weight, *, reduction="mean", 
                               label_smoothing=0.0):
     """``grad * (a_sum * softmax(x) - a)`` (NOTE [ Fused cross-entropy ])."""
     class_dim = nll.class_dim_of(x)
-    if x.ndim == 2 and not is_floating_array(target.dtype) and not _smoothing(label_smoothing):
-        return _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index)
+    eps = _smoothing(label_smoothing)
+    if x.ndim == 2 and not is_floating_array(target.dtype) and (weight is None or not eps):
+        return _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index, eps)
+    if x.ndim == 2 and is_floating_array(target.dtype) and weight is None:
+        return _soft_target_backward_2d(xp, grad, x, target, reduction, eps)
     if reduction == "none" and x.ndim > 1:
         grad = nll.with_class_dim(grad, class_dim)
     out = _softmax(xp, x, class_dim)
@@ -266,13 +307,14 @@ def cross_entropy_backward_op(xp, grad, x, target, weight, *, reduction="mean", 
     return out
 
 
-def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index):
-    """``(N, C)`` logits and class indices, no smoothing:
-    ``c * softmax(x) - c * onehot(t)`` with ``c = grad * scale`` per row, the softmax's
-    1 / sum folded into the same per-row factor: one pass over the forward's
-    exponentials, and one scatter."""
+def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index, eps):
+    """``(N, C)`` logits and class indices, no weight where there is label smoothing
+    ``eps``: ``c * (softmax(x) - (1 - eps) * onehot(t) - eps / C)`` with ``c = grad *
+    scale`` per row, the softmax's 1 / sum folded into the same per-row factor: one
+    pass over the forward's exponentials (two with smoothing), and one scatter."""
     classes = x.shape[1]
-    if weight is None and _all_targets_plain(xp, target, ignore_index, classes):
+    plain = weight is None and not eps
+    if plain and _all_targets_plain(xp, target, ignore_index, classes):
         safe = target
         scale = grad / x.shape[0] if reduction == "mean" else grad
     else:
@@ -281,7 +323,24 @@ def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_inde
         scale = nll.mean_scale(xp, picked_weight, valid, reduction) * grad
     exps, sums = _kept_exps(xp, x)
     out = exps * (scale / sums)[:, None]
-    out[xp.arange(x.shape[0]), safe] -= scale
+    if eps:
+        out -= (scale * (eps / classes))[:, None]
+    out[xp.arange(x.shape[0]), safe] -= scale * (1 - eps) if eps else scale
+    return out
+
+
+def _soft_target_backward_2d(xp, grad, x, q, reduction, eps):
+    """``c * (sum(a) * softmax(x) - a)`` with ``a = (1 - eps) * q + eps / C`` and
+    ``c = grad`` (over N for 'mean') per row: the kept exponentials scaled once, then
+    ``q`` scaled and subtracted."""
+    c = grad / x.shape[0] if reduction == "mean" else grad
+    c = xp.broadcast_to(xp.asarray(c, dtype=x.dtype), (x.shape[0],))
+    exps, sums = _kept_exps(xp, x)
+    a_sum = _row_sums(xp, q) * (1 - eps) + eps if eps else _row_sums(xp, q)
+    out = exps * (c * a_sum / sums)[:, None]
+    out -= q * (c * (1 - eps))[:, None]
+    if eps:
+        out -= (c * (eps / x.shape[1]))[:, None]
     return out
 
 
