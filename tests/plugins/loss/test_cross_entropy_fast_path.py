@@ -187,8 +187,8 @@ def test_probability_rows_match_torch(dtype, reduction, smoothing):
     assert_parity(fn, x, q, **tol, grad_rtol=tol["rtol"], grad_atol=tol["atol"])
 
 
-@pytest.mark.parametrize("soft", [False, True])
-def test_confident_rows_keep_their_small_losses(soft):
+@pytest.mark.parametrize("soft, spatial", [(False, False), (True, False), (False, True)])
+def test_confident_rows_keep_their_small_losses(soft, spatial):
     # Logits near 40 with the target 14 above the rest: losses near 1e-3, which adding
     # the max back before subtracting the target logit would round to multiples of 4e-6
     # (float32 keeps log(sum) to 1e-7 here, in torch too).
@@ -196,5 +196,7 @@ def test_confident_rows_keep_their_small_losses(soft):
     t = labels(8, 1000)
     x[np.arange(8), t] = 40.0
     target = np.eye(1000, dtype="float32")[t] if soft else t
+    if spatial:  # (N, C, 1) logits: the N-d kernel
+        x, target = x[:, :, None], target[:, None]
     assert_parity(lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor(target), reduction="none"), x,
                   rtol=1e-5, atol=5e-7, grad_rtol=1e-5, grad_atol=5e-7)

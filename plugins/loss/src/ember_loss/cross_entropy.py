@@ -133,8 +133,8 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
         top = x.max(axis=class_dim, keepdims=True)
         exps = x - top
         xp.exp(exps, out=exps)
-        lse = xp.log(exps.sum(axis=class_dim)) + top.squeeze(class_dim)
-        losses = picked_weight * (lse - x[nll.target_positions(xp, safe, class_dim)])
+        picked = x[nll.target_positions(xp, safe, class_dim)] - top.squeeze(class_dim)
+        losses = picked_weight * (xp.log(exps.sum(axis=class_dim)) - picked)  # as _row_losses
     else:
         logp = _log_softmax(xp, x, class_dim)
         losses = -picked_weight * nll.pick(xp, logp, safe, class_dim)
