@@ -9,7 +9,13 @@ Kernels are im2col + one matrix product per group (NOTE [ Windows as strided vie
 in ember/native/fold.py, NOTE [ One product per group ] below). A 1-D convolution
 runs as a 2-D one over images of height 1. When the input or the weight is
 channels_last, the kernels of ember/native/convolution_channels_last.py run instead
-and every result is channels_last (NOTE [ Convolution in channels_last ] there).
+and every result is channels_last (NOTE [ Convolution in channels_last ] there). Each
+of the three products of a 3x3 stride-1 convolution (output, input's gradient,
+weight's gradient) may instead run Winograd F(4x4, 3x3) (ember/native/winograd.py),
+where the first call of its shape measured it faster (``_fastest`` below, NOTE
+[ Choosing a convolution algorithm by measurement ]); torch's CPU convolution is
+oneDNN's direct kernel, so there float32 results may differ by about 1e-5 relative,
+and ``ember.backends.mkldnn.enabled = False`` keeps im2col everywhere.
 
 # NOTE [ Convolution as a bilinear map ]
 # Write the op without bias as F(x, W) (a convolution, or a transposed one). It is
