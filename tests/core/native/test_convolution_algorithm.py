@@ -38,6 +38,7 @@ def forced(monkeypatch):
 
     monkeypatch.setattr(algorithms, "measure_fastest", pick)
     monkeypatch.setattr(algorithms, "SMALL", 0)  # the tiny test shapes are eligible too
+    monkeypatch.setattr(algorithms, "EAGER_LAYOUTS", ("channels_last", "contiguous"))  # NCHW is opt-in
     algorithms.eager_algorithm_cache().clear()
     yield state
     algorithms.eager_algorithm_cache().clear()
@@ -141,10 +142,29 @@ def test_a_shape_is_measured_once_and_an_input_without_grad_skips_its_gradient(f
     assert roles == ["forward", "weight_adjoint"] and len(forced["measured"]) == 2
 
 
+def test_nchw_convolutions_keep_im2col_unless_their_layout_is_enabled(monkeypatch):
+    calls = []
+    monkeypatch.setattr(algorithms, "measure_fastest", lambda runs, **kw: calls.append(tuple(runs)) or
+                        {"algorithm": "im2col", "seconds": {}})
+    algorithms.eager_algorithm_cache().clear()
+    x = ember.randn(4, 16, 16, 16, requires_grad=True)  # 9.4 million multiplies: over SMALL
+    w = ember.randn(16, 16, 3, 3, requires_grad=True)
+    ember.nn.functional.conv2d(x, w, padding=1).sum().backward()
+    assert calls == []  # NCHW: not in EAGER_LAYOUTS by default
+    x_cl = x.detach().contiguous(memory_format=ember.channels_last).requires_grad_()
+    ember.nn.functional.conv2d(x_cl, w, padding=1).sum().backward()
+    assert calls == [("im2col", "winograd_4x4")] * 3
+    monkeypatch.setattr(algorithms, "EAGER_LAYOUTS", ("channels_last", "contiguous"))
+    ember.nn.functional.conv2d(x, w, padding=1)
+    assert len(calls) == 4
+    algorithms.eager_algorithm_cache().clear()
+
+
 def test_small_convolutions_float16_and_the_switch_keep_im2col(monkeypatch):
     calls = []
     monkeypatch.setattr(algorithms, "measure_fastest", lambda runs, **kw: calls.append(runs) or
                         {"algorithm": "im2col", "seconds": {}})
+    monkeypatch.setattr(algorithms, "EAGER_LAYOUTS", ("channels_last", "contiguous"))
     algorithms.eager_algorithm_cache().clear()
     x = ember.randn(2, 8, 8, 8)
     w = ember.randn(8, 8, 3, 3)

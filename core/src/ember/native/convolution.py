@@ -10,8 +10,8 @@ in ember/native/fold.py, NOTE [ One product per group ] below). A 1-D convolutio
 runs as a 2-D one over images of height 1. When the input or the weight is
 channels_last, the kernels of ember/native/convolution_channels_last.py run instead
 and every result is channels_last (NOTE [ Convolution in channels_last ] there). Each
-of the three products of a 3x3 stride-1 convolution (output, input's gradient,
-weight's gradient) may instead run Winograd F(4x4, 3x3) (ember/native/winograd.py),
+of the three products of a channels_last 3x3 stride-1 convolution (output, input's
+gradient, weight's gradient) may instead run Winograd F(4x4, 3x3) (ember/native/winograd.py),
 where the first call of its shape measured it faster (``_fastest`` below, NOTE
 [ Choosing a convolution algorithm by measurement ]); torch's CPU convolution is
 oneDNN's direct kernel, so there float32 results may differ by about 1e-5 relative,
@@ -217,7 +217,7 @@ def _fastest(role, run, xp, operands, weight, g, groups, channels_last):
     groups, channels_last)`` computes it."""
     image = operands[0] if isinstance(operands, tuple) else operands
     options = algorithms.eager_options(xp, image.dtype, weight.shape, g, groups,
-                                       _applies(role, g))
+                                       _applies(role, g), channels_last)
     algorithm = options[0]
     if len(options) > 1:
         key = (role, image.shape, str(image.dtype), channels_last, weight.shape,

@@ -24,9 +24,10 @@ GEMM). ember measures on the CPU too, where its fastest algorithm depends on the
 # fewer than 2^20 multiplies are not measured: there is nothing to win, and timing
 # microsecond kernels measures the timer. Eager ember measures on the first call of a
 # shape, for each of the convolution's three products (the output, the input's
-# gradient and the weight's) apart; ``ember.compile`` measures at compile time on the
-# example input (conv_algorithm.py there). ``ember.backends.mkldnn.enabled = False``
-# turns eager's choice off (im2col everywhere), as the same flag sends torch's CPU
+# gradient and the weight's) apart, in channels_last (EAGER_LAYOUTS says why not NCHW);
+# ``ember.compile`` measures at compile time on the example input (conv_algorithm.py
+# there). ``ember.backends.mkldnn.enabled = False`` turns eager's choice off (im2col
+# everywhere), as the same flag sends torch's CPU
 # convolutions from oneDNN to im2col.
 """
 
@@ -53,17 +54,28 @@ _EAGER_CHOICES = {}
 # training step longer (ember.compile still measures it).
 EAGER_WINOGRAD = {"float32": ("winograd_4x4",), "float64": ("winograd_4x4",)}
 
+# The layouts whose eager convolutions may choose Winograd. NCHW is left out, by
+# interleaved A/B in one process: there the first-call timing picked F(4x4) on
+# ResNet-18's 64- and 128-channel layers and on conv_layer's weight gradient, and the
+# training steps then ran as fast or slower than im2col alone (ResNet-18 step 4000 ms
+# against 3897 over 15 rounds; conv_layer slower in 5 of 6 runs), while in
+# channels_last every run gained 20-25% (conv_layer 1.18-1.46x torch against
+# 1.51-1.90x). NCHW's transforms transpose what channels_last copies in whole runs of
+# channels. Add "contiguous" to measure NCHW convolutions too.
+EAGER_LAYOUTS = ("channels_last",)
 
-def eager_options(xp, dtype, weight_shape, geometry, groups, winograd_applies=True):
+
+def eager_options(xp, dtype, weight_shape, geometry, groups, winograd_applies=True, channels_last=False):
     """The algorithms an eager convolution chooses from: im2col alone, unless
-    ``ember.backends.mkldnn.enabled``, the array is a NumPy float32/float64 one, Winograd
-    applies (3x3, stride 1, dilation 1, one group) and the convolution makes at least
-    ``SMALL`` multiplies."""
+    ``ember.backends.mkldnn.enabled``, the convolution's layout is in ``EAGER_LAYOUTS``,
+    the array is a NumPy float32/float64 one, Winograd applies (3x3, stride 1, dilation
+    1, one group) and the convolution makes at least ``SMALL`` multiplies."""
     from ember.backends import mkldnn
 
     g = geometry
-    if not (mkldnn.enabled and winograd_applies and xp.__name__ == "numpy" and str(dtype) in EAGER_WINOGRAD
-            and winograd.applies(weight_shape, (g.sh, g.sw), (g.dh, g.dw), groups)):
+    layout = "channels_last" if channels_last else "contiguous"
+    if not (mkldnn.enabled and layout in EAGER_LAYOUTS and winograd_applies and xp.__name__ == "numpy"
+            and str(dtype) in EAGER_WINOGRAD and winograd.applies(weight_shape, (g.sh, g.sw), (g.dh, g.dw), groups)):
         return ("im2col",)
     if g.N * g.OH * g.OW * weight_shape[0] * weight_shape[1] * 9 < SMALL:
         return ("im2col",)
