@@ -55,13 +55,12 @@ _EAGER_CHOICES = {}
 EAGER_WINOGRAD = {"float32": ("winograd_4x4",), "float64": ("winograd_4x4",)}
 
 # The layouts whose eager convolutions may choose Winograd. NCHW is left out, by
-# interleaved A/B in one process: there the first-call timing picked F(4x4) on
-# ResNet-18's 64- and 128-channel layers and on conv_layer's weight gradient, and the
-# training steps then ran as fast or slower than im2col alone (ResNet-18 step 4000 ms
-# against 3897 over 15 rounds; conv_layer slower in 5 of 6 runs), while in
-# channels_last every run gained 20-25% (conv_layer 1.18-1.46x torch against
-# 1.51-1.90x). NCHW's transforms transpose what channels_last copies in whole runs of
-# channels. Add "contiguous" to measure NCHW convolutions too.
+# interleaved A/B in one process on a loaded 2-core machine: in channels_last every
+# run gained 14-25% (conv_layer 1.18-1.51x torch against 1.51-1.90x), in NCHW the
+# results split (conv_layer slower in 5 of 6 runs; the ResNet-18 step 2.6% slower
+# over 15 rounds at load 5, 8% faster over 9 at load 4), so NCHW keeps im2col and
+# its results of before. NCHW's transforms transpose what channels_last copies in
+# whole runs of channels. Add "contiguous" to measure NCHW convolutions too.
 EAGER_LAYOUTS = ("channels_last",)
 
 
