@@ -15,10 +15,11 @@ from ember_optim import fused
 SMALL_BLOCK = 256  # the tests cut blocks of this size, so that small parameters span several
 BLOCK = fused.BLOCK
 
-# Sizes around the block size, a 0-d and an empty parameter, a transposed one (not
-# C-contiguous: it goes whole through the fused path), and ("G", ...) a parameter whose
+# Sizes around the block size, a 0-d and an empty parameter, a transposed one larger
+# than a block (not C-contiguous: it goes whole through the fused path, with scratch of
+# its own size), and ("G", ...) a parameter whose
 # gradient is a transposed view.
-SHAPES = [(3, 5), (SMALL_BLOCK + 7,), (2 * SMALL_BLOCK,), (), (0, 4), ("T", 6, 9), ("G", 4, 7)]
+SHAPES = [(3, 5), (SMALL_BLOCK + 7,), (2 * SMALL_BLOCK,), (), (0, 4), ("T", 17, 19), ("G", 4, 7)]
 
 SETTINGS = {
     "SGD": [dict(lr=0.1), dict(lr=0.1, momentum=0.9), dict(lr=0.05, momentum=0.9, nesterov=True),

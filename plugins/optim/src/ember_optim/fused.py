@@ -102,15 +102,19 @@ def run_kernel(xp, kernel, arrays, options, scratch_count, *, fused):
 
 
 def _run_kernel(xp, kernel, arrays, options, scratch_count, blocked):
-    largest = max(a[0].size for a in arrays)
-    size = min(largest, BLOCK) if blocked else largest
+    # a parameter goes whole when it fits in a block, or can't be cut into flat blocks
+    # (not C-contiguous: a transposed or channels_last weight); the scratch fits the
+    # largest whole one
+    whole = [a[0].size <= BLOCK or not (blocked and all(b is None or b.flags.c_contiguous for b in a))
+             for a in arrays]
+    size = max(a[0].size if w else BLOCK for a, w in zip(arrays, whole))
     flat = {}  # silent on inf/NaN like PyTorch (call_quietly)
-    for parameter_arrays, parameter_options in zip(arrays, options):
+    for parameter_arrays, parameter_options, parameter_whole in zip(arrays, options, whole):
         p = parameter_arrays[0]
         if p.dtype not in flat:
             flat[p.dtype] = [xp.empty(size, p.dtype) for _ in range(scratch_count)]
         scratch = flat[p.dtype]
-        if p.size <= BLOCK or not (blocked and all(a is None or a.flags.c_contiguous for a in parameter_arrays)):
+        if parameter_whole:
             kernel(xp, *parameter_arrays, *[f[:p.size].reshape(p.shape) for f in scratch], **parameter_options)
             continue
         # a parameter in blocks: flat views of every array (all C-contiguous)
