@@ -67,6 +67,7 @@ from ember import multiprocessing
 from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from ember.native.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from ember.device import get_default_device, set_default_device
+from ember.parallel import get_num_threads, set_num_threads
 from ember.serialization import load, load_safetensors, save, save_safetensors
 from ember import plugins as _plugins
 
