@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import ember
+from ember.autograd import gradcheck, gradgradcheck
 from ember.native import convolution
 
 
@@ -36,3 +37,61 @@ def test_backward_transposes_the_output_gradient_once(monkeypatch, stride, paddi
     tolerance = 1e-5 if dtype == "float32" else 1e-12
     for got, expected in zip(grads["ember"], grads["torch"]):
         np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+
+
+# (N, C, O, H, W, stride, padding, dilation, groups, bias): odd sizes, batch 1, stride 3
+# and unequal strides, dilation, a phase no tap reaches (stride 3 with a 2x2 kernel)
+STRIDED = [
+    (2, 3, 5, 7, 9, 2, 1, 1, 1, True),
+    (1, 3, 4, 8, 9, 2, 0, 1, 1, False),
+    (2, 2, 3, 10, 11, 3, 2, 1, 1, True),
+    (2, 4, 3, 9, 12, (2, 3), (1, 0), 1, 1, False),
+    (1, 3, 2, 13, 11, 2, 1, 2, 1, True),
+    (2, 2, 3, 9, 10, 3, 0, 1, 1, True, (2, 2)),
+    (2, 4, 6, 9, 9, 2, 1, 1, 2, True),  # groups: col2im
+]
+
+
+def _strided_grads(lib, x, w, b, g, stride, padding, dilation, groups):
+    X, W = lib.tensor(x).requires_grad_(), lib.tensor(w).requires_grad_()
+    B = None if b is None else lib.tensor(b).requires_grad_()
+    y = lib.nn.functional.conv2d(X, W, B, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    y.backward(lib.tensor(g))
+    return [y.detach().numpy()] + [t.grad.numpy() for t in (X, W, B) if t is not None]
+
+
+@pytest.mark.parametrize("case", STRIDED)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_strided_input_gradient_by_phases_matches_torch_and_col2im(monkeypatch, case, dtype):
+    N, C, O, H, W, stride, padding, dilation, groups, bias = case[:10]
+    kernel = case[10] if len(case) > 10 else (3, 3)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((N, C, H, W)).astype(dtype)
+    w = rng.standard_normal((O, C // groups) + kernel).astype(dtype)
+    b = rng.standard_normal(O).astype(dtype) if bias else None
+    shape = torch.conv2d(torch.tensor(x), torch.tensor(w), stride=stride, padding=padding, dilation=dilation,
+                         groups=groups).shape
+    g = rng.standard_normal(shape).astype(dtype)
+    arguments = (x, w, b, g, stride, padding, dilation, groups)
+    expected = _strided_grads(torch, *arguments)
+    calls = []
+    by_phases = convolution._phase_input_adjoint
+    monkeypatch.setattr(convolution, "_phase_input_adjoint", lambda *a: calls.append(1) or by_phases(*a))
+    got = _strided_grads(ember, *arguments)
+    assert len(calls) == (groups == 1)
+    tolerance = 2e-5 if dtype == "float32" else 1e-12
+    for mine, theirs in zip(got, expected):
+        np.testing.assert_allclose(mine, theirs, rtol=tolerance, atol=tolerance)
+    assert got[1].strides == expected[1].strides
+    # against the path it replaced: col2im of the column matrix
+    monkeypatch.setattr(convolution, "_phase_input_adjoint", lambda xp, grad, weight, geometry: (
+        convolution._input_adjoint(xp, convolution._channel_major(grad, 1), weight, geometry.N, geometry, 1)))
+    np.testing.assert_allclose(got[1], _strided_grads(ember, *arguments)[1], rtol=tolerance, atol=tolerance)
+
+
+def test_strided_input_gradient_by_phases_has_gradients_of_its_own():
+    rng = np.random.default_rng(2)
+    x = ember.tensor(rng.standard_normal((1, 2, 7, 6)), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((3, 2, 3, 3)), requires_grad=True)
+    assert gradgradcheck(lambda x, w: ember.nn.functional.conv2d(x, w, stride=2, padding=1), (x, w))
+    assert gradcheck(lambda x, w: ember.nn.functional.conv2d(x, w, stride=(3, 2)), (x, w))

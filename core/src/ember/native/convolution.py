@@ -6,7 +6,9 @@ checks), NaiveConvolutionTranspose2d.cpp, derivatives.yaml (``convolution_backwa
 ``_convolution_double_backward``) and torch/nn/functional.py (conv*d) (v2.13).
 
 Kernels are im2col + one matrix product per group (NOTE [ Windows as strided views ]
-in ember/native/fold.py, NOTE [ One product per group ] below). A 1-D convolution
+in ember/native/fold.py, NOTE [ One product per group ] below); an NCHW strided
+convolution's input gradient is instead a few products summed by phase (NOTE [ The
+strided input adjoint by phases ]). A 1-D convolution
 runs as a 2-D one over images of height 1. When the input or the weight is
 channels_last, the kernels of ember/native/convolution_channels_last.py run instead
 and every result is channels_last (NOTE [ Convolution in channels_last ] there). Each
@@ -101,6 +103,66 @@ def _input_adjoint(xp, rows, weight, N, geometry, groups):
     channels = weight.shape[1] * groups
     taps = cols.reshape(channels, g.kh, g.kw, N, g.OH, g.OW).transpose(3, 0, 1, 2, 4, 5)
     return col2im_taps(xp, taps, g)
+
+
+# NOTE [ The strided input adjoint by phases ]
+# At stride s, the input pixel at padded position ``s*q + r`` (phase r) only receives
+# taps i with ``i*d = s*a + r``, from output ``q - a``. So each phase of the input's
+# gradient is a sum of stride-1 products, one per tap, with the output gradient shifted
+# by ``a`` (the "sub-pixel" split). Laid out channel-major on a grid (O, N*Qh*Qw) with
+# a zero margin in front and zero rows and columns past the output, every shift is a
+# flat offset: a plain 2-D view BLAS reads directly, no copy. Taps with the same shift
+# share one product (their weights stacked), so 3x3 at stride 2 makes 4 products, not
+# a column matrix 9x the image that col2im then adds back with strided writes; the
+# phases are summed with contiguous adds and interleaved into the image once.
+# Measured on the small CNN's stride-2 layers, batch 32, one thread: 32->64 at 32x32,
+# 7.2 ms against 9.5; 64->128 at 16x16, 6.2 against 6.7.
+
+
+def _phase_input_adjoint(xp, grad, weight, g):
+    """F(., W)^T grad for an NCHW convolution of one group, by phases (NOTE [ The
+    strided input adjoint by phases ]): ``(N, O, OH, OW)`` -> ``(N, C, H, W)``."""
+    shifts_h, shifts_w = _tap_shifts(g.kh, g.dh, g.sh), _tap_shifts(g.kw, g.dw, g.sw)
+    Qh = max(g.OH + shifts_h[-1][0], -(-(g.H + g.ph) // g.sh))  # grid rows, a phase's rows
+    Qw = max(g.OW + shifts_w[-1][0], -(-(g.W + g.pw) // g.sw))
+    O, F = grad.shape[1], g.N * Qh * Qw
+    margin = shifts_h[-1][0] * Qw + shifts_w[-1][0]
+    grid = xp.zeros((O, margin + F), dtype=grad.dtype)
+    grid[:, margin:].reshape(O, g.N, Qh, Qw)[:, :, :g.OH, :g.OW] = grad.transpose(1, 0, 2, 3)
+    by_shift = {}
+    for i, (a_i, r_i) in enumerate(shifts_h):
+        for j, (a_j, r_j) in enumerate(shifts_w):
+            by_shift.setdefault((a_i, a_j), []).append((i, j, (r_i, r_j)))
+    phases = {}
+    for (a_i, a_j), taps in by_shift.items():
+        start = margin - (a_i * Qw + a_j)
+        stacked = xp.stack([weight[:, :, i, j].T for i, j, _ in taps]).reshape(-1, O)
+        products = xp.matmul(stacked, grid[:, start:start + F]).reshape(len(taps), g.C, F)
+        for product, (_, _, phase) in zip(products, taps):
+            if phase in phases:
+                phases[phase] += product
+            else:
+                phases[phase] = product
+    return _interleaved(xp, phases, g, Qh, Qw)
+
+
+def _tap_shifts(k, d, s):
+    """``(a, r)`` of each tap along one dim: tap i reads padded position ``s*(o + a) + r``."""
+    return [divmod(i * d, s) for i in range(k)]
+
+
+def _interleaved(xp, phases, g, Qh, Qw):
+    """The ``(N, C, H, W)`` image whose pixel at padded position ``(s*q + r, s*p + t)``
+    is ``phases[r, t][c, n, q, p]`` (a phase no tap reaches stays zero)."""
+    make = xp.empty if len(phases) == g.sh * g.sw else xp.zeros
+    image = make((g.N, g.C, g.H, g.W), dtype=next(iter(phases.values())).dtype)
+    for (r, t), plane in phases.items():
+        h0, w0 = (r - g.ph) % g.sh, (t - g.pw) % g.sw  # the first row and column of this phase
+        q0, p0 = (h0 + g.ph) // g.sh, (w0 + g.pw) // g.sw
+        rows, columns = len(range(h0, g.H, g.sh)), len(range(w0, g.W, g.sw))
+        grid = plane.reshape(g.C, g.N, Qh, Qw)[:, :, q0:q0 + rows, p0:p0 + columns]
+        image[:, :, h0::g.sh, w0::g.sw] = grid.transpose(1, 0, 2, 3)
+    return image
 
 
 def _weight_adjoint(xp, x, rows, weight_shape, geometry, groups):
@@ -289,6 +351,8 @@ def _input_adjoint_by(algorithm, xp, rows, weight, g, groups, channels_last):
     # (32->64 at 32x32: 265 ms against 229; 64->64 at 16x16: 93 against 101).
     if full is not None and weight.shape[0] <= g.C:
         return _image(xp, _forward(xp, grad, nhwc.flipped_weight(weight, groups), full, groups), g.N, full)
+    if groups == 1 and (g.sh > 1 or g.sw > 1):
+        return _phase_input_adjoint(xp, grad, weight, g)
     return _input_adjoint(xp, rows.channel_major(), weight, g.N, g, groups)
 
 
