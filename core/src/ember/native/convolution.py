@@ -122,47 +122,65 @@ def _input_adjoint(xp, rows, weight, N, geometry, groups):
 def _phase_input_adjoint(xp, grad, weight, g):
     """F(., W)^T grad for an NCHW convolution of one group, by phases (NOTE [ The
     strided input adjoint by phases ]): ``(N, O, OH, OW)`` -> ``(N, C, H, W)``."""
-    shifts_h, shifts_w = _tap_shifts(g.kh, g.dh, g.sh), _tap_shifts(g.kw, g.dw, g.sw)
-    Qh = max(g.OH + shifts_h[-1][0], -(-(g.H + g.ph) // g.sh))  # grid rows, a phase's rows
-    Qw = max(g.OW + shifts_w[-1][0], -(-(g.W + g.pw) // g.sw))
-    O, F = grad.shape[1], g.N * Qh * Qw
-    margin = shifts_h[-1][0] * Qw + shifts_w[-1][0]
-    grid = xp.zeros((O, margin + F), dtype=grad.dtype)
-    grid[:, margin:].reshape(O, g.N, Qh, Qw)[:, :, :g.OH, :g.OW] = grad.transpose(1, 0, 2, 3)
-    by_shift = {}
-    for i, (a_i, r_i) in enumerate(shifts_h):
-        for j, (a_j, r_j) in enumerate(shifts_w):
-            by_shift.setdefault((a_i, a_j), []).append((i, j, (r_i, r_j)))
+    plan = PhasePlan(g)
+    O = grad.shape[1]
+    grid = xp.zeros((O, plan.margin + plan.F), dtype=grad.dtype)
+    target = grid[:, plan.margin:].reshape(O, g.N, plan.Qh, plan.Qw)
+    target[:, :, :g.OH, :g.OW] = grad.transpose(1, 0, 2, 3)
     phases = {}
-    for (a_i, a_j), taps in by_shift.items():
-        start = margin - (a_i * Qw + a_j)
-        stacked = xp.stack([weight[:, :, i, j].T for i, j, _ in taps]).reshape(-1, O)
-        products = xp.matmul(stacked, grid[:, start:start + F]).reshape(len(taps), g.C, F)
+    for start, taps in plan.products():
+        stacked = xp.stack([weight[:, :, i, j].T for i, j, _ in taps]).reshape(-1, O)  # (taps*C, O)
+        products = xp.matmul(stacked, grid[:, start:start + plan.F]).reshape(len(taps), g.C, plan.F)
         for product, (_, _, phase) in zip(products, taps):
             if phase in phases:
                 phases[phase] += product
             else:
                 phases[phase] = product
-    return _interleaved(xp, phases, g, Qh, Qw)
-
-
-def _tap_shifts(k, d, s):
-    """``(a, r)`` of each tap along one dim: tap i reads padded position ``s*(o + a) + r``."""
-    return [divmod(i * d, s) for i in range(k)]
-
-
-def _interleaved(xp, phases, g, Qh, Qw):
-    """The ``(N, C, H, W)`` image whose pixel at padded position ``(s*q + r, s*p + t)``
-    is ``phases[r, t][c, n, q, p]`` (a phase no tap reaches stays zero)."""
-    make = xp.empty if len(phases) == g.sh * g.sw else xp.zeros
-    image = make((g.N, g.C, g.H, g.W), dtype=next(iter(phases.values())).dtype)
-    for (r, t), plane in phases.items():
-        h0, w0 = (r - g.ph) % g.sh, (t - g.pw) % g.sw  # the first row and column of this phase
-        q0, p0 = (h0 + g.ph) // g.sh, (w0 + g.pw) // g.sw
-        rows, columns = len(range(h0, g.H, g.sh)), len(range(w0, g.W, g.sw))
-        grid = plane.reshape(g.C, g.N, Qh, Qw)[:, :, q0:q0 + rows, p0:p0 + columns]
+    image = plan.empty_image(xp, (g.N, g.C, g.H, g.W), len(phases), grad.dtype)
+    for phase, plane in phases.items():
+        (h0, q0, rows), (w0, p0, columns) = plan.placement(phase)
+        grid = plane.reshape(g.C, g.N, plan.Qh, plan.Qw)[:, :, q0:q0 + rows, p0:p0 + columns]
         image[:, :, h0::g.sh, w0::g.sw] = grid.transpose(1, 0, 2, 3)
     return image
+
+
+class PhasePlan:
+    """Where the taps of a strided convolution's input adjoint land (NOTE [ The strided
+    input adjoint by phases ]): the grid of ``Qh x Qw`` cells per image (a phase's rows
+    and columns) behind a ``margin`` of zero cells, and per shared shift the grid's first
+    cell and the taps ``(i, j, phase)`` it serves."""
+
+    def __init__(self, g):
+        self.g = g
+        self.shifts_h = [divmod(i * g.dh, g.sh) for i in range(g.kh)]  # tap i reads s*(o + a) + r
+        self.shifts_w = [divmod(j * g.dw, g.sw) for j in range(g.kw)]
+        reach_h, reach_w = self.shifts_h[-1][0], self.shifts_w[-1][0]
+        self.Qh = max(g.OH + reach_h, -(-(g.H + g.ph) // g.sh))
+        self.Qw = max(g.OW + reach_w, -(-(g.W + g.pw) // g.sw))
+        self.F = g.N * self.Qh * self.Qw
+        self.margin = reach_h * self.Qw + reach_w
+
+    def products(self):
+        """``(first grid cell, taps)`` per shift, the taps as ``(i, j, (r, t))``."""
+        by_shift = {}
+        for i, (a_i, r_i) in enumerate(self.shifts_h):
+            for j, (a_j, r_j) in enumerate(self.shifts_w):
+                by_shift.setdefault((a_i, a_j), []).append((i, j, (r_i, r_j)))
+        return [(self.margin - (a_i * self.Qw + a_j), taps) for (a_i, a_j), taps in by_shift.items()]
+
+    def placement(self, phase):
+        """Per dim, (first image index, first grid cell, count) of a phase's pixels."""
+        g = self.g
+        placed = []
+        for r, s, p, size in zip(phase, (g.sh, g.sw), (g.ph, g.pw), (g.H, g.W)):
+            first = (r - p) % s
+            placed.append((first, (first + p) // s, len(range(first, size, s))))
+        return placed
+
+    def empty_image(self, xp, shape, phases, dtype):
+        """The image to interleave into: zeros where some phase has no tap."""
+        make = xp.empty if phases == self.g.sh * self.g.sw else xp.zeros
+        return make(shape, dtype=dtype)
 
 
 def _weight_adjoint(xp, x, rows, weight_shape, geometry, groups):
