@@ -95,3 +95,44 @@ def test_strided_input_gradient_by_phases_has_gradients_of_its_own():
     w = ember.tensor(rng.standard_normal((3, 2, 3, 3)), requires_grad=True)
     assert gradgradcheck(lambda x, w: ember.nn.functional.conv2d(x, w, stride=2, padding=1), (x, w))
     assert gradcheck(lambda x, w: ember.nn.functional.conv2d(x, w, stride=(3, 2)), (x, w))
+
+
+# 1x1, stride 1, no padding, one group: NOTE [ The 1x1 convolution in NCHW ].
+POINTWISE_CASES = [((2, 3, 5, 7), 4), ((1, 16, 8, 8), 8), ((0, 3, 4, 4), 2), ((3, 1, 1, 1), 5), ((2, 4, 6, 6), 2)]
+
+
+@pytest.mark.parametrize("shape, out_channels", POINTWISE_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("noncontiguous", [False, True])
+def test_pointwise_convolution_as_torch(shape, out_channels, dtype, bias, noncontiguous):
+    from ember.testing import assert_parity
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((out_channels, shape[1], 1, 1)).astype(dtype)
+    b = [rng.standard_normal(out_channels).astype(dtype)] if bias else []
+    tolerance = 1e-5 if dtype == "float32" else 1e-12
+    out, expected = assert_parity(lambda lib, *t: lib.nn.functional.conv2d(*t), x, w, *b,
+                                  noncontiguous=noncontiguous, rtol=tolerance, atol=tolerance)
+    assert out.stride() == expected.stride()
+
+
+def test_pointwise_convolution_equals_the_im2col_path():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 6, 5, 4)).astype(np.float32)[:, ::2]  # a channel slice
+    w = rng.standard_normal((7, 3, 1, 1)).astype(np.float32)
+    g = convolution._geometry(x.shape, w.shape, (1, 1), (0, 0), (1, 1))
+    im2col = convolution._image(np, convolution._forward(np, x, w, g, 1), x.shape[0], g)
+    np.testing.assert_allclose(convolution._pointwise_forward(np, x, w), im2col, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs, taken", [({}, True), ({"stride": 2}, False), ({"padding": 1}, False),
+                                           ({"groups": 2}, False)])
+def test_only_an_unpadded_stride_one_ungrouped_1x1_takes_the_pointwise_path(monkeypatch, kwargs, taken):
+    calls = []
+    pointwise = convolution._pointwise_forward
+    monkeypatch.setattr(convolution, "_pointwise_forward", lambda *a: calls.append(1) or pointwise(*a))
+    x, w = ember.randn(2, 4, 5, 5), ember.randn(6, 4 // kwargs.get("groups", 1), 1, 1)
+    ember.nn.functional.conv2d(x, w, **kwargs)
+    assert bool(calls) == taken
