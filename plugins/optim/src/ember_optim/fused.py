@@ -160,6 +160,19 @@ def _add_combined(xp, combine, a, b, c, value, scratch):
     xp.add(a, scratch, out=a)
 
 
+def working_gradient(xp, p, g, s, t, *, maximize, weight_decay):
+    """The gradient a kernel's update uses, as the loops compute it first: ``-g`` when
+    maximizing, plus ``weight_decay * p`` (L2); in ``s`` unless it is ``g`` itself."""
+    d = g
+    if maximize:
+        xp.negative(g, out=s)
+        d = s
+    if weight_decay != 0:
+        add_scaled(xp, d, p, weight_decay, out=s, scratch=t)  # grad.add(param, alpha=weight_decay)
+        d = s
+    return d
+
+
 def add_scaled(xp, a, b, alpha, out, scratch):
     """``out = a.add(b, alpha=alpha)``: ``a + b * alpha`` (ember's add with alpha)."""
     if alpha != 1:

@@ -7,13 +7,13 @@ PyTorch counterpart: torch/optim/adagrad.py ``_multi_tensor_adagrad`` and
 
 from ember_optim._state import advance
 from ember_optim.fused import (
-    add_scaled,
     addcdiv_into,
     addcmul_into,
     bump_versions,
     check_fused_params,
     namespace,
     run_kernel,
+    working_gradient,
 )
 
 __all__ = ["foreach_adagrad", "fused_adagrad"]
@@ -23,13 +23,7 @@ def adagrad_kernel(xp, p, g, state_sum, s, t, u, *, weight_decay, eps, maximize,
     """Adagrad's update of one parameter (or block) ``p``, line for line as
     ember_optim.adagrad.adagrad; ``s`` holds the working gradient, ``t`` the denominator,
     ``u`` each line's temporary."""
-    d = g
-    if maximize:
-        xp.negative(g, out=s)
-        d = s
-    if weight_decay != 0:
-        add_scaled(xp, d, p, weight_decay, out=s, scratch=t)  # grad.add(param, alpha=weight_decay)
-        d = s
+    d = working_gradient(xp, p, g, s, t, maximize=maximize, weight_decay=weight_decay)
     addcmul_into(xp, state_sum, d, d, 1, scratch=u)  # state_sum.addcmul_(grad, grad, value=1)
     xp.sqrt(state_sum, out=t)  # std = state_sum.sqrt().add_(eps)
     xp.add(t, eps, out=t)

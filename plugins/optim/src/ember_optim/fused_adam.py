@@ -7,7 +7,6 @@ PyTorch counterpart: torch/optim/adam.py ``_multi_tensor_adam`` and ``_fused_ada
 
 from ember_optim._state import advance
 from ember_optim.fused import (
-    add_scaled,
     addcdiv_into,
     addcmul_into,
     bump_versions,
@@ -15,6 +14,7 @@ from ember_optim.fused import (
     lerp_into,
     namespace,
     run_kernel,
+    working_gradient,
 )
 
 __all__ = ["foreach_adam", "fused_adam"]
@@ -24,16 +24,10 @@ def adam_kernel(xp, p, g, m, v, v_max, s, t, *, beta1, beta2, lr, weight_decay, 
                 maximize, decoupled_weight_decay, step_size, bias_correction2_sqrt):
     """Adam's update of one parameter (or block) ``p``, line for line as
     ember_optim.adam.adam; ``s`` holds the working gradient, ``t`` each temporary."""
-    d = g
-    if maximize:
-        xp.negative(g, out=s)
-        d = s
-    if weight_decay != 0:
-        if decoupled_weight_decay:
-            xp.multiply(p, 1 - lr * weight_decay, out=p)
-        else:
-            add_scaled(xp, d, p, weight_decay, out=s, scratch=t)
-            d = s
+    if weight_decay != 0 and decoupled_weight_decay:
+        xp.multiply(p, 1 - lr * weight_decay, out=p)  # AdamW: param.mul_(1 - lr * weight_decay)
+    l2 = 0 if decoupled_weight_decay else weight_decay
+    d = working_gradient(xp, p, g, s, t, maximize=maximize, weight_decay=l2)
     lerp_into(xp, m, d, 1 - beta1, scratch=t)  # exp_avg.lerp_(grad, 1 - beta1)
     xp.multiply(v, beta2, out=v)  # exp_avg_sq.mul_(beta2)
     addcmul_into(xp, v, d, d, 1 - beta2, scratch=t)  # .addcmul_(grad, grad, 1 - beta2)

@@ -6,7 +6,16 @@ no fused RMSprop.
 """
 
 from ember_optim._state import advance
-from ember_optim.fused import add_scaled, addcdiv_into, addcmul_into, bump_versions, lerp_into, namespace, run_kernel
+from ember_optim.fused import (
+    add_scaled,
+    addcdiv_into,
+    addcmul_into,
+    bump_versions,
+    lerp_into,
+    namespace,
+    run_kernel,
+    working_gradient,
+)
 
 __all__ = ["foreach_rmsprop", "fused_rmsprop"]
 
@@ -16,13 +25,7 @@ def rmsprop_kernel(xp, p, g, square_avg, grad_avg, buffer, s, t, u, *, lr, alpha
     """RMSprop's update of one parameter (or block) ``p``, line for line as
     ember_optim.rmsprop.rmsprop; ``s`` holds the working gradient, ``t`` the denominator,
     ``u`` each line's temporary."""
-    d = g
-    if maximize:
-        xp.negative(g, out=s)
-        d = s
-    if weight_decay != 0:
-        add_scaled(xp, d, p, weight_decay, out=s, scratch=t)  # grad.add(param, alpha=weight_decay)
-        d = s
+    d = working_gradient(xp, p, g, s, t, maximize=maximize, weight_decay=weight_decay)
     xp.multiply(square_avg, alpha, out=square_avg)  # square_avg.mul_(alpha).addcmul_(grad, grad, ...)
     addcmul_into(xp, square_avg, d, d, 1 - alpha, scratch=t)
     if centered:

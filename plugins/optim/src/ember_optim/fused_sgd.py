@@ -5,7 +5,7 @@ PyTorch counterpart: torch/optim/sgd.py ``_multi_tensor_sgd`` and ``_fused_sgd``
 """
 
 import ember
-from ember_optim.fused import add_scaled, bump_versions, check_fused_params, namespace, run_kernel
+from ember_optim.fused import add_scaled, bump_versions, check_fused_params, namespace, run_kernel, working_gradient
 
 __all__ = ["foreach_sgd", "fused_sgd"]
 
@@ -14,13 +14,7 @@ def sgd_kernel(xp, p, g, buffer, s, t, *, lr, momentum, dampening, weight_decay,
                first):
     """SGD's update of one parameter (or block) ``p``, line for line as ember_optim.sgd.sgd;
     ``s`` holds the working gradient, ``t`` each line's temporary."""
-    d = g
-    if maximize:
-        xp.negative(g, out=s)
-        d = s
-    if weight_decay != 0:
-        add_scaled(xp, d, p, weight_decay, out=s, scratch=t)  # grad.add(param, alpha=weight_decay)
-        d = s
+    d = working_gradient(xp, p, g, s, t, maximize=maximize, weight_decay=weight_decay)
     if momentum != 0:
         if first:
             xp.copyto(buffer, d)  # buffer = grad.clone()
