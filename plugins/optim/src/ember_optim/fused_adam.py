@@ -25,7 +25,7 @@ def adam_kernel(xp, p, g, m, v, v_max, s, t, *, beta1, beta2, lr, weight_decay, 
     """Adam's update of one parameter (or block) ``p``, line for line as
     ember_optim.adam.adam; ``s`` holds the working gradient, ``t`` each temporary."""
     if weight_decay != 0 and decoupled_weight_decay:
-        xp.multiply(p, 1 - lr * weight_decay, out=p)  # AdamW: param.mul_(1 - lr * weight_decay)
+        xp.multiply(p, 1 - lr * weight_decay, out=p)  # AdamW: param.mul_(...)
     l2 = 0 if decoupled_weight_decay else weight_decay
     d = working_gradient(xp, p, g, s, t, maximize=maximize, weight_decay=l2)
     lerp_into(xp, m, d, 1 - beta1, scratch=t)  # exp_avg.lerp_(grad, 1 - beta1)
