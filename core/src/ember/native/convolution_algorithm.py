@@ -15,9 +15,10 @@ GEMM). ember measures on the CPU too, where its fastest algorithm depends on the
 # passes over memory, and F(4x4)'s weights are 4x larger than the direct ones. Small
 # BLAS products run far below peak, so the count of multiplies alone mispredicts. So,
 # like cuDNN's benchmark mode and TensorRT's builder, ember times every algorithm that
-# applies (one warm-up call, after which one more than twice the fastest is dropped,
-# then the best of three calls, of up to six while the two fastest are within 10% of
-# each other, taken in turns so that a burst of load hits every algorithm alike),
+# applies (one untimed warm-up call, then one timed call after which one more than
+# twice the fastest is dropped, then the best of three calls, of up to six while the
+# two fastest are within 10% of each other, taken in turns so that a burst of load
+# hits every algorithm alike),
 # keeps the fastest (eager ember: only if 10% faster than im2col, whose rounding is
 # torch's), and caches the choice under the shape, so a
 # model of many equal layers is measured once per distinct layer. Convolutions of
