@@ -39,6 +39,7 @@ import ember
 from ember import library
 from ember.autograd.grad_mode import grad_state
 from ember.dtypes import is_floating_array
+from ember.native.blas_sums import row_dots, row_sums
 from ember_loss import nll
 
 
@@ -92,15 +93,7 @@ def _kept_exps(xp, x):
     if kept is not None and kept[0]() is x:
         return kept[1], kept[2]
     _, exps = _shifted_exp(xp, x)
-    return exps, _row_sums(xp, exps)
-
-
-def _row_sums(xp, a):
-    """Row sums of a 2-d array: a matrix-vector product with ones where BLAS has the dtype
-    (several times faster than NumPy's row reduction on short rows)."""
-    if a.dtype == xp.float32 or a.dtype == xp.float64:
-        return a @ xp.ones(a.shape[1], dtype=a.dtype)
-    return a.sum(axis=1)
+    return exps, row_sums(xp, exps)
 
 
 def _class_shape(x, class_dim, classes):
@@ -168,14 +161,14 @@ def _row_losses(xp, x, target, eps=0.0):
     smoothing ``eps``, the row mean of ``x`` (a BLAS row sum). Keeps the exponentials
     for the backward."""
     top, exps = _shifted_exp(xp, x)
-    sums = _row_sums(xp, exps)
+    sums = row_sums(xp, exps)
     _keep_exps(x, exps, sums)
     # log(sums) - (x[t] - max): x[t] - max is exact where x[t] is the max, so a
     # confident row's small loss does not lose its digits to the max's magnitude.
     picked = x[xp.arange(x.shape[0]), target] - top
     if eps:
         picked *= 1 - eps
-        picked += (_row_sums(xp, x) / x.shape[1] - top) * eps
+        picked += (row_sums(xp, x) / x.shape[1] - top) * eps
     losses = xp.log(sums)
     losses -= picked
     return losses
@@ -189,21 +182,14 @@ def _soft_row_losses(xp, x, q, eps):
     top = x.max(axis=1)
     shifted = x - top[:, None]
     exps = xp.exp(shifted)
-    sums = _row_sums(xp, exps)
+    sums = row_sums(xp, exps)
     _keep_exps(x, exps, sums)
-    a_sum = _row_sums(xp, q)
-    dots = _row_dots(xp, q, shifted)
+    a_sum = row_sums(xp, q)
+    dots = row_dots(xp, q, shifted)
     if eps:
         a_sum = a_sum * (1 - eps) + eps
-        dots = dots * (1 - eps) + _row_sums(xp, shifted) * (eps / x.shape[1])
+        dots = dots * (1 - eps) + row_sums(xp, shifted) * (eps / x.shape[1])
     return xp.log(sums) * a_sum - dots
-
-
-def _row_dots(xp, a, b):
-    """``(a * b).sum(axis=1)`` for 2-d arrays, one BLAS dot product per row."""
-    if a.dtype == xp.float32 or a.dtype == xp.float64:
-        return xp.matmul(a[:, None, :], b[:, :, None]).reshape(a.shape[0])
-    return (a * b).sum(axis=1)
 
 
 def _plain_rows_forward(xp, x, target, reduction):
@@ -336,7 +322,7 @@ def _soft_target_backward_2d(xp, grad, x, q, reduction, eps):
     c = grad / x.shape[0] if reduction == "mean" else grad
     c = xp.broadcast_to(xp.asarray(c, dtype=x.dtype), (x.shape[0],))
     exps, sums = _kept_exps(xp, x)
-    a_sum = _row_sums(xp, q) * (1 - eps) + eps if eps else _row_sums(xp, q)
+    a_sum = row_sums(xp, q) * (1 - eps) + eps if eps else row_sums(xp, q)
     out = exps * (c * a_sum / sums)[:, None]
     out -= q * (c * (1 - eps))[:, None]
     if eps:

@@ -1,4 +1,5 @@
-"""The row and column sums the fused norm kernels are made of, as BLAS products.
+"""Row and column sums, and row-wise sums of products, as BLAS products: what the
+fused norm kernels (ember-norm) and the fused cross-entropy (ember-loss) are made of.
 
 PyTorch counterpart: the ``RowwiseMoments`` and vectorized sums of
 aten/src/ATen/native/cpu/moments_utils.h and layer_norm_kernel.cpp (v2.13), which
