@@ -27,12 +27,18 @@ from ember_activation._pointwise import define, run_inplace, select
 # inference time.
 
 
-def _sigmoid(xp, z):
-    """``1 / (1 + exp(-z))`` in one fresh array (NOTE [ One buffer per kernel ])."""
-    # exp(-z) may overflow to inf for very negative z; 1 / inf is then the exact limit 0.
+def _one_plus_exp_minus(xp, z):
+    """``1 + exp(-z)`` in one fresh array (NOTE [ One buffer per kernel ])."""
     s = xp.negative(z)
     xp.exp(s, out=s)
     s += 1
+    return s
+
+
+def _sigmoid(xp, z):
+    """``1 / (1 + exp(-z))`` in one fresh array (NOTE [ One buffer per kernel ])."""
+    # exp(-z) may overflow to inf for very negative z; 1 / inf is then the exact limit 0.
+    s = _one_plus_exp_minus(xp, z)
     return xp.reciprocal(s, out=s)
 
 
@@ -76,9 +82,7 @@ def tanh(input):
 
 def _silu_kernel(xp, x):
     # x / (1 + exp(-x)), PyTorch's formula, in one buffer (NOTE [ One buffer per kernel ])
-    out = xp.negative(x)
-    xp.exp(out, out=out)
-    out += 1
+    out = _one_plus_exp_minus(xp, x)
     return xp.divide(x, out, out=out)
 
 
