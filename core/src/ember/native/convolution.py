@@ -8,7 +8,8 @@ checks), NaiveConvolutionTranspose2d.cpp, derivatives.yaml (``convolution_backwa
 Kernels are im2col + one matrix product per group (NOTE [ Windows as strided views ]
 in ember/native/fold.py, NOTE [ One product per group ] below); an NCHW strided
 convolution's input gradient is instead a few products summed by phase (NOTE [ The
-strided input adjoint by phases ]). A 1-D convolution
+strided input adjoint by phases ]), and an NCHW 1x1 convolution one product per image
+(NOTE [ The 1x1 convolution in NCHW ]). A 1-D convolution
 runs as a 2-D one over images of height 1. When the input or the weight is
 channels_last, the kernels of ember/native/convolution_channels_last.py run instead
 and every result is channels_last (NOTE [ Convolution in channels_last ] there). Each
@@ -341,6 +342,8 @@ def _forward_by(algorithm, xp, x, weight, g, groups, channels_last):
 # about large ones under threads): on yolo_nano's 1x1 layers, one thread, this took
 # 0.13-0.34 ms per layer where im2col took 0.25-2.2 ms (torch 0.14-0.49), and at two
 # threads the same, where im2col's 16->16 at 32x32 took 16 ms.
+
+
 def _pointwise_forward(xp, x, weight):
     """A 1x1, stride-1, unpadded, ungrouped convolution of NCHW ``x``."""
     N, C, H, W = x.shape
