@@ -9,6 +9,7 @@ import torch
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 from ember.native import convolution
+from ember.native import convolution_phases as phases
 
 
 @pytest.mark.parametrize("stride, padding", [(1, 1), (2, 0), (2, 1)])
@@ -75,8 +76,8 @@ def test_strided_input_gradient_by_phases_matches_torch_and_col2im(monkeypatch, 
     arguments = (x, w, b, g, stride, padding, dilation, groups)
     expected = _strided_grads(torch, *arguments)
     calls = []
-    by_phases = convolution._phase_input_adjoint
-    monkeypatch.setattr(convolution, "_phase_input_adjoint", lambda *a: calls.append(1) or by_phases(*a))
+    by_phases = phases.input_adjoint_by_phases
+    monkeypatch.setattr(phases, "input_adjoint_by_phases", lambda *a: calls.append(1) or by_phases(*a))
     got = _strided_grads(ember, *arguments)
     assert len(calls) == (groups == 1)
     tolerance = 2e-5 if dtype == "float32" else 1e-12
@@ -84,7 +85,7 @@ def test_strided_input_gradient_by_phases_matches_torch_and_col2im(monkeypatch, 
         np.testing.assert_allclose(mine, theirs, rtol=tolerance, atol=tolerance)
     assert got[1].strides == expected[1].strides
     # against the path it replaced: col2im of the column matrix
-    monkeypatch.setattr(convolution, "_phase_input_adjoint", lambda xp, grad, weight, geometry: (
+    monkeypatch.setattr(phases, "input_adjoint_by_phases", lambda xp, grad, weight, geometry: (
         convolution._input_adjoint(xp, convolution._channel_major(grad, 1), weight, geometry.N, geometry, 1)))
     np.testing.assert_allclose(got[1], _strided_grads(ember, *arguments)[1], rtol=tolerance, atol=tolerance)
 

@@ -8,9 +8,9 @@ checks), NaiveConvolutionTranspose2d.cpp, derivatives.yaml (``convolution_backwa
 Kernels are im2col + one matrix product per group (NOTE [ Windows as strided views ]
 in ember/native/fold.py, NOTE [ One product per group ] below); an NCHW strided
 convolution's input gradient is instead a few products summed by phase (NOTE [ The
-strided input adjoint by phases ]), and an NCHW 1x1 convolution one product per image
-(NOTE [ The 1x1 convolution in NCHW ]). A 1-D convolution
-runs as a 2-D one over images of height 1. When the input or the weight is
+strided input adjoint by phases ] in ember/native/convolution_phases.py), and an NCHW
+1x1 convolution one product per image (NOTE [ The 1x1 convolution in NCHW ]). A 1-D
+convolution runs as a 2-D one over images of height 1. When the input or the weight is
 channels_last, the kernels of ember/native/convolution_channels_last.py run instead
 and every result is channels_last (NOTE [ Convolution in channels_last ] there). Each
 of the three products of a channels_last 3x3 stride-1 convolution (output, input's
@@ -40,6 +40,7 @@ from ember.dtypes import C_TYPE_NAMES
 from ember.memory_format import array_suggests_channels_last
 from ember.native import convolution_algorithm as algorithms
 from ember.native import convolution_channels_last as nhwc
+from ember.native import convolution_phases as phases
 from ember.native import winograd
 from ember.native.fold import Geometry, col2im_taps
 from ember.native.padding import pad as _pad
@@ -104,84 +105,6 @@ def _input_adjoint(xp, rows, weight, N, geometry, groups):
     channels = weight.shape[1] * groups
     taps = cols.reshape(channels, g.kh, g.kw, N, g.OH, g.OW).transpose(3, 0, 1, 2, 4, 5)
     return col2im_taps(xp, taps, g)
-
-
-# NOTE [ The strided input adjoint by phases ]
-# At stride s, the input pixel at padded position ``s*q + r`` (phase r) only receives
-# taps i with ``i*d = s*a + r``, from output ``q - a``. So each phase of the input's
-# gradient is a sum of stride-1 products, one per tap, with the output gradient shifted
-# by ``a`` (the "sub-pixel" split). Laid out channel-major on a grid (O, N*Qh*Qw) with
-# a zero margin in front and zero rows and columns past the output, every shift is a
-# flat offset: a plain 2-D view BLAS reads directly, no copy. Taps with the same shift
-# share one product (their weights stacked), so 3x3 at stride 2 makes 4 products, not
-# a column matrix 9x the image that col2im then adds back with strided writes; the
-# phases are summed with contiguous adds and interleaved into the image once.
-# Measured on the small CNN's stride-2 layers, batch 32, one thread: 32->64 at 32x32,
-# 7.2 ms against 9.5; 64->128 at 16x16, 6.2 against 6.7.
-
-
-def _phase_input_adjoint(xp, grad, weight, g):
-    """F(., W)^T grad for an NCHW convolution of one group, by phases (NOTE [ The
-    strided input adjoint by phases ]): ``(N, O, OH, OW)`` -> ``(N, C, H, W)``."""
-    plan = PhasePlan(g)
-    O = grad.shape[1]
-    grid = xp.zeros((O, plan.margin + plan.F), dtype=grad.dtype)
-    target = grid[:, plan.margin:].reshape(O, g.N, plan.Qh, plan.Qw)
-    target[:, :, :g.OH, :g.OW] = grad.transpose(1, 0, 2, 3)
-    phases = {}
-    for start, taps in plan.products():
-        stacked = xp.stack([weight[:, :, i, j].T for i, j, _ in taps]).reshape(-1, O)  # (taps*C, O)
-        products = xp.matmul(stacked, grid[:, start:start + plan.F]).reshape(len(taps), g.C, plan.F)
-        for product, (_, _, phase) in zip(products, taps):
-            if phase in phases:
-                phases[phase] += product
-            else:
-                phases[phase] = product
-    image = plan.empty_image(xp, (g.N, g.C, g.H, g.W), len(phases), grad.dtype)
-    for phase, plane in phases.items():
-        (h0, q0, rows), (w0, p0, columns) = plan.placement(phase)
-        grid = plane.reshape(g.C, g.N, plan.Qh, plan.Qw)[:, :, q0:q0 + rows, p0:p0 + columns]
-        image[:, :, h0::g.sh, w0::g.sw] = grid.transpose(1, 0, 2, 3)
-    return image
-
-
-class PhasePlan:
-    """Where the taps of a strided convolution's input adjoint land (NOTE [ The strided
-    input adjoint by phases ]): the grid of ``Qh x Qw`` cells per image (a phase's rows
-    and columns) behind a ``margin`` of zero cells, and per shared shift the grid's first
-    cell and the taps ``(i, j, phase)`` it serves."""
-
-    def __init__(self, g):
-        self.g = g
-        self.shifts_h = [divmod(i * g.dh, g.sh) for i in range(g.kh)]  # tap i reads s*(o + a) + r
-        self.shifts_w = [divmod(j * g.dw, g.sw) for j in range(g.kw)]
-        reach_h, reach_w = self.shifts_h[-1][0], self.shifts_w[-1][0]
-        self.Qh = max(g.OH + reach_h, -(-(g.H + g.ph) // g.sh))
-        self.Qw = max(g.OW + reach_w, -(-(g.W + g.pw) // g.sw))
-        self.F = g.N * self.Qh * self.Qw
-        self.margin = reach_h * self.Qw + reach_w
-
-    def products(self):
-        """``(first grid cell, taps)`` per shift, the taps as ``(i, j, (r, t))``."""
-        by_shift = {}
-        for i, (a_i, r_i) in enumerate(self.shifts_h):
-            for j, (a_j, r_j) in enumerate(self.shifts_w):
-                by_shift.setdefault((a_i, a_j), []).append((i, j, (r_i, r_j)))
-        return [(self.margin - (a_i * self.Qw + a_j), taps) for (a_i, a_j), taps in by_shift.items()]
-
-    def placement(self, phase):
-        """Per dim, (first image index, first grid cell, count) of a phase's pixels."""
-        g = self.g
-        placed = []
-        for r, s, p, size in zip(phase, (g.sh, g.sw), (g.ph, g.pw), (g.H, g.W)):
-            first = (r - p) % s
-            placed.append((first, (first + p) // s, len(range(first, size, s))))
-        return placed
-
-    def empty_image(self, xp, shape, phases, dtype):
-        """The image to interleave into: zeros where some phase has no tap."""
-        make = xp.empty if phases == self.g.sh * self.g.sw else xp.zeros
-        return make(shape, dtype=dtype)
 
 
 def _weight_adjoint(xp, x, rows, weight_shape, geometry, groups):
@@ -391,7 +314,7 @@ def _input_adjoint_by(algorithm, xp, rows, weight, g, groups, channels_last):
     if full is not None and weight.shape[0] <= g.C:
         return _image(xp, _forward(xp, grad, nhwc.flipped_weight(weight, groups), full, groups), g.N, full)
     if groups == 1 and (g.sh > 1 or g.sw > 1):
-        return _phase_input_adjoint(xp, grad, weight, g)
+        return phases.input_adjoint_by_phases(xp, grad, weight, g)
     return _input_adjoint(xp, rows.channel_major(), weight, g.N, g, groups)
 
 
