@@ -13,6 +13,9 @@ import pytest
 import ember
 from ember.testing import assert_parity, make_tensor
 
+# Every test runs on the installed cpu kernels and on ember-norm's NumPy ones (conftest.py).
+pytestmark = pytest.mark.usefixtures("cpu_kernels")
+
 TOLERANCES = {"float32": dict(rtol=1e-4, atol=1e-4), "float64": dict(rtol=1e-10, atol=1e-10)}
 
 

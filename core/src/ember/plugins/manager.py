@@ -51,7 +51,7 @@ BACKEND_DISTRIBUTIONS = {"cpu": "ember-numpy", "cuda": "ember-cupy"}
 # pyproject files): they load before any other, see NOTE [ Name clashes between plugins ].
 FIRST_PARTY = frozenset({
     "ember-core", "ember-numpy", "ember-cupy", "ember-activation", "ember-data", "ember-loss", "ember-mpi",
-    "ember-norm", "ember-optim", "ember-quantization", "ember-zoo-resnet", "ember-zoo-transformer",
+    "ember-norm", "ember-numba", "ember-optim", "ember-quantization", "ember-zoo-resnet", "ember-zoo-transformer",
     "ember-zoo-yolo",
 })
 

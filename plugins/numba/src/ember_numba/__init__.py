@@ -1,0 +1,34 @@
+"""ember-numba: compiled CPU kernels for ember-norm's LayerNorm and GroupNorm ops.
+
+PyTorch counterpart: aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``: a
+compiled CPU kernel registered for an op's cpu entry) (v2.13).
+
+The plugin registers no new names: its ``ember_register_ops`` hook registers kernels
+for the cpu device on ember-norm's own ops (``Op.register_kernel``), which the
+dispatcher resolves once per device and caches, as it does every kernel. The op objects
+are module-level in ember-norm, so the override holds whichever plugin loads first.
+``EMBER_DISABLE_PLUGINS=ember-numba`` (or ``numba``) keeps ember-norm's NumPy kernels.
+numba itself is imported at the first call of a compiled kernel (ember_numba/jit.py).
+"""
+
+from ember.plugins import hookimpl
+
+__version__ = "0.1.0"
+
+
+def overrides():
+    """``[(op, cpu kernel)]``: every ember-norm op this plugin serves on the cpu device."""
+    from ember_norm.ops import layer_norm as norm_layer_norm
+    from ember_numba import layer_norm
+
+    return [
+        (norm_layer_norm.layer_norm_stats, layer_norm.layer_norm_stats),
+        (norm_layer_norm.layer_norm, layer_norm.layer_norm),
+        (norm_layer_norm.layer_norm_backward, layer_norm.layer_norm_backward),
+    ]
+
+
+@hookimpl
+def ember_register_ops(register):
+    for op, kernel in overrides():
+        op.register_kernel("cpu", kernel)

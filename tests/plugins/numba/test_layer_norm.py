@@ -1,0 +1,154 @@
+"""The compiled layer-norm kernels of ember-numba against torch and against
+ember-norm's NumPy kernels on the same arrays: values and gradients of input, weight
+and bias, float32 and float64, odd shapes, rows far from zero, NaN and infinity, and
+the inputs that go back to the NumPy kernel.
+
+Tests for plugins/numba/src/ember_numba/layer_norm.py (PyTorch counterpart:
+aten/src/ATen/native/cpu/layer_norm_kernel.cpp, v2.13).
+"""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.testing import assert_parity, make_tensor
+from ember_norm.ops import layer_norm as ops
+from ember_numba import layer_norm as compiled
+
+TOLERANCES = {"float32": dict(rtol=1e-5, atol=1e-5), "float64": dict(rtol=1e-12, atol=1e-12)}
+# (input shape, normalized shape): D = 1, one row, D not a multiple of 8, several dims
+SHAPES = [((32, 64, 256), (256,)), ((5, 1), (1,)), ((1, 37), (37,)), ((7, 13), (13,)),
+          ((3, 257), (257,)), ((2, 3, 4, 5), (4, 5))]
+
+
+def layer_norm(normalized, affine=True):
+    if affine:
+        return lambda lib, x, w, b: lib.nn.functional.layer_norm(x, normalized, w, b)
+    return lambda lib, x: lib.nn.functional.layer_norm(x, normalized)
+
+
+def numpy_and_compiled(op, override, *arrays, **attrs):
+    """The op's NumPy kernel and the compiled override on the same arrays."""
+    return op.generic(np, *arrays, **attrs), override(np, *arrays, **attrs)
+
+
+def assert_same(expected, actual, dtype):
+    # atol scales with the largest value: grad_weight and grad_bias are sums over every
+    # row, whose rounding grows with the sum, and the two kernels add in different orders.
+    tol = TOLERANCES[dtype]
+    for e, a in zip(expected, actual):
+        assert a.dtype == e.dtype and a.shape == e.shape
+        np.testing.assert_allclose(a, e, rtol=tol["rtol"], atol=tol["atol"] * max(1.0, np.abs(e).max()))
+
+
+def test_the_cpu_kernels_are_the_compiled_ones():
+    for op, override in ((ops.layer_norm_stats, compiled.layer_norm_stats), (ops.layer_norm, compiled.layer_norm),
+                         (ops.layer_norm_backward, compiled.layer_norm_backward)):
+        assert op.kernel_for("cpu") is override
+        # the dispatcher's op is the one the plugin overrode, whichever plugin loaded first
+        assert ember.plugins.registry.catalogue("ops")[op.qualname].obj is op
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape, normalized", SHAPES)
+def test_affine_matches_torch(dtype, shape, normalized):
+    x = make_tensor(shape, dtype, seed=0)
+    w, b = make_tensor(normalized, dtype, seed=1), make_tensor(normalized, dtype, seed=2)
+    tol = TOLERANCES[dtype]
+    assert_parity(layer_norm(normalized), x, w, b, **tol, grad_rtol=tol["rtol"], grad_atol=tol["atol"])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape, normalized", SHAPES[:4])
+def test_without_affine_matches_torch(dtype, shape, normalized):
+    tol = TOLERANCES[dtype]
+    assert_parity(layer_norm(normalized, affine=False), make_tensor(shape, dtype, seed=3), **tol,
+                  grad_rtol=tol["rtol"], grad_atol=tol["atol"])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape, normalized", SHAPES)
+@pytest.mark.parametrize("affine", [True, False])
+def test_each_kernel_matches_the_numpy_kernel(dtype, shape, normalized, affine):
+    x, g = make_tensor(shape, dtype, seed=4), make_tensor(shape, dtype, seed=5)
+    w, b = (make_tensor(normalized, dtype, seed=6), make_tensor(normalized, dtype, seed=7)) if affine else (None, None)
+    ndim = len(normalized)
+    expected, actual = numpy_and_compiled(ops.layer_norm_stats, compiled.layer_norm_stats, x,
+                                          normalized_ndim=ndim, eps=1e-5)
+    assert_same(expected, actual, dtype)
+    mean, rstd = expected
+    expected, actual = numpy_and_compiled(ops.layer_norm, compiled.layer_norm, x, w, b, mean, rstd,
+                                          normalized_ndim=ndim, eps=1e-5)
+    assert_same([expected], [actual], dtype)
+    expected, actual = numpy_and_compiled(ops.layer_norm_backward, compiled.layer_norm_backward, g, x, w, mean,
+                                          rstd, normalized_ndim=ndim)
+    assert_same(expected, actual, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rows_far_from_zero_match_torch(dtype):
+    # |mean| 1e4 times the spread: E[x^2] - mean^2 would lose every digit in float32;
+    # the two passes over each row keep the variance.
+    x = (1e3 + 1e-1 * make_tensor((16, 100), "float64", seed=8)).astype(dtype)
+    w, b = make_tensor((100,), dtype, seed=1), make_tensor((100,), dtype, seed=2)
+    mean, rstd = compiled.layer_norm_stats(np, x, normalized_ndim=1, eps=0.0)
+    reference = x.astype(np.float64)
+    expected = 1 / np.sqrt(((reference - reference.mean(1, keepdims=True)) ** 2).mean(1))
+    np.testing.assert_allclose(rstd.ravel(), expected, rtol=1e-5 if dtype == "float32" else 1e-10)
+    tol = dict(rtol=2e-3, atol=2e-3) if dtype == "float32" else dict(rtol=1e-8, atol=1e-8)
+    assert_parity(layer_norm((100,)), x, w, b, **tol, grad_rtol=tol["rtol"], grad_atol=tol["atol"])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nan_and_infinity_propagate_as_in_torch(dtype):
+    x = make_tensor((4, 24), dtype, seed=9)
+    x[1, 3] = np.nan
+    x[2, 5] = np.inf
+    x[3, 0] = -np.inf
+    w, b = make_tensor((24,), dtype, seed=1), make_tensor((24,), dtype, seed=2)
+    out, _ = assert_parity(layer_norm((24,)), x, w, b, **TOLERANCES[dtype])
+    assert np.isnan(out.detach().numpy()[1:]).all() and np.isfinite(out.detach().numpy()[0]).all()
+    # rstd is NaN where torch's is; the mean of a row with one infinity is that infinity
+    # here and in the NumPy kernel (torch's Welford update gives NaN): it only feeds
+    # outputs that are NaN either way.
+    mean, rstd = compiled.layer_norm_stats(np, x, normalized_ndim=1, eps=1e-5)
+    torch_rstd = torch.ops.aten.native_layer_norm(torch.from_numpy(x), [24], None, None, 1e-5)[2]
+    np.testing.assert_array_equal(np.isnan(rstd), np.isnan(torch_rstd.numpy()))
+    with np.errstate(invalid="ignore"):  # the NumPy kernel's E[x^2] - mean^2 is inf - inf there
+        numpy_mean = ops.layer_norm_stats.generic(np, x, normalized_ndim=1, eps=1e-5)[0]
+    np.testing.assert_array_equal(mean, numpy_mean)
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (2, 0, 5)])
+def test_empty_batch_matches_torch(shape):
+    x = make_tensor(shape, "float32")
+    w, b = make_tensor((5,), "float32", seed=1), make_tensor((5,), "float32", seed=2)
+    assert_parity(layer_norm((5,)), x, w, b)
+
+
+def numpy_kernel_calls(monkeypatch, op):
+    """A list that records each call of ``op``'s NumPy kernel."""
+    calls, generic = [], op.generic
+
+    def counted(*args, **kwargs):
+        calls.append(op.qualname)
+        return generic(*args, **kwargs)
+    monkeypatch.setattr(op, "generic", counted)
+    return calls
+
+
+def test_noncontiguous_input_takes_the_numpy_kernel(monkeypatch):
+    calls = [numpy_kernel_calls(monkeypatch, op) for op in (ops.layer_norm_stats, ops.layer_norm,
+                                                             ops.layer_norm_backward)]
+    x = make_tensor((6, 10), "float32", seed=10)
+    w, b = make_tensor((10,), "float32", seed=1), make_tensor((10,), "float32", seed=2)
+    assert_parity(layer_norm((10,)), x, w, b, noncontiguous=True, **TOLERANCES["float32"])
+    assert all(calls)
+
+
+def test_float16_takes_the_numpy_kernel(monkeypatch):
+    calls = numpy_kernel_calls(monkeypatch, ops.layer_norm_stats)
+    x = make_tensor((3, 8), "float16", seed=11)
+    assert_parity(layer_norm((8,), affine=False), x, rtol=1e-2, atol=1e-2, grad=False)
+    assert calls

@@ -1,0 +1,43 @@
+"""ember-numba as a plugin: what it overrides, that it holds after the catalogues are
+rebuilt, and that disabling it gives back ember-norm's NumPy kernels.
+
+Tests for plugins/numba/src/ember_numba/__init__.py (PyTorch counterpart:
+aten/src/ATen/native/DispatchStub.h, v2.13).
+"""
+
+import os
+import subprocess
+import sys
+
+import ember
+import ember_numba
+
+KERNELS = ("from ember_norm.ops import layer_norm as ops\n"
+           "print(all(op.kernel_for('cpu') is op.generic for op in "
+           "(ops.layer_norm_stats, ops.layer_norm, ops.layer_norm_backward)))")
+
+
+def test_it_registers_kernels_and_no_names():
+    info = {i.name: i for i in ember.plugins.list_plugins()}["numba"]
+    assert info.status == "ok" and info.distribution == "ember-numba" and info.registered == {}
+    for op, kernel in ember_numba.overrides():
+        assert op.kernels["cpu"] is kernel and op.kernel_for("cpu") is kernel
+
+
+def test_the_override_holds_after_the_catalogues_are_rebuilt():
+    ember.plugins.registry.invalidate()
+    for op, kernel in ember_numba.overrides():
+        assert ember.plugins.registry.catalogue("ops")[op.qualname].obj is op
+        assert op.kernel_for("cpu") is kernel
+
+
+def run_kernels_check(**env):
+    result = subprocess.run([sys.executable, "-c", KERNELS], env={**os.environ, **env}, capture_output=True,
+                            text=True, check=True)
+    return result.stdout.strip()
+
+
+def test_disabling_the_plugin_gives_back_the_numpy_kernels():
+    assert run_kernels_check(EMBER_DISABLE_PLUGINS="ember-numba") == "True"
+    assert run_kernels_check(EMBER_DISABLE_PLUGINS="numba") == "True"
+    assert run_kernels_check(EMBER_DISABLE_PLUGINS="") == "False"
