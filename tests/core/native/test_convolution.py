@@ -137,3 +137,85 @@ def test_only_an_unpadded_stride_one_ungrouped_1x1_takes_the_pointwise_path(monk
     x, w = ember.randn(2, 4, 5, 5), ember.randn(6, 4 // kwargs.get("groups", 1), 1, 1)
     ember.nn.functional.conv2d(x, w, **kwargs)
     assert bool(calls) == taken
+
+
+# Small NCHW maps with 16 channels or more gather in NHWC: NOTE [ Small NCHW maps
+# gather in NHWC ]. (N, C, O, H, W, kwargs): stride 2, padding 0 and 2, dilation, a 5x5
+# and a strided 1x1 kernel, batch 1 and an empty batch, odd and unequal sizes.
+NHWC_GATHER_CASES = [
+    ((2, 16, 5, 7, 9), {"padding": 1}),
+    ((3, 17, 4, 6, 5), {"stride": 2, "padding": 1}),
+    ((2, 16, 3, 9, 8), {"padding": 0}),
+    ((1, 20, 6, 8, 8), {"padding": 2, "dilation": 2}),
+    ((2, 16, 4, 7, 7), {"padding": 2}),  # 5x5 below
+    ((2, 18, 5, 6, 7), {"stride": 2}),  # 1x1 below
+    ((0, 16, 4, 4, 4), {"padding": 1}),
+]
+
+
+def _gather_weight(shape, kwargs):
+    N, C, O, H, W = shape
+    kernel = 5 if shape == (2, 16, 4, 7, 7) else 1 if shape == (2, 18, 5, 6, 7) else 3
+    return (N, C, H, W), (O, C, kernel, kernel)
+
+
+@pytest.mark.parametrize("case", NHWC_GATHER_CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("noncontiguous", [False, True])
+def test_small_map_nhwc_gather_as_torch(monkeypatch, case, dtype, noncontiguous):
+    from ember.testing import assert_parity
+
+    shape, kwargs = case
+    x_shape, w_shape = _gather_weight(shape, kwargs)
+    taken = []
+    gathers = convolution._gathers_in_nhwc
+    monkeypatch.setattr(convolution, "_gathers_in_nhwc", lambda *a: taken.append(gathers(*a)) or taken[-1])
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal(x_shape).astype(dtype), rng.standard_normal(w_shape).astype(dtype)
+    b = rng.standard_normal(w_shape[0]).astype(dtype)
+    tolerance = 1e-4 if dtype == "float32" else 1e-12
+    out, expected = assert_parity(lambda lib, *t: lib.nn.functional.conv2d(*t, **kwargs), x, w, b,
+                                  noncontiguous=noncontiguous, rtol=tolerance, atol=tolerance)
+    assert taken[0] and out.stride() == expected.stride()  # the NHWC gather ran; NCHW strides out
+
+
+@pytest.mark.parametrize("case", NHWC_GATHER_CASES)
+def test_small_map_nhwc_gather_equals_the_nchw_im2col_it_replaces(case):
+    shape, kwargs = case
+    x_shape, w_shape = _gather_weight(shape, kwargs)
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
+    stride, padding, dilation = (kwargs.get(k, d) for k, d in (("stride", 1), ("padding", 0), ("dilation", 1)))
+    g = convolution._geometry(x.shape, w.shape, (stride,) * 2, (padding,) * 2, (dilation,) * 2)
+    im2col = convolution._image(np, convolution._forward(np, x, w, g, 1), x.shape[0], g)
+    gathered = convolution._forward_by("im2col", np, x, w, g, 1, False)
+    assert gathered.flags.c_contiguous
+    np.testing.assert_allclose(gathered, im2col, rtol=1e-12, atol=1e-12)
+
+
+def test_conv1d_with_many_channels_gathers_in_nhwc_as_torch():
+    from ember.testing import assert_parity
+
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((2, 16, 11)), rng.standard_normal((4, 16, 3))
+    assert_parity(lambda lib, *t: lib.nn.functional.conv1d(*t, padding=1, stride=2), x, w,
+                  rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("x_shape, kwargs, taken", [
+    ((2, 16, 16, 16), {}, True),
+    ((2, 15, 8, 8), {}, False),  # few channels: NCHW's runs are as long as NHWC's
+    ((2, 16, 16, 17), {}, False),  # a larger map: NCHW im2col copies long runs
+    ((2, 16, 8, 8), {"groups": 2}, False),
+])
+def test_which_nchw_convolutions_gather_in_nhwc(monkeypatch, x_shape, kwargs, taken):
+    calls = []
+    forward = convolution.nhwc.forward
+    monkeypatch.setattr(convolution.nhwc, "forward", lambda *a: calls.append(1) or forward(*a))
+    x, w = ember.randn(*x_shape), ember.randn(8, x_shape[1] // kwargs.get("groups", 1), 3, 3)
+    ember.nn.functional.conv2d(x, w, padding=1, **kwargs)
+    assert bool(calls) == taken
+    calls.clear()
+    with ember.backends.mkldnn.flags(enabled=False):  # NCHW im2col, torch's rounding order
+        ember.nn.functional.conv2d(x, w, padding=1, **kwargs)
+    assert not calls

@@ -57,7 +57,7 @@ def window_rows(xp, x, g, groups):
         (Cg * sC, sN, g.sh * sH, g.sw * sW, g.dh * sH, g.dw * sW, sC))
     rows = xp.empty(_rows_shape(g, groups), dtype=x.dtype)
     rows[...] = windows
-    return rows.reshape(groups, g.N * g.L, -1)
+    return rows.reshape(groups, g.N * g.L, g.kh * g.kw * Cg)  # not -1: an empty batch has no rows
 
 
 def padded_nhwc(xp, x, g):
