@@ -35,11 +35,13 @@ and ``ember.backends.mkldnn.enabled = False`` keeps im2col everywhere.
 from functools import partial
 
 from ember.amp.state import autocast_state
+from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import NONE, Op
 from ember.dtypes import C_TYPE_NAMES
 from ember.memory_format import array_suggests_channels_last
 from ember.native import convolution_algorithm as algorithms
 from ember.native import convolution_channels_last as nhwc
+from ember.native import convolution_columns as kept_columns
 from ember.native import convolution_phases as phases
 from ember.native import winograd
 from ember.native.fold import Geometry, col2im_taps
@@ -91,8 +93,12 @@ def _image(xp, channel_major, N, geometry):
 
 
 def _forward(xp, x, weight, geometry, groups):
-    """F(x, W) for a convolution: ``(N, C, H, W)`` -> ``(groups, O/g, N*L)``."""
-    return xp.matmul(_grouped(weight, groups), _columns(xp, x, geometry, groups))
+    """F(x, W) for a convolution: ``(N, C, H, W)`` -> ``(groups, O/g, N*L)``; offers
+    its columns to a capture (NOTE [ The forward's columns, kept for the weight's
+    gradient ])."""
+    columns = _columns(xp, x, geometry, groups)
+    kept_columns.offer(columns)
+    return xp.matmul(_grouped(weight, groups), columns)
 
 
 def _input_adjoint(xp, rows, weight, N, geometry, groups):
@@ -106,8 +112,12 @@ def _input_adjoint(xp, rows, weight, N, geometry, groups):
 
 
 def _weight_adjoint(xp, x, rows, weight_shape, geometry, groups):
-    """F(x, .)^T for a convolution: the ``(groups, O/g, N*L)`` rows against im2col(x)."""
-    cols = _columns(xp, x, geometry, groups)
+    """F(x, .)^T for a convolution: the ``(groups, O/g, N*L)`` rows against im2col(x),
+    the forward's columns where they were kept."""
+    g = geometry
+    cols = kept_columns.take((groups, x.shape[1] // groups * g.kh * g.kw, x.shape[0] * g.L), x.dtype)
+    if cols is None:
+        cols = _columns(xp, x, geometry, groups)
     return xp.matmul(rows, cols.transpose(0, 2, 1)).reshape(weight_shape)
 
 
@@ -366,8 +376,8 @@ def _convolution_backward(ctx, grad):
     x, weight, bias = ctx.saved_inputs
     needs = ctx.needs_input_grad
     mask = (needs[0], needs[1], bias is not None and needs[2])
-    grads = convolution_backward(grad, x, weight, output_mask=mask, **ctx.attrs)
-    return grads
+    with kept_columns.handing_over(ctx):
+        return convolution_backward(grad, x, weight, output_mask=mask, **ctx.attrs)
 
 
 def _convolution_double_backward(ctx, gg_input, gg_weight, gg_bias):
@@ -506,8 +516,19 @@ def convolution(input, weight, bias=None, stride=1, padding=0, dilation=1, trans
     stride, padding = _expand(stride, dims, "stride"), _expand(padding, dims, "padding")
     dilation, output_padding = _expand(dilation, dims, "dilation"), _expand(output_padding, dims, "output_padding")
     _check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
-    return CONVOLUTION(input, weight, bias, stride=stride, padding=padding, dilation=dilation,
-                       transposed=bool(transposed), output_padding=output_padding, groups=groups)
+    attrs = dict(stride=stride, padding=padding, dilation=dilation, transposed=bool(transposed),
+                 output_padding=output_padding, groups=groups)
+    if transposed or not (weight._requires_grad and grad_state.enabled):
+        return CONVOLUTION(input, weight, bias, **attrs)
+    # the weight's gradient will want the forward's columns (NOTE [ The forward's
+    # columns, kept for the weight's gradient ] in ember/native/convolution_columns.py)
+    kept_columns.capture()
+    out = None
+    try:
+        out = CONVOLUTION(input, weight, bias, **attrs)
+    finally:
+        kept_columns.keep(None if out is None else out._grad_fn)
+    return out
 
 
 def _batched(input, dims, name):

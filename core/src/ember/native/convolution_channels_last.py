@@ -30,6 +30,7 @@ roles here exactly as it does there.
 # (ember/memory_format.py ``suggests_channels_last``).
 """
 
+from ember.native import convolution_columns as kept_columns
 from ember.native.fold import Geometry, inside_slices
 
 
@@ -102,8 +103,11 @@ def image_from_rows(xp, rows, N, OH, OW):
 
 
 def forward(xp, x, weight, g, groups):
-    """F(x, W): the channels_last ``(N, O, OH, OW)`` output (no bias)."""
-    rows = xp.matmul(window_rows(xp, x, g, groups), weight_matrix(weight, groups))
+    """F(x, W): the channels_last ``(N, O, OH, OW)`` output (no bias); offers its
+    window rows to a capture (ember/native/convolution_columns.py)."""
+    windows = window_rows(xp, x, g, groups)
+    kept_columns.offer(windows)
+    rows = xp.matmul(windows, weight_matrix(weight, groups))
     return image_from_rows(xp, rows, g.N, g.OH, g.OW)
 
 
@@ -154,7 +158,11 @@ def flipped_weight(weight, groups):
 
 
 def weight_adjoint(xp, x, grad_rows, weight_shape, g, groups):
-    """F(x, .)^T: ``(O, C/g, kh, kw)`` with channels_last strides, one product per group."""
+    """F(x, .)^T: ``(O, C/g, kh, kw)`` with channels_last strides, one product per group,
+    against the forward's window rows where they were kept."""
     O, Cg, kh, kw = weight_shape
-    per_group = xp.matmul(grad_rows.transpose(0, 2, 1), window_rows(xp, x, g, groups))  # (G, O/g, K)
+    windows = kept_columns.take((groups, g.N * g.L, kh * kw * Cg), x.dtype)
+    if windows is None:
+        windows = window_rows(xp, x, g, groups)
+    per_group = xp.matmul(grad_rows.transpose(0, 2, 1), windows)  # (G, O/g, K)
     return per_group.reshape(O, kh, kw, Cg).transpose(0, 3, 1, 2)

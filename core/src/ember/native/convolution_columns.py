@@ -1,0 +1,81 @@
+"""The forward's im2col columns, kept on the autograd graph for the weight's gradient:
+the memo that lets ``aten::convolution_backward`` skip its second im2col.
+
+PyTorch counterpart: aten/src/ATen/native/ConvolutionMM2d.cpp (v2.13), whose
+``slow_conv2d`` backward computes the columns again; PyTorch's older THNN kernel kept
+them (``finput``) from the forward, as ember does here within a memory budget.
+
+# NOTE [ The forward's columns, kept for the weight's gradient ]
+# The weight's gradient of an im2col convolution is the output gradient against the
+# very columns the forward built from x (NOTE [ Convolution as a bilinear map ]), and
+# building them is a copy of 9x the input: about a tenth of a training step (9 of 103
+# ms on bench/conv_layer.py's 32->64 layer). So when autograd will want the weight's
+# gradient, ``convolution`` asks its kernel for the columns (``capture``), hangs them
+# on the node it recorded (``keep``), and the backward formula hands them back to the
+# backward kernel (``handing_over``), which uses them when their shape is the one it
+# needs and builds them otherwise. They live as long as the node (a weak dictionary):
+# freed by the backward that uses them, or with the graph if none runs. Above
+# BUDGET bytes kept at once, further columns are not kept (those layers rebuild
+# theirs), so a large model costs at most BUDGET more memory than PyTorch's kernel.
+# The memo never changes a result: the kept columns are exactly the ones the backward
+# would build, and autograd's version check already forbids changing x in between.
+"""
+
+import threading
+import weakref
+
+# At most this many bytes of columns are kept at once, over all live graphs.
+BUDGET = 512 << 20
+
+_KEPT = weakref.WeakKeyDictionary()  # recorded node -> its forward's columns
+_local = threading.local()
+
+
+def capture():
+    """Ask the next convolution kernel (this thread) to offer its columns."""
+    _local.offered = None
+    _local.wanted = True
+
+
+def offer(columns):
+    """Called by a forward kernel with the columns it built."""
+    if getattr(_local, "wanted", False):
+        _local.offered = columns
+
+
+def keep(node):
+    """Hang the offered columns on ``node`` (None: autograd recorded nothing), within
+    :data:`BUDGET`; ends the capture."""
+    columns, _local.offered, _local.wanted = getattr(_local, "offered", None), None, False
+    if node is None or columns is None:
+        return
+    if sum(kept.nbytes for kept in _KEPT.values()) + columns.nbytes <= BUDGET:
+        _KEPT[node] = columns
+
+
+class handing_over:
+    """``with handing_over(node):`` the backward kernel run inside may :func:`take`
+    the node's kept columns, which leave the memo (a second backward builds its own)."""
+
+    def __init__(self, node):
+        self.columns = _KEPT.pop(node, None)
+
+    def __enter__(self):
+        _local.handed = self.columns
+
+    def __exit__(self, *exc):
+        _local.handed = None
+
+
+def take(shape, dtype):
+    """The handed-over columns if they have this shape and dtype, else None."""
+    columns = getattr(_local, "handed", None)
+    _local.handed = None
+    if columns is not None and columns.shape == tuple(shape) and columns.dtype == dtype:
+        return columns
+    return None
+
+
+def kept_bytes():
+    """Bytes of columns kept now (for tests and benches)."""
+    return sum(kept.nbytes for kept in _KEPT.values())

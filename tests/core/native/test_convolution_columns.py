@@ -1,0 +1,152 @@
+"""The forward's im2col columns, kept for the weight's gradient
+(ember/native/convolution_columns.py): the backward uses them instead of building them
+again, its results are the rebuilt ones bit for bit and torch's, and the memo lets go
+of them with the graph, within its budget."""
+
+import gc
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.autograd import gradgradcheck
+from ember.native import convolution
+from ember.native import convolution_channels_last as nhwc
+from ember.native import convolution_columns as kept
+
+# (N, C, O, H, W, stride, padding, dilation, groups): stride 1 (O > C: col2im) and 2
+# (phases), dilation, groups, a 1x1, batch 1, odd sizes
+SHAPES = [
+    (2, 3, 5, 7, 9, 1, 1, 1, 1),
+    (2, 4, 6, 9, 8, 2, 1, 1, 1),
+    (1, 3, 4, 10, 11, 1, 2, 2, 1),
+    (2, 4, 6, 7, 7, 1, 1, 1, 2),
+    (3, 5, 2, 6, 5, 1, 0, 1, 1),
+]
+
+
+def _conv_grads(lib, arrays, attrs, channels_last, bias=True):
+    x, w, g = arrays
+    fmt = lib.channels_last if channels_last else lib.contiguous_format
+    X = lib.tensor(x).to(memory_format=fmt).requires_grad_()
+    W = lib.tensor(w).to(memory_format=fmt).requires_grad_()
+    B = lib.zeros(w.shape[0], dtype=W.dtype).requires_grad_() if bias else None
+    lib.nn.functional.conv2d(X, W, B, **attrs).backward(lib.tensor(g))
+    return [t.grad.detach().numpy() for t in (X, W) + ((B,) if bias else ())]
+
+
+def _case(shape, kernel, dtype):
+    N, C, O, H, W, stride, padding, dilation, groups = shape
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((N, C, H, W)).astype(dtype)
+    w = rng.standard_normal((O, C // groups) + kernel).astype(dtype)
+    attrs = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    y = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), **attrs)
+    return (x, w, rng.standard_normal(y.shape).astype(dtype)), attrs
+
+
+def _counting(monkeypatch):
+    """Count the im2col builds of both layouts, by role."""
+    calls = []
+    columns, rows = convolution._columns, nhwc.window_rows
+
+    def counted_columns(xp, x, g, groups):
+        calls.append(x.shape)
+        return columns(xp, x, g, groups)
+
+    def counted_rows(xp, x, g, groups):
+        calls.append(x.shape)
+        return rows(xp, x, g, groups)
+
+    monkeypatch.setattr(convolution, "_columns", counted_columns)
+    monkeypatch.setattr(nhwc, "window_rows", counted_rows)
+    return calls
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_backward_uses_the_forwards_columns_and_matches_torch(monkeypatch, shape, dtype, channels_last):
+    kernel = (1, 1) if shape[2] == 2 else (3, 3)
+    arrays, attrs = _case(shape, kernel, dtype)
+    with ember.backends.mkldnn.flags(enabled=False):  # im2col only: the path that keeps columns
+        calls = _counting(monkeypatch)
+        got = _conv_grads(ember, arrays, attrs, channels_last)
+        builds = len(calls)
+        monkeypatch.setattr(kept, "BUDGET", 0)  # nothing kept: the backward rebuilds
+        rebuilt = _conv_grads(ember, arrays, attrs, channels_last)
+    expected = _conv_grads(torch, arrays, attrs, channels_last)
+    x_shape = arrays[0].shape
+    one_by_one = kernel == (1, 1) and attrs["stride"] == 1 and attrs["padding"] == 0
+    if not one_by_one:  # NCHW's 1x1 runs without columns; channels_last's are a view
+        assert calls[:builds].count(x_shape) == 1  # the forward's, none in the backward
+        assert calls[builds:].count(x_shape) == 2  # forward and backward
+    for a, b in zip(got, rebuilt):
+        np.testing.assert_array_equal(a, b)
+    tolerance = 1e-4 if dtype == "float32" else 1e-11
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a, b, rtol=tolerance, atol=tolerance)
+    assert kept.kept_bytes() == 0  # the backward let them go
+
+
+def _forward(requires_grad=True, channels_last=False, **attrs):
+    x = ember.randn(2, 3, 8, 8)
+    w = ember.randn(4, 3, 3, 3)
+    if channels_last:
+        x, w = x.to(memory_format=ember.channels_last), w.to(memory_format=ember.channels_last)
+    w.requires_grad_(requires_grad)
+    return ember.nn.functional.conv2d(x, w, padding=1, **attrs), w
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_columns_are_kept_only_when_the_weights_gradient_will_want_them(channels_last):
+    gc.collect()
+    before = kept.kept_bytes()
+    y, _ = _forward(channels_last=channels_last)
+    assert kept.kept_bytes() - before == 3 * 9 * 2 * 64 * 4
+    del y
+    gc.collect()
+    assert kept.kept_bytes() == before  # the graph went, and its columns with it
+    with ember.no_grad():
+        y, _ = _forward(channels_last=channels_last)
+    assert kept.kept_bytes() == before
+    y, _ = _forward(requires_grad=False, channels_last=channels_last)
+    assert kept.kept_bytes() == before
+    w = ember.randn(3, 4, 3, 3).requires_grad_()
+    ember.nn.functional.conv_transpose2d(ember.randn(2, 3, 5, 5), w)
+    assert kept.kept_bytes() == before  # a transposed convolution's weight reads the gradient's windows
+
+
+def test_the_budget_bounds_what_is_kept(monkeypatch):
+    gc.collect()
+    monkeypatch.setattr(kept, "BUDGET", kept.kept_bytes() + 3 * 9 * 2 * 64 * 4)
+    first, _ = _forward()
+    second, _ = _forward()
+    assert kept.kept_bytes() == kept.BUDGET  # the second layer rebuilds its columns
+    del first, second
+
+
+def test_a_second_backward_and_double_backward_rebuild_them():
+    results = []
+    for _ in range(2):
+        y, w = _forward()
+        y.square().sum().backward(retain_graph=True)
+        first = w.grad.clone()
+        w.grad = None
+        y.square().sum().backward()
+        results.append((first, w.grad))
+    assert ember.equal(results[0][0], results[0][1])
+    x = ember.randn(2, 3, 6, 6, dtype=ember.float64, requires_grad=True)
+    w = ember.randn(4, 3, 3, 3, dtype=ember.float64, requires_grad=True)
+    assert gradgradcheck(lambda a, b: ember.nn.functional.conv2d(a, b, padding=1), (x, w))
+
+
+def test_changing_the_input_in_place_after_the_forward_fails_as_in_torch():
+    for lib in (ember, torch):
+        x = lib.randn(2, 3, 8, 8)
+        w = lib.randn(4, 3, 3, 3, requires_grad=True)
+        y = lib.nn.functional.conv2d(x, w, padding=1)
+        x.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
