@@ -73,3 +73,16 @@ def test_one_pass_statistics_are_checked_row_by_row(dtype):
     tol = TOLERANCES[dtype]
     w, b = make_tensor((256,), dtype, seed=1), make_tensor((256,), dtype, seed=2)
     assert_parity(affine(x.shape, (256,)), x, w, b, **tol, grad_rtol=tol["rtol"], grad_atol=tol["atol"])
+
+
+@pytest.mark.parametrize("shape, normalized", [((3, 0), (0,)), ((2, 0, 4), (0, 4)), ((2, 4, 0), (0,))])
+def test_rows_of_no_values_match_torch(shape, normalized):
+    import torch
+
+    x = make_tensor(shape, "float32")
+    assert_parity(lambda lib, x: lib.nn.functional.layer_norm(x, normalized), x)
+    mean, rstd = ember.ops.norm.layer_norm_stats(ember.tensor(x), normalized_ndim=len(normalized), eps=1e-5)
+    _, torch_mean, torch_rstd = torch.ops.aten.native_layer_norm(torch.from_numpy(x), list(normalized), None, None,
+                                                                 1e-5)
+    np.testing.assert_array_equal(mean.numpy(), torch_mean.numpy())
+    np.testing.assert_array_equal(rstd.numpy(), torch_rstd.numpy())

@@ -36,6 +36,7 @@ def case_id(case):
     return f"{name}{args}{kwargs}-{'x'.join(map(str, shape))}"
 
 
+@pytest.mark.usefixtures("cpu_kernels")  # installed and NumPy kernels (conftest.py)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_against_torch(case, dtype):
@@ -97,6 +98,7 @@ def test_group_norm_divisibility_errors():
 
 @pytest.mark.parametrize("name, args, shape", [("LayerNorm", (4,), (0, 4)), ("GroupNorm", (2, 4), (0, 4, 3)),
                                                ("RMSNorm", (4,), (0, 4))])
+@pytest.mark.usefixtures("cpu_kernels")
 def test_empty_batch(name, args, shape):
     torch_m, ember_m = make_pair(name, *args, dtype="float64")
     step(torch_m, ember_m, random_input(shape, "float64"), "float64")

@@ -18,13 +18,16 @@ __version__ = "0.1.0"
 
 def overrides():
     """``[(op, cpu kernel)]``: every ember-norm op this plugin serves on the cpu device."""
+    from ember_norm.ops import group_norm as norm_group_norm
     from ember_norm.ops import layer_norm as norm_layer_norm
-    from ember_numba import layer_norm
+    from ember_numba import group_norm, layer_norm
 
     return [
         (norm_layer_norm.layer_norm_stats, layer_norm.layer_norm_stats),
         (norm_layer_norm.layer_norm, layer_norm.layer_norm),
         (norm_layer_norm.layer_norm_backward, layer_norm.layer_norm_backward),
+        (norm_group_norm.group_norm, group_norm.group_norm),
+        (norm_group_norm.group_norm_backward, group_norm.group_norm_backward),
     ]
 
 

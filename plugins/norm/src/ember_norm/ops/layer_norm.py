@@ -29,13 +29,13 @@ from ember.native.blas_sums import blas_dtype, column_sums, row_dots, row_sums
 BLAS_ROW_LIMIT = 8192
 
 
-def _rows(array, normalized_numel):
-    """View the input as (rows, normalized values); an empty input keeps its row count."""
+def _rows(array, normalized_ndim):
+    """View the input as (rows, normalized values); an empty input keeps its row count,
+    also when the normalized values are the empty ones."""
     rows = 1
-    for size in array.shape:
+    for size in array.shape[:array.ndim - normalized_ndim]:
         rows *= size
-    rows = rows // normalized_numel if normalized_numel else 0
-    return array.reshape(rows, normalized_numel)
+    return array.reshape(rows, _normalized_numel(array, normalized_ndim))
 
 
 def _normalized_numel(input, normalized_ndim):
@@ -67,7 +67,9 @@ def layer_norm_stats(xp, input, *, normalized_ndim, eps):
     kept = input.shape[:input.ndim - normalized_ndim]
     stats_shape = kept + (1,) * normalized_ndim
     numel = _normalized_numel(input, normalized_ndim)
-    rows = _rows(input, numel)
+    if numel == 0:  # rows of no values: mean 0 and rstd NaN, as torch gives
+        return xp.zeros(stats_shape, dtype=input.dtype), xp.full(stats_shape, xp.nan, dtype=input.dtype)
+    rows = _rows(input, normalized_ndim)
     if numel <= BLAS_ROW_LIMIT and blas_dtype(xp, rows):
         mean = row_sums(xp, rows) / numel
         var = row_dots(xp, rows, rows) / numel
@@ -100,9 +102,8 @@ def layer_norm(xp, input, weight, bias, mean, rstd, *, normalized_ndim, eps):
     ...                           eps=0.0), normalized_ndim=1, eps=0.0)
     tensor([[-1.,  1.]])
     """
-    numel = _normalized_numel(input, normalized_ndim)
     # One new array and three passes in place on it: NOTE [ Layer norm passes ].
-    out = _rows(input, numel) - mean.reshape(-1, 1)
+    out = _rows(input, normalized_ndim) - mean.reshape(-1, 1)
     out *= rstd.reshape(-1, 1)
     if weight is not None:
         out *= weight.reshape(-1)
@@ -117,9 +118,9 @@ def layer_norm_backward(xp, grad, input, weight, mean, rstd, *, normalized_ndim)
     autograd)."""
     normalized_shape = input.shape[input.ndim - normalized_ndim:]
     numel = _normalized_numel(input, normalized_ndim)
-    g = _rows(grad, numel)
+    g = _rows(grad, normalized_ndim)
     r = rstd.reshape(-1)
-    centered = _rows(input, numel) - mean.reshape(-1, 1)
+    centered = _rows(input, normalized_ndim) - mean.reshape(-1, 1)
     # NOTE [ Layer norm passes ]
     # With c = x - mean, xhat = c * rstd and w the weight (or ones), the sums are BLAS
     # products (NOTE [ Norm reductions as matrix-vector products ]):

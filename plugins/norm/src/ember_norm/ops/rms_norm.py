@@ -44,7 +44,7 @@ def rms_norm(xp, input, weight, *, normalized_ndim, eps):
     >>> ember.ops.norm.rms_norm(ember.tensor([[3.0, 4.0]]), None, normalized_ndim=1, eps=0.0)
     tensor([[0.8485, 1.1314]])
     """
-    rows = _rows(input, _normalized_numel(input, normalized_ndim))
+    rows = _rows(input, normalized_ndim)
     out = rows * _rstd(xp, rows, eps)[:, None]
     if weight is not None:
         out *= weight.reshape(1, -1)
@@ -55,8 +55,8 @@ def rms_norm(xp, input, weight, *, normalized_ndim, eps):
 def rms_norm_backward(xp, grad, input, weight, *, normalized_ndim, eps):
     """The gradients of ``norm::rms_norm`` for input and weight (no autograd)."""
     numel = _normalized_numel(input, normalized_ndim)
-    rows = _rows(input, numel)
-    g = _rows(grad, numel)
+    rows = _rows(input, normalized_ndim)
+    g = _rows(grad, normalized_ndim)
     rstd = _rstd(xp, rows, eps)[:, None]
     xhat = rows * rstd
     grad_weight = xp.einsum("bd,bd->d", g, xhat).reshape(input.shape[input.ndim - normalized_ndim:])
