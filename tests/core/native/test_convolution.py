@@ -219,3 +219,55 @@ def test_which_nchw_convolutions_gather_in_nhwc(monkeypatch, x_shape, kwargs, ta
     with ember.backends.mkldnn.flags(enabled=False):  # NCHW im2col, torch's rounding order
         ember.nn.functional.conv2d(x, w, padding=1, **kwargs)
     assert not calls
+
+
+# (N, C, O, H, W, stride, padding, groups): input adjoints that add windows back by
+# col2im (NCHW at stride 1 with O > C or with groups, channels_last at stride 2), and
+# ones that do not (NCHW by phases, channels_last's stride-1 "full" correlation)
+CHUNKED = [(3, 2, 5, 7, 6, 1, 1, 1), (3, 4, 6, 6, 7, 1, 1, 2), (3, 3, 4, 9, 8, 2, 1, 1), (2, 4, 4, 7, 7, 2, 0, 2)]
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", CHUNKED)
+def test_col2im_a_few_images_at_a_time_matches_torch(monkeypatch, shape, dtype, channels_last):
+    from ember.native import convolution_channels_last as nhwc
+
+    N, C, O, H, W, stride, padding, groups = shape
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((N, C, H, W)).astype(dtype)
+    w = rng.standard_normal((O, C // groups, 3, 3)).astype(dtype)
+    attrs = dict(stride=stride, padding=padding, groups=groups)
+    g = rng.standard_normal(torch.conv2d(torch.tensor(x), torch.tensor(w), **attrs).shape).astype(dtype)
+    from threadpoolctl import threadpool_limits
+
+    monkeypatch.setattr(convolution, "CHUNK_ELEMENTS", 1)  # one image per product
+    monkeypatch.setattr(nhwc, "CHUNK_ELEMENTS", 1)
+    adds = []  # one col2im per chunk of images
+    col2im, add_taps = convolution.col2im_taps, nhwc._add_taps
+    monkeypatch.setattr(convolution, "col2im_taps", lambda *a, **k: adds.append(1) or col2im(*a, **k))
+    monkeypatch.setattr(nhwc, "_add_taps", lambda *a, **k: adds.append(1) or add_taps(*a, **k))
+    grads = {}
+    for lib in (ember, torch):
+        fmt = lib.channels_last if channels_last else lib.contiguous_format
+        X = lib.tensor(x).to(memory_format=fmt).requires_grad_()
+        W_ = lib.tensor(w).to(memory_format=fmt)
+        with threadpool_limits(limits=1, user_api="blas"):  # chunks only on one thread
+            lib.nn.functional.conv2d(X, W_, **attrs).backward(lib.tensor(g))
+        grads[lib.__name__] = X.grad
+    by_col2im = stride > 1 if channels_last else stride == 1 or groups > 1
+    assert len(adds) == (N if by_col2im else 0)
+    tolerance = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(grads["ember"].numpy(), grads["torch"].numpy(), rtol=tolerance, atol=tolerance)
+    assert grads["ember"].stride() == grads["torch"].stride()
+
+
+def test_loops_of_products_run_only_on_one_blas_thread():
+    from threadpoolctl import threadpool_limits
+
+    from ember.native import convolution_algorithm
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        assert convolution_algorithm.one_blas_thread()
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert not convolution_algorithm.one_blas_thread()

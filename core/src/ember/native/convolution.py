@@ -97,25 +97,54 @@ def _forward(xp, x, weight, geometry, groups):
     its columns to a capture (NOTE [ The forward's columns, kept for the weight's
     gradient ])."""
     columns = _columns(xp, x, geometry, groups)
-    kept_columns.offer(columns)
+    kept_columns.offer(columns, "columns")
     return xp.matmul(_grouped(weight, groups), columns)
 
 
 def _input_adjoint(xp, rows, weight, N, geometry, groups):
-    """F(., W)^T for a convolution: ``(groups, O/g, N*L)`` -> the ``(N, C, H, W)`` image."""
+    """F(., W)^T for a convolution: ``(groups, O/g, N*L)`` -> the ``(N, C, H, W)`` image,
+    a few images at a time (NOTE [ col2im a few images at a time ])."""
     w_t = xp.ascontiguousarray(_grouped(weight, groups).transpose(0, 2, 1))  # BLAS likes a contiguous left side
-    cols = xp.matmul(w_t, rows)  # (groups, C/g*kh*kw, N*L)
     g = geometry
     channels = weight.shape[1] * groups
-    taps = cols.reshape(channels, g.kh, g.kw, N, g.OH, g.OW).transpose(3, 0, 1, 2, 4, 5)
-    return col2im_taps(xp, taps, g)
+    image = xp.zeros((N, channels, g.H, g.W), dtype=rows.dtype)
+    per_chunk = max(1, CHUNK_ELEMENTS // (w_t.shape[0] * w_t.shape[1] * g.L)) if algorithms.one_blas_thread() else N
+    buffer = xp.empty(w_t.shape[:2] + (min(N, per_chunk) * g.L,), dtype=rows.dtype)
+    for start in range(0, N, per_chunk):
+        stop = min(N, start + per_chunk)
+        cols = buffer.reshape(-1)[:buffer.shape[0] * buffer.shape[1] * (stop - start) * g.L]
+        cols = cols.reshape(buffer.shape[:2] + ((stop - start) * g.L,))
+        xp.matmul(w_t, rows[:, :, start * g.L:stop * g.L], out=cols)  # (groups, C/g*kh*kw, n*L)
+        taps = cols.reshape(channels, g.kh, g.kw, stop - start, g.OH, g.OW).transpose(3, 0, 1, 2, 4, 5)
+        col2im_taps(xp, taps, g, out=image[start:stop])
+    return image
+
+
+# NOTE [ col2im a few images at a time ]
+# The input adjoint's product writes kh*kw columns per input pixel, which col2im
+# then adds back onto the image. For the whole batch at once that is a matrix 9x the
+# image (38 MB for a 32->64 layer at 32x32, batch 32), written to memory and read back,
+# and past the allocator's cache (NOTE [ Caching freed memory on the CPU ]) it is
+# faulted in afresh every step. Over a few images at a time (CHUNK_ELEMENTS floats of
+# columns, one buffer reused), the columns are still in cache when col2im reads them:
+# interleaved, one thread, 35.0 ms against 40.2 on that layer's input adjoint, and
+# 0.88-0.95 of the conv_layer step. Only on one BLAS thread (NOTE [ Loops of products
+# only on one BLAS thread ] in convolution_algorithm.py). The sums are the same; BLAS
+# may block a smaller product differently, so the last bits may differ.
+CHUNK_ELEMENTS = 1 << 20
 
 
 def _weight_adjoint(xp, x, rows, weight_shape, geometry, groups):
     """F(x, .)^T for a convolution: the ``(groups, O/g, N*L)`` rows against im2col(x),
     the forward's columns where they were kept."""
     g = geometry
-    cols = kept_columns.take((groups, x.shape[1] // groups * g.kh * g.kw, x.shape[0] * g.L), x.dtype)
+    K = x.shape[1] // groups * g.kh * g.kw
+    windows = kept_columns.take("rows", (groups, x.shape[0] * g.L, K), x.dtype)
+    if windows is not None:  # the forward gathered in NHWC (NOTE [ Small NCHW maps gather in NHWC ])
+        O, Cg, kh, kw = weight_shape
+        per_tap = xp.matmul(rows, windows).reshape(O, kh, kw, Cg)  # each entry the same sum over N*L
+        return _c_contiguous(xp, per_tap.transpose(0, 3, 1, 2))
+    cols = kept_columns.take("columns", (groups, K, x.shape[0] * g.L), x.dtype)
     if cols is None:
         cols = _columns(xp, x, geometry, groups)
     return xp.matmul(rows, cols.transpose(0, 2, 1)).reshape(weight_shape)

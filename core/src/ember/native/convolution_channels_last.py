@@ -31,6 +31,7 @@ roles here exactly as it does there.
 """
 
 from ember.native import convolution_columns as kept_columns
+from ember.native.convolution_algorithm import one_blas_thread
 from ember.native.fold import Geometry, inside_slices
 
 
@@ -106,7 +107,7 @@ def forward(xp, x, weight, g, groups):
     """F(x, W): the channels_last ``(N, O, OH, OW)`` output (no bias); offers its
     window rows to a capture (ember/native/convolution_columns.py)."""
     windows = window_rows(xp, x, g, groups)
-    kept_columns.offer(windows)
+    kept_columns.offer(windows, "rows")
     rows = xp.matmul(windows, weight_matrix(weight, groups))
     return image_from_rows(xp, rows, g.N, g.OH, g.OW)
 
@@ -118,15 +119,29 @@ def input_adjoint(xp, grad, weight, g, groups):
     if full is not None:
         return forward(xp, grad, flipped_weight(weight, groups), full, groups)
     w_t = xp.ascontiguousarray(weight_matrix(weight, groups).transpose(0, 2, 1))  # (G, O/g, K)
-    window_grads = xp.matmul(output_rows(grad, groups), w_t).reshape(_rows_shape(g, groups))
-    image = xp.zeros((g.N, g.H, g.W, groups, g.C // groups), dtype=window_grads.dtype)
+    rows = output_rows(grad, groups)
+    image = xp.zeros((g.N, g.H, g.W, groups, g.C // groups), dtype=grad.dtype)
     target = image.transpose(3, 0, 1, 2, 4)  # (G, N, H, W, Cg), a view
+    # a few images at a time (NOTE [ col2im a few images at a time ] in convolution.py)
+    per_chunk = max(1, CHUNK_ELEMENTS // (w_t.shape[0] * w_t.shape[2] * g.L)) if one_blas_thread() else g.N
+    for start in range(0, g.N, per_chunk):
+        stop = min(g.N, start + per_chunk)
+        window_grads = xp.matmul(rows[:, start * g.L:stop * g.L], w_t)
+        window_grads = window_grads.reshape((groups, stop - start) + _rows_shape(g, groups)[2:])
+        _add_taps(target[:, start:stop], window_grads, g)
+    return image.reshape(g.N, g.H, g.W, g.C).transpose(0, 3, 1, 2)
+
+
+CHUNK_ELEMENTS = 1 << 20  # floats of window gradients per chunk of images
+
+
+def _add_taps(target, window_grads, g):
+    """col2im in NHWC: each tap's window gradients added onto the pixels it read."""
     for i in range(g.kh):
         image_rows, out_rows = inside_slices(g.OH, g.sh, i * g.dh - g.ph, g.H)
         for j in range(g.kw):
             image_columns, out_columns = inside_slices(g.OW, g.sw, j * g.dw - g.pw, g.W)
             target[:, :, image_rows, image_columns] += window_grads[:, :, out_rows, out_columns, i, j]
-    return image.reshape(g.N, g.H, g.W, g.C).transpose(0, 3, 1, 2)
 
 
 # NOTE [ The input adjoint at stride 1 ]
@@ -161,7 +176,7 @@ def weight_adjoint(xp, x, grad_rows, weight_shape, g, groups):
     """F(x, .)^T: ``(O, C/g, kh, kw)`` with channels_last strides, one product per group,
     against the forward's window rows where they were kept."""
     O, Cg, kh, kw = weight_shape
-    windows = kept_columns.take((groups, g.N * g.L, kh * kw * Cg), x.dtype)
+    windows = kept_columns.take("rows", (groups, g.N * g.L, kh * kw * Cg), x.dtype)
     if windows is None:
         windows = window_rows(xp, x, g, groups)
     per_group = xp.matmul(grad_rows.transpose(0, 2, 1), windows)  # (G, O/g, K)

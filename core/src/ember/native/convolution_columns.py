@@ -37,10 +37,12 @@ def capture():
     _local.wanted = True
 
 
-def offer(columns):
-    """Called by a forward kernel with the columns it built."""
+def offer(columns, layout):
+    """Called by a forward kernel with the columns it built; ``layout`` names them:
+    ``"columns"`` (NCHW's ``(groups, K, N*L)``) or ``"rows"`` (NHWC's ``(groups, N*L,
+    K)``), which a square case could not tell apart by shape."""
     if getattr(_local, "wanted", False):
-        _local.offered = columns
+        _local.offered = (layout, columns)
 
 
 def keep(node):
@@ -49,7 +51,7 @@ def keep(node):
     columns, _local.offered, _local.wanted = getattr(_local, "offered", None), None, False
     if node is None or columns is None:
         return
-    if sum(kept.nbytes for kept in _KEPT.values()) + columns.nbytes <= BUDGET:
+    if kept_bytes() + columns[1].nbytes <= BUDGET:
         _KEPT[node] = columns
 
 
@@ -67,15 +69,19 @@ class handing_over:
         _local.handed = None
 
 
-def take(shape, dtype):
-    """The handed-over columns if they have this shape and dtype, else None."""
-    columns = getattr(_local, "handed", None)
+def take(layout, shape, dtype):
+    """The handed-over columns if they are in this layout, shape and dtype (and then
+    only once), else None."""
+    handed = getattr(_local, "handed", None)
+    if handed is None:
+        return None
+    kept_layout, columns = handed
+    if kept_layout != layout or columns.shape != tuple(shape) or columns.dtype != dtype:
+        return None
     _local.handed = None
-    if columns is not None and columns.shape == tuple(shape) and columns.dtype == dtype:
-        return columns
-    return None
+    return columns
 
 
 def kept_bytes():
     """Bytes of columns kept now (for tests and benches)."""
-    return sum(kept.nbytes for kept in _KEPT.values())
+    return sum(columns.nbytes for _, columns in _KEPT.values())

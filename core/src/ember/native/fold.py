@@ -98,12 +98,13 @@ def col2im_array(xp, cols, geometry):
     return col2im_taps(xp, cols.reshape(N, C, g.kh, g.kw, g.OH, g.OW), g)
 
 
-def col2im_taps(xp, taps, geometry):
-    """:func:`col2im_array` from a ``(N, C, kh, kw, OH, OW)`` array of any strides."""
+def col2im_taps(xp, taps, geometry, out=None):
+    """:func:`col2im_array` from a ``(N, C, kh, kw, OH, OW)`` array of any strides,
+    added into ``out`` when given (else into zeros)."""
     g = geometry
     N, C = taps.shape[:2]
     cols = taps
-    image = xp.zeros((N, C, g.H, g.W), dtype=cols.dtype)
+    image = xp.zeros((N, C, g.H, g.W), dtype=cols.dtype) if out is None else out
     for i in range(g.kh):
         rows, out_rows = inside_slices(g.OH, g.sh, i * g.dh - g.ph, g.H)
         for j in range(g.kw):
