@@ -81,3 +81,43 @@ def test_statistics_of_channels_far_from_zero_are_accurate(dtype):
     np.testing.assert_allclose(mean.numpy(), reference.mean(axis=1), rtol=1e-7 if dtype == "float32" else 1e-14)
     np.testing.assert_allclose(unbiased.numpy(), reference.var(axis=1, ddof=1),
                                rtol=2e-6 if dtype == "float32" else 1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape, channels_last", [((4, 5, 3, 2), False), ((4, 5, 3, 2), True),
+                                                  ((6, 3, 7), False), ((4, 3, 2, 3, 4), False)])
+def test_patterns_filled_by_broadcast_equal_repeat_and_tile(dtype, shape, channels_last):
+    # The expressions the broadcasting fill replaced, value for value and stride for stride.
+    from ember_norm.ops.batch_norm import per_channel
+
+    like = random_input(shape, dtype, seed=8)
+    if channels_last:
+        like = like.transpose(0, 2, 3, 1).copy().transpose(0, 3, 1, 2)
+    values = random_input((shape[1],), dtype, seed=9)
+    length = int(np.prod(shape[2:]))
+    if channels_last:
+        expected = np.tile(values, length).reshape(shape[2:] + (shape[1],)).transpose(2, 0, 1)
+    else:
+        expected = np.repeat(values, length).reshape(shape[1:])
+    pattern = per_channel(np, values, like)
+    assert pattern.dtype == values.dtype and pattern.strides == expected.strides
+    np.testing.assert_array_equal(pattern, expected)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_eval_forward_without_grad_equals_grad_mode_and_torch(dtype, affine, channels_last):
+    # NOTE [ The eval batch norm's fixed cost ]: under no_grad the running statistics are
+    # read without a second no_grad block; the output is the same bits as in grad mode.
+    torch_bn, ember_bn = make_pair("BatchNorm2d", 6, dtype=dtype, affine=affine)
+    torch_bn.eval()
+    ember_bn.eval()
+    x, grad = random_input((8, 6, 4, 5), dtype, seed=10), random_input((8, 6, 4, 5), dtype, seed=11)
+    (tx, _), (ex, _) = channels_last_pair(x, grad) if channels_last else ((torch.tensor(x), 0), (ember.tensor(x), 0))
+    with ember.no_grad():
+        inferred = ember_bn(ex.detach())
+    graphed = ember_bn(ex)
+    np.testing.assert_array_equal(inferred.numpy(), graphed.detach().numpy())
+    assert inferred.stride() == graphed.stride() and not inferred.requires_grad
+    assert_close(inferred, torch_bn(tx), dtype, "output")
