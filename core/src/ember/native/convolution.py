@@ -301,12 +301,14 @@ def _forward_by(algorithm, xp, x, weight, g, groups, channels_last):
 # (32x64x8x8 -> 64: 1.4 ms against 2.2). The NHWC gather copies kw*C contiguous
 # values per tap and row, and transposes the input into its padded plane on the way,
 # so an NCHW forward on a small map runs the channels_last kernel and makes one
-# transposing copy of the result back to NCHW. On yolo_nano's eight NCHW 3x3 shapes
-# (batch 32, one thread) the fifteen layers took 25.0 ms this way against 34.3 ms
-# (torch 22.0); at 32x32 (OW 32) and above it lost (40.1 against 38.7 ms for
-# 32 -> 64), and with 3 input channels it lost 2x. The K order of the product
-# (taps, then channels) differs from torch's im2col, so results differ in the last
-# bits: ``ember.backends.mkldnn.enabled = False`` keeps NCHW im2col (torch's order).
+# transposing copy of the result back to NCHW. yolo_nano's fourteen 3x3 layers on
+# inputs of 16x16 and less (batch 32, one thread) took 18.8 ms this way against
+# 29.2 ms (torch 19.3). On 32x32 inputs the transposing copy of the input lost
+# (32 -> 64 at stride 2: 20.2 against 13.5 ms), and so did 3 input channels (2x).
+# In training, interleaved A/B: bench/cnn_step.py 0.94x the time, the ResNet-18 step
+# 1.00x. The K order of the product (taps, then channels) differs from torch's im2col,
+# so results differ in the last bits: ``ember.backends.mkldnn.enabled = False`` keeps
+# NCHW im2col (torch's order).
 NHWC_GATHER_MAX_PLANE = 256
 NHWC_GATHER_MIN_CHANNELS = 16
 
