@@ -103,6 +103,30 @@ def test_non_scalar_without_gradient_raises():
     assert_same_error(lambda lib: (lib.tensor(X, requires_grad=True) * 2).backward())
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1)])
+def test_implicit_gradient_of_a_one_element_output(dtype, shape):
+    # backward() with no gradient seeds a one of the output's dtype (a 0-d output takes
+    # the direct path of engine._implicit_grad): on a leaf it becomes .grad itself, a
+    # new tensor each call, so a second call adds into the first's.
+    def program(lib):
+        leaf = lib.ones(shape, dtype=getattr(lib, dtype), requires_grad=True)
+        y = (leaf * 3).sum() if shape else leaf * 3
+        y.backward()
+        leaf.backward(lib.full(shape, 2.0, dtype=leaf.dtype))
+        root = lib.full(shape, 5.0, dtype=getattr(lib, dtype), requires_grad=True)
+        root.backward()
+        first = root.grad
+        root.backward()
+        return (str(leaf.grad.dtype), leaf.grad.float().tolist(), str(root.grad.dtype), first is root.grad,
+                root.grad.float().tolist(), tuple(root.grad.stride()))
+    ember_result, torch_result = both(program)
+    assert ember_result[0].split(".")[-1] == torch_result[0].split(".")[-1]
+    assert ember_result[2].split(".")[-1] == torch_result[2].split(".")[-1]
+    assert ember_result[1] == torch_result[1]
+    assert ember_result[3:] == torch_result[3:]
+
+
 def test_backward_of_tensor_without_grad_raises():
     assert_same_error(lambda lib: lib.tensor(X).sum().backward())
 

@@ -214,3 +214,44 @@ def test_confident_spatial_rows_keep_their_small_losses():
     exact = torch.nn.functional.cross_entropy(torch.tensor(x, dtype=torch.float64), torch.tensor(t),
                                               reduction="none")
     np.testing.assert_allclose(losses.numpy().ravel(), exact.numpy(), rtol=1e-5, atol=5e-7)
+
+
+# --- the shift by the target logit (NOTE [ Shifting by the target logit ]) -----------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_logits_far_above_the_target_fall_back_to_the_max_shift(dtype, reduction, smoothing):
+    # One row's target logit is 800 below another logit of its row: exp(x - x[t])
+    # overflows in both dtypes, and the batch is recomputed with the row maxima.
+    x, t = make_tensor((6, 9), dtype, seed=16), labels(6, 9)
+    x[2, t[2]] = -400.0
+    x[2, (t[2] + 1) % 9] = 400.0
+    tol = TOLERANCES[dtype]
+    assert_parity(lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor(t), reduction=reduction,
+                                                                 label_smoothing=smoothing), x,
+                  **tol, grad_rtol=tol["rtol"], grad_atol=tol["atol"])
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_non_finite_logits_match_torch(value):
+    x, t = make_tensor((4, 5), "float32", seed=17), labels(4, 5)
+    x[1, t[1]] = value
+    x[3, (t[3] + 2) % 5] = value
+    assert_parity(lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor(t), reduction="none"), x)
+
+
+def test_backward_with_another_target_on_the_same_logits():
+    # The kept target positions belong to the last call's target only.
+    x = make_tensor((8, 10), "float64", seed=18)
+    first, second = labels(8, 10, seed=1), labels(8, 10, seed=2)
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    e_losses = [ember.nn.functional.cross_entropy(ex, ember.tensor(t)) for t in (first, second)]
+    t_losses = [torch.nn.functional.cross_entropy(tx, torch.tensor(t)) for t in (first, second)]
+    e_losses[0].backward()
+    t_losses[0].backward()
+    assert_close(ex.grad, tx.grad)
+    e_losses[1].backward()
+    t_losses[1].backward()
+    assert_close(ex.grad, tx.grad)

@@ -15,6 +15,7 @@ import heapq
 
 import numpy as np
 
+from ember import dispatcher
 from ember.autograd import anomaly_mode
 from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import Node
@@ -43,9 +44,21 @@ def root_edge(tensor):
     return None, 0
 
 
-def _make_root_grads(outputs, grad_outputs):
-    from ember.native.factory import ones_like
+def _implicit_grad(out):
+    """``ones_like(out)`` for the one-element output of ``backward()`` with no gradient
+    given. A 0-d output (every loss) has no layout to preserve, so its array is made
+    directly: ``ones_like`` and its layout suggestion cost more than the rest of a small
+    graph's root."""
+    a = out._data
+    if a.ndim:
+        from ember.native.factory import ones_like
 
+        return ones_like(out)
+    device = out._device
+    return dispatcher._wrap(device.backend.xp.ones((), a.dtype), device)
+
+
+def _make_root_grads(outputs, grad_outputs):
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if not (out._requires_grad or out.grad_fn is not None):
@@ -55,7 +68,7 @@ def _make_root_grads(outputs, grad_outputs):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not out.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-            g = ones_like(out)
+            g = _implicit_grad(out)
         elif g.shape != out.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
                                f"output[{i}] has a shape of {out.shape}.")

@@ -14,6 +14,7 @@ for anything else (a constant, a Python scalar).
 import itertools
 import sys
 
+from ember.autograd.accumulate import accumulate_grad
 from ember.autograd.grad_mode import grad_state
 
 _sequence = itertools.count()
@@ -122,8 +123,6 @@ class AccumulateGrad(Node):
         self._post_accumulate_hooks = None
 
     def apply(self, grads):
-        from ember.autograd.accumulate import accumulate_grad
-
         if grads[0] is None:  # a backward returned None for this leaf: nothing to add
             return ()
         accumulate_grad(self.variable, grads[0])
