@@ -182,98 +182,101 @@ def _conform(node, i, g, meta):
 def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
     """Run backward from ``root``. Returns the gradients that reached each target
     (node, output_nr), captured before the target itself would run."""
+    from ember.native.unary import call_quietly  # not at the top: native imports autograd
+
     deps = _dependencies(root)
     needed = None
     if targets:
         needed = _needed(root, [node for node, _ in targets], run_targets)
     captured = {target: None for target in targets}
-    target_nodes = {node for node, _ in targets}
+    prev_mode = grad_state.enabled
+    grad_state.enabled = create_graph
+    try:
+        # Backward formulas meet inf and 0 as forward ops do; keep NumPy's
+        # floating-point warnings quiet, as PyTorch is (NOTE [ Floating-point warnings ]
+        # in native/unary.py).
+        call_quietly(np, _run, root, retain_graph, deps, needed, captured)
+    finally:
+        grad_state.enabled = prev_mode
+    return captured
+
+
+def _run(root, retain_graph, deps, needed, captured):
+    """The loop of ``execute``: run ready nodes, route their gradients, fill
+    ``captured``."""
+    target_nodes = {node for node, _ in captured}
     buffers = {}
     ready = [(-root._seq, 0, root)]
     tiebreak = 1
     detect = anomaly_mode.is_anomaly_enabled()
-    prev_mode = grad_state.enabled
-    grad_state.enabled = create_graph
     heappop, heappush = heapq.heappop, heapq.heappush
-    # Backward formulas meet inf and 0 as forward ops do; keep NumPy's floating-point
-    # warnings quiet, as PyTorch is (NOTE [ Floating-point warnings ] in
-    # native/unary.py).
-    quiet = np.errstate(all="ignore")
-    quiet.__enter__()
-    try:
-        # -- the loop: run the next ready node --
-        while ready:
-            node = heappop(ready)[2]
-            grads = buffers.pop(node, None) or [None] * node.num_outputs
-            if node._any_hooks:
-                grads = _call_pre_hooks(node, grads)
-            if target_nodes and node in target_nodes:
-                for (target, output_nr) in captured:
-                    if target is node:
-                        captured[target, output_nr] = grads[output_nr]
-            if needed is not None and node not in needed:
+    # -- the loop: run the next ready node --
+    while ready:
+        node = heappop(ready)[2]
+        grads = buffers.pop(node, None) or [None] * node.num_outputs
+        if node._any_hooks:
+            grads = _call_pre_hooks(node, grads)
+        if target_nodes and node in target_nodes:
+            for (target, output_nr) in captured:
+                if target is node:
+                    captured[target, output_nr] = grads[output_nr]
+        if needed is not None and node not in needed:
+            continue
+        if detect:
+            outputs = anomaly_mode.apply_checked(node, grads)
+        else:
+            outputs = node.apply(grads)
+        if not retain_graph:
+            node.release()
+        edges = node.next_functions
+        if not edges:
+            continue
+        if len(outputs) != len(edges):
+            raise RuntimeError(f"function {node.name()} returned an incorrect number "
+                               f"of gradients (expected {len(edges)}, "
+                               f"got {len(outputs)})")
+        meta = node.input_meta
+        if node._any_hooks and node._hooks:
+            outputs = _validate(node, outputs)
+            meta = None  # validated above
+            for hook in tuple(node._hooks.values()):
+                result = hook(tuple(outputs), tuple(grads))
+                if result is not None:
+                    outputs = list(result)
+        # -- route each gradient along its edge --
+        i = -1
+        for child, output_nr in edges:
+            i += 1
+            if child is None:
                 continue
-            if detect:
-                outputs = anomaly_mode.apply_checked(node, grads)
-            else:
-                outputs = node.apply(grads)
-            if not retain_graph:
-                node.release()
-            edges = node.next_functions
-            if not edges:
-                continue
-            if len(outputs) != len(edges):
-                raise RuntimeError(f"function {node.name()} returned an incorrect number "
-                                   f"of gradients (expected {len(edges)}, "
-                                   f"got {len(outputs)})")
-            meta = node.input_meta
-            if node._any_hooks and node._hooks:
-                outputs = _validate(node, outputs)
-                meta = None  # validated above
-                for hook in tuple(node._hooks.values()):
-                    result = hook(tuple(outputs), tuple(grads))
-                    if result is not None:
-                        outputs = list(result)
-            # -- route each gradient along its edge --
-            i = -1
-            for child, output_nr in edges:
-                i += 1
-                if child is None:
-                    continue
-                g = outputs[i]
-                if g is not None:
-                    if meta is not None and meta[i] is not None:
-                        # _validate, inlined for the common case: shapes and dtypes
-                        # agree.
-                        a = g._data
-                        if a.shape != meta[i][0] or a.dtype != meta[i][1]:
-                            g = _conform(node, i, g, meta[i])
-                    buf = buffers.get(child)
-                    if buf is None:
-                        buf = buffers[child] = [None] * child.num_outputs
-                    old = buf[output_nr]
-                    buf[output_nr] = g if old is None else old + g
-                remaining = deps[child] - 1
-                deps[child] = remaining
-                if remaining == 0:
-                    heappush(ready, (-child._seq, tiebreak, child))
-                    tiebreak += 1
-            # Hold no gradient past its routing: AccumulateGrad may steal a buffer only
-            # when the engine's own references are gone (NOTE [ Stealing the incoming
-            # gradient ]).
-            outputs = g = a = None
-    finally:
-        grad_state.enabled = prev_mode
-        quiet.__exit__(None, None, None)
-    return captured
+            g = outputs[i]
+            if g is not None:
+                if meta is not None and meta[i] is not None:
+                    # _validate, inlined for the common case: shapes and dtypes
+                    # agree.
+                    a = g._data
+                    if a.shape != meta[i][0] or a.dtype != meta[i][1]:
+                        g = _conform(node, i, g, meta[i])
+                buf = buffers.get(child)
+                if buf is None:
+                    buf = buffers[child] = [None] * child.num_outputs
+                old = buf[output_nr]
+                buf[output_nr] = g if old is None else old + g
+            remaining = deps[child] - 1
+            deps[child] = remaining
+            if remaining == 0:
+                heappush(ready, (-child._seq, tiebreak, child))
+                tiebreak += 1
+        # Hold no gradient past its routing: AccumulateGrad may steal a buffer only
+        # when the engine's own references are gone (NOTE [ Stealing the incoming
+        # gradient ]).
+        outputs = g = a = None
 
 
 def _as_tuple(x):
     if x is None:
         return None
-    from ember.tensor import Tensor
-
-    if isinstance(x, Tensor):
+    if isinstance(x, dispatcher.Tensor):
         return (x,)
     return tuple(x)
 

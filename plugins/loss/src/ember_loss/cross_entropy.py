@@ -43,6 +43,7 @@ from ember.dtypes import is_floating_array
 from ember.native.blas_sums import row_dots, row_sums
 from ember.native.unary import call_quietly
 from ember_loss import nll
+from ember_loss import reduction as reductions
 
 
 def _log_softmax(xp, x, class_dim):
@@ -83,12 +84,14 @@ _kept = [None]
 
 
 def _keep_exps(x, exps, sums, target=None, positions=None):
-    def forget(ref):
-        if _kept[0] is not None and _kept[0][0] is ref:
-            _kept[0] = None
     try:
-        _kept[0] = (weakref.ref(x, forget), exps, sums, target, positions)
+        _kept[0] = (weakref.ref(x, _forget), exps, sums, target, positions)
     except TypeError:  # an array type without weak references: nothing kept
+        _kept[0] = None
+
+
+def _forget(ref):
+    if _kept[0] is not None and _kept[0][0] is ref:
         _kept[0] = None
 
 
@@ -498,10 +501,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     >>> cross_entropy(ember.tensor([[2.0, 0.0], [0.0, 2.0]]), ember.tensor([0, 1]))
     tensor(0.1269)
     """
-    from ember_loss import reduction as reductions
-
     reduction = reductions.resolve(size_average, reduce, reduction)
-    if tuple(input.shape) == tuple(target.shape):
+    if input.shape == target.shape:
         input, target, weight = _check_probabilities(input, target, weight, ignore_index,
                                                      label_smoothing)
     else:

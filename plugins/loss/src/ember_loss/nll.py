@@ -35,31 +35,38 @@ def check_class_target(input, target, weight):
     Returns the target reshaped to the input's shape without the class dim, and the weight
     as a flat ``(C,)`` tensor.
     """
-    if input.ndim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
-    if input.ndim != 1 and (target.ndim == 0 or input.shape[0] != target.shape[0]):
-        got = target.shape[0] if target.ndim else 0
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({got}).")
-    if input.ndim <= 2:
-        if target.ndim > 1:
+    # each shape read once: this runs on every loss call
+    shape, target_shape = tuple(input.shape), tuple(target.shape)
+    ndim, target_ndim = len(shape), len(target_shape)
+    if ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
+    if ndim != 1 and (target_ndim == 0 or shape[0] != target_shape[0]):
+        got = target_shape[0] if target_ndim else 0
+        raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size ({got}).")
+    if ndim <= 2:
+        if target_ndim > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if input.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
-            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
-    elif input.ndim == 4:
-        if target.ndim != 3:
+        if ndim == 1 and target_ndim == 1 and target_shape[0] != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target_shape[0]}")
+    elif ndim == 4:
+        if target_ndim != 3:
             raise RuntimeError("only batches of spatial targets supported (3D tensors) but got targets of "
-                               f"dimension: {target.ndim}")
-        if tuple(target.shape[1:]) != tuple(input.shape[2:]):
-            raise RuntimeError(f"size mismatch (got input: {_shape(input.shape)} , target: {_shape(target.shape)}")
-    elif tuple(target.shape[1:]) != tuple(input.shape[2:]):
-        expected = (input.shape[0],) + tuple(input.shape[2:])
-        raise RuntimeError(f"Expected target size {_shape(expected)}, got {_shape(target.shape)}")
-    if target.dtype not in (ember.int64, ember.uint8):
+                               f"dimension: {target_ndim}")
+        if target_shape[1:] != shape[2:]:
+            raise RuntimeError(f"size mismatch (got input: {_shape(shape)} , target: {_shape(target_shape)}")
+    elif target_shape[1:] != shape[2:]:
+        expected = (shape[0],) + shape[2:]
+        raise RuntimeError(f"Expected target size {_shape(expected)}, got {_shape(target_shape)}")
+    if target.dtype not in _CLASS_INDEX_DTYPES:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_type_name(target.dtype)}")
-    check_weight(input, weight, spatial=input.ndim == 4)
-    if input.ndim == 1:
+    if weight is not None:
+        check_weight(input, weight, spatial=ndim == 4)
+    if ndim == 1:
         target = target.reshape(())
     return target, (weight.reshape(-1) if weight is not None else None)
+
+
+_CLASS_INDEX_DTYPES = (ember.int64, ember.uint8)
 
 
 def check_weight(input, weight, spatial=False, prefix=""):
