@@ -123,3 +123,24 @@ def test_log_softmax_then_nll_second_derivative_matches_torch():
         return grad
 
     assert_parity(fn, x, rtol=1e-10, atol=1e-12, grad_rtol=1e-10, grad_atol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("noncontiguous", [False, True])
+def test_plain_rows_match_the_general_kernel(reduction, noncontiguous):
+    # (N, C) input, every index in range, no weight and nothing to ignore: a gather
+    # forward and a scatter backward. An ignore_index among the classes that no target
+    # uses sends the same call through the general kernels.
+    x = make_tensor((32, 100), "float64", seed=8)
+    if noncontiguous:
+        x = np.asfortranarray(x)
+    t = np.random.default_rng(9).integers(0, 100, size=32)
+    unused = int(np.setdiff1d(np.arange(100), t)[0])
+    results = []
+    for ignore_index in (-100, unused):
+        leaf = ember.tensor(x, requires_grad=True)
+        loss = ember.nn.functional.nll_loss(leaf, ember.tensor(t), ignore_index=ignore_index, reduction=reduction)
+        loss.backward(ember.ones_like(loss) * 0.5)
+        results.append((loss.detach().numpy(), leaf.grad.numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-14)
+    np.testing.assert_array_equal(results[0][1], results[1][1])

@@ -135,8 +135,8 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
         return _soft_forward(xp, x, target, weight, class_dim, reduction, _smoothing(label_smoothing))
     classes = x.shape[class_dim]
     eps = _smoothing(label_smoothing)
-    if eps == 0 and x.ndim == 2 and weight is None and _all_targets_plain(xp, target, ignore_index, classes):
-        return _plain_rows_forward(xp, x, target, reduction, _flat_positions(xp, target, x.shape[0], classes))
+    if eps == 0 and x.ndim == 2 and weight is None and nll.all_targets_plain(xp, target, ignore_index, classes):
+        return _plain_rows_forward(xp, x, target, reduction, nll.flat_positions(xp, target, x.shape[0], classes))
     safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, classes, x.dtype)
     if x.ndim == 2 and (eps == 0 or weight is None):
         losses = picked_weight * _row_losses(xp, x, safe, eps)
@@ -156,17 +156,6 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
     return nll.reduce_weighted(xp, losses, picked_weight, reduction)
 
 
-def _all_targets_plain(xp, target, ignore_index, classes):
-    """Whether every class index is in ``[0, classes)`` and none can be ignored: then
-    every weight is 1 and 'mean' divides by N (NOTE [ The plain-rows fast path ])."""
-    if target.size == 0 or 0 <= ignore_index < classes:
-        return False
-    if target.dtype == xp.uint8:
-        return int(target.max()) < classes
-    # one reduction: a negative index, read as unsigned, is beyond any class count
-    return int(target.view(xp.uint64).max()) < classes
-
-
 # NOTE [ The plain-rows fast path ]
 # The common call, (N, C) logits and in-range class indices with no weight, no
 # smoothing and no index to ignore, needs none of the per-position weights, masks and
@@ -183,7 +172,7 @@ def _row_losses(xp, x, target, eps=0.0, positions=None):
     sum). Keeps the exponentials for the backward."""
     classes = x.shape[1]
     if positions is None:
-        positions = _flat_positions(xp, target, x.shape[0], classes)
+        positions = nll.flat_positions(xp, target, x.shape[0], classes)
     picked = x.take(positions)
     exps, sums, losses = call_quietly(xp, _target_nll, xp, x, picked)
     _keep_exps(x, exps, sums, target, positions)
@@ -208,11 +197,6 @@ def _target_nll(xp, x, picked):
         losses = xp.log(sums)
         losses -= picked - top
     return exps, sums, losses
-
-
-def _flat_positions(xp, target, rows, classes):
-    """The index of each row's target in the flattened ``(rows, classes)`` logits."""
-    return xp.arange(0, rows * classes, classes) + target
 
 
 # NOTE [ Shifting by the target logit ]
@@ -357,8 +341,8 @@ def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_inde
     positions = None
     if weight is None and not eps and not 0 <= ignore_index < classes:
         positions = _kept_positions(x, target)
-        if positions is None and _all_targets_plain(xp, target, ignore_index, classes):
-            positions = _flat_positions(xp, target, rows, classes)
+        if positions is None and nll.all_targets_plain(xp, target, ignore_index, classes):
+            positions = nll.flat_positions(xp, target, rows, classes)
     if positions is not None:  # the plain rows: every index in range, nothing ignored
         safe = target
         scale = grad / rows if reduction == "mean" else grad

@@ -16,6 +16,7 @@ constant ``-w[t] / denominator`` at the target class and 0 elsewhere, so the bac
 import ember
 from ember import library
 from ember.autograd.grad_mode import grad_state
+from ember_loss import reduction as reductions
 
 # NOTE [ Class-index targets ]
 # The checks below run in Python before any op, in PyTorch's order, so a bad target
@@ -178,9 +179,36 @@ def mean_scale(xp, picked_weight, valid, reduction):
     return picked_weight / denominator
 
 
+def all_targets_plain(xp, target, ignore_index, classes):
+    """Whether every class index is in ``[0, classes)`` and none can be ignored: then
+    every weight is 1 and 'mean' divides by N (NOTE [ The plain-rows fast path ] in
+    cross_entropy.py)."""
+    if target.size == 0 or 0 <= ignore_index < classes:
+        return False
+    if target.dtype == xp.uint8:
+        return int(target.max()) < classes
+    # one reduction: a negative index, read as unsigned, is beyond any class count
+    return int(target.view(xp.uint64).max()) < classes
+
+
+def flat_positions(xp, target, rows, classes):
+    """The index of each row's target in the flattened ``(rows, classes)`` input."""
+    return xp.arange(0, rows * classes, classes) + target
+
+
+def _plain(xp, x, target, weight, ignore_index):
+    return x.ndim == 2 and weight is None and all_targets_plain(xp, target, ignore_index, x.shape[1])
+
+
 @library.custom_op("loss::nll_loss", save="inputs")
 def nll_loss_op(xp, x, target, weight, *, reduction="mean", ignore_index=-100):
     """``-w[t] * x[t]`` per position, then reduced (see the module docstring)."""
+    if _plain(xp, x, target, weight, ignore_index):  # no weights or masks: a gather
+        picked = x.take(flat_positions(xp, target, *x.shape))
+        if reduction == "none":
+            return -picked
+        total = -picked.sum()
+        return total / x.shape[0] if reduction == "mean" else total
     class_dim = class_dim_of(x)
     safe, picked_weight, _ = target_weights(xp, target, weight, ignore_index, x.shape[class_dim], x.dtype)
     losses = -picked_weight * pick(xp, x, safe, class_dim)
@@ -201,6 +229,11 @@ def nll_coefficients_op(xp, x, target, weight, *, reduction="mean", ignore_index
 def nll_backward_op(xp, grad, x, target, weight, *, reduction="mean", ignore_index=-100):
     """``grad * coefficients`` in one kernel: zeros, with ``-grad * w[t] / denominator``
     written at each position's target class (no one-hot array formed)."""
+    if _plain(xp, x, target, weight, ignore_index):
+        out = xp.zeros(x.shape, x.dtype)
+        flat = out.reshape(-1)  # a view: out is new and C-ordered
+        flat[flat_positions(xp, target, *x.shape)] = -(grad / x.shape[0]) if reduction == "mean" else -grad
+        return out
     class_dim = class_dim_of(x)
     safe, picked_weight, valid = target_weights(xp, target, weight, ignore_index, x.shape[class_dim], x.dtype,
                                                 check=False)
@@ -240,8 +273,6 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     >>> nll_loss(ember.tensor([[-1.0, -2.0], [-3.0, -0.5]]), ember.tensor([0, 1]))
     tensor(0.7500)
     """
-    from ember_loss import reduction as reductions
-
     reduction = reductions.resolve(size_average, reduce, reduction)
     target, weight = check_class_target(input, target, weight)
     if not input.dtype.is_floating_point:

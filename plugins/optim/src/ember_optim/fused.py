@@ -77,8 +77,19 @@ def choose_path(group, params, grads):
 
 
 def _bit_identical_to_the_loop(params, grads):
-    return all(p._data.dtype == g._data.dtype and p._data.dtype in (np.float32, np.float64)
-               and p._device.backend.xp is np for p, g in zip(params, grads))
+    device = None  # the last device found on NumPy: parameters usually share one
+    for p, g in zip(params, grads):
+        dtype = p._data.dtype
+        if dtype != g._data.dtype or dtype not in _LOOP_IDENTICAL_DTYPES:
+            return False
+        if p._device is not device:
+            if p._device.backend.xp is not np:
+                return False
+            device = p._device
+    return True
+
+
+_LOOP_IDENTICAL_DTYPES = (np.float32, np.float64)
 
 
 def namespace(tensors):
@@ -115,7 +126,8 @@ def _run_kernel(xp, kernel, arrays, options, scratch_count, blocked):
             flat[p.dtype] = [xp.empty(size, p.dtype) for _ in range(scratch_count)]
         scratch = flat[p.dtype]
         if parameter_whole:
-            kernel(xp, *parameter_arrays, *[f[:p.size].reshape(p.shape) for f in scratch], **parameter_options)
+            shape, size = p.shape, p.size
+            kernel(xp, *parameter_arrays, *[f[:size].reshape(shape) for f in scratch], **parameter_options)
             continue
         # a parameter in blocks: flat views of every array (all C-contiguous)
         flat_arrays = [a if a is None else a.reshape(-1) for a in parameter_arrays]

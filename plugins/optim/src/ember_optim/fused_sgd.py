@@ -14,13 +14,17 @@ def sgd_kernel(xp, p, g, buffer, s, t, *, lr, momentum, dampening, weight_decay,
                first):
     """SGD's update of one parameter (or block) ``p``, line for line as ember_optim.sgd.sgd;
     ``s`` holds the working gradient, ``t`` each line's temporary."""
-    d = working_gradient(xp, p, g, s, t, maximize=maximize, weight_decay=weight_decay)
+    d = working_gradient(xp, p, g, s, t, maximize=maximize, weight_decay=weight_decay) \
+        if maximize or weight_decay != 0 else g
     if momentum != 0:
         if first:
             xp.copyto(buffer, d)  # buffer = grad.clone()
         else:
             xp.multiply(buffer, momentum, out=buffer)  # buffer.mul_(momentum).add_(grad, alpha=...)
-            add_scaled(xp, buffer, d, 1 - dampening, out=buffer, scratch=t)
+            if dampening == 0:
+                xp.add(buffer, d, out=buffer)  # add_scaled's alpha=1 case, without the call
+            else:
+                add_scaled(xp, buffer, d, 1 - dampening, out=buffer, scratch=t)
         if nesterov:
             add_scaled(xp, d, buffer, momentum, out=s, scratch=t)  # grad.add(buffer, alpha=momentum)
             d = s
@@ -37,6 +41,7 @@ def foreach_sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, wei
         return
     options = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                    nesterov=nesterov, maximize=maximize)
+    by_first = {False: dict(options, first=False), True: dict(options, first=True)}  # never written to
     arrays, per_param = [], []
     for i, param in enumerate(params):
         first = momentum != 0 and momentum_buffers[i] is None
@@ -44,7 +49,7 @@ def foreach_sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, wei
             momentum_buffers[i] = ember.empty(tuple(param.shape), dtype=param.dtype, device=param.device)
         buffer = momentum_buffers[i]._data if momentum != 0 else None
         arrays.append([param._data, grads[i]._data, buffer])
-        per_param.append(dict(options, first=first))
+        per_param.append(by_first[first])
     run_kernel(namespace(params), sgd_kernel, arrays, per_param, 2, fused=fused)
     bump_versions(params)
     if momentum != 0:
