@@ -182,7 +182,7 @@ def _conform(node, i, g, meta):
 def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
     """Run backward from ``root``. Returns the gradients that reached each target
     (node, output_nr), captured before the target itself would run."""
-    from ember.native.unary import call_quietly  # not at the top: native imports autograd
+    from ember.native.unary import call_quietly  # here: ember.native imports autograd
 
     deps = _dependencies(root)
     needed = None

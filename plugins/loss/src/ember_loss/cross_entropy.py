@@ -159,10 +159,13 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
 # NOTE [ The plain-rows fast path ]
 # The common call, (N, C) logits and in-range class indices with no weight, no
 # smoothing and no index to ignore, needs none of the per-position weights, masks and
-# denominators of the general kernels: the forward is max, one subtraction, exp, a
-# BLAS row sum, log and a gather; the backward one scaled copy of the exponentials
-# and a scatter. On (128, 10) logits the general kernels' small array operations
-# (where, astype, masks, their sums) cost as much as the arithmetic itself.
+# denominators of the general kernels: the forward is a gather, one subtraction, exp,
+# a BLAS row sum and log; the backward one scaled copy of the exponentials and a
+# scatter into the flat positions of the targets. On (128, 10) logits the general
+# kernels' small array operations (where, astype, masks, their sums) cost as much as
+# the arithmetic itself. nll_loss has the same path (a gather forward, a scatter
+# backward); the range check is one reduction, the forward's positions are kept for
+# the backward (NOTE [ The forward's exponentials, kept for backward ]).
 
 
 def _row_losses(xp, x, target, eps=0.0, positions=None):
@@ -189,7 +192,7 @@ def _target_nll(xp, x, picked):
     xp.exp(exps, out=exps)
     sums = row_sums(xp, exps)
     losses = xp.log(sums)
-    if not math.isfinite(losses.sum()):  # a logit far above its row's target's, inf or nan
+    if not math.isfinite(losses.sum()):  # a logit far above the target's, inf or nan
         top, exps = _shifted_exp(xp, x)
         sums = row_sums(xp, exps)
         # log(sums) - (x[t] - max): x[t] - max is exact where x[t] is the max, so a
@@ -339,10 +342,8 @@ def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_inde
     pass over the forward's exponentials (two with smoothing), and one scatter."""
     rows, classes = x.shape
     positions = None
-    if weight is None and not eps and not 0 <= ignore_index < classes:
-        positions = _kept_positions(x, target)
-        if positions is None and nll.all_targets_plain(xp, target, ignore_index, classes):
-            positions = nll.flat_positions(xp, target, rows, classes)
+    if weight is None and not eps:
+        positions = _plain_positions(xp, x, target, ignore_index)
     if positions is not None:  # the plain rows: every index in range, nothing ignored
         safe = target
         scale = grad / rows if reduction == "mean" else grad
@@ -361,6 +362,17 @@ def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_inde
     else:
         out[xp.arange(rows), safe] -= at_targets
     return out
+
+
+def _plain_positions(xp, x, target, ignore_index):
+    """The flat target positions of plain rows (NOTE [ The plain-rows fast path ]): the
+    forward's, or checked and computed anew; None where the rows are not plain."""
+    if 0 <= ignore_index < x.shape[1]:
+        return None
+    positions = _kept_positions(x, target)
+    if positions is None and nll.all_targets_plain(xp, target, ignore_index, x.shape[1]):
+        positions = nll.flat_positions(xp, target, *x.shape)
+    return positions
 
 
 def _soft_target_backward_2d(xp, grad, x, q, reduction, eps):
