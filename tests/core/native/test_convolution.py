@@ -271,3 +271,19 @@ def test_loops_of_products_run_only_on_one_blas_thread():
         assert convolution_algorithm.one_blas_thread()
     with threadpool_limits(limits=2, user_api="blas"):
         assert not convolution_algorithm.one_blas_thread()
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "broadcast", "sliced"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_the_bias_gradient_sums_every_layout_as_torch(layout, dtype):
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal((3, 5, 6, 7)).astype(dtype)
+    if layout == "channels_last":
+        g = np.ascontiguousarray(g.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    elif layout == "broadcast":  # what .sum().backward() hands a convolution
+        g = np.broadcast_to(g[:1, :, :1], g.shape)
+    elif layout == "sliced":
+        g = g[:, :, :, ::2]
+    expected = torch.tensor(np.ascontiguousarray(g)).sum(dim=(0, 2, 3)).numpy()
+    tolerance = {"float16": 1e-2, "float32": 1e-5, "float64": 1e-12}[dtype]
+    np.testing.assert_allclose(convolution._bias_gradient(np, g), expected, rtol=tolerance, atol=tolerance)
