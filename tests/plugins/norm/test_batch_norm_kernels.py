@@ -15,6 +15,9 @@ import torch
 import ember
 from tests.plugins.norm.helpers import assert_close, make_pair, random_input, step
 
+# Every test runs on the installed cpu kernels and on ember-norm's NumPy ones (conftest.py).
+pytestmark = pytest.mark.usefixtures("cpu_kernels")
+
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name, shape", [("BatchNorm2d", (8, 5, 3, 4)), ("BatchNorm3d", (4, 3, 2, 3, 4)),

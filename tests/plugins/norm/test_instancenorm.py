@@ -17,6 +17,7 @@ OPTIONS = [dict(), dict(affine=True), dict(affine=True, bias=False), dict(track_
            dict(affine=True, track_running_stats=True, momentum=None)]
 
 
+@pytest.mark.usefixtures("cpu_kernels")  # installed and NumPy kernels (conftest.py)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("options", OPTIONS, ids=str)
 @pytest.mark.parametrize("case", SHAPES, ids=lambda c: f"{c[0]}-{'x'.join(map(str, c[1]))}")

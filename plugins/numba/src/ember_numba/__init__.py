@@ -1,4 +1,5 @@
-"""ember-numba: compiled CPU kernels for ember-norm's LayerNorm and GroupNorm ops.
+"""ember-numba: compiled CPU kernels for ember-norm's LayerNorm, GroupNorm and BatchNorm
+ops (InstanceNorm runs on the batch-norm ones).
 
 PyTorch counterpart: aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``: a
 compiled CPU kernel registered for an op's cpu entry) (v2.13).
@@ -18,11 +19,15 @@ __version__ = "0.1.0"
 
 def overrides():
     """``[(op, cpu kernel)]``: every ember-norm op this plugin serves on the cpu device."""
+    from ember_norm.ops import batch_norm as norm_batch_norm
     from ember_norm.ops import group_norm as norm_group_norm
     from ember_norm.ops import layer_norm as norm_layer_norm
-    from ember_numba import group_norm, layer_norm
+    from ember_numba import batch_norm, group_norm, layer_norm
 
     return [
+        (norm_batch_norm.batch_norm_stats, batch_norm.batch_norm_stats),
+        (norm_batch_norm.batch_norm, batch_norm.batch_norm),
+        (norm_batch_norm.batch_norm_backward, batch_norm.batch_norm_backward),
         (norm_layer_norm.layer_norm_stats, layer_norm.layer_norm_stats),
         (norm_layer_norm.layer_norm, layer_norm.layer_norm),
         (norm_layer_norm.layer_norm_backward, layer_norm.layer_norm_backward),

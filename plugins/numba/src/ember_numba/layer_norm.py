@@ -60,17 +60,26 @@ def layer_norm_stats(xp, input, *, normalized_ndim, eps):
     return mean.reshape(stats_shape), rstd.reshape(stats_shape)
 
 
+# NOTE [ Two passes, the first in float64 ]
+# Each row is read twice while it sits in cache: the mean, then the sum of squared
+# deviations about it (no cancellation when |mean| >> std, unlike E[x^2] - mean^2).
+# The mean's sum runs in float64 also for float32 input: summed in float32 (eight
+# partial sums), the mean came out up to a unit in the last place off (3e-7
+# relative; torch's is correctly rounded), and for a row with |mean| >> std that
+# error enters the variance as (error / std)^2: rstd 3e-6 off on rows of mean 100
+# and std 0.01, against 2e-7 now (torch: 1e-7). It costs 96 us instead of 75 on
+# (2048, 256) float32, measured; the squares stay in the input's dtype.
+
+
 @jit
 def _row_moments(x, eps, mean, rstd):
-    # Two passes over each row (mean, then squared deviations) while it is in cache:
-    # no cancellation when |mean| is large against the standard deviation.
     rows, count = x.shape
     zero, n = x.dtype.type(0), x.dtype.type(count)
     for i in range(rows):
-        total = zero
+        total = 0.0  # float64: NOTE above
         for j in range(count):
             total += x[i, j]
-        m = total / n
+        m = x.dtype.type(total / count)
         squares = zero
         for j in range(count):
             d = x[i, j] - m

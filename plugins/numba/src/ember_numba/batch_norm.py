@@ -1,0 +1,131 @@
+"""Compiled CPU kernels for ember-norm's batch-norm ops: per-channel statistics, the
+normalization and the backward over contiguous (N, C, *) arrays. InstanceNorm runs
+these ops on its (1, N*C, *) view (ember_norm/functional.py), so it takes them too.
+
+PyTorch counterpart: aten/src/ATen/native/cpu/batch_norm_kernel.cpp
+(``batch_norm_cpu_collect_stats_contiguous_impl``,
+``batch_norm_cpu_backward_contiguous_impl``) (v2.13).
+
+As in layer_norm.py, contiguous float32 and float64 arrays take the compiled loops and
+everything else (channels_last, 1-d inputs, other dtypes) ember-norm's NumPy kernel.
+Each channel is visited as N rows of L values: the statistics read it twice (mean,
+then squared deviations), the normalization once, the backward twice.
+"""
+
+import numpy as np
+
+from ember_norm.ops import batch_norm as ops
+from ember_numba.jit import jit
+from ember_numba.layer_norm import compilable
+
+
+def _channels(array):
+    """View a contiguous (N, C, *) array as (N, C, L)."""
+    return array.reshape(array.shape[0], array.shape[1], -1)
+
+
+def _per_channel_or(param, fill, channels, dtype):
+    return np.full(channels, fill, dtype=dtype) if param is None else param
+
+
+def batch_norm_stats(xp, input, *, eps):
+    """``norm::batch_norm_stats`` on the cpu device: per-channel mean, invstd and
+    unbiased variance."""
+    if input.ndim < 2 or not compilable(input):
+        return ops.batch_norm_stats.generic(xp, input, eps=eps)
+    x = _channels(input)
+    channels = x.shape[1]
+    mean = np.empty(channels, dtype=x.dtype)
+    invstd, unbiased = np.empty_like(mean), np.empty_like(mean)
+    _channel_moments(x, x.dtype.type(eps), mean, invstd, unbiased)
+    return mean, invstd, unbiased
+
+
+@jit
+def _channel_moments(x, eps, mean, invstd, unbiased):
+    # Two passes per channel, the first in float64: NOTE [ Two passes, the first in
+    # float64 ] in layer_norm.py.
+    samples, channels, length = x.shape
+    zero, count = x.dtype.type(0), x.dtype.type(samples * length)
+    for c in range(channels):
+        total = 0.0
+        for n in range(samples):
+            for i in range(length):
+                total += x[n, c, i]
+        m = x.dtype.type(total / (samples * length))
+        squares = zero
+        for n in range(samples):
+            for i in range(length):
+                d = x[n, c, i] - m
+                squares += d * d
+        mean[c] = m
+        invstd[c] = 1 / np.sqrt(squares / count + eps)
+        # one value: the unbiased variance is NaN, as torch's
+        unbiased[c] = squares / (count - 1) if count > 1 else np.nan
+
+
+def batch_norm(xp, input, weight, bias, mean, invstd, *, training, eps):
+    """``norm::batch_norm`` on the cpu device: ``x * scale + shift`` per channel."""
+    if input.ndim < 2 or not compilable(input, weight, bias, mean, invstd):
+        return ops.batch_norm.generic(xp, input, weight, bias, mean, invstd, training=training, eps=eps)
+    x = _channels(input)
+    channels = x.shape[1]
+    out = np.empty_like(x)
+    _normalize_channels(x, _per_channel_or(weight, 1, channels, x.dtype), _per_channel_or(bias, 0, channels, x.dtype),
+                        mean, invstd, out)
+    return out.reshape(input.shape)
+
+
+@jit
+def _normalize_channels(x, weight, bias, mean, invstd, out):
+    samples, channels, length = x.shape
+    for n in range(samples):
+        for c in range(channels):
+            scale = invstd[c] * weight[c]
+            shift = bias[c] - mean[c] * scale
+            for i in range(length):
+                out[n, c, i] = x[n, c, i] * scale + shift
+
+
+def batch_norm_backward(xp, grad, input, weight, mean, invstd, *, training):
+    """``norm::batch_norm_backward`` on the cpu device: grad_input, grad_weight and
+    grad_bias (formulas in ember_norm/ops/batch_norm.py)."""
+    if input.ndim < 2 or not compilable(grad, input, weight, mean, invstd) or grad.shape != input.shape:
+        return ops.batch_norm_backward.generic(xp, grad, input, weight, mean, invstd, training=training)
+    x, g = _channels(input), _channels(grad)
+    channels = x.shape[1]
+    grad_input = np.empty_like(x)
+    grad_weight, grad_bias = np.empty(channels, dtype=x.dtype), np.empty(channels, dtype=x.dtype)
+    _backward_channels(g, x, _per_channel_or(weight, 1, channels, x.dtype), mean, invstd, training,
+                       grad_input, grad_weight, grad_bias)
+    return grad_input.reshape(input.shape), grad_weight, grad_bias
+
+
+@jit
+def _backward_channels(g, x, weight, mean, invstd, training, grad_input, grad_weight, grad_bias):
+    # Per channel, with c = x - mean and scale = invstd * weight: the sums of g and of
+    # g * c, then grad_input = scale * (g - mean(g) - c * invstd^2 * mean(g * c))
+    # in training, scale * g in evaluation.
+    samples, channels, length = x.shape
+    zero, count = x.dtype.type(0), x.dtype.type(max(samples * length, 1))
+    for c in range(channels):
+        m, r = mean[c], invstd[c]
+        sum_g = zero
+        sum_gc = zero
+        for n in range(samples):
+            for i in range(length):
+                sum_g += g[n, c, i]
+                sum_gc += g[n, c, i] * (x[n, c, i] - m)
+        grad_bias[c] = sum_g
+        grad_weight[c] = sum_gc * r
+        scale = r * weight[c]
+        if training:
+            b = -scale * r * r * (sum_gc / count)
+            d = -scale * (sum_g / count)
+            for n in range(samples):
+                for i in range(length):
+                    grad_input[n, c, i] = g[n, c, i] * scale + (x[n, c, i] - m) * b + d
+        else:
+            for n in range(samples):
+                for i in range(length):
+                    grad_input[n, c, i] = g[n, c, i] * scale
