@@ -94,7 +94,7 @@ def _edge_pass(xp, image, axis, g, fill, chosen=None, carried=None):
     shape = image.shape[:axis] + (out_size,) + image.shape[axis + 1:]
     best = new_in_format(xp, image, shape, image.dtype, xp.empty)
     best[...] = fill
-    nan_wins = may_hold_nan(xp, image)
+    nan_wins = chosen is not None and may_hold_nan(xp, image)  # values alone: maximum keeps NaN
     for tap in range(kernel):
         where = _inside(out_size, image.shape[axis], tap * dilation - pad, axis)
         if where is None:
