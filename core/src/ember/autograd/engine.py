@@ -47,15 +47,15 @@ def root_edge(tensor):
 def _implicit_grad(out):
     """``ones_like(out)`` for the one-element output of ``backward()`` with no gradient
     given. A 0-d output (every loss) has no layout to preserve, so its array is made
-    directly: ``ones_like`` and its layout suggestion cost more than the rest of a small
-    graph's root."""
+    directly: ``ones_like`` (its layout suggestion, and ``np.ones``'s copy of the fill
+    value, 2 us for one element) costs more than the rest of a small graph's root."""
     a = out._data
     if a.ndim:
         from ember.native.factory import ones_like
 
         return ones_like(out)
     device = out._device
-    return dispatcher._wrap(device.backend.xp.ones((), a.dtype), device)
+    return dispatcher._wrap(device.backend.xp.array(1.0, dtype=a.dtype), device)
 
 
 def _make_root_grads(outputs, grad_outputs):
