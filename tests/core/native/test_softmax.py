@@ -129,7 +129,11 @@ def test_fused_backward_matches_the_differentiable_one(dtype, shape, dim, name):
         seed = ember.tensor(make_tensor(shape, dtype, seed=4))
         (grad,) = ember.autograd.grad(getattr(leaf, name)(dim), leaf, seed, create_graph=create_graph)
         grads.append(grad.detach().numpy())
-    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6 if dtype == "float32" else 1e-13, atol=1e-7)
+    # log_softmax's fused backward sums each row of the gradient by BLAS on 2-d inputs
+    # (NOTE [ log_softmax over short rows ]), the ember ops pairwise: in float32 the two
+    # sums of ten values of either sign differ by a few ulps of 1
+    atol = 5e-7 if dtype == "float32" else 1e-7
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6 if dtype == "float32" else 1e-13, atol=atol)
 
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])

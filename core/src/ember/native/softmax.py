@@ -8,6 +8,7 @@ cumprod) and derivatives.yaml (``_softmax_backward_data``,
 from ember import dtypes
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import DEFAULT, NONE, Op
+from ember.native.blas_sums import blas_dtype, row_sums
 from ember.native.reduction import contiguous_result
 from ember.tensor import _wrap_dim
 
@@ -55,9 +56,38 @@ def _log_softmax_kernel(xp, a, dim):
         return xp.zeros_like(a)
     if a.size == 0:
         return a.copy()
+    if _blas_rows(xp, a, dim):  # NOTE [ log_softmax over short rows ]
+        shifted = a - _row_max(xp, a)[:, None]
+        shifted -= xp.log(row_sums(xp, xp.exp(shifted)))[:, None]
+        return shifted
     shifted = a - xp.amax(a, axis=dim, keepdims=True)
     shifted -= xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
     return shifted
+
+
+# NOTE [ log_softmax over short rows ]
+# The composite cross-entropy nll_loss(log_softmax(x)) runs log_softmax on (N, C)
+# logits every step. NumPy's reductions along a short last axis restart their inner
+# loop for every row: on (128, 10) float32 logits the row max took about 9 us and
+# sum(axis=1) 7 us, where the matrix-vector product x @ ones takes under 2 us
+# (ember/native/blas_sums.py) and the max of a transposed copy, reduced across rows,
+# about 5 us. So 2-d float32/float64 inputs over their last dim with rows of at most
+# BLAS_ROW_LIMIT values take row sums by BLAS (for the forward's sum of exponentials
+# and the backward's sum of the gradient), and rows of at most 32 values in batches
+# of at least 64 take their max across a transposed copy. Longer rows keep NumPy's
+# pairwise sums (BLAS accumulates in a few running sums).
+BLAS_ROW_LIMIT = 4096
+
+
+def _blas_rows(xp, a, dim):
+    return a.ndim == 2 and dim == 1 and a.shape[1] <= BLAS_ROW_LIMIT and blas_dtype(xp, a)
+
+
+def _row_max(xp, a):
+    """The max of each row of a 2-d ``a``."""
+    if a.shape[1] <= 32 and a.shape[0] >= 64:
+        return xp.ascontiguousarray(a.T).max(axis=0)
+    return a.max(axis=1)
 
 
 def _log_softmax_backward(ctx, grad):
@@ -73,7 +103,10 @@ def _log_softmax_backward_data_kernel(xp, grad, output, dim):
     if output.ndim == 0:
         return grad - xp.exp(output) * grad
     out = xp.exp(output)
-    out *= grad.sum(axis=dim, keepdims=True)
+    if _blas_rows(xp, grad, dim) and grad.dtype == output.dtype:
+        out *= row_sums(xp, grad)[:, None]
+    else:
+        out *= grad.sum(axis=dim, keepdims=True)
     xp.subtract(grad, out, out=out)
     return out
 

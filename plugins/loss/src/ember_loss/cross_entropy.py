@@ -177,7 +177,7 @@ def _row_losses(xp, x, target, eps=0.0, positions=None):
     if positions is None:
         positions = nll.flat_positions(xp, target, x.shape[0], classes)
     picked = x.take(positions)
-    exps, sums, losses = call_quietly(xp, _target_nll, xp, x, picked)
+    exps, sums, losses, _ = call_quietly(xp, _target_nll, xp, x, picked)
     _keep_exps(x, exps, sums, target, positions)
     if eps:
         # -(1 - eps) * logp[t] - eps * mean(logp) = -logp[t] + eps * (x[t] - mean(x))
@@ -186,20 +186,22 @@ def _row_losses(xp, x, target, eps=0.0, positions=None):
 
 
 def _target_nll(xp, x, picked):
-    """``(exps, row sums, -logp[t])`` for the target logits ``picked`` of 2-d ``x``
-    (NOTE [ Shifting by the target logit ])."""
+    """``(exps, row sums, -logp[t], its sum)`` for the target logits ``picked`` of 2-d
+    ``x`` (NOTE [ Shifting by the target logit ])."""
     exps = x - picked[:, None]
     xp.exp(exps, out=exps)
     sums = row_sums(xp, exps)
     losses = xp.log(sums)
-    if not math.isfinite(losses.sum()):  # a logit far above the target's, inf or nan
+    total = losses.sum()
+    if not math.isfinite(total):  # a logit far above the target's, inf or nan
         top, exps = _shifted_exp(xp, x)
         sums = row_sums(xp, exps)
         # log(sums) - (x[t] - max): x[t] - max is exact where x[t] is the max, so a
         # confident row's small loss does not lose its digits to the max's magnitude.
         losses = xp.log(sums)
         losses -= picked - top
-    return exps, sums, losses
+        total = losses.sum()
+    return exps, sums, losses, total
 
 
 # NOTE [ Shifting by the target logit ]
@@ -235,10 +237,11 @@ def _soft_row_losses(xp, x, q, eps):
 
 
 def _plain_rows_forward(xp, x, target, reduction, positions):
-    losses = _row_losses(xp, x, target, positions=positions)
+    """``_row_losses`` without smoothing, reduced by the sum its overflow check took."""
+    exps, sums, losses, total = call_quietly(xp, _target_nll, xp, x, x.take(positions))
+    _keep_exps(x, exps, sums, target, positions)
     if reduction == "none":
         return losses
-    total = losses.sum()
     return total / x.shape[0] if reduction == "mean" else total
 
 
@@ -405,11 +408,11 @@ def _soft_coefficients(xp, x, target, weight, reduction, label_smoothing):
 def _cross_entropy_backward(ctx, grad):
     x, target, weight = ctx.saved_inputs
     attrs = ctx.attrs
-    class_dim = nll.class_dim_of(x)
     soft = target.dtype.is_floating_point
     grad_input = grad_target = None
     if ctx.needs_input_grad[0]:
         if grad_state.enabled:  # create_graph: differentiable ember ops (NOTE [ Fused cross-entropy ])
+            class_dim = nll.class_dim_of(x)
             a, a_sum = _differentiable_coefficients(x, target, weight, attrs)
             g = grad.unsqueeze(class_dim) if attrs.get("reduction", "mean") == "none" and x.ndim > 1 else grad
             grad_input = g * (x.softmax(class_dim) * a_sum - a)
