@@ -9,6 +9,7 @@ import torch
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 from ember.native import convolution
+from ember.native import convolution_images as images
 from ember.native import convolution_phases as phases
 
 
@@ -241,8 +242,7 @@ def test_col2im_a_few_images_at_a_time_matches_torch(monkeypatch, shape, dtype, 
     g = rng.standard_normal(torch.conv2d(torch.tensor(x), torch.tensor(w), **attrs).shape).astype(dtype)
     from threadpoolctl import threadpool_limits
 
-    monkeypatch.setattr(convolution, "CHUNK_ELEMENTS", 1)  # one image per product
-    monkeypatch.setattr(nhwc, "CHUNK_ELEMENTS", 1)
+    monkeypatch.setattr(images, "CHUNK_ELEMENTS", 1)  # one image per product
     adds = []  # one col2im per chunk of images
     col2im, add_taps = convolution.col2im_taps, nhwc._add_taps
     monkeypatch.setattr(convolution, "col2im_taps", lambda *a, **k: adds.append(1) or col2im(*a, **k))
@@ -287,3 +287,43 @@ def test_the_bias_gradient_sums_every_layout_as_torch(layout, dtype):
     expected = torch.tensor(np.ascontiguousarray(g)).sum(dim=(0, 2, 3)).numpy()
     tolerance = {"float16": 1e-2, "float32": 1e-5, "float64": 1e-12}[dtype]
     np.testing.assert_allclose(convolution._bias_gradient(np, g), expected, rtol=tolerance, atol=tolerance)
+
+
+# (N, C, O, H, W, stride, padding, dilation): O > C (col2im) and O <= C (the stride-1
+# "full" correlation), stride 2 (the input adjoint by phases), dilation, batch 1
+PER_IMAGE = [(3, 2, 5, 7, 6, 1, 1, 1), (2, 6, 4, 6, 7, 1, 1, 1), (2, 3, 4, 9, 8, 2, 1, 1),
+             (1, 3, 5, 9, 9, 1, 2, 2), (2, 4, 3, 5, 8, 1, 0, 1)]
+
+
+@pytest.mark.parametrize("broadcast", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", PER_IMAGE)
+def test_nchw_products_one_image_at_a_time_match_torch(monkeypatch, shape, dtype, broadcast):
+    from threadpoolctl import threadpool_limits
+
+    N, C, O, H, W, stride, padding, dilation = shape
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((N, C, H, W)).astype(dtype)
+    w = rng.standard_normal((O, C, 3, 3)).astype(dtype)
+    attrs = dict(stride=stride, padding=padding, dilation=dilation)
+    g = rng.standard_normal(torch.conv2d(torch.tensor(x), torch.tensor(w), **attrs).shape).astype(dtype)
+    monkeypatch.setattr(images, "MIN_PIXELS", 1)  # every map counts as large
+    monkeypatch.setattr(images, "CHUNK_ELEMENTS", 1)
+    calls = []
+    for name in ("forward", "weight_adjoint"):
+        kernel = getattr(images, name)
+        monkeypatch.setattr(images, name, lambda *a, _name=name, _kernel=kernel: calls.append(_name) or _kernel(*a))
+    results = {}
+    for lib in (ember, torch):
+        X, W_ = lib.tensor(x).requires_grad_(), lib.tensor(w).requires_grad_()
+        B = lib.zeros(O, dtype=W_.dtype).requires_grad_()
+        with threadpool_limits(limits=1, user_api="blas"):  # one image at a time only on one thread
+            y = lib.nn.functional.conv2d(X, W_, B, **attrs)
+            y.sum().backward() if broadcast else y.backward(lib.tensor(g))  # sum(): a broadcast gradient
+        results[lib.__name__] = [y.detach(), X.grad, W_.grad, B.grad]
+    assert calls.count("weight_adjoint") == 1
+    assert calls.count("forward") == (2 if stride == 1 and O <= C else 1)  # and the "full" correlation
+    tolerance = 1e-4 if dtype == "float32" else 1e-11
+    for got, expected in zip(results["ember"], results["torch"]):
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=tolerance, atol=tolerance)
+        assert got.stride() == expected.stride()

@@ -43,6 +43,7 @@ from ember.native import blas_sums, winograd
 from ember.native import convolution_algorithm as algorithms
 from ember.native import convolution_channels_last as nhwc
 from ember.native import convolution_columns as kept_columns
+from ember.native import convolution_images as images
 from ember.native import convolution_phases as phases
 from ember.native.fold import Geometry, col2im_taps
 from ember.native.padding import pad as _pad
@@ -96,20 +97,27 @@ def _forward(xp, x, weight, geometry, groups):
     """F(x, W) for a convolution: ``(N, C, H, W)`` -> ``(groups, O/g, N*L)``; offers
     its columns to a capture (NOTE [ The forward's columns, kept for the weight's
     gradient ])."""
+    return xp.matmul(_grouped(weight, groups), _offered_columns(xp, x, geometry, groups))
+
+
+def _offered_columns(xp, x, geometry, groups):
+    """:func:`_columns`, offered to a capture (NOTE [ The forward's columns, kept for the
+    weight's gradient ])."""
     columns = _columns(xp, x, geometry, groups)
     kept_columns.offer(columns, "columns")
-    return xp.matmul(_grouped(weight, groups), columns)
+    return columns
 
 
 def _input_adjoint(xp, rows, weight, N, geometry, groups):
     """F(., W)^T for a convolution: ``(groups, O/g, N*L)`` -> the ``(N, C, H, W)`` image,
-    a few images at a time (NOTE [ col2im a few images at a time ])."""
+    a few images at a time (NOTE [ col2im a few images at a time ] in
+    ember/native/convolution_images.py)."""
     w_t = xp.ascontiguousarray(_grouped(weight, groups).transpose(0, 2, 1))  # BLAS likes a contiguous left side
     g = geometry
     channels = weight.shape[1] * groups
     image = xp.zeros((N, channels, g.H, g.W), dtype=rows.dtype)
-    per_chunk = max(1, CHUNK_ELEMENTS // (w_t.shape[0] * w_t.shape[1] * g.L)) if algorithms.one_blas_thread() else N
-    buffer = xp.empty(w_t.shape[:2] + (min(N, per_chunk) * g.L,), dtype=rows.dtype)
+    per_chunk = max(1, min(N, images.images_per_chunk(N, w_t.shape[0] * w_t.shape[1] * g.L)))
+    buffer = xp.empty(w_t.shape[:2] + (per_chunk * g.L,), dtype=rows.dtype)
     for start in range(0, N, per_chunk):
         stop = min(N, start + per_chunk)
         cols = buffer.reshape(-1)[:buffer.shape[0] * buffer.shape[1] * (stop - start) * g.L]
@@ -120,18 +128,6 @@ def _input_adjoint(xp, rows, weight, N, geometry, groups):
     return image
 
 
-# NOTE [ col2im a few images at a time ]
-# The input adjoint's product writes kh*kw columns per input pixel, which col2im
-# then adds back onto the image. For the whole batch at once that is a matrix 9x the
-# image (38 MB for a 32->64 layer at 32x32, batch 32), written to memory and read back,
-# and past the allocator's cache (NOTE [ Caching freed memory on the CPU ]) it is
-# faulted in afresh every step. Over a few images at a time (CHUNK_ELEMENTS floats of
-# columns, one buffer reused), the columns are still in cache when col2im reads them:
-# interleaved, one thread, 35.0 ms against 40.2 on that layer's input adjoint, and
-# 0.88-0.95 of the conv_layer step. Only on one BLAS thread (NOTE [ Loops of products
-# only on one BLAS thread ] in convolution_algorithm.py). The sums are the same; BLAS
-# may block a smaller product differently, so the last bits may differ.
-CHUNK_ELEMENTS = 1 << 20
 
 
 def _weight_adjoint(xp, x, rows, weight_shape, geometry, groups):
@@ -144,10 +140,15 @@ def _weight_adjoint(xp, x, rows, weight_shape, geometry, groups):
         O, Cg, kh, kw = weight_shape
         per_tap = xp.matmul(rows, windows).reshape(O, kh, kw, Cg)  # each entry the same sum over N*L
         return _c_contiguous(xp, per_tap.transpose(0, 3, 1, 2))
-    cols = kept_columns.take("columns", (groups, K, x.shape[0] * g.L), x.dtype)
-    if cols is None:
-        cols = _columns(xp, x, geometry, groups)
+    cols = _kept_or_built_columns(xp, x, geometry, groups)
     return xp.matmul(rows, cols.transpose(0, 2, 1)).reshape(weight_shape)
+
+
+def _kept_or_built_columns(xp, x, g, groups):
+    """The forward's columns of ``x`` where they were kept, else built again."""
+    K = x.shape[1] // groups * g.kh * g.kw
+    cols = kept_columns.take("columns", (groups, K, x.shape[0] * g.L), x.dtype)
+    return _columns(xp, x, g, groups) if cols is None else cols
 
 
 # NOTE [ One product per group ]
@@ -311,6 +312,8 @@ def _forward_by(algorithm, xp, x, weight, g, groups, channels_last):
         return _pointwise_forward(xp, x, weight)
     if _gathers_in_nhwc(g, groups):
         return _c_contiguous(xp, nhwc.forward(xp, x, weight, g, groups))
+    if images.applies(g, groups):  # NOTE [ NCHW products one image at a time ]
+        return images.forward(xp, _offered_columns(xp, x, g, groups), weight, g)
     return _image(xp, _forward(xp, x, weight, g, groups), x.shape[0], g)
 
 
@@ -368,10 +371,10 @@ class _Rows:
     ``(groups, O/g, N*L)`` channel-major copy: NCHW's im2col input and weight adjoints
     both read it, and the transposing copy costs about 1 ms on a 32x64x16x16 gradient."""
 
-    __slots__ = ("grad", "groups", "_channel_major")
+    __slots__ = ("grad", "groups", "_channel_major", "_per_image")
 
     def __init__(self, grad, groups):
-        self.grad, self.groups, self._channel_major = grad, groups, None
+        self.grad, self.groups, self._channel_major, self._per_image = grad, groups, None, None
 
     @property
     def shape(self):
@@ -385,6 +388,16 @@ class _Rows:
         if self._channel_major is None:
             self._channel_major = _channel_major(self.grad, self.groups)
         return self._channel_major
+
+    def image(self, n, L):
+        """Image ``n``'s ``(O, L)`` gradient: a slice of the channel-major copy where it
+        was made, else of the gradient (reshaped once; a copy only if not laid out whole)."""
+        if self._channel_major is not None:
+            return self._channel_major[0, :, n * L:(n + 1) * L]
+        if self._per_image is None:
+            N, O = self.grad.shape[:2]
+            self._per_image = self.grad.reshape(N, O, L)
+        return self._per_image[n]
 
 
 def _input_adjoint_by(algorithm, xp, rows, weight, g, groups, channels_last):
@@ -401,7 +414,10 @@ def _input_adjoint_by(algorithm, xp, rows, weight, g, groups, channels_last):
     # gradient where col2im adds C-channel columns: measured to win only when O <= C
     # (32->64 at 32x32: 265 ms against 229; 64->64 at 16x16: 93 against 101).
     if full is not None and weight.shape[0] <= g.C:
-        return _image(xp, _forward(xp, grad, nhwc.flipped_weight(weight, groups), full, groups), g.N, full)
+        flipped = nhwc.flipped_weight(weight, groups)
+        if images.applies(full, groups):
+            return images.forward(xp, _columns(xp, grad, full, groups), flipped, full)
+        return _image(xp, _forward(xp, grad, flipped, full, groups), g.N, full)
     if groups == 1 and (g.sh > 1 or g.sw > 1):
         return phases.input_adjoint_by_phases(xp, grad, weight, g)
     return _input_adjoint(xp, rows.channel_major(), weight, g.N, g, groups)
@@ -416,6 +432,8 @@ def _weight_adjoint_by(algorithm, xp, operands, weight, g, groups, channels_last
         return winograd.weight_grad(xp, x, grad, (g.ph, g.pw), winograd.tile_size(algorithm), channels_last)
     if channels_last:
         return nhwc.weight_adjoint(xp, x, nhwc.output_rows(grad, groups), weight.shape, g, groups)
+    if images.applies(g, groups):
+        return images.weight_adjoint(xp, rows, _kept_or_built_columns(xp, x, g, groups), weight.shape, g)
     return _weight_adjoint(xp, x, rows.channel_major(), weight.shape, g, groups)
 
 

@@ -31,7 +31,7 @@ roles here exactly as it does there.
 """
 
 from ember.native import convolution_columns as kept_columns
-from ember.native.convolution_algorithm import one_blas_thread
+from ember.native.convolution_images import images_per_chunk
 from ember.native.fold import Geometry, inside_slices
 
 
@@ -122,17 +122,14 @@ def input_adjoint(xp, grad, weight, g, groups):
     rows = output_rows(grad, groups)
     image = xp.zeros((g.N, g.H, g.W, groups, g.C // groups), dtype=grad.dtype)
     target = image.transpose(3, 0, 1, 2, 4)  # (G, N, H, W, Cg), a view
-    # a few images at a time (NOTE [ col2im a few images at a time ] in convolution.py)
-    per_chunk = max(1, CHUNK_ELEMENTS // (w_t.shape[0] * w_t.shape[2] * g.L)) if one_blas_thread() else g.N
+    # a few images at a time (NOTE [ col2im a few images at a time ] in convolution_images.py)
+    per_chunk = images_per_chunk(g.N, w_t.shape[0] * w_t.shape[2] * g.L)
     for start in range(0, g.N, per_chunk):
         stop = min(g.N, start + per_chunk)
         window_grads = xp.matmul(rows[:, start * g.L:stop * g.L], w_t)
         window_grads = window_grads.reshape((groups, stop - start) + _rows_shape(g, groups)[2:])
         _add_taps(target[:, start:stop], window_grads, g)
     return image.reshape(g.N, g.H, g.W, g.C).transpose(0, 3, 1, 2)
-
-
-CHUNK_ELEMENTS = 1 << 20  # floats of window gradients per chunk of images
 
 
 def _add_taps(target, window_grads, g):
