@@ -97,7 +97,8 @@ def _forward(xp, x, weight, geometry, groups):
     """F(x, W) for a convolution: ``(N, C, H, W)`` -> ``(groups, O/g, N*L)``; offers
     its columns to a capture (NOTE [ The forward's columns, kept for the weight's
     gradient ])."""
-    return xp.matmul(_grouped(weight, groups), _offered_columns(xp, x, geometry, groups))
+    columns = _offered_columns(xp, x, geometry, groups)
+    return xp.matmul(_grouped(weight, groups), columns)
 
 
 def _offered_columns(xp, x, geometry, groups):
