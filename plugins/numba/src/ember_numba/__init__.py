@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 
 
 def overrides():
-    """``[(op, cpu kernel)]``: every ember-norm op this plugin serves on the cpu device."""
+    """``[(op, cpu kernel)]``: every ember-norm op this plugin serves on the cpu."""
     from ember_norm.ops import batch_norm as norm_batch_norm
     from ember_norm.ops import group_norm as norm_group_norm
     from ember_norm.ops import layer_norm as norm_layer_norm

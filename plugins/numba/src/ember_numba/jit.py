@@ -8,14 +8,15 @@ PyTorch counterpart: none in Python; the role of the compiler flags and the
 # A reduction ``s += x[j]`` is a chain of dependent additions: without permission to
 # reorder them LLVM keeps one running sum and the loop runs at one element per add
 # latency (LayerNorm on (2048, 256) float32, one process: the statistics 2.08 ms
-# without and 0.10 ms with these flags, the backward 1.29 and 0.40 ms). ``reassoc`` lets it keep eight (AVX2) or
-# sixteen partial sums, as torch's vectorized sums do; ``arcp`` allows a multiply by a
-# reciprocal, ``nsz`` ignores the sign of zero. Left out: ``nnan`` and ``ninf``, with
-# which LLVM may assume no value is NaN or infinite and fold them away, while torch
-# propagates them; and ``contract`` (fused multiply-adds), which measured no faster
-# (within 10%, either way, per kernel) and breaks exact cancellations: with one value
-# per channel, batch norm's grad_input ``g * scale - g * scale`` came out as the
-# rounding error of one product (1e-5 at invstd 316) where torch gives 0.
+# without and 0.10 ms with these flags, the backward 1.29 and 0.40 ms). ``reassoc``
+# lets it keep eight (AVX2) or sixteen partial sums, as torch's vectorized sums do;
+# ``arcp`` allows a multiply by a reciprocal, ``nsz`` ignores the sign of zero.
+# Left out: ``nnan`` and ``ninf``, with which LLVM may assume no value is NaN or
+# infinite and fold them away, while torch propagates them; and ``contract`` (fused
+# multiply-adds), which measured no faster (within 10%, either way, per kernel) and
+# breaks exact cancellations: with one value per channel, batch norm's grad_input
+# ``g * scale - g * scale`` came out as the rounding error of one product (1e-5 at
+# invstd 316) where torch gives 0.
 #
 # numba's disk cache is keyed by the source file of each compiled function, not by
 # these flags: after changing them, delete the ``*.nbi`` / ``*.nbc`` files under
