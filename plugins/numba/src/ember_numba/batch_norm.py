@@ -15,17 +15,9 @@ then squared deviations), the normalization once, the backward twice.
 import numpy as np
 
 from ember_norm.ops import batch_norm as ops
+from ember_numba import arrays
+from ember_numba.arrays import compilable, flat_or_filled
 from ember_numba.jit import jit
-from ember_numba.layer_norm import compilable
-
-
-def _channels(array):
-    """View a contiguous (N, C, *) array as (N, C, L)."""
-    return array.reshape(array.shape[0], array.shape[1], -1)
-
-
-def _per_channel_or(param, fill, channels, dtype):
-    return np.full(channels, fill, dtype=dtype) if param is None else param
 
 
 def batch_norm_stats(xp, input, *, eps):
@@ -33,7 +25,7 @@ def batch_norm_stats(xp, input, *, eps):
     unbiased variance."""
     if input.ndim < 2 or not compilable(input):
         return ops.batch_norm_stats.generic(xp, input, eps=eps)
-    x = _channels(input)
+    x = arrays.channels(input)
     channels = x.shape[1]
     mean = np.empty(channels, dtype=x.dtype)
     invstd, unbiased = np.empty_like(mean), np.empty_like(mean)
@@ -68,10 +60,10 @@ def batch_norm(xp, input, weight, bias, mean, invstd, *, training, eps):
     """``norm::batch_norm`` on the cpu device: ``x * scale + shift`` per channel."""
     if input.ndim < 2 or not compilable(input, weight, bias, mean, invstd):
         return ops.batch_norm.generic(xp, input, weight, bias, mean, invstd, training=training, eps=eps)
-    x = _channels(input)
+    x = arrays.channels(input)
     channels = x.shape[1]
     out = np.empty_like(x)
-    _normalize_channels(x, _per_channel_or(weight, 1, channels, x.dtype), _per_channel_or(bias, 0, channels, x.dtype),
+    _normalize_channels(x, flat_or_filled(weight, 1, channels, x.dtype), flat_or_filled(bias, 0, channels, x.dtype),
                         mean, invstd, out)
     return out.reshape(input.shape)
 
@@ -92,11 +84,11 @@ def batch_norm_backward(xp, grad, input, weight, mean, invstd, *, training):
     grad_bias (formulas in ember_norm/ops/batch_norm.py)."""
     if input.ndim < 2 or not compilable(grad, input, weight, mean, invstd) or grad.shape != input.shape:
         return ops.batch_norm_backward.generic(xp, grad, input, weight, mean, invstd, training=training)
-    x, g = _channels(input), _channels(grad)
+    x, g = arrays.channels(input), arrays.channels(grad)
     channels = x.shape[1]
     grad_input = np.empty_like(x)
     grad_weight, grad_bias = np.empty(channels, dtype=x.dtype), np.empty(channels, dtype=x.dtype)
-    _backward_channels(g, x, _per_channel_or(weight, 1, channels, x.dtype), mean, invstd, training,
+    _backward_channels(g, x, flat_or_filled(weight, 1, channels, x.dtype), mean, invstd, training,
                        grad_input, grad_weight, grad_bias)
     return grad_input.reshape(input.shape), grad_weight, grad_bias
 

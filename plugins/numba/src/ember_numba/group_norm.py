@@ -13,27 +13,19 @@ instead of whole-array passes ] there says why the loops are faster.
 import numpy as np
 
 from ember_norm.ops import group_norm as ops
+from ember_numba import arrays
+from ember_numba.arrays import compilable, flat_or_filled
 from ember_numba.jit import jit
-from ember_numba.layer_norm import compilable
-
-
-def _channels(array):
-    """View a contiguous (N, C, *) array as (N, C, L)."""
-    return array.reshape(array.shape[0], array.shape[1], -1)
-
-
-def _per_channel_or(param, fill, channels, dtype):
-    return np.full(channels, fill, dtype=dtype) if param is None else param
 
 
 def group_norm(xp, input, weight, bias, mean, rstd, *, num_groups, eps):
     """``norm::group_norm`` on the cpu device: ``x * scale + shift`` per (sample, channel)."""
     if not compilable(input, weight, bias, mean, rstd):
         return ops.group_norm.generic(xp, input, weight, bias, mean, rstd, num_groups=num_groups, eps=eps)
-    x = _channels(input)
+    x = arrays.channels(input)
     channels = x.shape[1]
     out = np.empty_like(x)
-    _normalize_groups(x, _per_channel_or(weight, 1, channels, x.dtype), _per_channel_or(bias, 0, channels, x.dtype),
+    _normalize_groups(x, flat_or_filled(weight, 1, channels, x.dtype), flat_or_filled(bias, 0, channels, x.dtype),
                       mean.reshape(-1, num_groups), rstd.reshape(-1, num_groups), out)
     return out.reshape(input.shape)
 
@@ -58,12 +50,12 @@ def group_norm_backward(xp, grad, input, weight, mean, rstd, *, num_groups):
     grad_bias (formulas in ember_norm/ops/group_norm.py)."""
     if not compilable(grad, input, weight, mean, rstd) or grad.shape != input.shape:
         return ops.group_norm_backward.generic(xp, grad, input, weight, mean, rstd, num_groups=num_groups)
-    x, g = _channels(input), _channels(grad)
+    x, g = arrays.channels(input), arrays.channels(grad)
     channels = x.shape[1]
     grad_input = np.empty_like(x)
     grad_weight = np.zeros(channels, dtype=x.dtype)
     grad_bias = np.zeros(channels, dtype=x.dtype)
-    _backward_groups(g, x, _per_channel_or(weight, 1, channels, x.dtype), mean.reshape(-1, num_groups),
+    _backward_groups(g, x, flat_or_filled(weight, 1, channels, x.dtype), mean.reshape(-1, num_groups),
                      rstd.reshape(-1, num_groups), grad_input, grad_weight, grad_bias)
     return grad_input.reshape(input.shape), grad_weight, grad_bias
 

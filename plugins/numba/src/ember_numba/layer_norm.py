@@ -23,21 +23,8 @@ as torch's float kernels do (``opmath`` of float32 is float).
 import numpy as np
 
 from ember_norm.ops import layer_norm as ops
+from ember_numba.arrays import compilable, flat_or_filled
 from ember_numba.jit import jit
-
-FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def compilable(*arrays):
-    """Whether the compiled loops serve these arrays: all float32 or all float64,
-    all C-contiguous and non-empty (None entries are skipped)."""
-    dtype = arrays[0].dtype
-    if dtype not in FLOATS:
-        return False
-    for array in arrays:
-        if array is not None and (array.dtype != dtype or not array.flags.c_contiguous or array.size == 0):
-            return False
-    return True
 
 
 def _normalized_numel(input, normalized_ndim):
@@ -96,16 +83,10 @@ def layer_norm(xp, input, weight, bias, mean, rstd, *, normalized_ndim, eps):
     numel = _normalized_numel(input, normalized_ndim)
     rows = input.reshape(-1, numel)
     out = np.empty_like(rows)
-    _normalize_rows(rows, _flat_or(weight, 1, rows), _flat_or(bias, 0, rows),
-                    mean.reshape(-1), rstd.reshape(-1), out)
+    weight = flat_or_filled(weight, 1, numel, rows.dtype)
+    bias = flat_or_filled(bias, 0, numel, rows.dtype)
+    _normalize_rows(rows, weight, bias, mean.reshape(-1), rstd.reshape(-1), out)
     return out.reshape(input.shape)
-
-
-def _flat_or(param, fill, rows):
-    """A weight or bias as a flat array, or a constant one when it is None."""
-    if param is None:
-        return np.full(rows.shape[1], fill, dtype=rows.dtype)
-    return param.reshape(-1)
 
 
 @jit
@@ -129,7 +110,7 @@ def layer_norm_backward(xp, grad, input, weight, mean, rstd, *, normalized_ndim)
     grad_input = np.empty_like(rows)
     grad_weight = np.zeros(numel, dtype=input.dtype)
     grad_bias = np.zeros(numel, dtype=input.dtype)
-    _backward_rows(grad.reshape(-1, numel), rows, _flat_or(weight, 1, rows), mean.reshape(-1),
+    _backward_rows(grad.reshape(-1, numel), rows, flat_or_filled(weight, 1, numel, rows.dtype), mean.reshape(-1),
                    rstd.reshape(-1), grad_input, grad_weight, grad_bias)
     return grad_input.reshape(input.shape), grad_weight.reshape(normalized_shape), grad_bias.reshape(normalized_shape)
 

@@ -1,0 +1,33 @@
+"""Which arrays ember-numba's compiled loops take, and the views and stand-ins they
+take them in.
+
+PyTorch counterpart: the ``expect_contiguous`` and dtype checks at the top of
+aten/src/ATen/native/layer_norm.cpp and group_norm.cpp (v2.13); torch copies a
+non-contiguous input, ember-numba hands it to ember-norm's NumPy kernel.
+"""
+
+import numpy as np
+
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def compilable(*arrays):
+    """Whether the compiled loops serve these arrays: all float32 or all float64,
+    all C-contiguous and non-empty (None entries are skipped)."""
+    dtype = arrays[0].dtype
+    if dtype not in FLOATS:
+        return False
+    for array in arrays:
+        if array is not None and (array.dtype != dtype or not array.flags.c_contiguous or array.size == 0):
+            return False
+    return True
+
+
+def channels(array):
+    """View a contiguous (N, C, *) array as (N, C, L)."""
+    return array.reshape(array.shape[0], array.shape[1], -1)
+
+
+def flat_or_filled(param, fill, size, dtype):
+    """A weight or bias as a flat array, or ``size`` copies of ``fill`` when it is None."""
+    return np.full(size, fill, dtype=dtype) if param is None else param.reshape(-1)
