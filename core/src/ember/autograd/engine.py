@@ -54,8 +54,8 @@ def _implicit_grad(out):
         from ember.native.factory import ones_like
 
         return ones_like(out)
-    device = out._device
-    return dispatcher._wrap(device.backend.xp.array(1.0, dtype=a.dtype), device)
+    device = out._device  # from_host: onto the output's own device (its index, on a GPU)
+    return dispatcher._wrap(device.backend.from_host(np.array(1.0, dtype=a.dtype), device.index), device)
 
 
 def _make_root_grads(outputs, grad_outputs):
