@@ -327,3 +327,12 @@ def test_nchw_products_one_image_at_a_time_match_torch(monkeypatch, shape, dtype
     for got, expected in zip(results["ember"], results["torch"]):
         np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=tolerance, atol=tolerance)
         assert got.stride() == expected.stride()
+
+
+def test_the_nhwc_gather_is_numpy_only():
+    # measured on NumPy; a CuPy array keeps NCHW im2col
+    import types
+
+    g = convolution._geometry((2, 16, 8, 8), (8, 16, 3, 3), (1, 1), (1, 1), (1, 1))
+    assert convolution._gathers_in_nhwc(np, g, 1)
+    assert not convolution._gathers_in_nhwc(types.SimpleNamespace(__name__="cupy"), g, 1)

@@ -311,7 +311,7 @@ def _forward_by(algorithm, xp, x, weight, g, groups, channels_last):
         return nhwc.forward(xp, x, weight, g, groups)
     if groups == 1 and (g.kh, g.kw, g.sh, g.sw, g.ph, g.pw) == (1, 1, 1, 1, 0, 0):
         return _pointwise_forward(xp, x, weight)
-    if _gathers_in_nhwc(g, groups):
+    if _gathers_in_nhwc(xp, g, groups):
         return _c_contiguous(xp, nhwc.forward(xp, x, weight, g, groups))
     if images.applies(g, groups):  # NOTE [ NCHW products one image at a time ]
         return images.forward(xp, _offered_columns(xp, x, g, groups), weight, g)
@@ -331,16 +331,16 @@ def _forward_by(algorithm, xp, x, weight, g, groups, channels_last):
 # In training, interleaved A/B: bench/cnn_step.py 0.94x the time, the ResNet-18 step
 # 1.00x. The K order of the product (taps, then channels) differs from torch's im2col,
 # so results differ in the last bits: ``ember.backends.mkldnn.enabled = False`` keeps
-# NCHW im2col (torch's order).
+# NCHW im2col (torch's order). Measured on NumPy only: CuPy arrays keep NCHW im2col.
 NHWC_GATHER_MAX_PLANE = 256
 NHWC_GATHER_MIN_CHANNELS = 16
 
 
-def _gathers_in_nhwc(g, groups):
+def _gathers_in_nhwc(xp, g, groups):
     from ember.backends import mkldnn
 
-    return (mkldnn.enabled and groups == 1 and g.H * g.W <= NHWC_GATHER_MAX_PLANE
-            and g.C >= NHWC_GATHER_MIN_CHANNELS)
+    return (mkldnn.enabled and xp.__name__ == "numpy" and groups == 1
+            and g.H * g.W <= NHWC_GATHER_MAX_PLANE and g.C >= NHWC_GATHER_MIN_CHANNELS)
 
 
 def _c_contiguous(xp, y):
