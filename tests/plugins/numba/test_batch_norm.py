@@ -106,18 +106,76 @@ def test_nan_and_infinity_propagate_as_in_torch(dtype):
     assert nan[:, :2].all() and not nan[:, 2].any()
 
 
+def channels_last(array):
+    """The same values stored channels-last: (N, C, *) viewed over an (N, *, C) array."""
+    return np.moveaxis(np.ascontiguousarray(np.moveaxis(array, 1, -1)), -1, 1)
+
+
+def channels_last_step(lib, x, grad, training, affine, dtype):
+    """BatchNorm forward and backward on a channels_last input: output (and its
+    layout), the running statistics and the gradients."""
+    memory_format = lib.channels_last if x.ndim == 4 else lib.channels_last_3d
+    params = [lib.tensor(a, requires_grad=True) for a in affine_arrays(x.shape[1], dtype)] if affine else [None] * 2
+    running = [lib.tensor(a) for a in channel_arrays(x.shape[1], dtype)[2:]]
+    tx = lib.tensor(x).contiguous(memory_format=memory_format).requires_grad_()
+    out = lib.nn.functional.batch_norm(tx, *running, *params, training=training)
+    out.backward(lib.tensor(grad).contiguous(memory_format=memory_format))
+    grads = [t.grad for t in [tx] + params if t is not None]
+    return out.is_contiguous(memory_format=memory_format), [out.detach(), *running, *grads]
+
+
+def affine_arrays(channels, dtype):
+    return channel_arrays(channels, dtype)[:2]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(6, 5, 4, 7), (3, 4, 2, 3, 5), (1, 3, 2, 2)])
 @pytest.mark.parametrize("training", [True, False])
-def test_channels_last_takes_the_numpy_kernel(monkeypatch, training):
+@pytest.mark.parametrize("affine", [True, False])
+def test_channels_last_matches_torch_and_keeps_its_layout(monkeypatch, dtype, shape, training, affine):
+    import torch
+
     import ember
 
-    calls = [numpy_kernel_calls(monkeypatch, op) for op in (ops.batch_norm, ops.batch_norm_backward)]
-    x = make_tensor((4, 3, 5, 6), "float32", seed=10)
-    w, b, running_mean, running_var = (ember.tensor(a, requires_grad=i < 2)
-                                       for i, a in enumerate(channel_arrays(3, "float32")))
-    ex = ember.tensor(x).contiguous(memory_format=ember.channels_last).requires_grad_()
-    out = ember.nn.functional.batch_norm(ex, running_mean, running_var, w, b, training=training)
-    out.backward(ember.ones_like(out))
-    assert all(calls) and out.is_contiguous(memory_format=ember.channels_last)
+    calls = [numpy_kernel_calls(monkeypatch, op) for op in (ops.batch_norm_stats, ops.batch_norm,
+                                                             ops.batch_norm_backward)]
+    x, grad = make_tensor(shape, dtype, seed=12), make_tensor(shape, dtype, seed=13)
+    ours_last, ours = channels_last_step(ember, x, grad, training, affine, dtype)
+    theirs_last, theirs = channels_last_step(torch, x, grad, training, affine, dtype)
+    assert ours_last and theirs_last and not any(calls)  # the compiled loops, no NumPy kernel
+    for actual, expected in zip(ours, theirs):
+        np.testing.assert_allclose(actual.numpy(), expected.numpy(), **TOLERANCES[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("training", [True, False])
+def test_channels_last_kernels_match_the_numpy_kernels(dtype, training):
+    x, g = channels_last(make_tensor((5, 6, 3, 4), dtype, seed=14)), channels_last(make_tensor((5, 6, 3, 4), dtype,
+                                                                                              seed=15))
+    w, b, running_mean, running_var = channel_arrays(6, dtype)
+    expected, actual = numpy_and_compiled(ops.batch_norm_stats, compiled.batch_norm_stats, x, eps=1e-5)
+    assert_same(expected, actual, dtype)
+    mean, invstd = expected[:2] if training else (running_mean, 1 / np.sqrt(running_var + 1e-5))
+    expected, actual = numpy_and_compiled(ops.batch_norm, compiled.batch_norm, x, w, b, mean, invstd,
+                                          training=training, eps=1e-5)
+    assert_same([expected], [actual], dtype)
+    assert actual.strides == expected.strides  # channels-last, as the NumPy kernel's
+    expected, actual = numpy_and_compiled(ops.batch_norm_backward, compiled.batch_norm_backward, g, x, w, mean,
+                                          invstd, training=training)
+    assert_same(expected, actual, dtype)
+    assert actual[0].strides == expected[0].strides
+
+
+def test_mixed_layouts_take_the_numpy_kernel(monkeypatch):
+    # a channels_last input with an NCHW gradient: the backward goes to NumPy
+    x, g = channels_last(make_tensor((4, 3, 5, 6), "float32", seed=16)), make_tensor((4, 3, 5, 6), "float32", seed=17)
+    w = make_tensor((3,), "float32", seed=1)
+    mean, invstd, _ = compiled.batch_norm_stats(np, x, eps=1e-5)
+    expected = ops.batch_norm_backward.generic(np, g, x, w, mean, invstd, training=True)
+    calls = numpy_kernel_calls(monkeypatch, ops.batch_norm_backward)
+    actual = compiled.batch_norm_backward(np, g, x, w, mean, invstd, training=True)
+    assert_same(expected, actual, "float32")
+    assert len(calls) == 1
 
 
 def test_noncontiguous_input_takes_the_numpy_kernel(monkeypatch):
@@ -131,3 +189,18 @@ def test_noncontiguous_input_takes_the_numpy_kernel(monkeypatch):
 def test_empty_batch_matches_torch():
     x = make_tensor((0, 3, 4), "float32")
     assert_parity(batch_norm(True, "float32"), x, *affine(3, "float32"))
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_channels_last_nan_and_infinity_propagate_as_in_torch(training):
+    import torch
+
+    import ember
+
+    x, grad = make_tensor((3, 4, 2, 5), "float64", seed=18), make_tensor((3, 4, 2, 5), "float64", seed=19)
+    x[1, 0, 1, 3] = np.nan
+    x[0, 2, 0, 0] = np.inf
+    _, ours = channels_last_step(ember, x, grad, training, True, "float64")
+    _, theirs = channels_last_step(torch, x, grad, training, True, "float64")
+    for actual, expected in zip(ours, theirs):
+        np.testing.assert_allclose(actual.numpy(), expected.numpy(), **TOLERANCES["float64"])

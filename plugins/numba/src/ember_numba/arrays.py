@@ -31,3 +31,21 @@ def channels(array):
 def flat_or_filled(param, fill, size, dtype):
     """A weight or bias as a flat array, or ``size`` copies of ``fill`` when it is None."""
     return np.full(size, fill, dtype=dtype) if param is None else param.reshape(-1)
+
+
+def channels_last_rows(array):
+    """An (N, C, *) array stored channels-last, as its (N * L, C) rows of channels;
+    None for any other layout (a C-contiguous array, including any 2-d one, is NCHW)."""
+    if array.ndim < 3 or array.flags.c_contiguous:
+        return None
+    moved = np.moveaxis(array, 1, -1)
+    if not moved.flags.c_contiguous or array.size == 0:
+        return None
+    return moved.reshape(-1, array.shape[1])
+
+
+def empty_channels_last(like):
+    """A new array shaped and laid out like the channels-last array ``like``, and its
+    (N * L, C) rows."""
+    moved = np.empty(like.shape[:1] + like.shape[2:] + like.shape[1:2], dtype=like.dtype)
+    return np.moveaxis(moved, -1, 1), moved.reshape(-1, like.shape[1])

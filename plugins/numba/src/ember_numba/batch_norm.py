@@ -6,16 +6,18 @@ PyTorch counterpart: aten/src/ATen/native/cpu/batch_norm_kernel.cpp
 (``batch_norm_cpu_collect_stats_contiguous_impl``,
 ``batch_norm_cpu_backward_contiguous_impl``) (v2.13).
 
-As in layer_norm.py, contiguous float32 and float64 arrays take the compiled loops and
-everything else (channels_last, 1-d inputs, other dtypes) ember-norm's NumPy kernel.
-Each channel is visited as N rows of L values: the statistics read it twice (mean,
-then squared deviations), the normalization once, the backward twice.
+As in layer_norm.py, contiguous float32 and float64 arrays take the compiled loops,
+channels_last ones the loops of batch_norm_channels_last.py, and everything else
+(other strides, 1-d inputs, other dtypes) ember-norm's NumPy kernel. Each channel is
+visited as N rows of L values: the statistics read it twice (mean, then squared
+deviations), the normalization once, the backward twice.
 """
 
 import numpy as np
 
 from ember_norm.ops import batch_norm as ops
 from ember_numba import arrays
+from ember_numba import batch_norm_channels_last as channels_last
 from ember_numba.arrays import compilable, flat_or_filled
 from ember_numba.jit import jit
 
@@ -23,14 +25,18 @@ from ember_numba.jit import jit
 def batch_norm_stats(xp, input, *, eps):
     """``norm::batch_norm_stats`` on the cpu device: per-channel mean, invstd and
     unbiased variance."""
-    if input.ndim < 2 or not compilable(input):
+    if input.ndim < 2:
         return ops.batch_norm_stats.generic(xp, input, eps=eps)
-    x = arrays.channels(input)
-    channels = x.shape[1]
-    mean = np.empty(channels, dtype=x.dtype)
+    mean = np.empty(input.shape[1], dtype=input.dtype)
     invstd, unbiased = np.empty_like(mean), np.empty_like(mean)
-    _channel_moments(x, x.dtype.type(eps), mean, invstd, unbiased)
-    return mean, invstd, unbiased
+    if compilable(input):
+        _channel_moments(arrays.channels(input), input.dtype.type(eps), mean, invstd, unbiased)
+        return mean, invstd, unbiased
+    rows = arrays.channels_last_rows(input)
+    if rows is not None and compilable(rows):
+        channels_last.column_moments(rows, input.dtype.type(eps), mean, invstd, unbiased)
+        return mean, invstd, unbiased
+    return ops.batch_norm_stats.generic(xp, input, eps=eps)
 
 
 @jit
@@ -58,14 +64,21 @@ def _channel_moments(x, eps, mean, invstd, unbiased):
 
 def batch_norm(xp, input, weight, bias, mean, invstd, *, training, eps):
     """``norm::batch_norm`` on the cpu device: ``x * scale + shift`` per channel."""
-    if input.ndim < 2 or not compilable(input, weight, bias, mean, invstd):
+    if input.ndim < 2 or not compilable(mean, invstd, weight, bias):
         return ops.batch_norm.generic(xp, input, weight, bias, mean, invstd, training=training, eps=eps)
-    x = arrays.channels(input)
-    channels = x.shape[1]
-    out = np.empty_like(x)
-    _normalize_channels(x, flat_or_filled(weight, 1, channels, x.dtype), flat_or_filled(bias, 0, channels, x.dtype),
-                        mean, invstd, out)
-    return out.reshape(input.shape)
+    channels = input.shape[1]
+    w, b = flat_or_filled(weight, 1, channels, mean.dtype), flat_or_filled(bias, 0, channels, mean.dtype)
+    if compilable(input, mean):
+        x = arrays.channels(input)
+        out = np.empty_like(x)
+        _normalize_channels(x, w, b, mean, invstd, out)
+        return out.reshape(input.shape)
+    rows = arrays.channels_last_rows(input)
+    if rows is not None and compilable(rows, mean):
+        out, out_rows = arrays.empty_channels_last(input)
+        channels_last.normalize_columns(rows, w, b, mean, invstd, out_rows)
+        return out
+    return ops.batch_norm.generic(xp, input, weight, bias, mean, invstd, training=training, eps=eps)
 
 
 @jit
@@ -82,15 +95,23 @@ def _normalize_channels(x, weight, bias, mean, invstd, out):
 def batch_norm_backward(xp, grad, input, weight, mean, invstd, *, training):
     """``norm::batch_norm_backward`` on the cpu device: grad_input, grad_weight and
     grad_bias (formulas in ember_norm/ops/batch_norm.py)."""
-    if input.ndim < 2 or not compilable(grad, input, weight, mean, invstd) or grad.shape != input.shape:
+    if input.ndim < 2 or grad.shape != input.shape or not compilable(mean, invstd, weight):
         return ops.batch_norm_backward.generic(xp, grad, input, weight, mean, invstd, training=training)
-    x, g = arrays.channels(input), arrays.channels(grad)
-    channels = x.shape[1]
-    grad_input = np.empty_like(x)
-    grad_weight, grad_bias = np.empty(channels, dtype=x.dtype), np.empty(channels, dtype=x.dtype)
-    _backward_channels(g, x, flat_or_filled(weight, 1, channels, x.dtype), mean, invstd, training,
-                       grad_input, grad_weight, grad_bias)
-    return grad_input.reshape(input.shape), grad_weight, grad_bias
+    channels = input.shape[1]
+    filled = flat_or_filled(weight, 1, channels, mean.dtype)
+    grad_weight, grad_bias = np.empty(channels, dtype=mean.dtype), np.empty(channels, dtype=mean.dtype)
+    if compilable(grad, input, mean):
+        x, g = arrays.channels(input), arrays.channels(grad)
+        grad_input = np.empty_like(x)
+        _backward_channels(g, x, filled, mean, invstd, training, grad_input, grad_weight, grad_bias)
+        return grad_input.reshape(input.shape), grad_weight, grad_bias
+    rows, grad_rows = arrays.channels_last_rows(input), arrays.channels_last_rows(grad)
+    if rows is not None and grad_rows is not None and compilable(grad_rows, rows, mean):
+        grad_input, grad_input_rows = arrays.empty_channels_last(input)
+        channels_last.backward_columns(grad_rows, rows, filled, mean, invstd, training, grad_input_rows,
+                                       grad_weight, grad_bias)
+        return grad_input, grad_weight, grad_bias
+    return ops.batch_norm_backward.generic(xp, grad, input, weight, mean, invstd, training=training)
 
 
 @jit
