@@ -45,6 +45,11 @@ def offer(columns, layout):
         _local.offered = (layout, columns)
 
 
+def withdraw():
+    """Take back what a kernel offered: it is not worth keeping (see the caller)."""
+    _local.offered = None
+
+
 def keep(node):
     """Hang the offered columns on ``node`` (None: autograd recorded nothing), within
     :data:`BUDGET`; ends the capture."""
