@@ -261,3 +261,20 @@ def test_every_layer_family_traces_through_to_functions(family):
     assert not [n for n in graph.nodes if n.op == "call_module"]
     gm = fx.GraphModule(fx.graph_module.attribute_source(tracer.root, graph, tracer.tensor_constants), graph)
     _same(gm(*inputs), layer(*inputs))
+
+
+def test_a_plugin_functional_met_again_in_one_trace_is_traced_each_time():
+    from ember.plugins import registry
+
+    def twice(x):
+        return nn.functional.gelu(nn.functional.gelu(x))
+
+    def call_targets(gm):
+        return [n.target for n in gm.graph.nodes if n.op == "call_function"]
+
+    registry.invalidate()  # the first trace finds gelu through the catalogue, the second remembered
+    for _ in range(2):
+        gm = fx.symbolic_trace(twice)
+        assert [getattr(t, "__name__", t) for t in call_targets(gm)] == ["gelu", "gelu"]
+        _same(gm(ember.arange(4.0)), twice(ember.arange(4.0)))
+    assert vars(nn.functional)["gelu"] is nn.functional.gelu  # the bare function again, not a wrapper

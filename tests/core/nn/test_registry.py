@@ -70,6 +70,17 @@ def test_a_plugin_module_class_is_reachable_by_name_and_create(use_plugin):
         ember.nn.functional.softsquare  # noqa: B018
 
 
+def test_a_plugin_name_found_once_is_remembered_until_the_plugins_change():
+    functional = ember.nn.functional
+    registry.invalidate()
+    assert "cross_entropy" not in vars(functional)
+    found = functional.cross_entropy  # through the catalogue: module __getattr__
+    assert vars(functional)["cross_entropy"] is found  # from now on a plain attribute
+    registry.invalidate()
+    assert "cross_entropy" not in vars(functional)
+    assert functional.cross_entropy is found
+
+
 def test_a_plugin_may_not_take_a_core_name():
     plugin = make_plugin("registry_clash",
                          ember_register_modules=lambda register: register(type("Sequential", (ember.nn.Module,), {})))

@@ -242,7 +242,7 @@ class _Patcher:
                     wrapped[id(value)] = self._wrapper(value)
                     self._set(vars(namespace), namespace, name, wrapped[id(value)])
         lookup = vars(functional)["__getattr__"]
-        self._set(vars(functional), functional, "__getattr__", lambda name: self._wrapper(lookup(name)))
+        self._set(vars(functional), functional, "__getattr__", lambda name: self._looked_up(functional, lookup, name))
         for globals_ in self._forward_globals():
             for name, value in list(globals_.items()):
                 if id(value) not in wrapped and _is_ember_function(value):
@@ -270,6 +270,15 @@ class _Patcher:
             else:
                 setattr(owner, name, value)
         return False
+
+    def _looked_up(self, module, lookup, name):
+        """A plugin's function found by ``module.__getattr__``, wrapped. The lookup wrote
+        the bare function into the module (NOTE [ Remembered lookups ] in
+        ember/plugins/lookup.py): the wrapper replaces it there until the trace ends."""
+        wrapper = self._wrapper(lookup(name))
+        if name in vars(module):
+            self._set(vars(module), None, name, wrapper)
+        return wrapper
 
     def _set(self, namespace, owner, name, value):
         self.saved.append((namespace, owner, name, namespace[name]))

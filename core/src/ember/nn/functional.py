@@ -62,5 +62,6 @@ def __getattr__(name):
     if name.startswith("__"):  # dunder probes (hasattr(m, "__wrapped__"), copy, pickle) never reach the registry
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from ember.nn._registry import lookup
+    from ember.plugins.lookup import remember
 
-    return lookup("functionals", name, __name__)
+    return remember(__name__, name, lookup("functionals", name, __name__))

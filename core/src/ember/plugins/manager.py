@@ -430,9 +430,11 @@ def _forget_cached_lookups():
     # (``ember.device`` is the class once ember is imported, so import the functions.)
     from ember.device import _forget_backends
     from ember.dispatcher import forget_kernels
+    from ember.plugins.lookup import forget_remembered
 
     _forget_backends()
     forget_kernels()
+    forget_remembered()
 
 
 def _distribution_version(distribution):
