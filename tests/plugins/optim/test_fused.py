@@ -11,6 +11,7 @@ import torch
 
 import ember
 from ember_optim import fused
+from ember_optim.fused_sgd import fused_sgd_op, sgd_kernel
 
 SMALL_BLOCK = 256  # the tests cut blocks of this size, so that small parameters span several
 BLOCK = fused.BLOCK
@@ -41,6 +42,19 @@ FLAGS = {"SGD": ["foreach", "fused"], "Adam": ["foreach", "fused"], "AdamW": ["f
 @pytest.fixture(autouse=True)
 def small_blocks(monkeypatch):
     monkeypatch.setattr(fused, "BLOCK", SMALL_BLOCK)
+
+
+def each_kernel(name, monkeypatch):
+    """Yield once per cpu kernel of ``name``'s fused update op, with it in place: the
+    registered one (ember-numba's compiled loop for SGD), then the NumPy array kernel
+    (NOTE [ The fused update as an op ] in ember_optim/fused_sgd.py)."""
+    yield "registered"
+    if name == "SGD":
+        with monkeypatch.context() as patch:
+            patch.setattr(fused_sgd_op, "kernels", {})
+            patch.setattr(fused_sgd_op, "_resolved", {})
+            assert fused_sgd_op.kernel_for("cpu") is sgd_kernel
+            yield "numpy"
 
 
 def make_values(dtype, seed=0):
@@ -103,36 +117,39 @@ def strided_apart(flag):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize(("name", "settings"), CASES)
-def test_the_default_foreach_and_fused_are_bit_identical_to_the_loop_and_close_to_torch(name, settings, dtype):
+def test_the_default_foreach_and_fused_are_bit_identical_to_the_loop_and_close_to_torch(name, settings, dtype,
+                                                                                       monkeypatch):
     loop = run(ember, name, settings, dtype, foreach=False)
-    default = run(ember, name, settings, dtype)
-    assert default[1].param_groups[0]["foreach"] is None  # the group option stays torch's
-    assert_bit_identical(default, loop)
-    assert_close(default[0], run(torch, name, settings, dtype)[0], dtype)  # torch's default: its loop
-    for flag in FLAGS[name]:
-        got = run(ember, name, settings, dtype, **{flag: True})
-        assert_bit_identical(got, loop)
-        theirs, _ = run(torch, name, settings, dtype, **{flag: True})
-        assert_close(got[0], theirs, dtype, drop=strided_apart(flag))
+    for _ in each_kernel(name, monkeypatch):
+        default = run(ember, name, settings, dtype)
+        assert default[1].param_groups[0]["foreach"] is None  # the group option stays torch's
+        assert_bit_identical(default, loop)
+        assert_close(default[0], run(torch, name, settings, dtype)[0], dtype)  # torch's default: its loop
+        for flag in FLAGS[name]:
+            got = run(ember, name, settings, dtype, **{flag: True})
+            assert_bit_identical(got, loop)
+            theirs, _ = run(torch, name, settings, dtype, **{flag: True})
+            assert_close(got[0], theirs, dtype, drop=strided_apart(flag))
 
 
 def test_the_default_is_bit_identical_at_the_real_block_size(monkeypatch):
     monkeypatch.setattr(fused, "BLOCK", BLOCK)
     for name in ("Adam", "SGD"):
-        params = {}
-        for foreach in (None, False):
-            w = ember.nn.Parameter(ember.linspace(-1.0, 1.0, BLOCK + 5))
-            optimizer = getattr(ember.optim, name)([w], lr=0.1, foreach=foreach, **(
-                dict(momentum=0.9) if name == "SGD" else {}))
-            for step in range(3):
-                w.grad = ember.sin(w.detach() * (step + 1))
-                optimizer.step()
-            params[foreach] = w.detach().numpy()
-        np.testing.assert_array_equal(params[None], params[False])
+        for _ in each_kernel(name, monkeypatch):
+            params = {}
+            for foreach in (None, False):
+                w = ember.nn.Parameter(ember.linspace(-1.0, 1.0, BLOCK + 5))
+                optimizer = getattr(ember.optim, name)([w], lr=0.1, foreach=foreach, **(
+                    dict(momentum=0.9) if name == "SGD" else {}))
+                for step in range(3):
+                    w.grad = ember.sin(w.detach() * (step + 1))
+                    optimizer.step()
+                params[foreach] = w.detach().numpy()
+            np.testing.assert_array_equal(params[None], params[False])
 
 
 @pytest.mark.parametrize("name", list(SETTINGS))
-def test_a_group_of_two_dtypes_resumed_from_a_state_dict_stays_bit_identical(name):
+def test_a_group_of_two_dtypes_resumed_from_a_state_dict_stays_bit_identical(name, monkeypatch):
     # Scratch memory is kept per dtype; state loaded from a dict is any tensor of the
     # parameter's shape, not one the kernels made.
     def resumed(**flags):
@@ -150,8 +167,9 @@ def test_a_group_of_two_dtypes_resumed_from_a_state_dict_stays_bit_identical(nam
         return [p.detach().numpy() for p in params], second
 
     loop = resumed(foreach=False)
-    for flags in [dict(), *({flag: True} for flag in FLAGS[name])]:
-        assert_bit_identical(resumed(**flags), loop)
+    for _ in each_kernel(name, monkeypatch):
+        for flags in [dict(), *({flag: True} for flag in FLAGS[name])]:
+            assert_bit_identical(resumed(**flags), loop)
 
 
 def test_adam_is_bit_identical_where_the_bias_correction_reaches_one():

@@ -40,3 +40,6 @@ def overrides():
 def ember_register_ops(register):
     for op, kernel in overrides():
         op.register_kernel("cpu", kernel)
+    from ember_numba import fused_sgd
+
+    fused_sgd.register()  # ember-optim's fused SGD update, on the cpu

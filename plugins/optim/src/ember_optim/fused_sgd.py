@@ -1,10 +1,12 @@
 """SGD's ``foreach`` and ``fused`` paths: one array kernel, run on whole parameters or on
-cache blocks (NOTE [ foreach and fused, on NumPy ] in fused.py).
+cache blocks (NOTE [ foreach and fused, on NumPy ] in fused.py), and the op
+``optim::_fused_sgd_`` through which the fused path finds its kernel per device.
 
 PyTorch counterpart: torch/optim/sgd.py ``_multi_tensor_sgd`` and ``_fused_sgd`` (v2.13).
 """
 
 import ember
+from ember.dispatcher import Op
 from ember_optim.fused import add_scaled, bump_versions, check_fused_params, namespace, run_kernel, working_gradient
 
 __all__ = ["foreach_sgd", "fused_sgd"]
@@ -33,6 +35,20 @@ def sgd_kernel(xp, p, g, buffer, s, t, *, lr, momentum, dampening, weight_decay,
     add_scaled(xp, p, d, -lr, out=p, scratch=t)  # param.add_(grad, alpha=-lr)
 
 
+# NOTE [ The fused update as an op ]
+# torch's fused SGD is an ATen op, ``_fused_sgd_``, whose CPU kernel is registered like
+# any op's (aten/src/ATen/native/FusedSGD.cpp calls the kernel of
+# native/cpu/FusedSGDKernel.cpp through a dispatch stub). ember's fused path finds its
+# array kernel the same way: ``fused_sgd_op`` holds a kernel per device type, the NumPy
+# kernel above as the generic one, and a plugin may register a compiled one for the cpu
+# (ember-numba does: ember_numba/fused_sgd.py). The update runs on raw arrays in place,
+# so it is not called through ``dispatch`` (which makes tensors of returned arrays):
+# each step looks its kernel up once with ``kernel_for``, a cached dict read, and
+# ``run_kernel`` calls it per parameter or block. Every kernel must give the loop's
+# results bit for bit (tests/plugins/optim/test_fused.py runs against each).
+fused_sgd_op = Op("optim::_fused_sgd_", sgd_kernel, plugin="ember-optim")
+
+
 def foreach_sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_decay, nesterov,
                 maximize, fused=False):
     """SGD's update over the whole list, bit-identical to the loop's; ``momentum_buffers[i]``
@@ -50,7 +66,8 @@ def foreach_sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, wei
         buffer = momentum_buffers[i]._data if momentum != 0 else None
         arrays.append([param._data, grads[i]._data, buffer])
         per_param.append(by_first[first])
-    run_kernel(namespace(params), sgd_kernel, arrays, per_param, 2, fused=fused)
+    kernel = fused_sgd_op.kernel_for(params[0]._device) if fused else sgd_kernel  # NOTE above
+    run_kernel(namespace(params), kernel, arrays, per_param, 2, fused=fused)
     bump_versions(params)
     if momentum != 0:
         bump_versions(momentum_buffers)

@@ -1,0 +1,84 @@
+"""ember-optim's fused SGD update (``optim::_fused_sgd_``) as one compiled loop over
+each parameter or block: the cpu kernel ember-numba registers for it.
+
+PyTorch counterpart: aten/src/ATen/native/cpu/FusedSGDKernel.cpp (v2.13).
+
+# NOTE [ A compiled SGD step, bit for bit ]
+# ember-optim's NumPy kernel (ember_optim/fused_sgd.py) makes one pass over memory per
+# line of the update: with momentum, ``buffer * momentum``, ``+ grad``,
+# ``buffer * -lr`` and ``param +``, four passes over arrays that do not stay in the
+# level-2 cache. The loop below does the same arithmetic element by element, in one
+# pass. Its results are the NumPy kernel's bit for bit, and so the single-tensor
+# loop's, because
+# - it is compiled with no fast-math flags (not ember_numba/jit.py's): in particular no
+#   ``contract``, which would fuse ``b + d * alpha`` into one fused multiply-add with
+#   one rounding where NumPy rounds twice (torch's kernel does fuse, so neither ember
+#   kernel is bit-identical to torch's, NOTE [ ember's default is the fused path ]);
+# - every scalar is converted to the parameter's dtype first, as NumPy converts a Python
+#   float against a float32 array, so float32 arithmetic stays float32;
+# - it computes each line's expression in the loop's order, multiplying by 1 where the
+#   NumPy kernel skips a multiply by 1 (exact either way), and skipping the weight decay
+#   where the NumPy kernel does (adding ``p * 0`` is not exact: -0 + 0 is +0).
+# tests/plugins/optim/test_fused.py runs its bit-identity tests against this kernel and
+# the NumPy one. Arrays it does not take (other dtypes, mixed dtypes, a parameter or
+# gradient that is not C-contiguous, such as a transposed one) go to the NumPy kernel.
+"""
+
+import numpy as np
+
+from ember_optim.fused_sgd import fused_sgd_op, sgd_kernel
+
+_TAKEN = (np.float32, np.float64)
+_compiled = None
+
+
+def register():
+    """Serve ``optim::_fused_sgd_`` on the cpu (NOTE [ The fused update as an op ] in
+    ember_optim/fused_sgd.py)."""
+    fused_sgd_op.register_kernel("cpu", fused_sgd)
+
+
+def fused_sgd(xp, p, g, buffer, s, t, *, lr, momentum, dampening, weight_decay, nesterov, maximize, first):
+    """``optim::_fused_sgd_`` on the cpu: ``sgd_kernel``'s update of ``p`` (and
+    ``buffer``) in one compiled pass; the scratch ``s``, ``t`` is unused."""
+    if not _takes(p, g, buffer):
+        return sgd_kernel(xp, p, g, buffer, s, t, lr=lr, momentum=momentum, dampening=dampening,
+                          weight_decay=weight_decay, nesterov=nesterov, maximize=maximize, first=first)
+    scalar = p.dtype.type  # NOTE above: the NumPy kernel's conversion of Python floats
+    flat = p.reshape(-1)
+    has_buffer = momentum != 0
+    _loop()(flat, g.reshape(-1), buffer.reshape(-1) if has_buffer else flat, scalar(-lr), scalar(momentum),
+            scalar(1 - dampening), scalar(weight_decay), has_buffer, first, nesterov, maximize)
+
+
+def _takes(p, g, buffer):
+    return (p.dtype in _TAKEN and g.dtype == p.dtype and p.flags.c_contiguous and g.flags.c_contiguous
+            and (buffer is None or buffer.dtype == p.dtype and buffer.flags.c_contiguous))
+
+
+def sgd_loop(p, g, buffer, negative_lr, momentum, damped, weight_decay, has_buffer, first, nesterov,
+             maximize):
+    """The update of each element, as the lines of ember_optim.sgd.sgd; ``damped`` is
+    ``1 - dampening``."""
+    for i in range(p.size):
+        d = -g[i] if maximize else g[i]
+        if weight_decay != 0:  # not `+ p * 0`: an infinite p would make NaN, -0 would become +0
+            d = d + p[i] * weight_decay  # grad.add(param, alpha=weight_decay)
+        if has_buffer:
+            if first:
+                b = d  # buffer = grad.clone()
+            else:
+                b = buffer[i] * momentum + d * damped  # buffer.mul_(momentum).add_(grad, alpha=...)
+            buffer[i] = b
+            d = d + b * momentum if nesterov else b  # grad.add(buffer, alpha=momentum)
+        p[i] = p[i] + d * negative_lr  # param.add_(grad, alpha=-lr)
+
+
+def _loop():
+    """``sgd_loop`` compiled on first use, with no fast-math flags (NOTE above)."""
+    global _compiled
+    if _compiled is None:
+        import numba
+
+        _compiled = numba.njit(cache=True)(sgd_loop)
+    return _compiled
