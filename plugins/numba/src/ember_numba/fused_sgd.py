@@ -56,19 +56,20 @@ def _takes(p, g, buffer):
             and (buffer is None or buffer.dtype == p.dtype and buffer.flags.c_contiguous))
 
 
-def sgd_loop(p, g, buffer, negative_lr, momentum, damped, weight_decay, has_buffer, first, nesterov,
-             maximize):
+def sgd_loop(p, g, buffer, negative_lr, momentum, damped, weight_decay, has_buffer,
+             first, nesterov, maximize):
     """The update of each element, as the lines of ember_optim.sgd.sgd; ``damped`` is
     ``1 - dampening``."""
     for i in range(p.size):
         d = -g[i] if maximize else g[i]
-        if weight_decay != 0:  # not `+ p * 0`: an infinite p would make NaN, -0 would become +0
+        if weight_decay != 0:  # not `+ p * 0`: inf * 0 is NaN, and -0 + 0 is +0
             d = d + p[i] * weight_decay  # grad.add(param, alpha=weight_decay)
         if has_buffer:
             if first:
                 b = d  # buffer = grad.clone()
             else:
-                b = buffer[i] * momentum + d * damped  # buffer.mul_(momentum).add_(grad, alpha=...)
+                # buffer.mul_(momentum).add_(grad, alpha=1 - dampening)
+                b = buffer[i] * momentum + d * damped
             buffer[i] = b
             d = d + b * momentum if nesterov else b  # grad.add(buffer, alpha=momentum)
         p[i] = p[i] + d * negative_lr  # param.add_(grad, alpha=-lr)
