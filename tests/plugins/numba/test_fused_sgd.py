@@ -19,6 +19,7 @@ import torch
 import ember
 from ember_numba import fused_sgd as compiled
 from ember_optim.fused_sgd import fused_sgd_op, sgd_kernel
+from tests.plugins.numba.kernel_bits import assert_same_bits, no_fallback, values
 
 # momentum 0 and > 0, dampening, nesterov, weight decay, maximize, and an lr of -1
 # (the NumPy kernel's add without a multiply)
@@ -33,14 +34,6 @@ def options(settings, first):
     return dict(dict(dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False), **settings, first=first)
 
 
-def values(rng, size, dtype):
-    """Normal values with the awkward ones in front: zeros of both signs, infinities, NaN."""
-    v = rng.standard_normal(size).astype(dtype)
-    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype)[:size]
-    v[:special.size] = rng.permutation(special)
-    return v
-
-
 def steps(kernel, settings, size, dtype, count=4):
     """Parameter and buffer after ``count`` updates by ``kernel``, fresh gradients each."""
     rng = np.random.default_rng(size)
@@ -51,23 +44,6 @@ def steps(kernel, settings, size, dtype, count=4):
         for step in range(count):
             kernel(np, p, values(rng, size, dtype), buffer, s, t, **options(settings, first=step == 0))
     return p, buffer
-
-
-def assert_same_bits(got, expected):
-    for g, e in zip(got, expected):
-        if e is None:
-            assert g is None
-            continue
-        # every bit, signs of zero included; a NaN matches any NaN (its sign and payload
-        # depend on the instruction that made it, and no comparison sees them)
-        assert g.dtype == e.dtype
-        np.testing.assert_array_equal(np.isnan(g), np.isnan(e))
-        numbers = ~np.isnan(e)
-        np.testing.assert_array_equal(g[numbers].view(f"u{g.itemsize}"), e[numbers].view(f"u{e.itemsize}"))
-
-
-def no_fallback(*args, **kwargs):
-    raise AssertionError("the compiled kernel fell back to the NumPy kernel")
 
 
 def test_it_serves_the_fused_sgd_op_on_the_cpu():

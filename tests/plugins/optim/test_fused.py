@@ -11,6 +11,7 @@ import torch
 
 import ember
 from ember_optim import fused
+from ember_optim.fused_adam import adam_kernel, fused_adam_op
 from ember_optim.fused_sgd import fused_sgd_op, sgd_kernel
 
 SMALL_BLOCK = 256  # the tests cut blocks of this size, so that small parameters span several
@@ -44,16 +45,21 @@ def small_blocks(monkeypatch):
     monkeypatch.setattr(fused, "BLOCK", SMALL_BLOCK)
 
 
+FUSED_OPS = {"SGD": (fused_sgd_op, sgd_kernel), "Adam": (fused_adam_op, adam_kernel),
+             "AdamW": (fused_adam_op, adam_kernel)}
+
+
 def each_kernel(name, monkeypatch):
     """Yield once per cpu kernel of ``name``'s fused update op, with it in place: the
-    registered one (ember-numba's compiled loop for SGD), then the NumPy array kernel
-    (NOTE [ The fused update as an op ] in ember_optim/fused_sgd.py)."""
+    registered one (ember-numba's compiled loops for SGD, Adam and AdamW), then the NumPy
+    array kernel (NOTE [ The fused update as an op ] in ember_optim/fused_sgd.py)."""
     yield "registered"
-    if name == "SGD":
+    if name in FUSED_OPS:
+        op, numpy_kernel = FUSED_OPS[name]
         with monkeypatch.context() as patch:
-            patch.setattr(fused_sgd_op, "kernels", {})
-            patch.setattr(fused_sgd_op, "_resolved", {})
-            assert fused_sgd_op.kernel_for("cpu") is sgd_kernel
+            patch.setattr(op, "kernels", {})
+            patch.setattr(op, "_resolved", {})
+            assert op.kernel_for("cpu") is numpy_kernel
             yield "numpy"
 
 
@@ -172,7 +178,7 @@ def test_a_group_of_two_dtypes_resumed_from_a_state_dict_stays_bit_identical(nam
             assert_bit_identical(resumed(**flags), loop)
 
 
-def test_adam_is_bit_identical_where_the_bias_correction_reaches_one():
+def test_adam_is_bit_identical_where_the_bias_correction_reaches_one(monkeypatch):
     # From step 36314 (betas 0.9, 0.999) sqrt(1 - beta2 ** step) is 1.0 exactly and the
     # kernel skips the division by it.
     def late_steps(**flags):
@@ -185,7 +191,8 @@ def test_adam_is_bit_identical_where_the_bias_correction_reaches_one():
                 optimizer.state[w]["step"] = ember.tensor(36311.0)
         return [w.detach().numpy()], optimizer
 
-    assert_bit_identical(late_steps(), late_steps(foreach=False))
+    for _ in each_kernel("Adam", monkeypatch):
+        assert_bit_identical(late_steps(), late_steps(foreach=False))
 
 
 @pytest.mark.parametrize(("dtype", "default"), [("float32", "fused"), ("float64", "fused"), ("float16", "loop"),

@@ -24,12 +24,8 @@ PyTorch counterpart: aten/src/ATen/native/cpu/FusedSGDKernel.cpp (v2.13).
 # gradient that is not C-contiguous, such as a transposed one) go to the NumPy kernel.
 """
 
-import numpy as np
-
+from ember_numba.exact import flat, jit_exact, takes
 from ember_optim.fused_sgd import fused_sgd_op, sgd_kernel
-
-_TAKEN = (np.float32, np.float64)
-_compiled = None
 
 
 def register():
@@ -41,21 +37,16 @@ def register():
 def fused_sgd(xp, p, g, buffer, s, t, *, lr, momentum, dampening, weight_decay, nesterov, maximize, first):
     """``optim::_fused_sgd_`` on the cpu: ``sgd_kernel``'s update of ``p`` (and
     ``buffer``) in one compiled pass; the scratch ``s``, ``t`` is unused."""
-    if not _takes(p, g, buffer):
+    if not takes(p, g, buffer):
         return sgd_kernel(xp, p, g, buffer, s, t, lr=lr, momentum=momentum, dampening=dampening,
                           weight_decay=weight_decay, nesterov=nesterov, maximize=maximize, first=first)
     scalar = p.dtype.type  # NOTE above: the NumPy kernel's conversion of Python floats
-    flat = p.reshape(-1)
-    has_buffer = momentum != 0
-    _loop()(flat, g.reshape(-1), buffer.reshape(-1) if has_buffer else flat, scalar(-lr), scalar(momentum),
-            scalar(1 - dampening), scalar(weight_decay), has_buffer, first, nesterov, maximize)
+    p = p.reshape(-1)
+    sgd_loop(p, g.reshape(-1), flat(buffer, p), scalar(-lr), scalar(momentum), scalar(1 - dampening),
+             scalar(weight_decay), buffer is not None, first, nesterov, maximize)
 
 
-def _takes(p, g, buffer):
-    return (p.dtype in _TAKEN and g.dtype == p.dtype and p.flags.c_contiguous and g.flags.c_contiguous
-            and (buffer is None or buffer.dtype == p.dtype and buffer.flags.c_contiguous))
-
-
+@jit_exact  # NOTE above: no fast-math
 def sgd_loop(p, g, buffer, negative_lr, momentum, damped, weight_decay, has_buffer,
              first, nesterov, maximize):
     """The update of each element, as the lines of ember_optim.sgd.sgd; ``damped`` is
@@ -74,12 +65,3 @@ def sgd_loop(p, g, buffer, negative_lr, momentum, damped, weight_decay, has_buff
             d = d + b * momentum if nesterov else b  # grad.add(buffer, alpha=momentum)
         p[i] = p[i] + d * negative_lr  # param.add_(grad, alpha=-lr)
 
-
-def _loop():
-    """``sgd_loop`` compiled on first use, with no fast-math flags (NOTE above)."""
-    global _compiled
-    if _compiled is None:
-        import numba
-
-        _compiled = numba.njit(cache=True)(sgd_loop)
-    return _compiled

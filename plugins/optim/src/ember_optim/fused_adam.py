@@ -1,10 +1,12 @@
 """Adam's and AdamW's ``foreach`` and ``fused`` paths: one array kernel, run on whole
-parameters or on cache blocks (NOTE [ foreach and fused, on NumPy ] in fused.py).
+parameters or on cache blocks (NOTE [ foreach and fused, on NumPy ] in fused.py), and
+the op ``optim::_fused_adam_`` through which the fused path finds its kernel per device.
 
 PyTorch counterpart: torch/optim/adam.py ``_multi_tensor_adam`` and ``_fused_adam``
 (v2.13).
 """
 
+from ember.dispatcher import Op
 from ember_optim._state import advance
 from ember_optim.fused import (
     addcdiv_into,
@@ -41,6 +43,12 @@ def adam_kernel(xp, p, g, m, v, v_max, s, t, *, beta1, beta2, lr, weight_decay, 
     addcdiv_into(xp, p, m, t, -step_size, scratch=s)  # param.addcdiv_(m, denom, ...)
 
 
+# One op for Adam and AdamW (torch has `_fused_adam_` and `_fused_adamw_`): the kernel
+# takes `decoupled_weight_decay`. Found as SGD's is (NOTE [ The fused update as an op ]
+# in fused_sgd.py); ember-numba registers a compiled cpu kernel.
+fused_adam_op = Op("optim::_fused_adam_", adam_kernel, plugin="ember-optim")
+
+
 def foreach_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *, amsgrad, beta1, beta2, lr,
                  weight_decay, eps, maximize, decoupled_weight_decay=False, fused=False):
     """Adam's update over the whole list, bit-identical to the loop's."""
@@ -54,7 +62,8 @@ def foreach_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, *
                        max_exp_avg_sqs[i]._data if amsgrad else None])
         per_param.append(dict(options, step_size=lr / (1 - beta1 ** step),
                               bias_correction2_sqrt=(1 - beta2 ** step) ** 0.5))
-    run_kernel(namespace(params), adam_kernel, arrays, per_param, 2, fused=fused)
+    kernel = fused_adam_op.kernel_for(params[0]._device) if fused else adam_kernel
+    run_kernel(namespace(params), kernel, arrays, per_param, 2, fused=fused)
     bump_versions(params)
     bump_versions(exp_avgs + exp_avg_sqs + (max_exp_avg_sqs if amsgrad else []))
 

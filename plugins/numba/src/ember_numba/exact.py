@@ -1,0 +1,55 @@
+"""What ember-numba's optimizer kernels share: compiling with no fast-math flags, so that
+their results are ember-optim's NumPy kernels' bit for bit, and which arrays they take.
+
+PyTorch counterpart: none in Python; the role of the compiler flags of
+aten/src/ATen/native/cpu/FusedSGDKernel.cpp and FusedAdamKernel.cpp (v2.13).
+
+ember_numba/jit.py allows reassociation (NOTE [ Which fast-math flags ]), which the
+norm kernels' sums need and which would change an optimizer's roundings; these loops
+sum nothing, so they lose nothing without it (NOTE [ A compiled SGD step, bit for bit ]
+in fused_sgd.py). numba's disk cache is keyed by each kernel's source file, not by
+these flags: after changing them, delete ``ember_numba/__pycache__/fused_*.nb*``.
+"""
+
+import functools
+
+import numpy as np
+
+TAKEN = (np.float32, np.float64)
+
+
+def jit_exact(fn):
+    """``fn`` compiled with numba (nopython, no fast-math, ``cache=True``) on its first
+    call; numba is imported then, not when the plugin loads.
+
+    ``error_model="numpy"``: a division by zero gives inf or NaN, as NumPy's does, where
+    numba's default (Python's) raises ZeroDivisionError, and the check it needs on every
+    division keeps the loop from becoming SIMD code.
+    """
+    compiled = None
+
+    @functools.wraps(fn)
+    def call(*args):
+        nonlocal compiled
+        if compiled is None:
+            import numba
+
+            compiled = numba.njit(cache=True, error_model="numpy")(fn)
+        return compiled(*args)
+
+    call.py_func = fn
+    return call
+
+
+def takes(p, *arrays):
+    """Whether a compiled loop takes these arrays (None: a buffer an option turned off):
+    float32 or float64, all of ``p``'s dtype, all C-contiguous; others go to the NumPy
+    kernel."""
+    if p.dtype not in TAKEN or not p.flags.c_contiguous:
+        return False
+    return all(a is None or a.dtype == p.dtype and a.flags.c_contiguous for a in arrays)
+
+
+def flat(array, fallback):
+    """``array`` as one flat view (C-contiguous), or ``fallback`` for a buffer that is off."""
+    return fallback if array is None else array.reshape(-1)
