@@ -45,11 +45,14 @@ def fused_adam(xp, p, g, m, v, v_max, s, t, *, beta1, beta2, lr, weight_decay, e
 
 
 # NOTE [ A compiled Adam step that vectorizes ]
-# LLVM turns the loop into SIMD code only if every branch in it can become a select: a
-# store under a condition keeps it scalar, and scalar float32 division and sqrt take
-# about 1.5x the NumPy kernel's thirteen vectorized passes. So the loop stores every
-# array on every element: the AdamW shrink multiplies by 1 when off (exact), and
-# without amsgrad the maximum goes to the scratch ``s`` and is not used.
+# The loop pays only as SIMD code: scalar float32 division and sqrt took 1.5x the NumPy
+# kernel's thirteen vectorized passes. Two things kept LLVM from vectorizing it:
+# numba's default error model, which checks each division for zero to raise Python's
+# ZeroDivisionError (jit_exact uses NumPy's, exact.py), and stores under a condition.
+# So the loop stores every array on every element: the AdamW shrink multiplies by 1
+# when off (exact), and without amsgrad the maximum goes to the scratch ``s``, unused.
+# On 401K float32 values, one process: 615 us with the stores under conditions, 235 us
+# without.
 @jit_exact  # no fast-math: NOTE [ A compiled SGD step, bit for bit ] in fused_sgd.py
 def adam_loop(p, g, m, v, v_max, amsgrad, maximize, shrink, l2, weight, near, beta2,
               one_minus_beta2, bias_correction2_sqrt, eps, negative_step_size):
