@@ -105,10 +105,11 @@ def test_arrays_it_does_not_take_go_to_the_numpy_kernel(monkeypatch):
     assert len(calls) == 4
 
 
-def test_disabling_the_plugin_gives_back_the_numpy_kernel():
+def test_disabling_the_plugin_gives_back_the_numpy_kernels():
     check = ("import ember\nfrom ember_optim.fused_sgd import fused_sgd_op, sgd_kernel\n"
-             "ember.optim.SGD\nprint(fused_sgd_op.kernel_for('cpu') is sgd_kernel)")
-    for disabled, numpy in (("ember-numba", "True"), ("numba", "True"), ("", "False")):
+             "from ember_optim.fused_adam import fused_adam_op, adam_kernel\nember.optim.SGD\n"
+             "print(fused_sgd_op.kernel_for('cpu') is sgd_kernel, fused_adam_op.kernel_for('cpu') is adam_kernel)")
+    for disabled, numpy in (("ember-numba", "True True"), ("numba", "True True"), ("", "False False")):
         result = subprocess.run([sys.executable, "-c", check], env={**os.environ, "EMBER_DISABLE_PLUGINS": disabled},
                                 capture_output=True, text=True, check=True)
         assert result.stdout.strip() == numpy
