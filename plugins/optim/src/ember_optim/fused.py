@@ -104,12 +104,15 @@ def bump_versions(tensors):
 def run_kernel(xp, kernel, arrays, options, scratch_count, *, fused):
     """``kernel(xp, *arrays[i], *scratch, **options[i])`` for each parameter ``i``: on the
     whole arrays, or on blocks of BLOCK elements when ``fused`` (NumPy, all C-contiguous
-    arrays; a transposed parameter goes whole). ``arrays[i]`` starts with the
+    arrays; a transposed parameter goes whole; a kernel whose ``in_blocks`` is False, a
+    compiled loop that makes one pass, gets whole parameters: blocks only keep a line's
+    output in cache for the next line). ``arrays[i]`` starts with the
     parameter's array (None stands for a buffer an option turned off); ``scratch`` is
     ``scratch_count`` arrays of the parameter's shape (or the block's), views of flat
     memory that all parameters share."""
     if arrays:
-        call_quietly(xp, _run_kernel, xp, kernel, arrays, options, scratch_count, fused and xp is np)
+        blocked = fused and xp is np and getattr(kernel, "in_blocks", True)
+        call_quietly(xp, _run_kernel, xp, kernel, arrays, options, scratch_count, blocked)
 
 
 def _run_kernel(xp, kernel, arrays, options, scratch_count, blocked):
