@@ -1,14 +1,16 @@
 """ember-numba: compiled CPU kernels for ember-norm's LayerNorm, GroupNorm and BatchNorm
-ops (InstanceNorm runs on the batch-norm ones).
+ops (InstanceNorm runs on the batch-norm ones) and ember-optim's fused SGD and Adam/AdamW
+updates.
 
 PyTorch counterpart: aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``: a
 compiled CPU kernel registered for an op's cpu entry) (v2.13).
 
 The plugin registers no new names: its ``ember_register_ops`` hook registers kernels
-for the cpu device on ember-norm's own ops (``Op.register_kernel``), which the
-dispatcher resolves once per device and caches, as it does every kernel. The op objects
-are module-level in ember-norm, so the override holds whichever plugin loads first.
-``EMBER_DISABLE_PLUGINS=ember-numba`` (or ``numba``) keeps ember-norm's NumPy kernels.
+for the cpu device on ember-norm's and ember-optim's own ops (``Op.register_kernel``),
+which the dispatcher resolves once per device and caches, as it does every kernel. The
+op objects are module-level in those plugins, so the override holds whichever plugin
+loads first. ``EMBER_DISABLE_PLUGINS=ember-numba`` (or ``numba``) keeps their NumPy
+kernels.
 numba itself is imported at the first call of a compiled kernel (ember_numba/jit.py).
 """
 
