@@ -4,6 +4,7 @@ again, its results are the rebuilt ones bit for bit and torch's, and the memo le
 of them with the graph, within its budget."""
 
 import gc
+import weakref
 
 import numpy as np
 import pytest
@@ -79,6 +80,7 @@ def test_the_backward_uses_the_forwards_columns_and_matches_torch(monkeypatch, s
     got = _conv_grads(ember, arrays, attrs, channels_last)
     builds = len(calls)
     monkeypatch.setattr(kept, "BUDGET", 0)  # nothing kept: the backward rebuilds
+    monkeypatch.setattr(kept, "ALONE", 0)
     rebuilt = _conv_grads(ember, arrays, attrs, channels_last)
     expected = _conv_grads(torch, arrays, attrs, channels_last)
     x_shape = arrays[0].shape
@@ -155,3 +157,19 @@ def test_changing_the_input_in_place_after_the_forward_fails_as_in_torch():
         x.add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             y.sum().backward()
+
+
+def test_one_convolution_may_keep_more_than_the_budget_alone(monkeypatch):
+    monkeypatch.setattr(kept, "_KEPT", weakref.WeakKeyDictionary())  # nothing kept yet
+    size = 3 * 9 * 2 * 64 * 4
+    monkeypatch.setattr(kept, "BUDGET", 0)
+    monkeypatch.setattr(kept, "ALONE", size)
+    first, _ = _forward()
+    assert kept.kept_bytes() == size  # alone, past the budget
+    second, _ = _forward()
+    assert kept.kept_bytes() == size  # not beside another
+    del first, second
+    gc.collect()
+    monkeypatch.setattr(kept, "ALONE", size - 1)
+    third, _ = _forward()
+    assert kept.kept_bytes() == 0  # larger than ALONE
