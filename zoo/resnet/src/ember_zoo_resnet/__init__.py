@@ -48,8 +48,10 @@ MEASURED = {
     # on the shared 2-core x86-64 box; cpu_seconds is the whole command's. value is the best
     # epoch's (best.pt), last the final epoch's (checkpoint.pt). Checked again by
     # tests/zoo/resnet/test_digits.py.
-    "resnet8_cifar": ({"metric": "accuracy", "value": 0.994, "epoch": 7, "last": 0.986,
-                       "data": "digits test split (359 images, seed 0)", "cpu_seconds": 12.6,
+    # Remeasured 2026-11-25 after the compiled norm kernels (ember-numba) changed the run's
+    # roundings: 0.994 / 0.986 before; seeds 0-2 give best epochs of 0.983-0.997 either way.
+    "resnet8_cifar": ({"metric": "accuracy", "value": 0.986, "epoch": 6, "last": 0.983,
+                       "data": "digits test split (359 images, seed 0)", "cpu_seconds": 10.9,
                        "command": "ember train resnet8_cifar --threads 1"},),
 }
 
