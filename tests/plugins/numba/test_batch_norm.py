@@ -76,15 +76,22 @@ def test_each_kernel_matches_the_numpy_kernel(dtype, shape, affine, training):
     w, b, running_mean, running_var = channel_arrays(shape[1], dtype)
     if not affine:
         w = b = None
+    assert_three_kernels_agree(x, g, w, b, running_mean, running_var, training, dtype)
+
+
+def assert_three_kernels_agree(x, g, w, b, running_mean, running_var, training, dtype):
+    """Statistics, forward and backward, compiled against NumPy on the same arrays;
+    returns the (NumPy, compiled) results of the forward and of the backward."""
     expected, actual = numpy_and_compiled(ops.batch_norm_stats, compiled.batch_norm_stats, x, eps=1e-5)
     assert_same(expected, actual, dtype)
     mean, invstd = expected[:2] if training else (running_mean, 1 / np.sqrt(running_var + 1e-5))
-    expected, actual = numpy_and_compiled(ops.batch_norm, compiled.batch_norm, x, w, b, mean, invstd,
-                                          training=training, eps=1e-5)
-    assert_same([expected], [actual], dtype)
-    expected, actual = numpy_and_compiled(ops.batch_norm_backward, compiled.batch_norm_backward, g, x, w, mean,
-                                          invstd, training=training)
-    assert_same(expected, actual, dtype)
+    forward = numpy_and_compiled(ops.batch_norm, compiled.batch_norm, x, w, b, mean, invstd,
+                                 training=training, eps=1e-5)
+    assert_same([forward[0]], [forward[1]], dtype)
+    backward = numpy_and_compiled(ops.batch_norm_backward, compiled.batch_norm_backward, g, x, w, mean, invstd,
+                                  training=training)
+    assert_same(*backward, dtype)
+    return forward, backward
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -153,17 +160,9 @@ def test_channels_last_kernels_match_the_numpy_kernels(dtype, training):
     x, g = channels_last(make_tensor((5, 6, 3, 4), dtype, seed=14)), channels_last(make_tensor((5, 6, 3, 4), dtype,
                                                                                               seed=15))
     w, b, running_mean, running_var = channel_arrays(6, dtype)
-    expected, actual = numpy_and_compiled(ops.batch_norm_stats, compiled.batch_norm_stats, x, eps=1e-5)
-    assert_same(expected, actual, dtype)
-    mean, invstd = expected[:2] if training else (running_mean, 1 / np.sqrt(running_var + 1e-5))
-    expected, actual = numpy_and_compiled(ops.batch_norm, compiled.batch_norm, x, w, b, mean, invstd,
-                                          training=training, eps=1e-5)
-    assert_same([expected], [actual], dtype)
-    assert actual.strides == expected.strides  # channels-last, as the NumPy kernel's
-    expected, actual = numpy_and_compiled(ops.batch_norm_backward, compiled.batch_norm_backward, g, x, w, mean,
-                                          invstd, training=training)
-    assert_same(expected, actual, dtype)
-    assert actual[0].strides == expected[0].strides
+    forward, backward = assert_three_kernels_agree(x, g, w, b, running_mean, running_var, training, dtype)
+    assert forward[1].strides == forward[0].strides  # channels-last, as the NumPy kernel's
+    assert backward[1][0].strides == backward[0][0].strides
 
 
 def test_mixed_layouts_take_the_numpy_kernel(monkeypatch):
