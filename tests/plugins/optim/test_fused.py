@@ -11,7 +11,9 @@ import torch
 
 import ember
 from ember_optim import fused
+from ember_optim.fused_adagrad import adagrad_kernel, fused_adagrad_op
 from ember_optim.fused_adam import adam_kernel, fused_adam_op
+from ember_optim.fused_rmsprop import fused_rmsprop_op, rmsprop_kernel
 from ember_optim.fused_sgd import fused_sgd_op, sgd_kernel
 
 SMALL_BLOCK = 256  # the tests cut blocks of this size, so that small parameters span several
@@ -46,12 +48,13 @@ def small_blocks(monkeypatch):
 
 
 FUSED_OPS = {"SGD": (fused_sgd_op, sgd_kernel), "Adam": (fused_adam_op, adam_kernel),
-             "AdamW": (fused_adam_op, adam_kernel)}
+             "AdamW": (fused_adam_op, adam_kernel), "RMSprop": (fused_rmsprop_op, rmsprop_kernel),
+             "Adagrad": (fused_adagrad_op, adagrad_kernel)}
 
 
 def each_kernel(name, monkeypatch):
     """Yield once per cpu kernel of ``name``'s fused update op, with it in place: the
-    registered one (ember-numba's compiled loops for SGD, Adam and AdamW), then the NumPy
+    registered one (ember-numba's compiled loops for each of them), then the NumPy
     array kernel (NOTE [ The fused update as an op ] in ember_optim/fused_sgd.py)."""
     yield "registered"
     if name in FUSED_OPS:
@@ -140,7 +143,7 @@ def test_the_default_foreach_and_fused_are_bit_identical_to_the_loop_and_close_t
 
 def test_the_default_is_bit_identical_at_the_real_block_size(monkeypatch):
     monkeypatch.setattr(fused, "BLOCK", BLOCK)
-    for name in ("Adam", "SGD"):
+    for name in ("Adam", "SGD", "RMSprop", "Adagrad"):
         for _ in each_kernel(name, monkeypatch):
             params = {}
             for foreach in (None, False):

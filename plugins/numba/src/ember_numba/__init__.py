@@ -42,7 +42,9 @@ def overrides():
 def ember_register_ops(register):
     for op, kernel in overrides():
         op.register_kernel("cpu", kernel)
-    from ember_numba import fused_adam, fused_sgd
+    from ember_numba import fused_adagrad, fused_adam, fused_rmsprop, fused_sgd
 
-    fused_sgd.register()  # ember-optim's fused SGD and Adam updates, on the cpu
+    fused_sgd.register()  # ember-optim's fused SGD, Adam, RMSprop and Adagrad updates, on the cpu
     fused_adam.register()
+    fused_rmsprop.register()
+    fused_adagrad.register()

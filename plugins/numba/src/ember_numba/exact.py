@@ -45,9 +45,13 @@ def takes(p, *arrays):
     """Whether a compiled loop takes these arrays (None: a buffer an option turned off):
     float32 or float64, all of ``p``'s dtype, all C-contiguous; others go to the NumPy
     kernel."""
-    if p.dtype not in TAKEN or not p.flags.c_contiguous:
+    dtype = p.dtype
+    if dtype not in TAKEN or not p.flags.c_contiguous:
         return False
-    return all(a is None or a.dtype == p.dtype and a.flags.c_contiguous for a in arrays)
+    for a in arrays:  # a loop, not all() over a generator: this runs per parameter
+        if a is not None and (a.dtype != dtype or not a.flags.c_contiguous):
+            return False
+    return True
 
 
 def flat(array, fallback):

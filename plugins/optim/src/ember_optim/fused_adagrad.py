@@ -1,10 +1,12 @@
 """Adagrad's ``foreach`` and ``fused`` paths: one array kernel, run on whole parameters or
-on cache blocks (NOTE [ foreach and fused, on NumPy ] in fused.py).
+on cache blocks (NOTE [ foreach and fused, on NumPy ] in fused.py), and the op
+``optim::_fused_adagrad_`` through which the fused path finds its kernel per device.
 
 PyTorch counterpart: torch/optim/adagrad.py ``_multi_tensor_adagrad`` and
 ``_fused_adagrad`` (v2.13), for dense gradients.
 """
 
+from ember.dispatcher import Op
 from ember_optim._state import advance
 from ember_optim.fused import (
     addcdiv_into,
@@ -30,6 +32,11 @@ def adagrad_kernel(xp, p, g, state_sum, s, t, u, *, weight_decay, eps, maximize,
     addcdiv_into(xp, p, d, t, -clr, scratch=u)  # param.addcdiv_(grad, std, value=-clr)
 
 
+# Found as SGD's kernel is (NOTE [ The fused update as an op ] in fused_sgd.py): the NumPy
+# kernel above is the generic one; ember-numba registers a compiled cpu kernel.
+fused_adagrad_op = Op("optim::_fused_adagrad_", adagrad_kernel, plugin="ember-optim")
+
+
 def foreach_adagrad(params, grads, state_sums, steps, *, lr, weight_decay, lr_decay, eps, maximize, fused=False):
     """Adagrad's update over the whole list, bit-identical to the loop's; ``fused`` walks
     each parameter in blocks."""
@@ -38,7 +45,8 @@ def foreach_adagrad(params, grads, state_sums, steps, *, lr, weight_decay, lr_de
     options = dict(weight_decay=weight_decay, eps=eps, maximize=maximize)
     per_param = [dict(options, clr=lr / (1 + (step - 1) * lr_decay)) for step in advance(steps)]
     arrays = [[param._data, grads[i]._data, state_sums[i]._data] for i, param in enumerate(params)]
-    run_kernel(namespace(params), adagrad_kernel, arrays, per_param, 3, fused=fused)
+    kernel = fused_adagrad_op.kernel_for(params[0]._device) if fused else adagrad_kernel
+    run_kernel(namespace(params), kernel, arrays, per_param, 3, fused=fused)
     bump_versions(params)
     bump_versions(state_sums)
 

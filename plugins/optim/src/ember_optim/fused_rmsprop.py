@@ -1,10 +1,12 @@
 """RMSprop's ``foreach`` path and ember's default, the same array kernel in blocks
-(NOTE [ foreach and fused, on NumPy ] in fused.py).
+(NOTE [ foreach and fused, on NumPy ] in fused.py), and the op ``optim::_fused_rmsprop_``
+through which the default path finds its kernel per device.
 
 PyTorch counterpart: torch/optim/rmsprop.py ``_multi_tensor_rmsprop`` (v2.13); torch has
 no fused RMSprop.
 """
 
+from ember.dispatcher import Op
 from ember_optim._state import advance
 from ember_optim.fused import (
     add_scaled,
@@ -45,6 +47,12 @@ def rmsprop_kernel(xp, p, g, square_avg, grad_avg, buffer, s, t, u, *, lr, alpha
         addcdiv_into(xp, p, d, t, -lr, scratch=u)  # param.addcdiv_(grad, avg, value=-lr)
 
 
+# Found as SGD's kernel is (NOTE [ The fused update as an op ] in fused_sgd.py): the NumPy
+# kernel above is the generic one; ember-numba registers a compiled cpu kernel. torch has
+# no fused RMSprop, so the op serves ember's default path only.
+fused_rmsprop_op = Op("optim::_fused_rmsprop_", rmsprop_kernel, plugin="ember-optim")
+
+
 def foreach_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, steps, *, lr, alpha, eps,
                     weight_decay, momentum, centered, maximize, fused=False):
     """RMSprop's update over the whole list, bit-identical to the loop's; ``fused`` walks
@@ -56,7 +64,8 @@ def foreach_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, ste
                    maximize=maximize)
     arrays = [[param._data, grads[i]._data, square_avgs[i]._data, grad_avgs[i]._data if centered else None,
                momentum_buffers[i]._data if momentum > 0 else None] for i, param in enumerate(params)]
-    run_kernel(namespace(params), rmsprop_kernel, arrays, [options] * len(params), 3, fused=fused)
+    kernel = fused_rmsprop_op.kernel_for(params[0]._device) if fused else rmsprop_kernel
+    run_kernel(namespace(params), kernel, arrays, [options] * len(params), 3, fused=fused)
     bump_versions(params)
     bump_versions(square_avgs + (grad_avgs if centered else []) + (momentum_buffers if momentum > 0 else []))
 
