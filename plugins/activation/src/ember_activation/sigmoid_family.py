@@ -29,7 +29,7 @@ from ember_activation._pointwise import define, run_inplace, select
 
 def _one_plus_exp_minus(xp, z):
     """``1 + exp(-z)`` in one fresh array (NOTE [ One buffer per kernel ])."""
-    s = xp.negative(z)
+    s = xp.negative(z, out=xp.empty_like(z))  # out=: a 0-d array stays an array, not a scalar
     xp.exp(s, out=s)
     s += 1
     return s
@@ -89,7 +89,7 @@ def _silu_kernel(xp, x):
 def _silu_backward_kernel(xp, grad, x):
     # grad * s * (1 + x * (1 - s)), s = sigmoid(x), in two buffers
     s = _sigmoid(xp, x)
-    slope = xp.subtract(1, s)
+    slope = xp.subtract(1, s, out=xp.empty_like(s))  # out=: a 0-d array stays an array
     slope *= x
     slope += 1
     slope *= s

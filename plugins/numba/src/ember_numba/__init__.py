@@ -1,13 +1,14 @@
 """ember-numba: compiled CPU kernels for ember-norm's LayerNorm, GroupNorm and BatchNorm
-ops (InstanceNorm runs on the batch-norm ones) and ember-optim's fused SGD and Adam/AdamW
-updates.
+ops (InstanceNorm runs on the batch-norm ones), ember-activation's SiLU forward and
+ember-optim's fused SGD and Adam/AdamW updates.
 
 PyTorch counterpart: aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``: a
 compiled CPU kernel registered for an op's cpu entry) (v2.13).
 
 The plugin registers no new names: its ``ember_register_ops`` hook registers kernels
-for the cpu device on ember-norm's and ember-optim's own ops (``Op.register_kernel``),
-which the dispatcher resolves once per device and caches, as it does every kernel. The
+for the cpu device on ember-norm's, ember-activation's and ember-optim's own ops
+(``Op.register_kernel``), which the dispatcher resolves once per device and caches, as
+it does every kernel. The
 op objects are module-level in those plugins, so the override holds whichever plugin
 loads first. ``EMBER_DISABLE_PLUGINS=ember-numba`` (or ``numba``) keeps their NumPy
 kernels.
@@ -20,11 +21,13 @@ __version__ = "0.1.0"
 
 
 def overrides():
-    """``[(op, cpu kernel)]``: every ember-norm op this plugin serves on the cpu."""
+    """``[(op, cpu kernel)]``: every ember-norm and ember-activation op this plugin
+    serves on the cpu."""
+    from ember_activation.sigmoid_family import SILU
     from ember_norm.ops import batch_norm as norm_batch_norm
     from ember_norm.ops import group_norm as norm_group_norm
     from ember_norm.ops import layer_norm as norm_layer_norm
-    from ember_numba import batch_norm, group_norm, layer_norm
+    from ember_numba import batch_norm, group_norm, layer_norm, silu
 
     return [
         (norm_batch_norm.batch_norm_stats, batch_norm.batch_norm_stats),
@@ -35,6 +38,7 @@ def overrides():
         (norm_layer_norm.layer_norm_backward, layer_norm.layer_norm_backward),
         (norm_group_norm.group_norm, group_norm.group_norm),
         (norm_group_norm.group_norm_backward, group_norm.group_norm_backward),
+        (SILU, silu.silu),
     ]
 
 
