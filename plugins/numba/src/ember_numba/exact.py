@@ -1,5 +1,7 @@
 """What ember-numba's optimizer kernels share: compiling with no fast-math flags, so that
 their results are ember-optim's NumPy kernels' bit for bit, and which arrays they take.
+The SiLU loop (silu.py) compiles the same way, so that its exp's range reduction keeps
+its roundings.
 
 PyTorch counterpart: none in Python; the role of the compiler flags of
 aten/src/ATen/native/cpu/FusedSGDKernel.cpp and FusedAdamKernel.cpp (v2.13).
