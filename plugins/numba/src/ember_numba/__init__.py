@@ -48,7 +48,8 @@ def ember_register_ops(register):
         op.register_kernel("cpu", kernel)
     from ember_numba import fused_adagrad, fused_adam, fused_rmsprop, fused_sgd
 
-    fused_sgd.register()  # ember-optim's fused SGD, Adam, RMSprop and Adagrad updates, on the cpu
+    # ember-optim's fused SGD, Adam, RMSprop and Adagrad updates, on the cpu
+    fused_sgd.register()
     fused_adam.register()
     fused_rmsprop.register()
     fused_adagrad.register()
