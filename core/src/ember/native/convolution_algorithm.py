@@ -74,12 +74,18 @@ def eager_options(xp, dtype, weight_shape, geometry, groups, winograd_applies=Tr
 
     g = geometry
     layout = "channels_last" if channels_last else "contiguous"
-    if not (mkldnn.enabled and layout in EAGER_LAYOUTS and winograd_applies and xp.__name__ == "numpy"
+    if not (mkldnn.enabled and _measured_layout(xp, layout) and winograd_applies and xp.__name__ == "numpy"
             and str(dtype) in EAGER_WINOGRAD and winograd.applies(weight_shape, (g.sh, g.sw), (g.dh, g.dw), groups)):
         return ("im2col",)
     if g.N * g.OH * g.OW * weight_shape[0] * weight_shape[1] * 9 < SMALL:
         return ("im2col",)
     return ("im2col",) + EAGER_WINOGRAD[str(dtype)]
+
+
+def _measured_layout(xp, layout):
+    """Whether eager convolutions in ``layout`` choose by measurement: the layouts of
+    ``EAGER_LAYOUTS``, and NCHW too where compiled transforms fold its transposes."""
+    return layout in EAGER_LAYOUTS or (layout == "contiguous" and winograd.compiled_transforms(xp))
 
 
 def measure_fastest(runs, repeats=3, most=6, margin=0.1, prune=2.0):

@@ -47,6 +47,8 @@ backend's array operations.
 
 import numpy as np
 
+from ember.dispatcher import Op
+
 # F(m, 3) for m = 2 and 4: (B^T, G, A^T).
 MATRICES = {
     2: (np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], dtype=np.float64),
@@ -149,6 +151,72 @@ def _padded_channels_last(xp, x, padding, Hp, Wp):
     return plane
 
 
+# NOTE [ The Winograd transforms as ops ]
+# The eager kernels below reach their three per-tile transforms through ops, as ATen's
+# native code reaches a CPU kernel through a dispatch stub (DECLARE_DISPATCH, and
+# REGISTER_DISPATCH in a kernel file; aten/src/ATen/native/DispatchStub.h): each op's
+# generic kernel is the NumPy code (array passes and tiny products, NOTE [ Winograd
+# F(4x4, 3x3) ]), the path for CuPy arrays and whenever no plugin serves the cpu; a
+# plugin may register a compiled cpu kernel (ember-numba does, NOTE [ Compiled
+# Winograd transforms ] in ember_numba/winograd.py), which falls back to the generic
+# one for what it does not take. The kernels are raw array functions, not called
+# through ``dispatch``: a convolution looks each one up once per call
+# (``_transform``, a cached dict read), never per tile, and no per-op path gains
+# anything. All three lay tiles out (alpha^2, N * th * tw, channels), tile (n, ty, tx)
+# at row ``(n * th + ty) * tw + tx``, whatever the layout of the image they read or
+# write, so the products between them are the same in NCHW and channels_last.
+
+
+def _input_tiles(xp, x, *, padding, m, tiles):
+    """``B^T d B`` of every tile of the ``(N, C, H, W)`` array ``x`` (any strides)
+    zero-bordered by ``padding``: ``(alpha^2, N * th * tw, C)``."""
+    th, tw = tiles
+    d = _padded_channels_last(xp, x, padding, m * th + 2, m * tw + 2)[:, :, :, None, :]
+    return input_tiles(xp, d, m, th, tw)
+
+
+def _output_tiles(xp, products, *, m, shape, channels_last):
+    """``A^T M A`` of every tile's ``(alpha^2, N * th * tw, O)`` products, cropped into a
+    new ``shape`` ``(N, O, OH, OW)`` array, channels_last or C-contiguous."""
+    N, O, OH, OW = shape
+    th, tw = tile_counts(OH, OW, m)
+    blocks = output_tiles(xp, products, m).reshape(m, m, N, th, tw, O)
+    if channels_last:
+        out = xp.empty((N, th, m, tw, m, O), dtype=products.dtype)
+        out[...] = blocks.transpose(2, 3, 0, 4, 1, 5)  # runs of O channels
+        return _cropped(xp, out.reshape(N, m * th, m * tw, O), (N, OH, OW, O)).transpose(0, 3, 1, 2)
+    out = xp.empty((N, O, th, m, tw, m), dtype=products.dtype)
+    out[...] = blocks.transpose(2, 5, 3, 0, 4, 1)
+    return _cropped(xp, out.reshape(N, O, m * th, m * tw), shape)
+
+
+def _gradient_blocks(xp, grad, *, m, tiles):
+    """``A dY A^T`` of every m x m block of the ``(N, O, OH, OW)`` output gradient,
+    zeros past its edge: ``(alpha^2, N * th * tw, O)``."""
+    N, O = grad.shape[:2]
+    th, tw = tiles
+    grad = _whole_tiles(xp, grad, th, tw, m)
+    gp = xp.empty((m, m, N, th, tw, O), dtype=grad.dtype)
+    gp[...] = grad.transpose(0, 2, 3, 1).reshape(N, th, m, tw, m, O).transpose(2, 4, 0, 1, 3, 5)
+    return _gradient_tiles(xp, gp, m, q_last=False).reshape((m + 2) ** 2, N * th * tw, O)
+
+
+input_tiles_op = Op("native::winograd_input_tiles", _input_tiles)
+output_tiles_op = Op("native::winograd_output_tiles", _output_tiles)
+gradient_tiles_op = Op("native::winograd_gradient_tiles", _gradient_blocks)
+
+
+def _transform(xp, op):
+    """The kernel ``op`` runs on ``xp``'s arrays (NOTE [ The Winograd transforms as ops ])."""
+    return op.kernel_for("cpu") if xp.__name__ == "numpy" else op.generic
+
+
+def compiled_transforms(xp):
+    """Whether a plugin serves the transforms on ``xp``'s arrays with compiled kernels
+    (then NCHW convolutions run them too, their transposes folded into the loops)."""
+    return _transform(xp, input_tiles_op) is not input_tiles_op.generic
+
+
 def conv2d(xp, x, u, padding, m, channels_last=False):
     """The 3x3 stride-1 convolution of the ``(N, C, H, W)`` array ``x`` (any strides)
     with the transformed weight ``u`` (:func:`winograd_weight`, ``(alpha^2, C, O)``), no
@@ -158,14 +226,12 @@ def conv2d(xp, x, u, padding, m, channels_last=False):
     ph, pw = padding
     OH, OW = H + 2 * ph - 2, W + 2 * pw - 2
     th, tw = tile_counts(OH, OW, m)
+    if channels_last or compiled_transforms(xp):
+        v = _transform(xp, input_tiles_op)(xp, x, padding=padding, m=m, tiles=(th, tw))
+        products = xp.matmul(v, u)  # (alpha^2, N*tiles, O)
+        return _transform(xp, output_tiles_op)(xp, products, m=m, shape=(N, O, OH, OW),
+                                               channels_last=channels_last)
     Hp, Wp = m * th + 2, m * tw + 2
-    if channels_last:
-        d = _padded_channels_last(xp, x, padding, Hp, Wp)[:, :, :, None, :]  # (N, Hp, Wp, 1, C)
-        products = xp.matmul(input_tiles(xp, d, m, th, tw), u)  # (alpha^2, N*tiles, O)
-        blocks = output_tiles(xp, products, m).reshape(m, m, N, th, tw, O)
-        out = xp.empty((N, th, m, tw, m, O), dtype=x.dtype)
-        out[...] = blocks.transpose(2, 3, 0, 4, 1, 5)  # runs of O channels
-        return _cropped(xp, out.reshape(N, m * th, m * tw, O), (N, OH, OW, O)).transpose(0, 3, 1, 2)
     d = _padded_channel_major(xp, x, padding, Hp, Wp).reshape(C * N, Hp, Wp, 1, 1)
     v = input_tiles(xp, d, m, th, tw).reshape(-1, C, N * th * tw)
     products = xp.matmul(u.transpose(0, 2, 1), v)  # (alpha^2, O, N*tiles)
@@ -227,17 +293,14 @@ def weight_grad(xp, x, grad, padding, m, channels_last=False):
     N, C, H, W = x.shape
     O, OH, OW = grad.shape[1:]
     th, tw = tile_counts(OH, OW, m)
-    Hp, Wp = m * th + 2, m * tw + 2
     alpha = m + 2
-    grad = _whole_tiles(xp, grad, th, tw, m)
-    if channels_last:
-        d = _padded_channels_last(xp, x, padding, Hp, Wp)[:, :, :, None, :]
-        v = input_tiles(xp, d, m, th, tw)  # (alpha^2, N*tiles, C)
-        gp = xp.empty((m, m, N, th, tw, O), dtype=grad.dtype)
-        gp[...] = grad.transpose(0, 2, 3, 1).reshape(N, th, m, tw, m, O).transpose(2, 4, 0, 1, 3, 5)
-        z = _gradient_tiles(xp, gp, m, q_last=False).reshape(alpha * alpha, N * th * tw, O)
+    if channels_last or compiled_transforms(xp):
+        v = _transform(xp, input_tiles_op)(xp, x, padding=padding, m=m, tiles=(th, tw))  # (alpha^2, T, C)
+        z = _transform(xp, gradient_tiles_op)(xp, grad, m=m, tiles=(th, tw))  # (alpha^2, T, O)
         du = xp.matmul(v.transpose(0, 2, 1), z)  # (alpha^2, C, O)
     else:
+        Hp, Wp = m * th + 2, m * tw + 2
+        grad = _whole_tiles(xp, grad, th, tw, m)
         d = _padded_channel_major(xp, x, padding, Hp, Wp).reshape(C * N, Hp, Wp, 1, 1)
         v = input_tiles(xp, d, m, th, tw).reshape(-1, C, N * th * tw)
         gp = xp.empty((m, O, N, th, tw, m), dtype=grad.dtype)

@@ -1,6 +1,7 @@
 """ember-numba: compiled CPU kernels for ember-norm's LayerNorm, GroupNorm and BatchNorm
-ops (InstanceNorm runs on the batch-norm ones), ember-activation's SiLU forward and
-ember-optim's fused SGD and Adam/AdamW updates.
+ops (InstanceNorm runs on the batch-norm ones), ember-activation's SiLU forward,
+ember-optim's fused SGD and Adam/AdamW updates, and the transforms of ember's Winograd
+convolutions (ember_numba/winograd.py).
 
 PyTorch counterpart: aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``: a
 compiled CPU kernel registered for an op's cpu entry) (v2.13).
@@ -53,3 +54,6 @@ def ember_register_ops(register):
     fused_adam.register()
     fused_rmsprop.register()
     fused_adagrad.register()
+    from ember_numba import winograd
+
+    winograd.register()  # the Winograd transforms (ember/native/winograd.py)
