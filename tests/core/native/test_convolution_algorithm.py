@@ -12,6 +12,7 @@ import torch
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 from ember.native import convolution_algorithm as algorithms
+from ember.native import winograd
 
 ALGORITHMS = ["im2col", "winograd_4x4"]  # what eager may choose
 # Relative to the largest magnitude (NOTE [ Winograd F(4x4, 3x3) ]).
@@ -68,7 +69,8 @@ def _run(lib, x, w, b, padding, channels_last, seed, slice_input=False):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c)))
-def test_each_algorithm_matches_torch_and_im2col(forced, case, algorithm, dtype, channels_last, slice_input):
+def test_each_algorithm_matches_torch_and_im2col(forced, winograd_transforms, case, algorithm, dtype, channels_last,
+                                                 slice_input):
     N, C, O, H, W, padding, bias = case
     rng = np.random.default_rng(0)
     x = rng.standard_normal((N, C, H + slice_input, W)).astype(dtype)
@@ -142,7 +144,7 @@ def test_a_shape_is_measured_once_and_an_input_without_grad_skips_its_gradient(f
     assert roles == ["forward", "weight_adjoint"] and len(forced["measured"]) == 2
 
 
-def test_nchw_convolutions_keep_im2col_unless_their_layout_is_enabled(monkeypatch):
+def test_nchw_convolutions_are_measured_where_compiled_transforms_serve_them(monkeypatch, winograd_transforms):
     calls = []
     monkeypatch.setattr(algorithms, "measure_fastest", lambda runs, **kw: calls.append(tuple(runs)) or
                         {"algorithm": "im2col", "seconds": {}})
@@ -150,13 +152,18 @@ def test_nchw_convolutions_keep_im2col_unless_their_layout_is_enabled(monkeypatc
     x = ember.randn(4, 16, 16, 16, requires_grad=True)  # 9.4 million multiplies: over SMALL
     w = ember.randn(16, 16, 3, 3, requires_grad=True)
     ember.nn.functional.conv2d(x, w, padding=1).sum().backward()
-    assert calls == []  # NCHW: not in EAGER_LAYOUTS by default
+    compiled = winograd.compiled_transforms(np)
+    assert compiled == (winograd_transforms == "installed")  # the test env has ember-numba
+    # NCHW: measured only with compiled transforms, or when EAGER_LAYOUTS enables it
+    assert calls == ([("im2col", "winograd_4x4")] * 3 if compiled else [])
     x_cl = x.detach().contiguous(memory_format=ember.channels_last).requires_grad_()
     ember.nn.functional.conv2d(x_cl, w, padding=1).sum().backward()
-    assert calls == [("im2col", "winograd_4x4")] * 3
+    assert calls[-3:] == [("im2col", "winograd_4x4")] * 3
+    measured = len(calls)
     monkeypatch.setattr(algorithms, "EAGER_LAYOUTS", ("channels_last", "contiguous"))
+    algorithms.eager_algorithm_cache().clear()
     ember.nn.functional.conv2d(x, w, padding=1)
-    assert len(calls) == 4
+    assert len(calls) == measured + 1
     algorithms.eager_algorithm_cache().clear()
 
 

@@ -1,13 +1,17 @@
 """Winograd F(2x2, 3x3) and F(4x4, 3x3) kernels (ember/native/winograd.py) against torch:
 the forward convolution and the weight's gradient, in NCHW and channels_last, on odd
 shapes (batch 1, one channel, sizes that are not multiples of the tiles, padding 0, 1
-and 2), float64 to rounding and float32 within the bounds the module's NOTE states."""
+and 2), float64 to rounding and float32 within the bounds the module's NOTE states;
+each test runs with the transforms' installed cpu kernels and with the NumPy ones
+(the ``winograd_transforms`` fixture)."""
 
 import numpy as np
 import pytest
 import torch
 
 from ember.native import winograd
+
+pytestmark = pytest.mark.usefixtures("winograd_transforms")
 
 TILES = [2, 4]
 CASES = [  # (N, C, O, H, W, padding)

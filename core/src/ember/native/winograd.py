@@ -228,7 +228,7 @@ def conv2d(xp, x, u, padding, m, channels_last=False):
     th, tw = tile_counts(OH, OW, m)
     if channels_last or compiled_transforms(xp):
         v = _transform(xp, input_tiles_op)(xp, x, padding=padding, m=m, tiles=(th, tw))
-        products = xp.matmul(v, u)  # (alpha^2, N*tiles, O)
+        products = xp.matmul(v, u.astype(x.dtype, copy=False))  # (alpha^2, N*tiles, O), in x's dtype
         return _transform(xp, output_tiles_op)(xp, products, m=m, shape=(N, O, OH, OW),
                                                channels_last=channels_last)
     Hp, Wp = m * th + 2, m * tw + 2
