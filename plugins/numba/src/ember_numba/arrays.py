@@ -38,7 +38,9 @@ def channels_last_rows(array):
     None for any other layout (a C-contiguous array, including any 2-d one, is NCHW)."""
     if array.ndim < 3 or array.flags.c_contiguous:
         return None
-    moved = np.moveaxis(array, 1, -1)
+    # transpose, not np.moveaxis: the same view, without moveaxis's axis normalization
+    # (about 3 us against 9 per call; yolo_nano runs 33 eval batch norms on small maps)
+    moved = array.transpose((0, *range(2, array.ndim), 1))
     if not moved.flags.c_contiguous or array.size == 0:
         return None
     return moved.reshape(-1, array.shape[1])
@@ -48,4 +50,5 @@ def empty_channels_last(like):
     """A new array shaped and laid out like the channels-last array ``like``, and its
     (N * L, C) rows."""
     moved = np.empty(like.shape[:1] + like.shape[2:] + like.shape[1:2], dtype=like.dtype)
-    return np.moveaxis(moved, -1, 1), moved.reshape(-1, like.shape[1])
+    last = like.ndim - 1
+    return moved.transpose((0, last, *range(1, last))), moved.reshape(-1, like.shape[1])
