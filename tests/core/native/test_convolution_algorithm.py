@@ -12,6 +12,7 @@ import torch
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 from ember.native import convolution_algorithm as algorithms
+from ember.native import convolution_columns as kept_columns
 from ember.native import winograd
 
 ALGORITHMS = ["im2col", "winograd_4x4"]  # what eager may choose
@@ -231,3 +232,22 @@ def test_a_winner_within_the_margin_of_im2col_leaves_im2col(monkeypatch):
     assert algorithms.choose("win", lambda: dict.fromkeys(times)) == "winograd_2x2"
     assert algorithms.choose("tie", lambda: {}) == "im2col"  # cached: measured once
     algorithms.eager_algorithm_cache().clear()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_weights_gradient_reuses_the_forwards_tiles(forced, winograd_transforms, monkeypatch, dtype):
+    forced["algorithm"] = "winograd_4x4"
+    transformed = []
+    transform = winograd._transform
+    monkeypatch.setattr(winograd, "_transform", lambda xp, op: transformed.append(op.name) or transform(xp, op))
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 3, 9, 7)).astype(dtype), rng.standard_normal((4, 3, 3, 3)).astype(dtype)
+    seed = rng.standard_normal((2, 4, 9, 7)).astype(dtype)
+    got = _run(ember, x, w, None, 1, True, seed)[0]
+    expected = _run(torch, x, w, None, 1, True, seed)[0]
+    # forward: input and output tiles; input's gradient: the same two; weight's gradient:
+    # only the output gradient's blocks, the input's tiles are the forward's
+    assert transformed.count("winograd_input_tiles") == 2 and transformed.count("winograd_gradient_tiles") == 1
+    for ours, theirs in zip(got, expected):
+        assert _relative(ours, theirs) < TOLERANCE[dtype]["winograd_4x4"]
+    assert kept_columns.kept_bytes() == 0  # taken by the backward, not left behind

@@ -48,6 +48,7 @@ backend's array operations.
 import numpy as np
 
 from ember.dispatcher import Op
+from ember.native import convolution_columns as kept_columns
 
 # F(m, 3) for m = 2 and 4: (B^T, G, A^T).
 MATRICES = {
@@ -167,6 +168,17 @@ def _padded_channels_last(xp, x, padding, Hp, Wp):
 # write, so the products between them are the same in NCHW and channels_last.
 
 
+# NOTE [ The forward's tiles, kept for the weight's gradient ]
+# The weight's gradient transforms the same input tiles the forward did (B^T d B of x,
+# same padding): so the forward offers its ``(alpha^2, tiles, C)`` array to the memo
+# that keeps im2col's columns for the backward (NOTE [ The forward's columns, kept for
+# the weight's gradient ] in ember/native/convolution_columns.py, same budget, same
+# autograd version check on x), under a name of its own, and ``weight_grad`` takes it
+# instead of transforming x again. Only the tile ops' layout is offered (the NumPy
+# NCHW path lays its tiles out channel-major and keeps nothing).
+TILES = "winograd tiles"
+
+
 def _input_tiles(xp, x, *, padding, m, tiles):
     """``B^T d B`` of every tile of the ``(N, C, H, W)`` array ``x`` (any strides)
     zero-bordered by ``padding``: ``(alpha^2, N * th * tw, C)``."""
@@ -228,6 +240,7 @@ def conv2d(xp, x, u, padding, m, channels_last=False):
     th, tw = tile_counts(OH, OW, m)
     if channels_last or compiled_transforms(xp):
         v = _transform(xp, input_tiles_op)(xp, x, padding=padding, m=m, tiles=(th, tw))
+        kept_columns.offer(v, TILES)  # NOTE [ The forward's tiles, kept for the weight's gradient ]
         products = xp.matmul(v, u.astype(x.dtype, copy=False))  # (alpha^2, N*tiles, O), in x's dtype
         return _transform(xp, output_tiles_op)(xp, products, m=m, shape=(N, O, OH, OW),
                                                channels_last=channels_last)
@@ -295,7 +308,9 @@ def weight_grad(xp, x, grad, padding, m, channels_last=False):
     th, tw = tile_counts(OH, OW, m)
     alpha = m + 2
     if channels_last or compiled_transforms(xp):
-        v = _transform(xp, input_tiles_op)(xp, x, padding=padding, m=m, tiles=(th, tw))  # (alpha^2, T, C)
+        v = kept_columns.take(TILES, (alpha * alpha, N * th * tw, C), x.dtype)
+        if v is None:
+            v = _transform(xp, input_tiles_op)(xp, x, padding=padding, m=m, tiles=(th, tw))  # (alpha^2, T, C)
         z = _transform(xp, gradient_tiles_op)(xp, grad, m=m, tiles=(th, tw))  # (alpha^2, T, O)
         du = xp.matmul(v.transpose(0, 2, 1), z)  # (alpha^2, C, O)
     else:
