@@ -25,7 +25,8 @@ GEMM). ember measures on the CPU too, where its fastest algorithm depends on the
 # fewer than 2^20 multiplies are not measured: there is nothing to win, and timing
 # microsecond kernels measures the timer. Eager ember measures on the first call of a
 # shape, for each of the convolution's three products (the output, the input's
-# gradient and the weight's) apart, in channels_last (EAGER_LAYOUTS says why not NCHW);
+# gradient and the weight's) apart, in channels_last, and in NCHW where compiled
+# transforms serve it (EAGER_LAYOUTS says why);
 # ``ember.compile`` measures at compile time on the example input (conv_algorithm.py
 # there). ``ember.backends.mkldnn.enabled = False`` turns eager's choice off (im2col
 # everywhere), as the same flag sends torch's CPU
@@ -55,13 +56,17 @@ _EAGER_CHOICES = {}
 # training step longer (ember.compile still measures it).
 EAGER_WINOGRAD = {"float32": ("winograd_4x4",), "float64": ("winograd_4x4",)}
 
-# The layouts whose eager convolutions may choose Winograd. NCHW is left out, by
-# interleaved A/B in one process on a loaded 2-core machine: in channels_last every
-# run gained 14-25% (conv_layer 1.18-1.51x torch against 1.51-1.90x), in NCHW the
-# results split (conv_layer slower in 5 of 6 runs; the ResNet-18 step 2.6% slower
-# over 15 rounds at load 5, 8% faster over 9 at load 4), so NCHW keeps im2col and
-# its results of before. NCHW's transforms transpose what channels_last copies in
-# whole runs of channels. Add "contiguous" to measure NCHW convolutions too.
+# The layouts whose eager convolutions may choose Winograd with NumPy's transforms.
+# NCHW is left out, by interleaved A/B in one process on a loaded 2-core machine: in
+# channels_last every run gained 14-25% (conv_layer 1.18-1.51x torch against
+# 1.51-1.90x), in NCHW the results split (conv_layer slower in 5 of 6 runs; the
+# ResNet-18 step 2.6% slower over 15 rounds at load 5, 8% faster over 9 at load 4):
+# NumPy's NCHW transforms transpose what channels_last copies in whole runs of
+# channels. Compiled transforms (ember-numba, NOTE [ Compiled Winograd transforms ])
+# fold those transposes into their loops, and with them NCHW is measured too
+# (``_measured_layout``): conv_layer 1.05x torch against 1.50x with im2col, the
+# ResNet-18 step 0.89x against 1.39x, in one process each at load 3.5-5. Add
+# "contiguous" to measure NCHW convolutions with NumPy's transforms as well.
 EAGER_LAYOUTS = ("channels_last",)
 
 
