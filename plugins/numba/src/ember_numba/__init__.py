@@ -1,13 +1,14 @@
 """ember-numba: compiled CPU kernels for ember-norm's LayerNorm, GroupNorm and BatchNorm
 ops (InstanceNorm runs on the batch-norm ones), ember-activation's SiLU forward,
-ember-optim's fused SGD and Adam/AdamW updates, and the transforms of ember's Winograd
-convolutions (ember_numba/winograd.py).
+ember-optim's fused SGD and Adam/AdamW updates, the transforms of ember's Winograd
+convolutions (ember_numba/winograd.py) and the core's values-only max pooling on
+channels_last maps (ember_numba/max_pool.py).
 
 PyTorch counterpart: aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``: a
 compiled CPU kernel registered for an op's cpu entry) (v2.13).
 
 The plugin registers no new names: its ``ember_register_ops`` hook registers kernels
-for the cpu device on ember-norm's, ember-activation's and ember-optim's own ops
+for the cpu device on the core's, ember-norm's, ember-activation's and ember-optim's ops
 (``Op.register_kernel``), which the dispatcher resolves once per device and caches, as
 it does every kernel. The
 op objects are module-level in those plugins, so the override holds whichever plugin
@@ -22,13 +23,14 @@ __version__ = "0.1.0"
 
 
 def overrides():
-    """``[(op, cpu kernel)]``: every ember-norm and ember-activation op this plugin
-    serves on the cpu."""
+    """``[(op, cpu kernel)]``: every ember-norm, ember-activation and core op this
+    plugin serves on the cpu."""
+    from ember.native.pooling import MAX_POOL2D_VALUES
     from ember_activation.sigmoid_family import SILU
     from ember_norm.ops import batch_norm as norm_batch_norm
     from ember_norm.ops import group_norm as norm_group_norm
     from ember_norm.ops import layer_norm as norm_layer_norm
-    from ember_numba import batch_norm, group_norm, layer_norm, silu
+    from ember_numba import batch_norm, group_norm, layer_norm, max_pool, silu
 
     return [
         (norm_batch_norm.batch_norm_stats, batch_norm.batch_norm_stats),
@@ -40,6 +42,7 @@ def overrides():
         (norm_group_norm.group_norm, group_norm.group_norm),
         (norm_group_norm.group_norm_backward, group_norm.group_norm_backward),
         (SILU, silu.silu),
+        (MAX_POOL2D_VALUES, max_pool.max_pool2d),
     ]
 
 
