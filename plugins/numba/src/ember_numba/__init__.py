@@ -60,3 +60,7 @@ def ember_register_ops(register):
     from ember_numba import winograd
 
     winograd.register()  # the Winograd transforms (ember/native/winograd.py)
+    from ember_numba import log_softmax, nll_loss
+
+    log_softmax.register()  # core's log_softmax forward and backward, on the cpu
+    nll_loss.register()  # ember-loss's nll_loss forward and backward, on the cpu

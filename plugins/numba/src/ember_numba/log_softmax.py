@@ -1,0 +1,73 @@
+"""Compiled CPU kernels for core's ``aten::log_softmax`` and
+``aten::_log_softmax_backward_data``: one loop per row, with an exponential that LLVM
+vectorizes.
+
+PyTorch counterpart: aten/src/ATen/native/cpu/SoftMaxKernel.cpp
+(``vec_log_softmax_lastdim``, ``vec_log_softmax_backward_lastdim``), registered through
+aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``) (v2.13).
+
+The ops are core's (ember/native/softmax.py); their generic kernels are NumPy code
+(NOTE [ log_softmax over short rows ] there). These kernels serve contiguous float32 and
+float64 arrays along their last dim (the composite cross-entropy's ``(N, C)`` logits
+along dim 1) and hand every other input to the op's generic kernel: other dtypes and
+layouts, other dims, empty and 0-d arrays.
+
+# NOTE [ One pass per row for log_softmax ]
+# The NumPy kernel makes four to five whole-array passes forward (max, subtract, exp,
+# sum, subtract) and four backward (exp, row sums, multiply, subtract), each a NumPy
+# call with its own temporary; on (128, 10) logits the calls cost more than the
+# arithmetic, on (32, 1000) the passes do. The loops visit each row while it is in the
+# L1 cache: forward, its max, the sum of its exponentials and then its output (NOTE [ A
+# row max that vectorizes ] in vector_exp.py); backward, the sum of its gradient and
+# then ``g - exp(y) * sum``. The exponential is ember_numba/vector_exp.py's, which
+# vectorizes where the C library's does not.
+"""
+
+import numpy as np
+
+from ember.native import softmax as core
+from ember_numba.arrays import compilable
+
+_loops = None
+
+
+def loops():
+    """ember_numba.log_softmax_loops, imported (with numba) at the first call."""
+    global _loops
+    if _loops is None:
+        from ember_numba import log_softmax_loops
+
+        _loops = log_softmax_loops
+    return _loops
+
+
+def register():
+    """Serve core's log_softmax forward and backward ops on the cpu."""
+    core.LOG_SOFTMAX.register_kernel("cpu", log_softmax)
+    core.LOG_SOFTMAX_BACKWARD.register_kernel("cpu", log_softmax_backward)
+
+
+def _rows(a, dim):
+    """Whether the loops take ``a`` along ``dim``: a contiguous float32/float64 array of
+    at least one dim, not empty, reduced along its last dim."""
+    return a.ndim >= 1 and dim == a.ndim - 1 and compilable(a)
+
+
+def log_softmax(xp, a, dim):
+    """``aten::log_softmax`` on the cpu: ``x - logsumexp(x)`` along the last dim."""
+    if not _rows(a, dim):
+        return core.LOG_SOFTMAX.generic(xp, a, dim)
+    out = np.empty_like(a)
+    loops().forward_rows(a.reshape(-1, a.shape[-1]), out.reshape(-1, a.shape[-1]))
+    return out
+
+
+def log_softmax_backward(xp, grad, output, dim):
+    """``aten::_log_softmax_backward_data`` on the cpu: ``g - exp(y) * sum(g)`` along
+    the last dim."""
+    if not (_rows(grad, dim) and compilable(grad, output) and grad.shape == output.shape):
+        return core.LOG_SOFTMAX_BACKWARD.generic(xp, grad, output, dim)
+    out = np.empty_like(grad)
+    size = grad.shape[-1]
+    loops().backward_rows(grad.reshape(-1, size), output.reshape(-1, size), out.reshape(-1, size))
+    return out

@@ -1,0 +1,117 @@
+"""The compiled log_softmax kernels of ember-numba against torch and against core's
+NumPy kernels on the same arrays: values and gradients, float32 and float64, odd row
+lengths, rows far from zero, NaN and infinity, and the inputs that go back to the NumPy
+kernel.
+
+Tests for plugins/numba/src/ember_numba/log_softmax.py (PyTorch counterpart:
+aten/src/ATen/native/cpu/SoftMaxKernel.cpp, v2.13).
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.native import softmax as core
+from ember.testing import assert_parity, make_tensor
+from ember_numba import log_softmax as compiled
+
+TOLERANCES = {"float32": dict(rtol=1e-5, atol=1e-6), "float64": dict(rtol=1e-12, atol=1e-13)}
+# the composite cross-entropy's logits, one value per row, a single row, rows not a
+# multiple of eight, a 1-d input and a 3-d one along its last dim
+SHAPES = [(128, 10), (32, 1000), (5, 1), (1, 37), (7, 13), (3, 257), (9,), (2, 3, 17)]
+
+
+def test_the_cpu_kernels_are_the_compiled_ones():
+    ember.nn.functional.log_softmax  # builds the catalogues, which runs ember-numba's hook
+    assert core.LOG_SOFTMAX.kernel_for("cpu") is compiled.log_softmax
+    assert core.LOG_SOFTMAX_BACKWARD.kernel_for("cpu") is compiled.log_softmax_backward
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_values_and_gradients_match_torch(dtype, shape):
+    x = make_tensor(shape, dtype, seed=0) * 3
+    tol = TOLERANCES[dtype]
+    assert_parity(lambda lib, x: lib.nn.functional.log_softmax(x, -1), x, **tol, grad_rtol=tol["rtol"],
+                  grad_atol=tol["atol"])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_each_kernel_matches_the_numpy_kernel(dtype, shape):
+    x, g = make_tensor(shape, dtype, seed=1) * 3, make_tensor(shape, dtype, seed=2)
+    dim = len(shape) - 1
+    expected, actual = core.LOG_SOFTMAX.generic(np, x, dim), compiled.log_softmax(np, x, dim)
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    np.testing.assert_allclose(actual, expected, **TOLERANCES[dtype])
+    expected = core.LOG_SOFTMAX_BACKWARD.generic(np, g, expected, dim)
+    actual = compiled.log_softmax_backward(np, g, actual, dim)
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    np.testing.assert_allclose(actual, expected, **TOLERANCES[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rows_far_from_zero_and_confident_rows_keep_their_digits(dtype):
+    # rows around 1e4 (exp of them overflows: the max comes off first; adding it back
+    # rounds at its magnitude, NOTE [ The output in torch's order ]) and a row where one
+    # logit dominates: its log-probability, about -2e-3, keeps the relative digits that
+    # torch's kernel keeps in the same dtype
+    x = np.concatenate([1e4 + make_tensor((3, 50), "float64", seed=3),
+                        np.array([[0.0] + [-10.0] * 49])]).astype(dtype)
+    reference = torch.log_softmax(torch.from_numpy(x.astype(np.float64)), 1).numpy()
+    np.testing.assert_allclose(compiled.log_softmax(np, x, 1), reference, rtol=1e-5 if dtype == "float32" else 1e-12,
+                               atol=1e-5 if dtype == "float32" else 1e-11)
+    same_dtype = torch.log_softmax(torch.from_numpy(x), 1).numpy()
+    assert abs(compiled.log_softmax(np, x, 1)[3, 0] / same_dtype[3, 0] - 1) < 1e-6
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nan_and_infinity_propagate_as_in_torch(dtype):
+    x = make_tensor((6, 12), dtype, seed=4)
+    x[1, 3] = np.nan
+    x[2, 5] = np.inf
+    x[3, 0] = -np.inf
+    x[4, :] = -np.inf
+    x[5, 7] = -np.nan  # a NaN with its sign bit set (NOTE [ A row max that vectorizes ])
+    with np.errstate(invalid="ignore"):
+        expected = torch.log_softmax(torch.from_numpy(x), 1).numpy()
+        actual = compiled.log_softmax(np, x, 1)
+        np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
+        np.testing.assert_allclose(actual, expected, **TOLERANCES[dtype])  # -inf where torch has it
+        g = make_tensor((6, 12), dtype, seed=5)
+        expected_grad = torch.ops.aten._log_softmax_backward_data(torch.from_numpy(g), torch.from_numpy(expected), 1,
+                                                                  torch.from_numpy(x).dtype).numpy()
+        np.testing.assert_allclose(compiled.log_softmax_backward(np, g, actual, 1), expected_grad,
+                                   **TOLERANCES[dtype])
+
+
+def test_inputs_it_does_not_take_go_to_the_numpy_kernel(monkeypatch):
+    calls = []
+    for op in (core.LOG_SOFTMAX, core.LOG_SOFTMAX_BACKWARD):
+        generic = op.generic
+        monkeypatch.setattr(op, "generic", lambda *a, generic=generic, **k: calls.append(a) or generic(*a, **k))
+    x = make_tensor((4, 6), "float32", seed=6)
+    # float16, a transposed array, a dim that is not the last, an empty array, a 0-d one
+    for a, dim in [(x.astype(np.float16), 1), (x.T, 1), (x, 0), (x[:0], 1), (x[0, 0].copy(), 0)]:
+        compiled.log_softmax(np, a, dim)
+        assert calls[-1][1] is a
+        compiled.log_softmax_backward(np, a, a, dim)
+        assert calls[-1][1] is a
+    assert len(calls) == 10
+    compiled.log_softmax_backward(np, x, x.astype(np.float64), 1)  # mixed dtypes
+    assert len(calls) == 11
+
+
+def test_disabling_the_plugin_gives_back_the_numpy_kernels():
+    check = ("import ember\nfrom ember.native import softmax as s\nember.nn.functional.log_softmax\n"
+             "print(s.LOG_SOFTMAX.kernel_for('cpu') is s.LOG_SOFTMAX.generic,"
+             " s.LOG_SOFTMAX_BACKWARD.kernel_for('cpu') is s.LOG_SOFTMAX_BACKWARD.generic)")
+    for disabled, numpy in (("ember-numba", "True True"), ("", "False False")):
+        result = subprocess.run([sys.executable, "-c", check], env={**os.environ, "EMBER_DISABLE_PLUGINS": disabled},
+                                capture_output=True, text=True, check=True)
+        assert result.stdout.strip() == numpy

@@ -1,0 +1,102 @@
+"""The compiled nll_loss kernels of ember-numba against torch and against ember-loss's
+NumPy kernels on the same arrays: every reduction, with and without class weights and
+ignored targets, float32 and float64, odd shapes, torch's error for a target out of
+range, and the inputs that go back to the NumPy kernel.
+
+Tests for plugins/numba/src/ember_numba/nll_loss.py (PyTorch counterpart:
+aten/src/ATen/native/LossNLL.cpp, v2.13).
+"""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.testing import assert_parity, make_tensor
+from ember_loss import nll as ops
+from ember_loss.nll import nll_loss
+from ember_numba import nll_loss as compiled
+
+TOLERANCES = {"float32": dict(rtol=1e-5, atol=1e-6), "float64": dict(rtol=1e-12, atol=1e-13)}
+SHAPES = [(128, 10), (1, 1), (7, 3), (33, 1000)]
+REDUCTIONS = ["mean", "sum", "none"]
+
+
+def targets(shape, ignored):
+    t = np.random.default_rng(shape[0]).integers(0, shape[1], size=shape[0])
+    if ignored and shape[0] > 2:
+        t[::3] = -100
+    return t
+
+
+def test_the_cpu_kernels_are_the_compiled_ones():
+    ember.nn.functional.nll_loss  # builds the catalogues, which runs ember-numba's hook
+    assert ops.nll_loss_op.kernel_for("cpu") is compiled.nll_loss
+    assert ops.nll_backward_op.kernel_for("cpu") is compiled.nll_loss_backward
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize(("weighted", "ignored"), [(False, False), (True, False), (False, True), (True, True)])
+def test_values_and_gradients_match_torch_and_the_numpy_kernels(dtype, shape, reduction, weighted, ignored):
+    x = make_tensor(shape, dtype, seed=0)
+    t = targets(shape, ignored)
+    w = np.random.default_rng(1).uniform(0.1, 2.0, shape[1]).astype(dtype) if weighted else None
+    tol = TOLERANCES[dtype]
+
+    def loss(lib, x):
+        return lib.nn.functional.nll_loss(x, lib.tensor(t), weight=None if w is None else lib.tensor(w),
+                                          reduction=reduction)
+
+    assert_parity(loss, x, **tol, grad_rtol=tol["rtol"], grad_atol=tol["atol"])
+    attrs = dict(reduction=reduction, ignore_index=-100)
+    expected, actual = ops.nll_loss_op.generic(np, x, t, w, **attrs), compiled.nll_loss(np, x, t, w, **attrs)
+    assert np.asarray(actual).dtype == np.asarray(expected).dtype and np.shape(actual) == np.shape(expected)
+    np.testing.assert_allclose(actual, expected, **tol)
+    g = make_tensor(np.shape(expected), dtype, seed=2)
+    expected = ops.nll_backward_op.generic(np, g, x, t, w, **attrs)
+    np.testing.assert_allclose(compiled.nll_loss_backward(np, g, x, t, w, **attrs), expected, **tol)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_every_target_ignored_or_weighted_zero_gives_torchs_nan_and_zeros(reduction):
+    x = make_tensor((4, 3), "float32", seed=3)
+    for t, w in [(np.full(4, -100), None), (np.array([0, 1, 0, 1]), np.float32([0, 0, 1]))]:
+        results = []
+        for lib in (ember, torch):
+            logits = lib.tensor(x, requires_grad=True)
+            out = lib.nn.functional.nll_loss(logits, lib.tensor(t), weight=None if w is None else lib.tensor(w),
+                                             reduction=reduction)
+            out.sum().backward()
+            results.append((out.detach().numpy(), logits.grad.numpy()))
+        for ours, theirs in zip(*results):  # NaN where torch has NaN
+            np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+def test_a_target_out_of_range_raises_torchs_error():
+    x = ember.tensor(make_tensor((3, 4), "float32", seed=4), requires_grad=True)
+    with pytest.raises(IndexError, match="Target 4 is out of bounds."):
+        nll_loss(x, ember.tensor([0, 4, 1]))
+    with pytest.raises(IndexError, match="Target -1 is out of bounds."):
+        nll_loss(x, ember.tensor([0, -1, 1]))
+    with pytest.raises(IndexError) as theirs:
+        torch.nn.functional.nll_loss(torch.zeros(3, 4), torch.tensor([0, 4, 1]))
+    assert "Target 4 is out of bounds." in str(theirs.value)
+
+
+def test_inputs_it_does_not_take_go_to_the_numpy_kernel(monkeypatch):
+    calls = []
+    for op in (ops.nll_loss_op, ops.nll_backward_op):
+        generic = op.generic
+        monkeypatch.setattr(op, "generic", lambda *a, generic=generic, **k: calls.append(a) or generic(*a, **k))
+    x = make_tensor((4, 6), "float32", seed=5)
+    t = np.array([0, 5, 2, 1])
+    # float16, a transposed input, a 1-d input, a uint8 target, an empty batch
+    for a, target in [(x.astype(np.float16), t), (x.T.copy().T, t), (x[0].copy(), t[:1].reshape(())),
+                      (x, t.astype(np.uint8)), (x[:0], t[:0])]:
+        compiled.nll_loss(np, a, target, None)
+        assert calls[-1][1] is a
+        compiled.nll_loss_backward(np, np.asarray(1.0, a.dtype), a, target, None)
+        assert calls[-1][2] is a
+    assert len(calls) == 10
