@@ -50,17 +50,19 @@ def overrides():
 def ember_register_ops(register):
     for op, kernel in overrides():
         op.register_kernel("cpu", kernel)
-    from ember_numba import fused_adagrad, fused_adam, fused_rmsprop, fused_sgd
+    # ember-optim's fused updates, the Winograd transforms (ember/native/winograd.py),
+    # core's log_softmax and ember-loss's nll_loss (forward and backward), on the cpu
+    from ember_numba import (
+        fused_adagrad,
+        fused_adam,
+        fused_rmsprop,
+        fused_sgd,
+        log_softmax,
+        nll_loss,
+        winograd,
+    )
 
-    # ember-optim's fused SGD, Adam, RMSprop and Adagrad updates, on the cpu
-    fused_sgd.register()
-    fused_adam.register()
-    fused_rmsprop.register()
-    fused_adagrad.register()
-    from ember_numba import winograd
-
-    winograd.register()  # the Winograd transforms (ember/native/winograd.py)
-    from ember_numba import log_softmax, nll_loss
-
-    log_softmax.register()  # core's log_softmax forward and backward, on the cpu
-    nll_loss.register()  # ember-loss's nll_loss forward and backward, on the cpu
+    for module in (fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, winograd):
+        module.register()
+    log_softmax.register()
+    nll_loss.register()
