@@ -15,6 +15,8 @@ from ember.autograd import gradgradcheck
 from ember.native import convolution
 from ember.native import convolution_channels_last as nhwc
 from ember.native import convolution_columns as kept
+from ember.native import convolution_images as images
+from ember.native.fold import IM2COL_INTO
 
 # (N, C, O, H, W, stride, padding, dilation, groups): stride 1 (O > C: col2im) and 2
 # (phases), dilation, groups, a 1x1, batch 1, odd sizes; small NCHW maps of 16 channels,
@@ -53,9 +55,17 @@ def _case(shape, kernel, dtype):
 
 
 def _counting(monkeypatch):
-    """Count the im2col builds of both layouts, by role."""
+    """Count the im2col builds of both layouts, by role: NCHW's of the whole batch
+    (``_columns``) or a few images at a time (core's im2col stub, maybe compiled; these
+    images are small enough for one chunk), and NHWC's."""
     calls = []
-    columns, rows = convolution._columns, nhwc.window_rows
+    columns, rows, kernel_of = convolution._columns, nhwc.window_rows, images.kernel_of
+
+    def counted_kernel(op, xp):
+        kernel = kernel_of(op, xp)
+        return (lambda xp, x, *a: calls.append(x.shape) or kernel(xp, x, *a)) if op is IM2COL_INTO else kernel
+
+    monkeypatch.setattr(images, "kernel_of", counted_kernel)
 
     def counted_columns(xp, x, g, groups):
         calls.append(x.shape)
@@ -70,18 +80,23 @@ def _counting(monkeypatch):
     return calls
 
 
+@pytest.mark.parametrize("threads", [1, 2])  # NCHW: a few images at a time, or the whole batch
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_the_backward_uses_the_forwards_columns_and_matches_torch(monkeypatch, shape, dtype, channels_last):
+def test_the_backward_uses_the_forwards_columns_and_matches_torch(monkeypatch, shape, dtype, channels_last,
+                                                                   threads):
+    from threadpoolctl import threadpool_limits
+
     kernel = (1, 1) if shape[2] == 2 else (3, 3)
     arrays, attrs = _case(shape, kernel, dtype)
     calls = _counting(monkeypatch)  # too small to measure Winograd: im2col, which keeps columns
-    got = _conv_grads(ember, arrays, attrs, channels_last)
-    builds = len(calls)
-    monkeypatch.setattr(kept, "BUDGET", 0)  # nothing kept: the backward rebuilds
-    monkeypatch.setattr(kept, "ALONE", 0)
-    rebuilt = _conv_grads(ember, arrays, attrs, channels_last)
+    with threadpool_limits(limits=threads, user_api="blas"):
+        got = _conv_grads(ember, arrays, attrs, channels_last)
+        builds = len(calls)
+        monkeypatch.setattr(kept, "BUDGET", 0)  # nothing kept: the backward rebuilds
+        monkeypatch.setattr(kept, "ALONE", 0)
+        rebuilt = _conv_grads(ember, arrays, attrs, channels_last)
     expected = _conv_grads(torch, arrays, attrs, channels_last)
     x_shape = arrays[0].shape
     one_by_one = kernel == (1, 1) and attrs["stride"] == 1 and attrs["padding"] == 0
@@ -159,17 +174,28 @@ def test_changing_the_input_in_place_after_the_forward_fails_as_in_torch():
             y.sum().backward()
 
 
-def test_one_convolution_may_keep_more_than_the_budget_alone(monkeypatch):
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_one_convolution_may_keep_more_than_the_budget_alone(monkeypatch, channels_last):
+    # NCHW on two BLAS threads: the whole batch's columns; a few images at a time
+    # (one thread) keep theirs only within the budget (kept.wanted)
+    from threadpoolctl import threadpool_limits
+
     monkeypatch.setattr(kept, "_KEPT", weakref.WeakKeyDictionary())  # nothing kept yet
     size = 3 * 9 * 2 * 64 * 4
     monkeypatch.setattr(kept, "BUDGET", 0)
     monkeypatch.setattr(kept, "ALONE", size)
-    first, _ = _forward()
-    assert kept.kept_bytes() == size  # alone, past the budget
-    second, _ = _forward()
-    assert kept.kept_bytes() == size  # not beside another
-    del first, second
-    gc.collect()
-    monkeypatch.setattr(kept, "ALONE", size - 1)
-    third, _ = _forward()
-    assert kept.kept_bytes() == 0  # larger than ALONE
+    with threadpool_limits(limits=2, user_api="blas"):
+        first, _ = _forward(channels_last=channels_last)
+        assert kept.kept_bytes() == size  # alone, past the budget
+        second, _ = _forward(channels_last=channels_last)
+        assert kept.kept_bytes() == size  # not beside another
+        del first, second
+        gc.collect()
+        monkeypatch.setattr(kept, "ALONE", size - 1)
+        third, _ = _forward(channels_last=channels_last)
+        assert kept.kept_bytes() == 0  # larger than ALONE
+    with threadpool_limits(limits=1, user_api="blas"):
+        monkeypatch.setattr(kept, "ALONE", size)
+        if not channels_last:
+            fourth, _ = _forward()
+            assert kept.kept_bytes() == 0  # a few images at a time: only within the budget

@@ -170,7 +170,8 @@ def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transpos
                                                                          "output_padding"))
     if not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
-        y = _fastest("forward", _forward_by, xp, x, weight, g, groups, channels_last)
+        y = _fastest("forward", _forward_by, xp, (x, bias), weight, g, groups, channels_last)
+        return y[:, :, 0] if squeeze else y
     else:
         out_shape = _transposed_shape(x.shape, weight.shape, stride, padding, dilation, output_padding, groups)
         g = _geometry(out_shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
@@ -295,14 +296,33 @@ def _applies(role, g):
     return True
 
 
-def _forward_by(algorithm, xp, x, weight, g, groups, channels_last):
+def _forward_by(algorithm, xp, operands, weight, g, groups, channels_last):
+    """F(x, W) + bias, from ``operands = (x, bias)`` (bias may be None), as a ``(N, O,
+    OH, OW)`` array, C-contiguous or channels_last."""
+    x, bias = operands
+    if algorithm == "im2col" and not channels_last and _by_images(xp, g, groups):
+        return images.forward(xp, x, weight, g, bias)  # NOTE [ NCHW products one image at a time ]
+    return _add_bias(_product_by(algorithm, xp, x, weight, g, groups, channels_last), bias)
+
+
+def _by_images(xp, g, groups):
+    """Whether an NCHW im2col forward runs a few images at a time: not a 1x1 (NOTE [ The
+    1x1 convolution in NCHW ]) nor a small map (NOTE [ Small NCHW maps gather in NHWC ])."""
+    return (images.applies(g, groups) and not _pointwise(g, groups) and not _gathers_in_nhwc(xp, g, groups))
+
+
+def _pointwise(g, groups):
+    return groups == 1 and (g.kh, g.kw, g.sh, g.sw, g.ph, g.pw) == (1, 1, 1, 1, 0, 0)
+
+
+def _product_by(algorithm, xp, x, weight, g, groups, channels_last):
     """F(x, W) as a ``(N, O, OH, OW)`` array, C-contiguous or channels_last."""
     if algorithm != "im2col":
         m = winograd.tile_size(algorithm)
         return winograd.conv2d(xp, x, winograd.winograd_weight(weight, m), (g.ph, g.pw), m, channels_last)
     if channels_last:
         return nhwc.forward(xp, x, weight, g, groups)
-    if groups == 1 and (g.kh, g.kw, g.sh, g.sw, g.ph, g.pw) == (1, 1, 1, 1, 0, 0):
+    if _pointwise(g, groups):
         return _pointwise_forward(xp, x, weight)
     if _gathers_in_nhwc(xp, g, groups):
         y = nhwc.forward(xp, x, weight, g, groups)
@@ -311,8 +331,6 @@ def _forward_by(algorithm, xp, x, weight, g, groups, channels_last):
         # 4% faster than keeping nothing.
         kept_columns.withdraw()
         return _c_contiguous(xp, y)
-    if images.applies(g, groups):  # NOTE [ NCHW products one image at a time ]
-        return images.forward(xp, _offered_columns(xp, x, g, groups), weight, g)
     return _image(xp, _forward(xp, x, weight, g, groups), x.shape[0], g)
 
 
@@ -415,10 +433,12 @@ def _input_adjoint_by(algorithm, xp, rows, weight, g, groups, channels_last):
     if full is not None and weight.shape[0] <= g.C:
         flipped = nhwc.flipped_weight(weight, groups)
         if images.applies(full, groups):
-            return images.forward(xp, _columns(xp, grad, full, groups), flipped, full)
+            return images.forward(xp, grad, flipped, full)
         return _image(xp, _forward(xp, grad, flipped, full, groups), g.N, full)
     if groups == 1 and (g.sh > 1 or g.sw > 1):
         return phases.input_adjoint_by_phases(xp, grad, weight, g)
+    if images.applies(g, groups):
+        return images.input_adjoint(xp, grad, weight, g)
     return _input_adjoint(xp, rows.channel_major(), weight, g.N, g, groups)
 
 
@@ -432,7 +452,7 @@ def _weight_adjoint_by(algorithm, xp, operands, weight, g, groups, channels_last
     if channels_last:
         return nhwc.weight_adjoint(xp, x, nhwc.output_rows(grad, groups), weight.shape, g, groups)
     if images.applies(g, groups):
-        return images.weight_adjoint(xp, rows, _kept_or_built_columns(xp, x, g, groups), weight.shape, g)
+        return images.weight_adjoint(xp, x, grad, weight.shape, g)
     return _weight_adjoint(xp, x, rows.channel_major(), weight.shape, g, groups)
 
 

@@ -124,6 +124,49 @@ def inside_slices(count, stride, offset, size):
     return slice(start, start + (last - first) * stride + 1, stride), slice(first, last + 1)
 
 
+# --- im2col and col2im of a few images, as ops a plugin may compile ----------------
+
+# NOTE [ im2col and col2im as dispatch stubs ]
+# A convolution that runs a few images at a time (ember/native/convolution_images.py)
+# copies each chunk's windows into a column buffer and adds its column gradients back
+# onto the images. In NumPy each is a copy or a slice-add per tap, where a compiled loop
+# makes one pass with the padding folded in. So each is an op with its NumPy kernel as
+# the generic one, as ATen declares a DispatchStub (DECLARE_DISPATCH) whose CPU kernel
+# a compiled file registers (REGISTER_DISPATCH, aten/src/ATen/native/DispatchStub.h): a
+# plugin registers a cpu kernel (ember-numba does, ember_numba/im2col.py), and the
+# convolution looks the kernel up once per call with ``kernel_of``, never per image.
+# Every kernel gives the generic one's results bit for bit (the columns are copies, and
+# col2im adds each pixel's taps in the same order).
+
+
+def im2col_into(xp, images, out, geometry):
+    """Write the columns of ``images`` ``(n, C, H, W)`` into ``out``, a C-contiguous
+    ``(C*kh*kw, n*L)`` array: image ``m``'s windows are its columns ``m*L`` on."""
+    g = geometry
+    windows = g.windows(xp, g.padded(xp, images)).transpose(1, 2, 3, 0, 4, 5)
+    out.reshape(images.shape[1], g.kh, g.kw, images.shape[0], g.OH, g.OW)[...] = windows
+
+
+def col2im_add(xp, columns, images, geometry):
+    """Add the C-contiguous ``(C*kh*kw, n*L)`` ``columns`` back onto ``images``
+    ``(n, C, H, W)``, in place: the adjoint of :func:`im2col_into`."""
+    g = geometry
+    n, C = images.shape[:2]
+    taps = columns.reshape(C, g.kh, g.kw, n, g.OH, g.OW).transpose(3, 0, 1, 2, 4, 5)
+    col2im_taps(xp, taps, g, out=images)
+
+
+IM2COL_INTO = Op("native::im2col_into", im2col_into)
+COL2IM_ADD = Op("native::col2im_add", col2im_add)
+
+
+def kernel_of(op, xp):
+    """The kernel ``op`` runs on ``xp``'s arrays: a registered cpu kernel for NumPy's,
+    else the generic one; looked up once per convolution (NOTE [ im2col and col2im as
+    dispatch stubs ])."""
+    return op.kernel_for("cpu") if xp.__name__ == "numpy" else op.generic
+
+
 # --- the public ops: F.unfold and F.fold ------------------------------------------
 
 

@@ -51,18 +51,20 @@ def ember_register_ops(register):
     for op, kernel in overrides():
         op.register_kernel("cpu", kernel)
     # ember-optim's fused updates, the Winograd transforms (ember/native/winograd.py),
-    # core's log_softmax and ember-loss's nll_loss (forward and backward), on the cpu
+    # core's log_softmax and ember-loss's nll_loss (forward and backward), core's
+    # im2col and col2im (ember/native/fold.py), on the cpu
     from ember_numba import (
         fused_adagrad,
         fused_adam,
         fused_rmsprop,
         fused_sgd,
+        im2col,
         log_softmax,
         nll_loss,
         winograd,
     )
 
-    for module in (fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, winograd):
+    for module in (fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, winograd, im2col):
         module.register()
     log_softmax.register()
     nll_loss.register()
