@@ -1,8 +1,9 @@
 """ember-numba: compiled CPU kernels for ember-norm's LayerNorm, GroupNorm and BatchNorm
 ops (InstanceNorm runs on the batch-norm ones), ember-activation's SiLU forward,
 ember-optim's fused SGD and Adam/AdamW updates, the transforms of ember's Winograd
-convolutions (ember_numba/winograd.py) and the core's values-only max pooling on
-channels_last maps (ember_numba/max_pool.py).
+convolutions (ember_numba/winograd.py), the core's values-only max pooling on
+channels_last maps (ember_numba/max_pool.py), and the im2col and col2im of its NCHW
+convolutions (ember_numba/im2col.py).
 
 PyTorch counterpart: aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``: a
 compiled CPU kernel registered for an op's cpu entry) (v2.13).
