@@ -349,3 +349,22 @@ def test_the_nhwc_gather_is_numpy_only():
     g = convolution._geometry((2, 16, 8, 8), (8, 16, 3, 3), (1, 1), (1, 1), (1, 1))
     assert convolution._gathers_in_nhwc(np, g, 1)
     assert not convolution._gathers_in_nhwc(types.SimpleNamespace(__name__="cupy"), g, 1)
+
+
+@pytest.mark.parametrize("case", ["channels", "bias", "transposed channels", "transposed bias"])
+def test_channel_and_bias_messages_are_torchs(case):
+    # formatted only when the check fails (the call's fixed cost), and still torch's words
+    def call(lib):
+        transposed = case.startswith("transposed")
+        channels = (4 if transposed else 2) if case.endswith("bias") else 3  # the weight wants 4 / 2
+        x, w = lib.randn(1, channels, 5, 5), lib.randn(4, 2, 3, 3)
+        bias = lib.randn(3) if case.endswith("bias") else None
+        F = lib.nn.functional
+        return F.conv_transpose2d(x, w, bias) if transposed else F.conv2d(x, w, bias)
+
+    messages = []
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError) as error:
+            call(lib)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]

@@ -546,11 +546,9 @@ def _check_convolution(input, weight, bias, stride, padding, dilation, transpose
     if not transposed:
         expected = weight.shape[1] * groups
         out_channels = weight.shape[0]
-        where = f"Given groups={groups}, weight of size {_shape_str(weight.shape)}"
     else:
         expected = weight.shape[0]
         out_channels = weight.shape[1] * groups
-        where = f"Given transposed=1, weight of size {_shape_str(weight.shape)}"
         for op, s, d in zip(output_padding, stride, dilation):
             if op >= s and op >= d:
                 names = ("height", "width") if len(stride) == 2 else ("width",)
@@ -560,11 +558,12 @@ def _check_convolution(input, weight, bias, stride, padding, dilation, transpose
                 raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
                                    + " ".join(parts))
     if channels != expected:
-        raise RuntimeError(f"{where}, expected input{_shape_str(input.shape)} to have {expected} channels, but "
-                           f"got {channels} channels instead")
+        raise RuntimeError(f"{_where(weight, transposed, groups)}, expected input{_shape_str(input.shape)} to "
+                           f"have {expected} channels, but got {channels} channels instead")
     if bias is not None and tuple(bias.shape) != (out_channels,):
-        raise RuntimeError(f"{where.replace(f'groups={groups}, ', '')}, expected bias to be 1-dimensional with "
-                           f"{out_channels} elements, but got bias of size {_shape_str(bias.shape)} instead")
+        where = _where(weight, transposed, groups).replace(f"groups={groups}, ", "")
+        raise RuntimeError(f"{where}, expected bias to be 1-dimensional with {out_channels} elements, but got "
+                           f"bias of size {_shape_str(bias.shape)} instead")
     if not transposed:
         padded = [size + 2 * p for size, p in zip(input.shape[2:], padding)]
         kernel = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
@@ -578,6 +577,12 @@ def _check_convolution(input, weight, bias, stride, padding, dilation, transpose
             raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, input.shape[2:]))}). "
                                f"Calculated output size per channel: ({' x '.join(map(str, out[2:]))}). "
                                "Output size is too small")
+
+
+def _where(weight, transposed, groups):
+    """The opening of PyTorch's channel-count messages, formatted only for an error."""
+    setting = "transposed=1" if transposed else f"groups={groups}"
+    return f"Given {setting}, weight of size {_shape_str(weight.shape)}"
 
 
 def _type_name(dtype):

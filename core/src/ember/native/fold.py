@@ -164,7 +164,8 @@ def kernel_of(op, xp):
     """The kernel ``op`` runs on ``xp``'s arrays: a registered cpu kernel for NumPy's,
     else the generic one; looked up once per convolution (NOTE [ im2col and col2im as
     dispatch stubs ])."""
-    return op.kernel_for("cpu") if xp.__name__ == "numpy" else op.generic
+    # the op's own table, as ``Op.kernel_for("cpu")`` reads it, without building a device
+    return op.kernels.get("cpu", op.generic) if xp.__name__ == "numpy" else op.generic
 
 
 # --- the public ops: F.unfold and F.fold ------------------------------------------
