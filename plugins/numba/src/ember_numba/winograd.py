@@ -107,7 +107,8 @@ def gradient_tiles(xp, grad, *, m, tiles):
 def input_tiles_loop(x, nhwc, ph, pw, th, tw, v):
     """``B^T d B`` of every tile of the C-contiguous ``x``, (N, H, W, C) when ``nhwc``
     else (N, C, H, W), zero-bordered by (ph, pw), into ``v`` (36, tiles, C): each tile
-    gathered into the (6, 6, C) scratch ``d`` (NCHW rows read whole), B^T along its
+    gathered into the (6, 6, C) scratch ``d`` (NCHW from ``band``, a row of tiles' six
+    input rows transposed to channels innermost, each input row read whole), B^T along its
     rows into ``t``, then along its columns, each row of B^T spelled out (NOTE
     [ Winograd F(4x4, 3x3) ] in ember/native/winograd.py)."""
     if nhwc:
@@ -117,23 +118,31 @@ def input_tiles_loop(x, nhwc, ph, pw, th, tw, v):
     four, five, two = x.dtype.type(4), x.dtype.type(5), x.dtype.type(2)
     d = np.zeros((6, 6, C), dtype=x.dtype)
     t = np.empty((6, 6, C), dtype=x.dtype)
+    band = np.empty((6, W, C), dtype=x.dtype)  # NCHW: a row of tiles' input rows, channels innermost
     for n in range(N):
         for ty in range(th):
+            h0 = 4 * ty - ph
+            i0, i1 = max(0, -h0), min(6, H - h0)
+            if not nhwc:
+                for i in range(i0, i1):
+                    for c in range(C):
+                        for w in range(W):
+                            band[i, w, c] = x[n, c, h0 + i, w]
             for tx in range(tw):
-                h0, w0 = 4 * ty - ph, 4 * tx - pw
+                w0 = 4 * tx - pw
                 if not (h0 >= 0 and w0 >= 0 and h0 + 6 <= H and w0 + 6 <= W):
                     d[:] = 0
-                i0, i1, j0, j1 = max(0, -h0), min(6, H - h0), max(0, -w0), min(6, W - w0)
+                j0, j1 = max(0, -w0), min(6, W - w0)
                 if nhwc:
                     for i in range(i0, i1):
                         for j in range(j0, j1):
                             for c in range(C):
                                 d[i, j, c] = x[n, h0 + i, w0 + j, c]
                 else:
-                    for c in range(C):
-                        for i in range(i0, i1):
-                            for j in range(j0, j1):
-                                d[i, j, c] = x[n, c, h0 + i, w0 + j]
+                    for i in range(i0, i1):
+                        for j in range(j0, j1):
+                            for c in range(C):
+                                d[i, j, c] = band[i, w0 + j, c]
                 for j in range(6):
                     for c in range(C):
                         d0, d1, d2, d3, d4, d5 = d[0, j, c], d[1, j, c], d[2, j, c], d[3, j, c], d[4, j, c], d[5, j, c]
@@ -207,7 +216,8 @@ def output_tiles_loop(products, th, tw, nhwc, y):
 def gradient_tiles_loop(grad, nhwc, th, tw, z):
     """``A dY A^T`` of every 4 x 4 block of the C-contiguous ``grad``, (N, OH, OW, O)
     when ``nhwc`` else (N, O, OH, OW), zeros past its edge, into ``z`` (36, tiles, O):
-    A (the transpose of A^T) along the rows into ``t``, then along the columns."""
+    A (the transpose of A^T) along the rows into ``t``, then along the columns (NCHW
+    blocks gathered from ``band``, as in ``input_tiles_loop``)."""
     if nhwc:
         N, OH, OW, O = grad.shape
     else:
@@ -215,10 +225,17 @@ def gradient_tiles_loop(grad, nhwc, th, tw, z):
     two, four = grad.dtype.type(2), grad.dtype.type(4)
     g = np.zeros((4, 4, O), dtype=grad.dtype)
     t = np.empty((6, 4, O), dtype=grad.dtype)
+    band = np.empty((4, OW, O), dtype=grad.dtype)  # NCHW: a row of blocks' rows, channels innermost
     for n in range(N):
         for ty in range(th):
+            rows = min(4, OH - 4 * ty)
+            if not nhwc:
+                for p in range(rows):
+                    for o in range(O):
+                        for w in range(OW):
+                            band[p, w, o] = grad[n, o, 4 * ty + p, w]
             for tx in range(tw):
-                rows, cols = min(4, OH - 4 * ty), min(4, OW - 4 * tx)
+                cols = min(4, OW - 4 * tx)
                 if rows < 4 or cols < 4:
                     g[:] = 0
                 if nhwc:
@@ -227,10 +244,10 @@ def gradient_tiles_loop(grad, nhwc, th, tw, z):
                             for o in range(O):
                                 g[p, q, o] = grad[n, 4 * ty + p, 4 * tx + q, o]
                 else:
-                    for o in range(O):
-                        for p in range(rows):
-                            for q in range(cols):
-                                g[p, q, o] = grad[n, o, 4 * ty + p, 4 * tx + q]
+                    for p in range(rows):
+                        for q in range(cols):
+                            for o in range(O):
+                                g[p, q, o] = band[p, 4 * tx + q, o]
                 for q in range(4):
                     for o in range(O):
                         g0, g1, g2, g3 = g[0, q, o], g[1, q, o], g[2, q, o], g[3, q, o]
