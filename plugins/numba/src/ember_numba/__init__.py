@@ -65,7 +65,8 @@ def ember_register_ops(register):
         winograd,
     )
 
-    for module in (fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, winograd, im2col):
+    for module in (fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, winograd):
         module.register()
     log_softmax.register()
     nll_loss.register()
+    im2col.register()
