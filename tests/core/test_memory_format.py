@@ -158,13 +158,15 @@ PROPAGATING_OPS = {
     "silu_mul": lambda F, x: F.silu(x) * 2.0,
     "upsample_nearest": lambda F, x: F.interpolate(x, scale_factor=2, mode="nearest"),
     "upsample_bilinear": lambda F, x: F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=False),
+    "upsample_nearest_exact": lambda F, x: F.interpolate(x, size=(5, 7), mode="nearest-exact"),
     "cat": lambda F, x: torch_or_ember(F).cat([x, x.relu()], 1),
 }
 
 
 # Ops ember builds from other ops (matmuls, index gathers): values and gradients match
 # torch's, but the input's gradient comes back contiguous where torch's is channels_last.
-CONTIGUOUS_GRADIENT = {"adaptive_avg_pool2d_uneven", "upsample_nearest", "upsample_bilinear"}
+# (Interpolation resamples channels_last maps as NHWC, so its gradient keeps the format.)
+CONTIGUOUS_GRADIENT = {"adaptive_avg_pool2d_uneven"}
 
 
 def torch_or_ember(F):

@@ -35,6 +35,27 @@ def test_interpolate_1d(mode, align_corners, sizes):
                   x, noncontiguous=True, **TOLERANCE["float32"])
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("mode, align_corners", MODES[:4])
+@pytest.mark.parametrize("sizes", [dict(scale_factor=2), dict(size=(7, 11)), dict(scale_factor=(1.7, 0.6))])
+def test_channels_last_maps_resample_as_nhwc_like_torch_and_like_nchw(dtype, mode, align_corners, sizes):
+    # NOTE [ Resampling channels_last maps as NHWC ]: torch's values, gradients and
+    # strides (the gradient stays channels_last), and the NCHW path's values bit for bit
+    def interpolate(lib, x):
+        out = lib.nn.functional.interpolate(x.contiguous(memory_format=lib.channels_last), mode=mode,
+                                            align_corners=align_corners, **sizes)
+        assert out.is_contiguous(memory_format=lib.channels_last)
+        return out
+    x = make_tensor((2, 5, 6, 4), dtype)
+    ours, theirs = assert_parity(interpolate, x, **TOLERANCE[dtype])
+    assert ours.stride() == theirs.stride()
+    nchw = ember.nn.functional.interpolate(ember.tensor(x), mode=mode, align_corners=align_corners, **sizes)
+    assert (ours.detach().numpy() == nchw.numpy()).all()
+    x_e = ember.tensor(x).contiguous(memory_format=ember.channels_last).requires_grad_()
+    ember.nn.functional.interpolate(x_e, mode=mode, align_corners=align_corners, **sizes).sum().backward()
+    assert x_e.grad.is_contiguous(memory_format=ember.channels_last)
+
+
 def test_large_scale_nearest_ties():
     """Positions computed in float32 as PyTorch does: no off-by-one on exact ratios."""
     x = make_tensor((1, 1, 3, 10))

@@ -127,22 +127,26 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if min(sizes) <= 0 or min(input.shape[2:]) <= 0:
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({', '.join(map(str, input.shape[2:]))}) and output ({', '.join(map(str, sizes))})")
-    out = input
+    from ember.memory_format import channels_last, suggest_memory_format
+
+    # NOTE [ Resampling channels_last maps as NHWC ]
+    # PyTorch keeps the input's format. A channels_last map is resampled through its
+    # (N, H, W, C) view: each ``take`` then copies runs of W * C and C contiguous values
+    # and writes NHWC, which the final permute shows as channels_last, with no copy.
+    # Taking along NCHW dims instead wrote NCHW and needed a third copy back (yolo's
+    # 2x nearest upsampling of (32, 64, 4, 4): 828 against 176 us per call).
+    pixels = dims == 2 and suggest_memory_format(input) is channels_last
+    out = input.permute(0, 2, 3, 1) if pixels else input
     for d in range(dims):
-        dim = 2 + d
-        in_size = input.shape[dim]
+        in_size = input.shape[2 + d]
         if mode.startswith("nearest"):
             taps = [(nearest_positions(in_size, sizes[d], scales[d], exact=mode == "nearest-exact"), None)]
         else:
             left, right, t = linear_positions(in_size, sizes[d], scales[d], align_corners,
                                               np.dtype(input._data.dtype))
             taps = [(left, 1 - t), (right, t)]
-        out = resample(out, dim, taps)
-    from ember.memory_format import channels_last, suggest_memory_format
-
-    if dims == 2 and suggest_memory_format(input) is channels_last:  # PyTorch keeps the input's format
-        out = out.contiguous(memory_format=channels_last)
-    return out
+        out = resample(out, 1 + d if pixels else 2 + d, taps)
+    return out.permute(0, 3, 1, 2) if pixels else out
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
