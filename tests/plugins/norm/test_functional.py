@@ -178,6 +178,21 @@ ERROR_CASES = [
     ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(2, 3, 4).long(), T(3), T(3))),
     ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(2), None, None, training=True)),
     ("layer_norm", lambda lib, T: lib.nn.functional.layer_norm(T(3, 4), [])),
+    # an input without a channel dim has 0 channels to torch, in eval and in training;
+    # the vectors are checked in torch's order, then the missing dim is an IndexError
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(3), T(3), T(3))),
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(3), T(3), T(3), training=True)),
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(5), None, None, T(3), training=True)),
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(3), T(0), T(3))),
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(3), T(0), T(0))),
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(), None, None, T(3))),
+    # running statistics that require grad: torch's autograd refuses them (after the
+    # size checks), in training and in eval, and through instance_norm
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(4, 3), T(3).requires_grad_(), T(3))),
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(4, 3), T(3).requires_grad_(), T(3), training=True)),
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(4, 3), T(3), T(3).requires_grad_(), training=True)),
+    ("batch_norm", lambda lib, T: lib.nn.functional.batch_norm(T(4, 3), T(5).requires_grad_(), T(3))),
+    ("instance_norm", lambda lib, T: lib.nn.functional.instance_norm(T(2, 3, 4), T(3).requires_grad_(), T(3))),
 ]
 
 
@@ -190,6 +205,17 @@ def test_errors_like_torch(case):
         call(ember, lambda *shape: ember.ones(shape))
     # Same text, up to the library's name and torch's stray line-continuation spaces.
     assert " ".join(str(actual.value).split()) == " ".join(str(expected.value).replace("torch.", "ember.").split())
+
+
+def test_running_statistics_that_require_grad_are_fine_without_grad_as_in_torch():
+    results = []
+    for lib in (ember, torch):
+        mean, var = lib.zeros(3).requires_grad_(), lib.ones(3)
+        with lib.no_grad():
+            out = lib.nn.functional.batch_norm(lib.arange(12.0).reshape(4, 3), mean, var, training=True)
+        results.append((out.numpy(), mean.detach().numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
 
 
 def test_group_norm_bias_shape_error():

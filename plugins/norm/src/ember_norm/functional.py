@@ -51,14 +51,32 @@ def _verify_spatial_size(size):
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
 
 
-def _check_channel_vectors(input, **vectors):
+def _check_channel_vectors(input, training=True, **vectors):
+    """torch's checks, in its order: each vector in turn has one entry per channel (an
+    input of fewer than 2 dims has no channel dim, so 0 channels: torch's "running_mean
+    should contain 0 elements not 3"), a running statistic missing in evaluation is
+    named, and then an input without a channel dim is an IndexError."""
+    channels = input.shape[1] if input.dim() > 1 else 0
+    for name, t in vectors.items():
+        if t is None:
+            if name.startswith("running") and not training:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+        elif t.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
     if input.dim() < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-max(input.dim(), 1)}, "
                          f"{max(input.dim(), 1) - 1}], but got 1)")
-    channels = input.shape[1]
-    for name, t in vectors.items():
-        if t is not None and t.numel() != channels:
-            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+
+
+def _check_running_stats_grad(running_mean, running_var):
+    """torch's autograd refuses running statistics that require grad: the batch norm has
+    no gradient for them (it updates them in place, outside the graph)."""
+    if not ember.is_grad_enabled():
+        return
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t.requires_grad:
+            raise RuntimeError(f"The function 'native_batch_norm' is not differentiable with respect to argument "
+                               f"'{name}'. This input cannot have requires_grad True.")
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
@@ -90,9 +108,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if training:
         _verify_batch_size(input.size())
     if not _channel_vectors_fit(input, (running_mean, running_var, weight, bias)):
-        _check_channel_vectors(input, running_mean=running_mean, running_var=running_var,
+        _check_channel_vectors(input, training, running_mean=running_mean, running_var=running_var,
                                weight=weight, bias=bias)
         _check_dtypes("batch_norm", input, weight, bias, running_mean, running_var)
+        _check_running_stats_grad(running_mean, running_var)
     if training:
         mean, invstd, unbiased_var = batch_norm_stats(input, eps=eps)
         # An empty batch says nothing about the statistics: leave them as they are
@@ -121,14 +140,16 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def _channel_vectors_fit(input, vectors):
-    """True when every given (C,) vector has the input's dtype and C elements and the
-    input is floating: then ``_check_channel_vectors`` and ``_check_dtypes`` would pass."""
+    """True when every given (C,) vector has the input's dtype and C elements, the
+    input is floating and no running statistic requires grad: then
+    ``_check_channel_vectors``, ``_check_dtypes`` and ``_check_running_stats_grad``
+    would pass. ``vectors`` starts with the two running statistics."""
     dtype = input.dtype
     if input.dim() < 2 or not dtype.is_floating_point:
         return False
     channels = input.shape[1]
-    for t in vectors:
-        if t is not None and (t.dtype != dtype or t.numel() != channels):
+    for i, t in enumerate(vectors):
+        if t is not None and (t.dtype != dtype or t.numel() != channels or i < 2 and t.requires_grad):
             return False
     return True
 
