@@ -44,3 +44,33 @@ def test_disabling_the_plugin_gives_back_the_numpy_kernels():
     assert run_kernels_check(EMBER_DISABLE_PLUGINS="ember-numba") == f"{numpy_kernels} {compiled_kernels}"
     assert run_kernels_check(EMBER_DISABLE_PLUGINS="numba") == f"{numpy_kernels} {compiled_kernels}"
     assert run_kernels_check(EMBER_DISABLE_PLUGINS="") == f"{compiled_kernels} {numpy_kernels}"
+
+
+def run_cli(*args):
+    result = subprocess.run([sys.executable, "-m", "ember.cli", *args], capture_output=True, text=True,
+                            check=True)
+    return result.stdout
+
+
+def test_ember_plugins_lists_the_ops_it_serves_on_the_cpu():
+    import json
+
+    from ember.native.softmax import LOG_SOFTMAX
+    from ember_optim.fused_sgd import fused_sgd_op
+
+    ember.optim.SGD  # builds the catalogues, which runs ember-numba's hook
+    served = sorted(op.qualname for op in [op for op, _ in ember_numba.overrides()] + [LOG_SOFTMAX, fused_sgd_op])
+    infos = {info["name"]: info for info in json.loads(run_cli("plugins", "--json"))}
+    assert set(served) <= set(infos["numba"]["kernels"]["cpu"])
+    assert infos["numba"]["registered"] == {}
+    text = " ".join(run_cli("plugins").split())  # wrapped to the terminal, never cut
+    assert "kernels[cpu]: " in text and all(name in text for name in served)
+
+
+def test_ember_explain_names_the_plugin_that_replaced_a_kernel():
+    out = run_cli("explain", "aten::log_softmax")
+    assert "ember_numba/log_softmax.py" in out
+    assert "(registered by plugin numba (ember-numba 0.1.0); it replaces the generic kernel on cpu)" in out
+    disabled = subprocess.run([sys.executable, "-m", "ember.cli", "explain", "aten::log_softmax"], capture_output=True,
+                              text=True, check=True, env={**os.environ, "EMBER_DISABLE_PLUGINS": "ember-numba"})
+    assert "kernel[cpu]" not in disabled.stdout

@@ -23,6 +23,10 @@ def cmd_plugins(args):
 
     with registry.listing():  # strict mode raises for a broken plugin; listing it is this command's job
         infos = [info.as_dict() for info in list_plugins()]
+        registry.catalogue("ops")  # runs the hooks, which register the kernels listed below
+    kernels = kernels_by_plugin(registry)
+    for info in infos:
+        info["kernels"] = kernels.get(info["name"], {})
     status = 1 if any(info["status"] in ("broken", "clash") for info in infos) else 0
     if args.json:
         print(json.dumps(infos, indent=2))
@@ -41,7 +45,50 @@ def cmd_plugins(args):
                                     initial_indent="    ", subsequent_indent="      "))
             else:
                 print(_listed(f"    {catalogue}: ", names, width))
+        for device_type, names in info["kernels"].items():  # wrapped, never cut: it is all they register
+            print(textwrap.fill(f"kernels[{device_type}]: " + ", ".join(names), width, initial_indent="    ",
+                                subsequent_indent="      ", break_on_hyphens=False))
     return status
+
+
+# NOTE [ Kernels a plugin registers for other plugins' ops ]
+# A plugin like ember-numba registers no names: its hook calls ``Op.register_kernel``
+# on ops that core or another plugin defines (ember's REGISTER_DISPATCH), so its
+# catalogue entries are empty. What it serves is found from the kernels themselves:
+# every op ever made is in dispatcher._ALL_OPS, and a per-device kernel whose module
+# belongs to another plugin's package than the op's generic kernel is that plugin's.
+# ``ember plugins`` lists them per device type in full (``kernels[cpu]:
+# aten::log_softmax, ...``), ``--json`` under ``"kernels"``, and ``ember explain OP``
+# names the plugin that replaced a kernel.
+
+
+def _package_owners(registry):
+    """{top-level package: plugin name} for the loaded plugins."""
+    owners = {}
+    for name, info in registry.infos.items():
+        if info.module:
+            owners.setdefault(info.module.partition(".")[0].partition(":")[0], name)
+    return owners
+
+
+def _owner(owners, fn):
+    return owners.get((getattr(fn, "__module__", None) or "").partition(".")[0])
+
+
+def kernels_by_plugin(registry):
+    """{plugin: {device type: [op qualnames]}}: the kernels each plugin registered for
+    ops whose generic kernel is not its own (NOTE above)."""
+    from ember.dispatcher import _ALL_OPS
+
+    owners = _package_owners(registry)
+    found = {}
+    for op in _ALL_OPS:
+        for device_type, kernel in op.kernels.items():
+            plugin = _owner(owners, kernel)
+            if plugin is not None and plugin != _owner(owners, op.generic):
+                found.setdefault(plugin, {}).setdefault(device_type, set()).add(op.qualname)
+    return {plugin: {device: sorted(names) for device, names in sorted(devices.items())}
+            for plugin, devices in found.items()}
 
 
 def _listed(prefix, names, width):
@@ -99,8 +146,14 @@ def cmd_explain(args):
     print(f"  promotion:   {op.promote}; saves for backward: {op.save}; outputs: {op.num_outputs}"
           + ("; view of its first input" if op.view else ""))
     print(f"  kernel:      {_where(op.generic)} (generic, every device)")
+    owners = _package_owners(registry)
     for device_type, kernel in sorted(op.kernels.items()):
-        print(f"  kernel[{device_type}]: {_where(kernel)} (the op's own kernel for {device_type})")
+        plugin = _owner(owners, kernel)
+        if plugin is not None and plugin != _owner(owners, op.generic):  # NOTE [ Kernels a plugin registers ... ]
+            print(f"  kernel[{device_type}]: {_where(kernel)} (registered by plugin "
+                  f"{_describe_plugin(registry, plugin)}; it replaces the generic kernel on {device_type})")
+        else:
+            print(f"  kernel[{device_type}]: {_where(kernel)} (the op's own kernel for {device_type})")
     for device_type, entry in sorted(registry.catalogue("backends").items()):
         kernel = entry.obj.kernels.get(op.qualname)
         if kernel is not None:
