@@ -108,8 +108,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if training:
         _verify_batch_size(input.size())
     if not _channel_vectors_fit(input, (running_mean, running_var, weight, bias)):
-        _check_channel_vectors(input, training, running_mean=running_mean, running_var=running_var,
-                               weight=weight, bias=bias)
+        _check_channel_vectors(input, training, running_mean=running_mean,
+                               running_var=running_var, weight=weight, bias=bias)
         _check_dtypes("batch_norm", input, weight, bias, running_mean, running_var)
         _check_running_stats_grad(running_mean, running_var)
     if training:
