@@ -84,7 +84,9 @@ def test_each_algorithm_matches_torch_and_im2col(forced, winograd_transforms, ca
     with ember.backends.mkldnn.flags(enabled=False):
         replaced = _run(ember, x, w, b, padding, channels_last, seed, slice_input)[0]
     offered = ("im2col",) + algorithms.EAGER_WINOGRAD[dtype]
-    assert forced["measured"] == [offered] * 3  # output, input's and weight's gradients
+    assert forced["measured"] == [offered] * 2  # output and input's gradient; the weight's follows
+    assert {key[0]: entry["algorithm"] for key, entry in algorithms.eager_algorithm_cache().items()} == \
+        dict.fromkeys(("forward", "input_adjoint", "weight_adjoint"), algorithm)
     assert (y_stride, gx_stride) == (t_stride, tgx_stride)
     for ours, theirs, im2col in zip(got, expected, replaced):
         assert ours.dtype == theirs.dtype
@@ -142,7 +144,7 @@ def test_a_shape_is_measured_once_and_an_input_without_grad_skips_its_gradient(f
     for _ in range(3):
         ember.nn.functional.conv2d(x, w, padding=1).sum().backward()
     roles = sorted(key[0] for key in algorithms.eager_algorithm_cache())
-    assert roles == ["forward", "weight_adjoint"] and len(forced["measured"]) == 2
+    assert roles == ["forward", "weight_adjoint"] and len(forced["measured"]) == 1  # the weight's follows
 
 
 def test_nchw_convolutions_are_measured_where_compiled_transforms_serve_them(monkeypatch, winograd_transforms):
@@ -156,10 +158,10 @@ def test_nchw_convolutions_are_measured_where_compiled_transforms_serve_them(mon
     compiled = winograd.compiled_transforms(np)
     assert compiled == (winograd_transforms == "installed")  # the test env has ember-numba
     # NCHW: measured only with compiled transforms, or when EAGER_LAYOUTS enables it
-    assert calls == ([("im2col", "winograd_4x4")] * 3 if compiled else [])
+    assert calls == ([("im2col", "winograd_4x4")] * 2 if compiled else [])  # the weight's follows
     x_cl = x.detach().contiguous(memory_format=ember.channels_last).requires_grad_()
     ember.nn.functional.conv2d(x_cl, w, padding=1).sum().backward()
-    assert calls[-3:] == [("im2col", "winograd_4x4")] * 3
+    assert calls[-2:] == [("im2col", "winograd_4x4")] * 2
     measured = len(calls)
     monkeypatch.setattr(algorithms, "EAGER_LAYOUTS", ("channels_last", "contiguous"))
     algorithms.eager_algorithm_cache().clear()
@@ -251,3 +253,21 @@ def test_the_weights_gradient_reuses_the_forwards_tiles(forced, winograd_transfo
     for ours, theirs in zip(got, expected):
         assert _relative(ours, theirs) < TOLERANCE[dtype]["winograd_4x4"]
     assert kept_columns.kept_bytes() == 0  # taken by the backward, not left behind
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_the_weights_gradient_follows_its_forwards_measured_algorithm(forced, algorithm):
+    forced["algorithm"] = algorithm
+    x = ember.randn(2, 3, 8, 8, requires_grad=True)
+    w = ember.randn(4, 3, 3, 3, requires_grad=True)
+    y = ember.nn.functional.conv2d(x, w, padding=1)
+    forced["algorithm"] = "winograd_4x4" if algorithm == "im2col" else "im2col"  # what a measurement would pick
+    y.sum().backward()
+    chosen = {key[0]: entry["algorithm"] for key, entry in algorithms.eager_algorithm_cache().items()}
+    assert chosen["weight_adjoint"] == algorithm != chosen["input_adjoint"]
+    assert len(forced["measured"]) == 2  # the forward and the input's gradient
+    y = ember.nn.functional.conv2d(x.detach(), w, padding=1)  # cached: nothing measured
+    algorithms.eager_algorithm_cache().clear()  # no forward on record: the weight's gradient is measured
+    y.sum().backward()
+    assert [key[0] for key in algorithms.eager_algorithm_cache()] == ["weight_adjoint"]
+    assert len(forced["measured"]) == 3

@@ -131,11 +131,29 @@ def eager_algorithm_cache():
     return _EAGER_CHOICES
 
 
+# NOTE [ The weight's gradient follows the forward ]
+# Each forward keeps, for the weight's gradient, what its own algorithm will need
+# again: im2col its columns (convolution_columns.py), Winograd its input tiles (NOTE
+# [ The forward's tiles, kept for the weight's gradient ] in winograd.py). A weight
+# gradient by the other algorithm builds its operand again, a cost the three products'
+# separate measurements do not see: on bench/conv_layer.py's NCHW layer, where the two
+# measured within 1-15% of each other product by product, the mixes they chose (a
+# Winograd forward with an im2col weight gradient, or the reverse) ran the step 12-30%
+# slower than either algorithm throughout (1.34 and 1.61x torch against 1.20 and
+# 1.24x for im2col alone, same processes, load 3.6-4). So the weight's gradient takes
+# the algorithm its forward was measured to, where that forward was measured; the
+# input's gradient, which reads nothing kept, is measured on its own.
+
+
 def choose(key, make_runs):
     """The cached algorithm for ``key``, measured on first use over ``make_runs()``
     (name -> callable, im2col among them): the fastest, if ``MARGIN`` faster than
-    im2col, else im2col."""
+    im2col, else im2col; a weight's gradient takes its forward's algorithm where that
+    was measured (NOTE [ The weight's gradient follows the forward ])."""
     entry = _EAGER_CHOICES.get(key)
+    forward = _EAGER_CHOICES.get(("forward",) + key[1:]) if entry is None and key[0] == "weight_adjoint" else None
+    if forward is not None:
+        entry = _EAGER_CHOICES[key] = {"algorithm": forward["algorithm"], "seconds": {}}
     if entry is None:
         entry = measure_fastest(make_runs())
         seconds = entry["seconds"]
