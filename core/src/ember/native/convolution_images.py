@@ -31,12 +31,13 @@ ember/native/convolution_algorithm.py).
 # columns, built again (or the forward's, kept in blocks where they fit the budget of
 # ember/native/convolution_columns.py), and the input's gradient is the product back
 # to the chunk's columns and col2im onto its images, reading the gradient where it
-# lies (no channel-major copy). Measured interleaved in one process, CPU time, one
-# thread, load 3 (against torch's oneDNN): bench/conv_layer.py's 32->64 layer at
-# 32x32 forward 1.17 of torch (the whole-batch product and copy: 2.00), its training
-# step 1.16 (1.53); bench/cnn_step.py 1.06 (1.19). Kept columns paid on a 9 MB layer
-# (stride 2, 24.4 ms against 25.6) and lost on conv_layer's 38 MB (1.40 of torch
-# against 1.16), so a chunked forward keeps its columns only within the budget.
+# lies (no channel-major copy). Measured interleaved in one process against torch's
+# oneDNN and the whole-batch path, CPU time, one thread, load 3-4, four runs:
+# bench/conv_layer.py's 32->64 layer at 32x32, forward 1.15-1.36 of torch (whole
+# batch: 1.97-2.10), training step 1.09-1.24 (1.32-1.53); bench/cnn_step.py 1.07-1.28
+# (1.19-1.31; three runs). Kept columns paid on a 9 MB layer (stride 2, 24.4 ms
+# against 25.6) and lost on conv_layer's 38 MB (1.40 of torch against 1.16), so a
+# chunked forward keeps its columns only within the budget.
 
 # NOTE [ The bias as one more row of the product ]
 # Adding the bias after the product is one more pass over the whole output. Instead
@@ -153,7 +154,7 @@ def input_adjoint(xp, grad, weight, g):
     chunk's images (NOTE [ col2im a few images at a time ])."""
     col2im = kernel_of(COL2IM_ADD, xp)
     O, K = weight.shape[0], weight.shape[1] * g.kh * g.kw
-    w_t = xp.ascontiguousarray(weight.reshape(O, K).T)  # a contiguous left side for BLAS
+    w_t = xp.ascontiguousarray(weight.reshape(O, K).T)  # contiguous, for BLAS
     image = xp.zeros((g.N, g.C, g.H, g.W), dtype=grad.dtype)
     for start, stop, columns in _chunks(xp, g, K, grad.dtype):
         xp.matmul(w_t, _rows(xp, grad, start, stop, g.L), out=columns)
