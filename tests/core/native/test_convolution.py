@@ -368,3 +368,18 @@ def test_channel_and_bias_messages_are_torchs(case):
             call(lib)
         messages.append(str(error.value))
     assert messages[0] == messages[1]
+
+
+def test_a_few_images_at_a_time_is_numpy_only():
+    # measured on NumPy with one BLAS thread; a CuPy array keeps the whole batch's products
+    import types
+
+    from threadpoolctl import threadpool_limits
+
+    g = convolution._geometry((2, 16, 32, 32), (8, 16, 3, 3), (1, 1), (1, 1), (1, 1))
+    with threadpool_limits(limits=1, user_api="blas"):
+        assert images.applies(np, g, 1)
+        assert not images.applies(types.SimpleNamespace(__name__="cupy"), g, 1)
+        assert not images.applies(np, g, 2)  # groups keep one product per group
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert not images.applies(np, g, 1)

@@ -308,7 +308,7 @@ def _forward_by(algorithm, xp, operands, weight, g, groups, channels_last):
 def _by_images(xp, g, groups):
     """Whether an NCHW im2col forward runs a few images at a time: not a 1x1 (NOTE [ The
     1x1 convolution in NCHW ]) nor a small map (NOTE [ Small NCHW maps gather in NHWC ])."""
-    return (images.applies(g, groups) and not _pointwise(g, groups) and not _gathers_in_nhwc(xp, g, groups))
+    return (images.applies(xp, g, groups) and not _pointwise(g, groups) and not _gathers_in_nhwc(xp, g, groups))
 
 
 def _pointwise(g, groups):
@@ -432,12 +432,12 @@ def _input_adjoint_by(algorithm, xp, rows, weight, g, groups, channels_last):
     # (32->64 at 32x32: 265 ms against 229; 64->64 at 16x16: 93 against 101).
     if full is not None and weight.shape[0] <= g.C:
         flipped = nhwc.flipped_weight(weight, groups)
-        if images.applies(full, groups):
+        if images.applies(xp, full, groups):
             return images.forward(xp, grad, flipped, full)
         return _image(xp, _forward(xp, grad, flipped, full, groups), g.N, full)
     if groups == 1 and (g.sh > 1 or g.sw > 1):
         return phases.input_adjoint_by_phases(xp, grad, weight, g)
-    if images.applies(g, groups):
+    if images.applies(xp, g, groups):
         return images.input_adjoint(xp, grad, weight, g)
     return _input_adjoint(xp, rows.channel_major(), weight, g.N, g, groups)
 
@@ -451,7 +451,7 @@ def _weight_adjoint_by(algorithm, xp, operands, weight, g, groups, channels_last
         return winograd.weight_grad(xp, x, grad, (g.ph, g.pw), winograd.tile_size(algorithm), channels_last)
     if channels_last:
         return nhwc.weight_adjoint(xp, x, nhwc.output_rows(grad, groups), weight.shape, g, groups)
-    if images.applies(g, groups):
+    if images.applies(xp, g, groups):
         return images.weight_adjoint(xp, x, grad, weight.shape, g)
     return _weight_adjoint(xp, x, rows.channel_major(), weight.shape, g, groups)
 

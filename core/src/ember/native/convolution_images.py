@@ -62,10 +62,11 @@ def images_per_chunk(N, floats_per_image):
     return max(1, CHUNK_ELEMENTS // max(1, floats_per_image)) if one_blas_thread() else max(N, 1)
 
 
-def applies(g, groups):
+def applies(xp, g, groups):
     """Whether an NCHW im2col convolution runs a few images at a time (NOTE [ NCHW
-    products one image at a time ])."""
-    return groups == 1 and g.N > 0 and g.C > 0 and one_blas_thread()
+    products one image at a time ]): NumPy arrays (as measured; a GPU wants the whole
+    batch's products), one group, and one BLAS thread."""
+    return xp.__name__ == "numpy" and groups == 1 and g.N > 0 and g.C > 0 and one_blas_thread()
 
 
 def images_per_product(g, K):
