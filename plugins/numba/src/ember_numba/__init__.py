@@ -52,9 +52,10 @@ def ember_register_ops(register):
     for op, kernel in overrides():
         op.register_kernel("cpu", kernel)
     # ember-optim's fused updates, the Winograd transforms (ember/native/winograd.py),
-    # core's log_softmax and ember-loss's nll_loss (forward and backward), core's
-    # im2col and col2im (ember/native/fold.py), on the cpu
+    # core's log_softmax, ember-loss's nll_loss and cross_entropy (with their
+    # backwards), core's im2col and col2im (ember/native/fold.py), on the cpu
     from ember_numba import (
+        cross_entropy,
         fused_adagrad,
         fused_adam,
         fused_rmsprop,
@@ -69,4 +70,5 @@ def ember_register_ops(register):
         module.register()
     log_softmax.register()
     nll_loss.register()
+    cross_entropy.register()
     im2col.register()

@@ -35,7 +35,10 @@ def _takes(x, target, weight):
 
 def _weights(x, weight):
     """The weight array the loops read, and whether it is real (else one unused entry)."""
-    return (weight, True) if weight is not None else (np.ones(1, x.dtype), False)
+    return (weight, True) if weight is not None else (_NO_WEIGHT[x.dtype], False)
+
+
+_NO_WEIGHT = {np.dtype(t): np.ones(1, t) for t in (np.float32, np.float64)}  # read, never written
 
 
 def nll_loss(xp, x, target, weight, *, reduction="mean", ignore_index=-100):
