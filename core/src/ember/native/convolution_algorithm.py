@@ -65,7 +65,10 @@ EAGER_WINOGRAD = {"float32": ("winograd_4x4",), "float64": ("winograd_4x4",)}
 # channels. Compiled transforms (ember-numba, NOTE [ Compiled Winograd transforms ])
 # fold those transposes into their loops, and with them NCHW is measured too
 # (``_measured_layout``): conv_layer 1.05x torch against 1.50x with im2col, the
-# ResNet-18 step 0.89x against 1.39x, in one process each at load 3.5-5. Add
+# ResNet-18 step 0.89x against 1.39x, in one process each at load 3.5-5; against
+# the NCHW im2col of a few images at a time (convolution_images.py) that came
+# after, the two are close and the measurement picks either: conv_layer 1.07-1.09x
+# (im2col alone 1.07-1.24x), ResNet-18 0.98x (im2col alone 1.00x), load 3-4. Add
 # "contiguous" to measure NCHW convolutions with NumPy's transforms as well.
 EAGER_LAYOUTS = ("channels_last",)
 
