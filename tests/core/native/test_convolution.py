@@ -351,6 +351,21 @@ def test_the_nhwc_gather_is_numpy_only():
     assert not convolution._gathers_in_nhwc(types.SimpleNamespace(__name__="cupy"), g, 1)
 
 
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.functional.conv2d(lib.randn(1, 3, 5, 5), lib.randn(0, 3, 3, 3)),
+    lambda lib: lib.nn.functional.conv_transpose2d(lib.randn(1, 0, 5, 5), lib.randn(0, 3, 3, 3)),
+    lambda lib: lib.nn.functional.conv1d(lib.randn(1, 3, 5), lib.randn(0, 3, 3)),
+    lambda lib: lib.nn.functional.conv2d(lib.randn(1, 4, 5, 5), lib.randn(0, 2, 3, 3), groups=2),
+])
+def test_a_weight_with_fewer_filters_than_groups_fails_as_in_torch(call):
+    messages = []
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError) as error:
+            call(lib)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+
+
 @pytest.mark.parametrize("case", ["channels", "bias", "transposed channels", "transposed bias"])
 def test_channel_and_bias_messages_are_torchs(case):
     # formatted only when the check fails (the call's fixed cost), and still torch's words
