@@ -41,13 +41,14 @@ fused_adagrad.in_blocks = False
 
 @jit_exact  # no fast-math: NOTE [ A compiled SGD step, bit for bit ] in fused_sgd.py
 def adagrad_loop(p, g, state_sum, scalars, maximize):
-    """The update of each element, as the lines of ember_optim.adagrad.adagrad; ``scalars``
-    holds the weight decay, eps and ``-clr``."""
+    """The update of each element, as the lines of ember_optim.adagrad.adagrad;
+    ``scalars`` holds the weight decay, eps and ``-clr``."""
     weight_decay, eps, negative_clr = scalars[0], scalars[1], scalars[2]
     for i in range(p.size):
         x = p[i]
         d = -g[i] if maximize else g[i]
-        # grad.add(param, alpha=weight_decay); not `+ p * 0` (inf * 0 is NaN, -0 + 0 is +0)
+        # grad.add(param, alpha=weight_decay); not `+ p * 0`: inf * 0 is NaN,
+        # -0 + 0 is +0
         d = d + x * weight_decay if weight_decay != 0 else d
         v = state_sum[i] + d * d  # state_sum.addcmul_(grad, grad, value=1)
         state_sum[i] = v

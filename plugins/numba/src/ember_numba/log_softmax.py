@@ -16,11 +16,11 @@ layouts, other dims, empty and 0-d arrays.
 # The NumPy kernel makes four to five whole-array passes forward (max, subtract, exp,
 # sum, subtract) and four backward (exp, row sums, multiply, subtract), each a NumPy
 # call with its own temporary; on (128, 10) logits the calls cost more than the
-# arithmetic, on (32, 1000) the passes do. The loops visit each row while it is in the
-# L1 cache: forward, its max, the sum of its exponentials and then its output (NOTE [ A
-# row max that vectorizes ] in vector_exp.py); backward, the sum of its gradient and
-# then ``g - exp(y) * sum``. The exponential is ember_numba/vector_exp.py's, which
-# vectorizes where the C library's does not.
+# arithmetic, on (32, 1000) the passes do. The loops visit each row while it is in
+# the L1 cache: forward, its max, the sum of its exponentials and then its output
+# (NOTE [ A row max that vectorizes ] in vector_exp.py); backward, the sum of its
+# gradient and then ``g - exp(y) * sum``. The exponential is
+# ember_numba/vector_exp.py's, which vectorizes where the C library's does not.
 """
 
 import numpy as np
