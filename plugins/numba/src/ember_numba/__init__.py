@@ -1,20 +1,20 @@
 """ember-numba: compiled CPU kernels for ember-norm's LayerNorm, GroupNorm and BatchNorm
 ops (InstanceNorm runs on the batch-norm ones), ember-activation's SiLU forward,
-ember-optim's fused SGD and Adam/AdamW updates, the transforms of ember's Winograd
-convolutions (ember_numba/winograd.py), the core's values-only max pooling on
-channels_last maps (ember_numba/max_pool.py), and the im2col and col2im of its NCHW
-convolutions (ember_numba/im2col.py).
+ember-optim's fused SGD, Adam/AdamW, RMSprop and Adagrad updates, the core's
+log_softmax and ember-loss's nll_loss and cross_entropy (with their backwards), the
+transforms of ember's Winograd convolutions (ember_numba/winograd.py), the core's
+values-only max pooling on channels_last maps (ember_numba/max_pool.py), and the
+im2col and col2im of its NCHW convolutions (ember_numba/im2col.py).
 
 PyTorch counterpart: aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``: a
 compiled CPU kernel registered for an op's cpu entry) (v2.13).
 
 The plugin registers no new names: its ``ember_register_ops`` hook registers kernels
-for the cpu device on the core's, ember-norm's, ember-activation's and ember-optim's ops
-(``Op.register_kernel``), which the dispatcher resolves once per device and caches, as
-it does every kernel. The
-op objects are module-level in those plugins, so the override holds whichever plugin
-loads first. ``EMBER_DISABLE_PLUGINS=ember-numba`` (or ``numba``) keeps their NumPy
-kernels.
+for the cpu device on the core's, ember-norm's, ember-activation's, ember-optim's and
+ember-loss's ops (``Op.register_kernel``), which the dispatcher resolves once per
+device and caches, as it does every kernel. The op objects are module-level in those
+plugins, so the override holds whichever plugin loads first.
+``EMBER_DISABLE_PLUGINS=ember-numba`` (or ``numba``) keeps their NumPy kernels.
 numba itself is imported at the first call of a compiled kernel (ember_numba/jit.py).
 """
 
