@@ -251,15 +251,15 @@ def test_col2im_a_few_images_at_a_time_matches_torch(monkeypatch, shape, dtype, 
 
     monkeypatch.setattr(images, "CHUNK_ELEMENTS", 1)  # one image per product
     adds = []  # one col2im per chunk of images
-    col2im, add_taps, kernel_of = convolution.col2im_taps, nhwc._add_taps, images.kernel_of
+    col2im, kernel_of = convolution.col2im_taps, images.kernel_of
     monkeypatch.setattr(convolution, "col2im_taps", lambda *a, **k: adds.append(1) or col2im(*a, **k))
-    monkeypatch.setattr(nhwc, "_add_taps", lambda *a, **k: adds.append(1) or add_taps(*a, **k))
 
-    def counted_kernel(op, xp):  # the ungrouped NCHW col2im: core's stub, maybe compiled
+    def counted_kernel(op, xp):  # the ungrouped NCHW col2im and the NHWC one: core's stubs, maybe compiled
         kernel = kernel_of(op, xp)
-        return (lambda *a: adds.append(1) or kernel(*a)) if op is COL2IM_ADD else kernel
+        return (lambda *a: adds.append(1) or kernel(*a)) if op in (COL2IM_ADD, nhwc.NHWC_COL2IM_ADD) else kernel
 
     monkeypatch.setattr(images, "kernel_of", counted_kernel)
+    monkeypatch.setattr(nhwc, "kernel_of", counted_kernel)
     grads = {}
     for lib in (ember, torch):
         fmt = lib.channels_last if channels_last else lib.contiguous_format

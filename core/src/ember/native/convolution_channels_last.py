@@ -30,9 +30,10 @@ roles here exactly as it does there.
 # (ember/memory_format.py ``suggests_channels_last``).
 """
 
+from ember.dispatcher import Op
 from ember.native import convolution_columns as kept_columns
 from ember.native.convolution_images import images_per_chunk
-from ember.native.fold import Geometry, inside_slices
+from ember.native.fold import Geometry, inside_slices, kernel_of
 
 
 def _rows_shape(g, groups):
@@ -52,14 +53,45 @@ def window_rows(xp, x, g, groups):
     if g.kh == g.kw == 1 and g.sh == g.sw == 1 and g.ph == g.pw == 0:
         source = channel_split(x, groups).transpose(3, 0, 1, 2, 4)  # (G, N, H, W, Cg)
         return source.reshape(groups, g.N * g.L, Cg)  # the image is its own rows
+    rows = xp.empty(_rows_shape(g, groups), dtype=x.dtype)
+    kernel_of(NHWC_ROWS_INTO, xp)(xp, x, rows, g, groups)
+    return rows.reshape(groups, g.N * g.L, g.kh * g.kw * Cg)  # not -1: an empty batch has no rows
+
+
+# NOTE [ The NHWC gather and col2im as dispatch stubs ]
+# The gather of the window rows and col2im's tap-by-tap adds are NumPy passes over
+# memory (a padded copy of the image first, then one strided copy; kh*kw slice-adds
+# back), where a compiled loop makes one pass with the padding folded in. So each is
+# an op whose NumPy code is the generic kernel, as the NCHW im2col and col2im are
+# (NOTE [ im2col and col2im as dispatch stubs ] in ember/native/fold.py, ATen's
+# DECLARE_DISPATCH / REGISTER_DISPATCH in aten/src/ATen/native/DispatchStub.h):
+# ember-numba registers cpu kernels (ember_numba/nhwc_im2col.py), the convolution looks
+# the kernel up once per call with ``kernel_of``, and every kernel gives the generic
+# one's results bit for bit (the rows are copies; col2im adds each pixel's taps in
+# the same order, tap by tap).
+
+
+def nhwc_rows_into(xp, x, rows, g, groups):
+    """Write the window rows of ``x`` ``(N, C, H, W)`` (any strides) into ``rows``, a
+    C-contiguous ``(groups, N, OH, OW, kh, kw, C/g)`` array."""
+    Cg = g.C // groups
     plane = padded_nhwc(xp, x, g)
     sN, sH, sW, sC = plane.strides
     windows = xp.lib.stride_tricks.as_strided(
         plane, (groups, g.N, g.OH, g.OW, g.kh, g.kw, Cg),
         (Cg * sC, sN, g.sh * sH, g.sw * sW, g.dh * sH, g.dw * sW, sC))
-    rows = xp.empty(_rows_shape(g, groups), dtype=x.dtype)
     rows[...] = windows
-    return rows.reshape(groups, g.N * g.L, g.kh * g.kw * Cg)  # not -1: an empty batch has no rows
+
+
+def nhwc_col2im_add(xp, window_grads, image, g, groups):
+    """Add the C-contiguous ``(groups, n, OH, OW, kh, kw, C/g)`` ``window_grads`` onto
+    ``image``, a C-contiguous ``(n, H, W, groups, C/g)`` array, in place: the adjoint of
+    :func:`nhwc_rows_into`."""
+    _add_taps(image.transpose(3, 0, 1, 2, 4), window_grads, g)
+
+
+NHWC_ROWS_INTO = Op("native::nhwc_rows_into", nhwc_rows_into)
+NHWC_COL2IM_ADD = Op("native::nhwc_col2im_add", nhwc_col2im_add)
 
 
 def padded_nhwc(xp, x, g):
@@ -121,14 +153,14 @@ def input_adjoint(xp, grad, weight, g, groups):
     w_t = xp.ascontiguousarray(weight_matrix(weight, groups).transpose(0, 2, 1))  # (G, O/g, K)
     rows = output_rows(grad, groups)
     image = xp.zeros((g.N, g.H, g.W, groups, g.C // groups), dtype=grad.dtype)
-    target = image.transpose(3, 0, 1, 2, 4)  # (G, N, H, W, Cg), a view
+    col2im = kernel_of(NHWC_COL2IM_ADD, xp)
     # a few images at a time (NOTE [ col2im a few images at a time ] in convolution_images.py)
     per_chunk = images_per_chunk(g.N, w_t.shape[0] * w_t.shape[2] * g.L)
     for start in range(0, g.N, per_chunk):
         stop = min(g.N, start + per_chunk)
         window_grads = xp.matmul(rows[:, start * g.L:stop * g.L], w_t)
         window_grads = window_grads.reshape((groups, stop - start) + _rows_shape(g, groups)[2:])
-        _add_taps(target[:, start:stop], window_grads, g)
+        col2im(xp, window_grads, image[start:stop], g, groups)
     return image.reshape(g.N, g.H, g.W, g.C).transpose(0, 3, 1, 2)
 
 

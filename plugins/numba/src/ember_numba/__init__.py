@@ -53,7 +53,8 @@ def ember_register_ops(register):
         op.register_kernel("cpu", kernel)
     # ember-optim's fused updates, the Winograd transforms (ember/native/winograd.py),
     # core's log_softmax, ember-loss's nll_loss and cross_entropy (with their
-    # backwards), core's im2col and col2im (ember/native/fold.py), on the cpu
+    # backwards), core's im2col and col2im (ember/native/fold.py) and their NHWC
+    # forms (ember/native/convolution_channels_last.py), on the cpu
     from ember_numba import (
         cross_entropy,
         fused_adagrad,
@@ -62,6 +63,7 @@ def ember_register_ops(register):
         fused_sgd,
         im2col,
         log_softmax,
+        nhwc_im2col,
         nll_loss,
         winograd,
     )
@@ -72,3 +74,4 @@ def ember_register_ops(register):
     nll_loss.register()
     cross_entropy.register()
     im2col.register()
+    nhwc_im2col.register()
