@@ -20,6 +20,7 @@ from ember.native.fold import COL2IM_ADD
 def test_backward_transposes_the_output_gradient_once(monkeypatch, stride, padding, dtype, threads):
     from threadpoolctl import threadpool_limits
 
+    monkeypatch.setattr(images, "MIN_CHUNK_PIXELS", 1)  # these small maps count as large
     calls = []
     transpose = convolution._channel_major
 
@@ -250,6 +251,7 @@ def test_col2im_a_few_images_at_a_time_matches_torch(monkeypatch, shape, dtype, 
     from threadpoolctl import threadpool_limits
 
     monkeypatch.setattr(images, "CHUNK_ELEMENTS", 1)  # one image per product
+    monkeypatch.setattr(images, "MIN_CHUNK_PIXELS", 1)  # these small maps count as large
     adds = []  # one col2im per chunk of images
     col2im, kernel_of = convolution.col2im_taps, images.kernel_of
     monkeypatch.setattr(convolution, "col2im_taps", lambda *a, **k: adds.append(1) or col2im(*a, **k))
@@ -321,6 +323,7 @@ def test_nchw_products_one_image_at_a_time_match_torch(monkeypatch, shape, dtype
     attrs = dict(stride=stride, padding=padding, dilation=dilation)
     g = rng.standard_normal(torch.conv2d(torch.tensor(x), torch.tensor(w), **attrs).shape).astype(dtype)
     monkeypatch.setattr(images, "MIN_PIXELS", 1)  # every map counts as large
+    monkeypatch.setattr(images, "MIN_CHUNK_PIXELS", 1)
     monkeypatch.setattr(images, "CHUNK_ELEMENTS", 1)
     calls = []
     for name in ("forward", "weight_adjoint"):
@@ -394,6 +397,8 @@ def test_a_few_images_at_a_time_is_numpy_only():
     g = convolution._geometry((2, 16, 32, 32), (8, 16, 3, 3), (1, 1), (1, 1), (1, 1))
     with threadpool_limits(limits=1, user_api="blas"):
         assert images.applies(np, g, 1)
+        small = convolution._geometry((2, 16, 8, 8), (8, 16, 3, 3), (1, 1), (1, 1), (1, 1))
+        assert not images.applies(np, small, 1)  # 64 outputs per image: the whole batch
         assert not images.applies(types.SimpleNamespace(__name__="cupy"), g, 1)
         assert not images.applies(np, g, 2)  # groups keep one product per group
     with threadpool_limits(limits=2, user_api="blas"):

@@ -88,6 +88,7 @@ def test_the_backward_uses_the_forwards_columns_and_matches_torch(monkeypatch, s
                                                                    threads):
     from threadpoolctl import threadpool_limits
 
+    monkeypatch.setattr(images, "MIN_CHUNK_PIXELS", 1)  # these small maps count as large
     kernel = (1, 1) if shape[2] == 2 else (3, 3)
     arrays, attrs = _case(shape, kernel, dtype)
     calls = _counting(monkeypatch)  # too small to measure Winograd: im2col, which keeps columns
@@ -181,6 +182,7 @@ def test_one_convolution_may_keep_more_than_the_budget_alone(monkeypatch, channe
     from threadpoolctl import threadpool_limits
 
     monkeypatch.setattr(kept, "_KEPT", weakref.WeakKeyDictionary())  # nothing kept yet
+    monkeypatch.setattr(images, "MIN_CHUNK_PIXELS", 1)  # 8x8 maps count as large
     size = 3 * 9 * 2 * 64 * 4
     monkeypatch.setattr(kept, "BUDGET", 0)
     monkeypatch.setattr(kept, "ALONE", size)

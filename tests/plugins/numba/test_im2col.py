@@ -136,14 +136,22 @@ def _conv_results(lib, x, w, b, attrs):
 def test_a_convolution_is_torchs_with_the_compiled_kernels_and_with_numpys(attrs, dtype, monkeypatch):
     from threadpoolctl import threadpool_limits
 
+    from ember.native import convolution_images
+
+    monkeypatch.setattr(convolution_images, "MIN_CHUNK_PIXELS", 1)  # 9x11 maps count as large
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 5, 9, 11)).astype(dtype)  # odd sizes: more than one image per chunk
     w = rng.standard_normal((7, 5, 3, 3)).astype(dtype)
     b = rng.standard_normal(7).astype(dtype)
     expected = _conv_results(torch, x, w, b, attrs)
     tolerance = 1e-4 if dtype == "float32" else 1e-11
+    calls = []
+    for op in (IM2COL_INTO, COL2IM_ADD):
+        kernel = op.kernel_for("cpu")
+        monkeypatch.setitem(op.kernels, "cpu", lambda *a, _kernel=kernel: calls.append(1) or _kernel(*a))
     with threadpool_limits(limits=1, user_api="blas"):  # a few images at a time only on one thread
         compiled_results = _conv_results(ember, x, w, b, attrs)
+        assert calls  # the convolution ran on the compiled kernels
         for op in (IM2COL_INTO, COL2IM_ADD):
             monkeypatch.setitem(op.kernels, "cpu", op.generic)
         numpy_results = _conv_results(ember, x, w, b, attrs)

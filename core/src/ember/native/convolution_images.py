@@ -54,6 +54,14 @@ from ember.native.fold import COL2IM_ADD, IM2COL_INTO, kernel_of
 
 CHUNK_ELEMENTS = 1 << 20  # floats of columns per chunk of images
 MIN_PIXELS = 1024  # outputs per image from which NCHW products run one image at a time
+# Outputs per image from which an NCHW convolution runs a few images at a time at all.
+# Measured per product on ResNet-18's 3x3 layers (CPU time, one thread, load 3-4, ms,
+# chunks against the whole batch): at 32x32 and 16x16 the chunks won every product
+# (64 channels at 32x32: weight's gradient 53 against 79, input's 45 against 61,
+# forward 43 against 65); at 8x8 and 4x4 they lost (weight's gradient 44 against 39
+# and 52 against 39, the 4x4 input's gradient 50 against 41), their products of 64
+# and 16 columns per image running below BLAS's speed.
+MIN_CHUNK_PIXELS = 256
 
 
 def images_per_chunk(N, floats_per_image):
@@ -65,8 +73,9 @@ def images_per_chunk(N, floats_per_image):
 def applies(xp, g, groups):
     """Whether an NCHW im2col convolution runs a few images at a time (NOTE [ NCHW
     products one image at a time ]): NumPy arrays (as measured; a GPU wants the whole
-    batch's products), one group, and one BLAS thread."""
-    return xp.__name__ == "numpy" and groups == 1 and g.N > 0 and g.C > 0 and one_blas_thread()
+    batch's products), one group, MIN_CHUNK_PIXELS outputs per image, one BLAS thread."""
+    return (xp.__name__ == "numpy" and groups == 1 and g.N > 0 and g.C > 0 and g.L >= MIN_CHUNK_PIXELS
+            and one_blas_thread())
 
 
 def images_per_product(g, K):
