@@ -3,8 +3,9 @@ ops (InstanceNorm runs on the batch-norm ones), ember-activation's SiLU forward,
 ember-optim's fused SGD, Adam/AdamW, RMSprop and Adagrad updates, the core's
 log_softmax and ember-loss's nll_loss and cross_entropy (with their backwards), the
 transforms of ember's Winograd convolutions (ember_numba/winograd.py), the core's
-values-only max pooling on channels_last maps (ember_numba/max_pool.py), and the
-im2col and col2im of its NCHW convolutions (ember_numba/im2col.py).
+values-only max pooling on channels_last maps (ember_numba/max_pool.py), the im2col
+and col2im of its NCHW convolutions (ember_numba/im2col.py) and the window rows and
+col2im of its channels_last ones (ember_numba/nhwc_im2col.py).
 
 PyTorch counterpart: aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``: a
 compiled CPU kernel registered for an op's cpu entry) (v2.13).
