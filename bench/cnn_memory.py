@@ -1,7 +1,10 @@
 """Peak memory of the CIFAR-style CNN train step (issue 3): each library in its own
 process (the ember process never imports torch), five steps, peak resident set size
 (ru_maxrss) of the whole process, as the issue counts it ("torch alone imports at
-about 220 MB").
+about 220 MB"). ember runs twice: as installed, and with ``EMBER_DISABLE_PLUGINS=ember-numba``,
+because the compiled convolution kernels bring numba and LLVM into the process, about
+120 MB that does not grow with the model (numba's import ~56 MB, LLVM's code and state
+once a kernel loads ~65 MB).
 
 PyTorch counterpart: the same step on torch tensors (bench/cnn_step.py's make_step).
 """
@@ -37,14 +40,18 @@ def child(lib_name, threads):
     print(json.dumps({"lib": lib_name, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
+def peak(lib_name, threads, **env):
+    out = subprocess.run([sys.executable, __file__, "--child", lib_name, str(threads)], cwd=HERE,
+                         check=True, capture_output=True, text=True, env={**os.environ, **env})
+    return json.loads(out.stdout.strip().splitlines()[-1])["peak_mb"]
+
+
 def main(threads):
-    peaks = {}
-    for lib_name in ("ember", "torch"):
-        out = subprocess.run([sys.executable, __file__, "--child", lib_name, str(threads)], cwd=HERE,
-                             check=True, capture_output=True, text=True)
-        peaks[lib_name] = json.loads(out.stdout.strip().splitlines()[-1])["peak_mb"]
+    ember, torch = peak("ember", threads), peak("torch", threads)
+    without_numba = peak("ember", threads, EMBER_DISABLE_PLUGINS="ember-numba")
     print(json.dumps({"benchmark": "CNN train step, peak process memory (MB)", "threads": threads,
-                      "ember": peaks["ember"], "torch": peaks["torch"], "ratio": peaks["ember"] / peaks["torch"]}))
+                      "ember": ember, "torch": torch, "ratio": ember / torch,
+                      "ember without ember-numba": without_numba, "ratio without ember-numba": without_numba / torch}))
 
 
 if __name__ == "__main__":
