@@ -114,10 +114,13 @@ class Op:
 
     def kernel_for(self, device):
         """The kernel function this op runs on ``device`` (an override, or the generic one)."""
-        from ember.device import device as Device
+        entry = self._resolved.get(device)  # a device type's name, resolved before: no device built
+        if entry is None:
+            from ember.device import device as Device
 
-        bound = (self._resolved.get(Device(device).type) or self._resolve(Device(device)))[1]
-        return bound.func
+            device = Device(device)
+            entry = self._resolved.get(device.type) or self._resolve(device)
+        return entry[1].func
 
     def _resolve(self, device):
         """The entry dispatch uses on ``device``: (call, kernel, xp, array type).

@@ -240,8 +240,8 @@ def test_a_winner_within_the_margin_of_im2col_leaves_im2col(monkeypatch):
 def test_the_weights_gradient_reuses_the_forwards_tiles(forced, winograd_transforms, monkeypatch, dtype):
     forced["algorithm"] = "winograd_4x4"
     transformed = []
-    transform = winograd._transform
-    monkeypatch.setattr(winograd, "_transform", lambda xp, op: transformed.append(op.name) or transform(xp, op))
+    transform = winograd.kernel_of
+    monkeypatch.setattr(winograd, "kernel_of", lambda op, xp: transformed.append(op.name) or transform(op, xp))
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((2, 3, 9, 7)).astype(dtype), rng.standard_normal((4, 3, 3, 3)).astype(dtype)
     seed = rng.standard_normal((2, 4, 9, 7)).astype(dtype)

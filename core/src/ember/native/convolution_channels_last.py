@@ -33,7 +33,8 @@ roles here exactly as it does there.
 from ember.dispatcher import Op
 from ember.native import convolution_columns as kept_columns
 from ember.native.convolution_images import images_per_chunk
-from ember.native.fold import Geometry, inside_slices, kernel_of
+from ember.native.dispatch_stub import kernel_of
+from ember.native.fold import Geometry, inside_slices
 
 
 def _rows_shape(g, groups):

@@ -50,7 +50,8 @@ ember/native/convolution_algorithm.py).
 
 from ember.native import convolution_columns as kept_columns
 from ember.native.convolution_algorithm import one_blas_thread
-from ember.native.fold import COL2IM_ADD, IM2COL_INTO, kernel_of
+from ember.native.dispatch_stub import kernel_of
+from ember.native.fold import COL2IM_ADD, IM2COL_INTO
 
 CHUNK_ELEMENTS = 1 << 20  # floats of columns per chunk of images
 MIN_PIXELS = 1024  # outputs per image from which NCHW products run one image at a time

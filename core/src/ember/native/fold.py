@@ -134,7 +134,8 @@ def inside_slices(count, stride, offset, size):
 # the generic one, as ATen declares a DispatchStub (DECLARE_DISPATCH) whose CPU kernel
 # a compiled file registers (REGISTER_DISPATCH, aten/src/ATen/native/DispatchStub.h): a
 # plugin registers a cpu kernel (ember-numba does, ember_numba/im2col.py), and the
-# convolution looks the kernel up once per call with ``kernel_of``, never per image.
+# convolution looks the kernel up once per call, never per image (NOTE [ Dispatch
+# stubs ] in ember/native/dispatch_stub.py).
 # Every kernel gives the generic one's results bit for bit (the columns are copies, and
 # col2im adds each pixel's taps in the same order).
 
@@ -158,14 +159,6 @@ def col2im_add(xp, columns, images, geometry):
 
 IM2COL_INTO = Op("native::im2col_into", im2col_into)
 COL2IM_ADD = Op("native::col2im_add", col2im_add)
-
-
-def kernel_of(op, xp):
-    """The kernel ``op`` runs on ``xp``'s arrays: a registered cpu kernel for NumPy's,
-    else the generic one; looked up once per convolution (NOTE [ im2col and col2im as
-    dispatch stubs ])."""
-    # the op's own table, as ``Op.kernel_for("cpu")`` reads it, without building a device
-    return op.kernels.get("cpu", op.generic) if xp.__name__ == "numpy" else op.generic
 
 
 # --- the public ops: F.unfold and F.fold ------------------------------------------

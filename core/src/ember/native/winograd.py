@@ -49,6 +49,7 @@ import numpy as np
 
 from ember.dispatcher import Op
 from ember.native import convolution_columns as kept_columns
+from ember.native.dispatch_stub import kernel_of
 
 # F(m, 3) for m = 2 and 4: (B^T, G, A^T).
 MATRICES = {
@@ -154,15 +155,15 @@ def _padded_channels_last(xp, x, padding, Hp, Wp):
 
 # NOTE [ The Winograd transforms as ops ]
 # The eager kernels below reach their three per-tile transforms through ops, as ATen's
-# native code reaches a CPU kernel through a dispatch stub (DECLARE_DISPATCH, and
-# REGISTER_DISPATCH in a kernel file; aten/src/ATen/native/DispatchStub.h): each op's
+# native code reaches a CPU kernel through a dispatch stub (NOTE [ Dispatch stubs ] in
+# ember/native/dispatch_stub.py): each op's
 # generic kernel is the NumPy code (array passes and tiny products, NOTE [ Winograd
 # F(4x4, 3x3) ]), the path for CuPy arrays and whenever no plugin serves the cpu; a
 # plugin may register a compiled cpu kernel (ember-numba does, NOTE [ Compiled
 # Winograd transforms ] in ember_numba/winograd.py), which falls back to the generic
 # one for what it does not take. The kernels are raw array functions, not called
 # through ``dispatch``: a convolution looks each one up once per call
-# (``_transform``, a cached dict read), never per tile, and no per-op path gains
+# (``kernel_of``, a cached dict read), never per tile, and no per-op path gains
 # anything. All three lay tiles out (alpha^2, N * th * tw, channels), tile (n, ty, tx)
 # at row ``(n * th + ty) * tw + tx``, whatever the layout of the image they read or
 # write, so the products between them are the same in NCHW and channels_last.
@@ -218,15 +219,10 @@ output_tiles_op = Op("native::winograd_output_tiles", _output_tiles)
 gradient_tiles_op = Op("native::winograd_gradient_tiles", _gradient_blocks)
 
 
-def _transform(xp, op):
-    """The kernel ``op`` runs on ``xp``'s arrays (NOTE [ The Winograd transforms as ops ])."""
-    return op.kernel_for("cpu") if xp.__name__ == "numpy" else op.generic
-
-
 def compiled_transforms(xp):
     """Whether a plugin serves the transforms on ``xp``'s arrays with compiled kernels
     (then NCHW convolutions run them too, their transposes folded into the loops)."""
-    return _transform(xp, input_tiles_op) is not input_tiles_op.generic
+    return kernel_of(input_tiles_op, xp) is not input_tiles_op.generic
 
 
 def conv2d(xp, x, u, padding, m, channels_last=False):
@@ -239,10 +235,10 @@ def conv2d(xp, x, u, padding, m, channels_last=False):
     OH, OW = H + 2 * ph - 2, W + 2 * pw - 2
     th, tw = tile_counts(OH, OW, m)
     if channels_last or compiled_transforms(xp):
-        v = _transform(xp, input_tiles_op)(xp, x, padding=padding, m=m, tiles=(th, tw))
+        v = kernel_of(input_tiles_op, xp)(xp, x, padding=padding, m=m, tiles=(th, tw))
         kept_columns.offer(v, TILES)  # NOTE [ The forward's tiles, kept for the weight's gradient ]
         products = xp.matmul(v, u.astype(x.dtype, copy=False))  # (alpha^2, N*tiles, O), in x's dtype
-        return _transform(xp, output_tiles_op)(xp, products, m=m, shape=(N, O, OH, OW),
+        return kernel_of(output_tiles_op, xp)(xp, products, m=m, shape=(N, O, OH, OW),
                                                channels_last=channels_last)
     Hp, Wp = m * th + 2, m * tw + 2
     d = _padded_channel_major(xp, x, padding, Hp, Wp).reshape(C * N, Hp, Wp, 1, 1)
@@ -310,8 +306,8 @@ def weight_grad(xp, x, grad, padding, m, channels_last=False):
     if channels_last or compiled_transforms(xp):
         v = kept_columns.take(TILES, (alpha * alpha, N * th * tw, C), x.dtype)
         if v is None:
-            v = _transform(xp, input_tiles_op)(xp, x, padding=padding, m=m, tiles=(th, tw))  # (alpha^2, T, C)
-        z = _transform(xp, gradient_tiles_op)(xp, grad, m=m, tiles=(th, tw))  # (alpha^2, T, O)
+            v = kernel_of(input_tiles_op, xp)(xp, x, padding=padding, m=m, tiles=(th, tw))  # (alpha^2, T, C)
+        z = kernel_of(gradient_tiles_op, xp)(xp, grad, m=m, tiles=(th, tw))  # (alpha^2, T, O)
         du = xp.matmul(v.transpose(0, 2, 1), z)  # (alpha^2, C, O)
     else:
         Hp, Wp = m * th + 2, m * tw + 2
