@@ -9,9 +9,6 @@ Tests for plugins/numba/src/ember_numba/nhwc_im2col.py (PyTorch counterpart:
 aten/src/ATen/native/im2col.h, v2.13).
 """
 
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -157,14 +154,3 @@ def test_a_channels_last_convolution_is_torchs_with_the_compiled_kernels_and_wit
     for got, numpy_got, want in zip(compiled_results, numpy_results, expected):
         np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
         np.testing.assert_array_equal(got, numpy_got)  # the kernels agree bit for bit
-
-
-def test_disabling_the_plugin_gives_back_the_numpy_kernels():
-    check = ("import ember\nfrom ember.native.convolution_channels_last import NHWC_ROWS_INTO, NHWC_COL2IM_ADD\n"
-             "ember.zeros(1) + 1\n"
-             "print(NHWC_ROWS_INTO.kernel_for('cpu') is NHWC_ROWS_INTO.generic, "
-             "NHWC_COL2IM_ADD.kernel_for('cpu') is NHWC_COL2IM_ADD.generic)")
-    for disabled, expected in (("ember-numba", "True True"), ("", "False False")):
-        result = subprocess.run([sys.executable, "-c", check], env={**os.environ, "EMBER_DISABLE_PLUGINS": disabled},
-                                capture_output=True, text=True, check=True)
-        assert result.stdout.strip() == expected

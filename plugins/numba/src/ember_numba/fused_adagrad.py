@@ -17,10 +17,10 @@ from ember_numba.exact import jit_exact, takes
 from ember_optim.fused_adagrad import adagrad_kernel, fused_adagrad_op
 
 
-def register():
-    """Serve ``optim::_fused_adagrad_`` on the cpu (NOTE [ The fused update as an op ] in
+def overrides():
+    """``[(op, cpu kernel)]``: ``optim::_fused_adagrad_`` on the cpu (NOTE [ The fused update as an op ] in
     ember_optim/fused_sgd.py)."""
-    fused_adagrad_op.register_kernel("cpu", fused_adagrad)
+    return [(fused_adagrad_op, fused_adagrad)]
 
 
 def fused_adagrad(xp, p, g, state_sum, s, t, u, *, weight_decay, eps, maximize, clr):

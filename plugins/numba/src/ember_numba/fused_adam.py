@@ -17,10 +17,10 @@ from ember_numba.exact import flat, jit_exact, takes
 from ember_optim.fused_adam import adam_kernel, fused_adam_op
 
 
-def register():
-    """Serve ``optim::_fused_adam_`` on the cpu (NOTE [ The fused update as an op ] in
+def overrides():
+    """``[(op, cpu kernel)]``: ``optim::_fused_adam_`` on the cpu (NOTE [ The fused update as an op ] in
     ember_optim/fused_sgd.py)."""
-    fused_adam_op.register_kernel("cpu", fused_adam)
+    return [(fused_adam_op, fused_adam)]
 
 
 def fused_adam(xp, p, g, m, v, v_max, s, t, *, beta1, beta2, lr, weight_decay, eps, maximize,

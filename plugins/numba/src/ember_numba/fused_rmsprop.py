@@ -23,10 +23,10 @@ from ember_numba.exact import flat, jit_exact, takes
 from ember_optim.fused_rmsprop import fused_rmsprop_op, rmsprop_kernel
 
 
-def register():
-    """Serve ``optim::_fused_rmsprop_`` on the cpu (NOTE [ The fused update as an op ] in
+def overrides():
+    """``[(op, cpu kernel)]``: ``optim::_fused_rmsprop_`` on the cpu (NOTE [ The fused update as an op ] in
     ember_optim/fused_sgd.py)."""
-    fused_rmsprop_op.register_kernel("cpu", fused_rmsprop)
+    return [(fused_rmsprop_op, fused_rmsprop)]
 
 
 def fused_rmsprop(xp, p, g, square_avg, grad_avg, buffer, s, t, u, *, lr, alpha, eps, weight_decay, momentum,

@@ -28,10 +28,10 @@ from ember_numba.exact import flat, jit_exact, takes
 from ember_optim.fused_sgd import fused_sgd_op, sgd_kernel
 
 
-def register():
-    """Serve ``optim::_fused_sgd_`` on the cpu (NOTE [ The fused update as an op ] in
+def overrides():
+    """``[(op, cpu kernel)]``: ``optim::_fused_sgd_`` on the cpu (NOTE [ The fused update as an op ] in
     ember_optim/fused_sgd.py)."""
-    fused_sgd_op.register_kernel("cpu", fused_sgd)
+    return [(fused_sgd_op, fused_sgd)]
 
 
 def fused_sgd(xp, p, g, buffer, s, t, *, lr, momentum, dampening, weight_decay, nesterov, maximize, first):

@@ -24,11 +24,10 @@ from ember.native.fold import COL2IM_ADD, IM2COL_INTO, col2im_add, im2col_into
 from ember_numba.arrays import compilable
 
 
-def register():
-    """Serve core's im2col and col2im stubs on the cpu (NOTE [ im2col and col2im as
+def overrides():
+    """``[(op, cpu kernel)]``: core's im2col and col2im stubs on the cpu (NOTE [ im2col and col2im as
     dispatch stubs ] in ember/native/fold.py)."""
-    IM2COL_INTO.register_kernel("cpu", compiled_im2col_into)
-    COL2IM_ADD.register_kernel("cpu", compiled_col2im_add)
+    return [(IM2COL_INTO, compiled_im2col_into), (COL2IM_ADD, compiled_col2im_add)]
 
 
 def _sizes(images, g):

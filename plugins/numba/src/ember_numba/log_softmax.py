@@ -41,10 +41,9 @@ def loops():
     return _loops
 
 
-def register():
-    """Serve core's log_softmax forward and backward ops on the cpu."""
-    core.LOG_SOFTMAX.register_kernel("cpu", log_softmax)
-    core.LOG_SOFTMAX_BACKWARD.register_kernel("cpu", log_softmax_backward)
+def overrides():
+    """``[(op, cpu kernel)]``: core's log_softmax forward and backward ops on the cpu."""
+    return [(core.LOG_SOFTMAX, log_softmax), (core.LOG_SOFTMAX_BACKWARD, log_softmax_backward)]
 
 
 def _rows(a, dim):

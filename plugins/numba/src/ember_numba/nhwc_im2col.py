@@ -27,11 +27,10 @@ from ember.native.convolution_channels_last import (
 from ember_numba.arrays import compilable
 
 
-def register():
-    """Serve core's NHWC gather and col2im stubs on the cpu (NOTE [ The NHWC gather and
+def overrides():
+    """``[(op, cpu kernel)]``: core's NHWC gather and col2im stubs on the cpu (NOTE [ The NHWC gather and
     col2im as dispatch stubs ] in ember/native/convolution_channels_last.py)."""
-    NHWC_ROWS_INTO.register_kernel("cpu", compiled_nhwc_rows_into)
-    NHWC_COL2IM_ADD.register_kernel("cpu", compiled_nhwc_col2im_add)
+    return [(NHWC_ROWS_INTO, compiled_nhwc_rows_into), (NHWC_COL2IM_ADD, compiled_nhwc_col2im_add)]
 
 
 def _sizes(n, g, groups):

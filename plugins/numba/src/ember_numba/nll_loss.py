@@ -22,10 +22,9 @@ from ember_numba.arrays import compilable
 from ember_numba.jit import jit
 
 
-def register():
-    """Serve ember-loss's nll_loss forward and backward ops on the cpu."""
-    ops.nll_loss_op.register_kernel("cpu", nll_loss)
-    ops.nll_backward_op.register_kernel("cpu", nll_loss_backward)
+def overrides():
+    """``[(op, cpu kernel)]``: ember-loss's nll_loss forward and backward ops on the cpu."""
+    return [(ops.nll_loss_op, nll_loss), (ops.nll_backward_op, nll_loss_backward)]
 
 
 def _takes(x, target, weight):

@@ -33,14 +33,13 @@ from ember_numba.exact import jit_exact
 TAKEN = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def register():
-    """Serve the three transform ops on the cpu (NOTE [ The Winograd transforms as ops ]
-    in ember/native/winograd.py)."""
+def overrides():
+    """``[(op, cpu kernel)]``: the three transform ops (NOTE [ The Winograd transforms as
+    ops ] in ember/native/winograd.py)."""
     from ember.native import winograd
 
-    winograd.input_tiles_op.register_kernel("cpu", input_tiles)
-    winograd.output_tiles_op.register_kernel("cpu", output_tiles)
-    winograd.gradient_tiles_op.register_kernel("cpu", gradient_tiles)
+    return [(winograd.input_tiles_op, input_tiles), (winograd.output_tiles_op, output_tiles),
+            (winograd.gradient_tiles_op, gradient_tiles)]
 
 
 def _takes(m, *arrays):
