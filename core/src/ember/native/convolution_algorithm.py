@@ -78,14 +78,14 @@ def eager_options(xp, dtype, weight_shape, geometry, groups, winograd_applies=Tr
     ``ember.backends.mkldnn.enabled``, the convolution's layout is in ``EAGER_LAYOUTS``,
     the array is a NumPy float32/float64 one, Winograd applies (3x3, stride 1, dilation
     1, one group) and the convolution makes at least ``SMALL`` multiplies."""
+    g = geometry
+    if g.N * g.OH * g.OW * weight_shape[0] * weight_shape[1] * 9 < SMALL:
+        return ("im2col",)  # first: the cheapest test, and the one every tiny convolution stops at
     from ember.backends import mkldnn
 
-    g = geometry
     layout = "channels_last" if channels_last else "contiguous"
     if not (mkldnn.enabled and _measured_layout(xp, layout) and winograd_applies and xp.__name__ == "numpy"
             and str(dtype) in EAGER_WINOGRAD and winograd.applies(weight_shape, (g.sh, g.sw), (g.dh, g.dw), groups)):
-        return ("im2col",)
-    if g.N * g.OH * g.OW * weight_shape[0] * weight_shape[1] * 9 < SMALL:
         return ("im2col",)
     return ("im2col",) + EAGER_WINOGRAD[str(dtype)]
 
