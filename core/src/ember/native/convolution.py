@@ -1,9 +1,10 @@
 """Convolution: ``conv1d``, ``conv2d``, ``conv_transpose1d``, ``conv_transpose2d``, one
 fused ``aten::convolution`` op and its ``aten::convolution_backward``.
 
-PyTorch counterpart: aten/src/ATen/native/Convolution.cpp (``_convolution``, the shape
-checks), NaiveConvolutionTranspose2d.cpp, derivatives.yaml (``convolution_backward``,
-``_convolution_double_backward``) and torch/nn/functional.py (conv*d) (v2.13).
+PyTorch counterpart: aten/src/ATen/native/Convolution.cpp (``_convolution``; its shape
+checks are in ember/native/convolution_arguments.py), NaiveConvolutionTranspose2d.cpp,
+derivatives.yaml (``convolution_backward``, ``_convolution_double_backward``) and
+torch/nn/functional.py (conv*d) (v2.13).
 
 Kernels are im2col + one matrix product per group (NOTE [ Windows as strided views ]
 in ember/native/fold.py, NOTE [ One product per group ] below); an NCHW strided
@@ -34,10 +35,8 @@ and ``ember.backends.mkldnn.enabled = False`` keeps im2col everywhere.
 
 from functools import partial
 
-from ember.amp.state import autocast_state
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import NONE, Op
-from ember.dtypes import C_TYPE_NAMES
 from ember.memory_format import array_suggests_channels_last
 from ember.native import blas_sums, winograd
 from ember.native import convolution_algorithm as algorithms
@@ -45,6 +44,7 @@ from ember.native import convolution_channels_last as nhwc
 from ember.native import convolution_columns as kept_columns
 from ember.native import convolution_images as images
 from ember.native import convolution_phases as phases
+from ember.native.convolution_arguments import check_convolution, expand, shape_str, transposed_shape
 from ember.native.fold import Geometry, col2im_taps
 from ember.native.padding import pad as _pad
 
@@ -173,7 +173,7 @@ def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transpos
         y = _fastest("forward", _forward_by, xp, (x, bias), weight, g, groups, channels_last)
         return y[:, :, 0] if squeeze else y
     else:
-        out_shape = _transposed_shape(x.shape, weight.shape, stride, padding, dilation, output_padding, groups)
+        out_shape = transposed_shape(x.shape, weight.shape, stride, padding, dilation, output_padding, groups)
         g = _geometry(out_shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
         if channels_last:
             y = nhwc.input_adjoint(xp, x, weight, g, groups)
@@ -204,12 +204,6 @@ def _transposed_backward(xp, grad, x, weight, g, groups, output_mask, channels_l
         if output_mask[1]:
             grad_weight = _weight_adjoint(xp, grad, _channel_major(x, groups), weight.shape, g, groups)
     return grad_input, grad_weight
-
-
-def _transposed_shape(shape, weight_shape, stride, padding, dilation, output_padding, groups):
-    spatial = tuple((size - 1) * s - 2 * p + d * (k - 1) + op + 1 for size, k, s, p, d, op
-                    in zip(shape[2:], weight_shape[2:], stride, padding, dilation, output_padding))
-    return (shape[0], weight_shape[1] * groups) + spatial
 
 
 def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation, transposed, output_padding,
@@ -501,105 +495,6 @@ def convolution_backward(grad, input, weight, output_mask, **attrs):
     return tuple(o if wanted else None for o, wanted in zip(outs, output_mask))
 
 
-# --- argument checks (the messages follow PyTorch's Convolution.cpp) ---------------
-
-
-def _expand(value, dims, name):
-    if isinstance(value, int):
-        return (value,) * dims
-    value = tuple(value)
-    if len(value) == 1:
-        return value * dims
-    if len(value) != dims:
-        raise RuntimeError(f"expected {name} to be a single integer value or a list of {dims} values to match "
-                           f"the convolution dimensions, but got {name}={list(value)}")
-    return value
-
-
-def _shape_str(shape):
-    return "[" + ", ".join(str(s) for s in shape) + "]"
-
-
-def _check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    if weight.ndim != input.ndim:
-        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
-                           f"{_shape_str(weight.shape)}, but got {input.ndim}-dimensional input of size "
-                           f"{_shape_str(input.shape)} instead")
-    if min(stride) <= 0:
-        raise RuntimeError("non-positive stride is not supported")
-    if min(padding) < 0:
-        raise RuntimeError("negative padding is not supported")
-    if min(dilation) <= 0:
-        raise RuntimeError("non-positive dilation is not supported")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    if weight.shape[0] < groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
-                           f"weight of size {_shape_str(weight.shape)} instead")
-    if weight.shape[0] % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
-                           f"but got weight of size [{_shape_str(weight.shape)}] instead")
-    if input.dtype != weight.dtype and not autocast_state.enabled:  # autocast: the dispatcher casts both
-        raise RuntimeError(f"expected scalar type {_scalar_name(input.dtype)} but found "
-                           f"{_scalar_name(weight.dtype)}")
-    if bias is not None and bias.dtype != input.dtype and not autocast_state.enabled:
-        raise RuntimeError(f"Input type ({_type_name(input.dtype)}) and bias type ({_type_name(bias.dtype)}) "
-                           "should be the same")
-    channels = input.shape[1]
-    if not transposed:
-        expected = weight.shape[1] * groups
-        out_channels = weight.shape[0]
-    else:
-        expected = weight.shape[0]
-        out_channels = weight.shape[1] * groups
-        for op, s, d in zip(output_padding, stride, dilation):
-            if op >= s and op >= d:
-                names = ("height", "width") if len(stride) == 2 else ("width",)
-                parts = [f"output_padding_{n}: {v}" for n, v in zip(names, output_padding)]
-                parts += [f"stride_{n}: {v}" for n, v in zip(names, stride)]
-                parts += [f"dilation_{n}: {v}" for n, v in zip(names, dilation)]
-                raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
-                                   + " ".join(parts))
-    if channels != expected:
-        raise RuntimeError(f"{_where(weight, transposed, groups)}, expected input{_shape_str(input.shape)} to "
-                           f"have {expected} channels, but got {channels} channels instead")
-    if bias is not None and tuple(bias.shape) != (out_channels,):
-        where = _where(weight, transposed, groups).replace(f"groups={groups}, ", "")
-        raise RuntimeError(f"{where}, expected bias to be 1-dimensional with {out_channels} elements, but got "
-                           f"bias of size {_shape_str(bias.shape)} instead")
-    if not transposed:
-        padded = [size + 2 * p for size, p in zip(input.shape[2:], padding)]
-        kernel = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
-        if any(k > p for k, p in zip(kernel, padded)):
-            raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
-                               f"Kernel size: ({' x '.join(map(str, kernel))}). Kernel size can't be greater than "
-                               "actual input size")
-    else:
-        out = _transposed_shape(input.shape, weight.shape, stride, padding, dilation, output_padding, groups)
-        if min(out[2:]) <= 0:
-            raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, input.shape[2:]))}). "
-                               f"Calculated output size per channel: ({' x '.join(map(str, out[2:]))}). "
-                               "Output size is too small")
-
-
-def _where(weight, transposed, groups):
-    """The opening of PyTorch's channel-count messages, formatted only for an error."""
-    setting = "transposed=1" if transposed else f"groups={groups}"
-    return f"Given {setting}, weight of size {_shape_str(weight.shape)}"
-
-
-def _type_name(dtype):
-    """The C++ name PyTorch prints for a dtype in its type-mismatch messages."""
-    name = str(dtype).split(".")[-1]
-    return C_TYPE_NAMES.get(name, name)
-
-
-def _scalar_name(dtype):
-    from ember.native._inplace import _type_name as torch_scalar_name
-
-    return torch_scalar_name(dtype)
-
-
 # --- public functions --------------------------------------------------------------
 
 
@@ -608,9 +503,9 @@ def convolution(input, weight, bias=None, stride=1, padding=0, dilation=1, trans
     """The convolution every ``conv*`` function calls: checks the arguments like
     PyTorch, then runs the fused ``aten::convolution`` op on a batched input."""
     dims = weight.ndim - 2
-    stride, padding = _expand(stride, dims, "stride"), _expand(padding, dims, "padding")
-    dilation, output_padding = _expand(dilation, dims, "dilation"), _expand(output_padding, dims, "output_padding")
-    _check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    stride, padding = expand(stride, dims, "stride"), expand(padding, dims, "padding")
+    dilation, output_padding = expand(dilation, dims, "dilation"), expand(output_padding, dims, "output_padding")
+    check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     attrs = dict(stride=stride, padding=padding, dilation=dilation, transposed=bool(transposed),
                  output_padding=output_padding, groups=groups)
     if transposed or not (weight._requires_grad and grad_state.enabled):
@@ -632,15 +527,15 @@ def _batched(input, dims, name):
     if input.ndim == dims + 1:
         return input.unsqueeze(0), True
     raise RuntimeError(f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {name}, but got input "
-                       f"of size: {_shape_str(input.shape)}")
+                       f"of size: {shape_str(input.shape)}")
 
 
 def _same_padding(input, weight, stride, dilation, dims):
     """Padding for ``padding='same'``: the total ``d*(k-1)`` split evenly, any odd one
     extra on the right (done by an explicit pad, as PyTorch does)."""
-    if any(s != 1 for s in _expand(stride, dims, "stride")):
+    if any(s != 1 for s in expand(stride, dims, "stride")):
         raise RuntimeError("padding='same' is not supported for strided convolutions")
-    dilation = _expand(dilation, dims, "dilation")
+    dilation = expand(dilation, dims, "dilation")
     totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
     padding = tuple(t // 2 for t in totals)
     extra = [t % 2 for t in totals]
