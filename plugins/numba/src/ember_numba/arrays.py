@@ -11,14 +11,17 @@ import numpy as np
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def compilable(*arrays):
-    """Whether the compiled loops serve these arrays: all float32 or all float64,
-    all C-contiguous and non-empty (None entries are skipped)."""
+def compilable(*arrays, empty=False):
+    """Whether the compiled loops serve these arrays: all float32 or all float64 (the
+    first's dtype), all C-contiguous, and non-empty unless ``empty`` (None entries, a
+    buffer an option turned off, are skipped; the first is never None). A loop, not
+    all() over a generator: the optimizers call it once per parameter."""
     dtype = arrays[0].dtype
     if dtype not in FLOATS:
         return False
     for array in arrays:
-        if array is not None and (array.dtype != dtype or not array.flags.c_contiguous or array.size == 0):
+        if array is not None and (array.dtype != dtype or not array.flags.c_contiguous
+                                  or not (empty or array.size)):
             return False
     return True
 

@@ -15,10 +15,6 @@ these flags: after changing them, delete ``ember_numba/__pycache__/fused_*.nb*``
 
 import functools
 
-import numpy as np
-
-TAKEN = (np.float32, np.float64)
-
 
 def jit_exact(fn):
     """``fn`` compiled with numba (nopython, no fast-math, ``cache=True``) on its first
@@ -41,19 +37,6 @@ def jit_exact(fn):
 
     call.py_func = fn
     return call
-
-
-def takes(p, *arrays):
-    """Whether a compiled loop takes these arrays (None: a buffer an option turned off):
-    float32 or float64, all of ``p``'s dtype, all C-contiguous; others go to the NumPy
-    kernel."""
-    dtype = p.dtype
-    if dtype not in TAKEN or not p.flags.c_contiguous:
-        return False
-    for a in arrays:  # a loop, not all() over a generator: this runs per parameter
-        if a is not None and (a.dtype != dtype or not a.flags.c_contiguous):
-            return False
-    return True
 
 
 def flat(array, fallback):

@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-from ember_numba.exact import jit_exact, takes
+from ember_numba.arrays import compilable
+from ember_numba.exact import jit_exact
 from ember_optim.fused_adagrad import adagrad_kernel, fused_adagrad_op
 
 
@@ -26,7 +27,7 @@ def overrides():
 def fused_adagrad(xp, p, g, state_sum, s, t, u, *, weight_decay, eps, maximize, clr):
     """``optim::_fused_adagrad_`` on the cpu: ``adagrad_kernel``'s update in one compiled
     pass; the scratch ``s``, ``t``, ``u`` is unused."""
-    if not takes(p, g, state_sum):
+    if not compilable(p, g, state_sum, empty=True):
         return adagrad_kernel(xp, p, g, state_sum, s, t, u, weight_decay=weight_decay, eps=eps, maximize=maximize,
                               clr=clr)
     # the scalars in the parameter's dtype, as NumPy converts a Python float for the NumPy

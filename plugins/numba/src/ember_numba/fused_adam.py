@@ -13,7 +13,8 @@ rounded in both. Arrays it does not take go to the NumPy kernel.
 
 import math
 
-from ember_numba.exact import flat, jit_exact, takes
+from ember_numba.arrays import compilable
+from ember_numba.exact import flat, jit_exact
 from ember_optim.fused_adam import adam_kernel, fused_adam_op
 
 
@@ -27,7 +28,7 @@ def fused_adam(xp, p, g, m, v, v_max, s, t, *, beta1, beta2, lr, weight_decay, e
                decoupled_weight_decay, step_size, bias_correction2_sqrt):
     """``optim::_fused_adam_`` on the cpu: ``adam_kernel``'s update in one compiled pass;
     the scratch ``s``, ``t`` is unused."""
-    if not takes(p, g, m, v, v_max):
+    if not compilable(p, g, m, v, v_max, empty=True):
         return adam_kernel(xp, p, g, m, v, v_max, s, t, beta1=beta1, beta2=beta2, lr=lr,
                            weight_decay=weight_decay, eps=eps, maximize=maximize,
                            decoupled_weight_decay=decoupled_weight_decay, step_size=step_size,

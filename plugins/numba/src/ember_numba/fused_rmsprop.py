@@ -19,7 +19,8 @@ import math
 
 import numpy as np
 
-from ember_numba.exact import flat, jit_exact, takes
+from ember_numba.arrays import compilable
+from ember_numba.exact import flat, jit_exact
 from ember_optim.fused_rmsprop import fused_rmsprop_op, rmsprop_kernel
 
 
@@ -33,7 +34,7 @@ def fused_rmsprop(xp, p, g, square_avg, grad_avg, buffer, s, t, u, *, lr, alpha,
                   centered, maximize):
     """``optim::_fused_rmsprop_`` on the cpu: ``rmsprop_kernel``'s update in one compiled
     pass; the scratch ``s``, ``t`` stands in for a buffer that is off."""
-    if not takes(p, g, square_avg, grad_avg, buffer):
+    if not compilable(p, g, square_avg, grad_avg, buffer, empty=True):
         return rmsprop_kernel(xp, p, g, square_avg, grad_avg, buffer, s, t, u, lr=lr, alpha=alpha, eps=eps,
                               weight_decay=weight_decay, momentum=momentum, centered=centered, maximize=maximize)
     weight = 1 - alpha

@@ -24,7 +24,8 @@ PyTorch counterpart: aten/src/ATen/native/cpu/FusedSGDKernel.cpp (v2.13).
 # gradient that is not C-contiguous, such as a transposed one) go to the NumPy kernel.
 """
 
-from ember_numba.exact import flat, jit_exact, takes
+from ember_numba.arrays import compilable
+from ember_numba.exact import flat, jit_exact
 from ember_optim.fused_sgd import fused_sgd_op, sgd_kernel
 
 
@@ -37,7 +38,7 @@ def overrides():
 def fused_sgd(xp, p, g, buffer, s, t, *, lr, momentum, dampening, weight_decay, nesterov, maximize, first):
     """``optim::_fused_sgd_`` on the cpu: ``sgd_kernel``'s update of ``p`` (and
     ``buffer``) in one compiled pass; the scratch ``s``, ``t`` is unused."""
-    if not takes(p, g, buffer):
+    if not compilable(p, g, buffer, empty=True):
         return sgd_kernel(xp, p, g, buffer, s, t, lr=lr, momentum=momentum, dampening=dampening,
                           weight_decay=weight_decay, nesterov=nesterov, maximize=maximize, first=first)
     scalar = p.dtype.type  # NOTE above: the NumPy kernel's conversion of Python floats

@@ -28,9 +28,8 @@ kernel).
 
 import numpy as np
 
+from ember_numba.arrays import FLOATS
 from ember_numba.exact import jit_exact
-
-TAKEN = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def overrides():
@@ -43,7 +42,7 @@ def overrides():
 
 
 def _takes(m, *arrays):
-    return m == 4 and all(a.dtype in TAKEN and a.dtype == arrays[0].dtype and a.size for a in arrays)
+    return m == 4 and all(a.dtype in FLOATS and a.dtype == arrays[0].dtype and a.size for a in arrays)
 
 
 def _nhwc(x):
