@@ -91,7 +91,7 @@ def test_a_target_out_of_range_raises_torchs_error():
     with pytest.raises(IndexError) as theirs:
         torch.nn.functional.cross_entropy(torch.zeros(3, 4), torch.tensor([0, 4, 1]))
     assert "Target 4 is out of bounds." in str(theirs.value)
-    assert not compiled.loops().cross_entropy_backward_rows(
+    assert not compiled.loops.cross_entropy_backward_rows(
         x.detach().numpy(), np.array([0, 4, 1]), -100, np.ones(1, np.float32), True, np.empty((3, 4), np.float32))
 
 

@@ -17,9 +17,11 @@ import numpy as np
 
 from ember_norm.ops import batch_norm as ops
 from ember_numba import arrays
-from ember_numba import batch_norm_channels_last as channels_last
+from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable, flat_or_filled
-from ember_numba.jit import jit
+
+loops = Loops("ember_numba.batch_norm_loops")
+channels_last = Loops("ember_numba.batch_norm_channels_last_loops")
 
 
 def batch_norm_stats(xp, input, *, eps):
@@ -30,36 +32,13 @@ def batch_norm_stats(xp, input, *, eps):
     mean = np.empty(input.shape[1], dtype=input.dtype)
     invstd, unbiased = np.empty_like(mean), np.empty_like(mean)
     if compilable(input):
-        _channel_moments(arrays.channels(input), input.dtype.type(eps), mean, invstd, unbiased)
+        loops.channel_moments(arrays.channels(input), input.dtype.type(eps), mean, invstd, unbiased)
         return mean, invstd, unbiased
     rows = arrays.channels_last_rows(input)
     if rows is not None and compilable(rows):
         channels_last.column_moments(rows, input.dtype.type(eps), mean, invstd, unbiased)
         return mean, invstd, unbiased
     return ops.batch_norm_stats.generic(xp, input, eps=eps)
-
-
-@jit
-def _channel_moments(x, eps, mean, invstd, unbiased):
-    # Two passes per channel, the first in float64: NOTE [ Two passes, the first in
-    # float64 ] in layer_norm.py.
-    samples, channels, length = x.shape
-    zero, count = x.dtype.type(0), x.dtype.type(samples * length)
-    for c in range(channels):
-        total = 0.0
-        for n in range(samples):
-            for i in range(length):
-                total += x[n, c, i]
-        m = x.dtype.type(total / (samples * length))
-        squares = zero
-        for n in range(samples):
-            for i in range(length):
-                d = x[n, c, i] - m
-                squares += d * d
-        mean[c] = m
-        invstd[c] = 1 / np.sqrt(squares / count + eps)
-        # one value: the unbiased variance is NaN, as torch's
-        unbiased[c] = squares / (count - 1) if count > 1 else np.nan
 
 
 def batch_norm(xp, input, weight, bias, mean, invstd, *, training, eps):
@@ -71,7 +50,7 @@ def batch_norm(xp, input, weight, bias, mean, invstd, *, training, eps):
     if compilable(input, mean):
         x = arrays.channels(input)
         out = np.empty_like(x)
-        _normalize_channels(x, w, b, mean, invstd, out)
+        loops.normalize_channels(x, w, b, mean, invstd, out)
         return out.reshape(input.shape)
     rows = arrays.channels_last_rows(input)
     if rows is not None and compilable(rows, mean):
@@ -79,17 +58,6 @@ def batch_norm(xp, input, weight, bias, mean, invstd, *, training, eps):
         channels_last.normalize_columns(rows, w, b, mean, invstd, out_rows)
         return out
     return ops.batch_norm.generic(xp, input, weight, bias, mean, invstd, training=training, eps=eps)
-
-
-@jit
-def _normalize_channels(x, weight, bias, mean, invstd, out):
-    samples, channels, length = x.shape
-    for n in range(samples):
-        for c in range(channels):
-            scale = invstd[c] * weight[c]
-            shift = bias[c] - mean[c] * scale
-            for i in range(length):
-                out[n, c, i] = x[n, c, i] * scale + shift
 
 
 def batch_norm_backward(xp, grad, input, weight, mean, invstd, *, training):
@@ -103,7 +71,7 @@ def batch_norm_backward(xp, grad, input, weight, mean, invstd, *, training):
     if compilable(grad, input, mean):
         x, g = arrays.channels(input), arrays.channels(grad)
         grad_input = np.empty_like(x)
-        _backward_channels(g, x, filled, mean, invstd, training, grad_input, grad_weight, grad_bias)
+        loops.backward_channels(g, x, filled, mean, invstd, training, grad_input, grad_weight, grad_bias)
         return grad_input.reshape(input.shape), grad_weight, grad_bias
     rows, grad_rows = arrays.channels_last_rows(input), arrays.channels_last_rows(grad)
     if rows is not None and grad_rows is not None and compilable(grad_rows, rows, mean):
@@ -112,33 +80,3 @@ def batch_norm_backward(xp, grad, input, weight, mean, invstd, *, training):
                                        grad_weight, grad_bias)
         return grad_input, grad_weight, grad_bias
     return ops.batch_norm_backward.generic(xp, grad, input, weight, mean, invstd, training=training)
-
-
-@jit
-def _backward_channels(g, x, weight, mean, invstd, training, grad_input, grad_weight, grad_bias):
-    # Per channel, with c = x - mean and scale = invstd * weight: the sums of g and of
-    # g * c, then grad_input = scale * (g - mean(g) - c * invstd^2 * mean(g * c))
-    # in training, scale * g in evaluation.
-    samples, channels, length = x.shape
-    zero, count = x.dtype.type(0), x.dtype.type(max(samples * length, 1))
-    for c in range(channels):
-        m, r = mean[c], invstd[c]
-        sum_g = zero
-        sum_gc = zero
-        for n in range(samples):
-            for i in range(length):
-                sum_g += g[n, c, i]
-                sum_gc += g[n, c, i] * (x[n, c, i] - m)
-        grad_bias[c] = sum_g
-        grad_weight[c] = sum_gc * r
-        scale = r * weight[c]
-        if training:
-            b = -scale * r * r * (sum_gc / count)
-            d = -scale * (sum_g / count)
-            for n in range(samples):
-                for i in range(length):
-                    grad_input[n, c, i] = g[n, c, i] * scale + (x[n, c, i] - m) * b + d
-        else:
-            for n in range(samples):
-                for i in range(length):
-                    grad_input[n, c, i] = g[n, c, i] * scale

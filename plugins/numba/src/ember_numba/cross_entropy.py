@@ -37,7 +37,7 @@ def cross_entropy(xp, x, target, weight, *, reduction="mean", ignore_index=-100,
     """``loss::cross_entropy`` on the cpu: ``-log_softmax(x)[t]`` per row, reduced."""
     if _takes(x, target, weight, label_smoothing):
         losses = np.empty(x.shape[0], x.dtype)
-        counted = loops().cross_entropy_rows(x, target, ignore_index, losses)
+        counted = loops.cross_entropy_rows(x, target, ignore_index, losses)
         if counted >= 0:
             if reduction == "none":
                 return losses
@@ -55,7 +55,7 @@ def cross_entropy_backward(xp, grad, x, target, weight, *, reduction="mean", ign
     per row (over the rows counted, for the mean)."""
     if _takes(x, target, weight, label_smoothing) and grad.dtype == x.dtype:
         out = np.empty_like(x)
-        if loops().cross_entropy_backward_rows(x, target, ignore_index, grad.reshape(-1), reduction == "mean",
+        if loops.cross_entropy_backward_rows(x, target, ignore_index, grad.reshape(-1), reduction == "mean",
                                                out):
             return out
     return ops.cross_entropy_backward_op.generic(xp, grad, x, target, weight, reduction=reduction,

@@ -13,30 +13,12 @@ in fused_sgd.py). numba's disk cache is keyed by each kernel's source file, not 
 these flags: after changing them, delete ``ember_numba/__pycache__/fused_*.nb*``.
 """
 
-import functools
+from ember_numba.jit import lazily
 
-
-def jit_exact(fn):
-    """``fn`` compiled with numba (nopython, no fast-math, ``cache=True``) on its first
-    call; numba is imported then, not when the plugin loads.
-
-    ``error_model="numpy"``: a division by zero gives inf or NaN, as NumPy's does, where
-    numba's default (Python's) raises ZeroDivisionError, and the check it needs on every
-    division keeps the loop from becoming SIMD code.
-    """
-    compiled = None
-
-    @functools.wraps(fn)
-    def call(*args):
-        nonlocal compiled
-        if compiled is None:
-            import numba
-
-            compiled = numba.njit(cache=True, error_model="numpy")(fn)
-        return compiled(*args)
-
-    call.py_func = fn
-    return call
+# ``error_model="numpy"``: a division by zero gives inf or NaN, as NumPy's does, where
+# numba's default (Python's) raises ZeroDivisionError, and the check it needs on every
+# division keeps the loop from becoming SIMD code.
+jit_exact = lazily(cache=True, error_model="numpy")
 
 
 def flat(array, fallback):

@@ -9,13 +9,14 @@ fused_sgd.py's (NOTE [ A compiled SGD step, bit for bit ]): no fast-math and eve
 scalar in the parameter's dtype. Arrays it does not take go to the NumPy kernel.
 """
 
-import math
 
 import numpy as np
 
+from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable
-from ember_numba.exact import jit_exact
 from ember_optim.fused_adagrad import adagrad_kernel, fused_adagrad_op
+
+loops = Loops("ember_numba.fused_adagrad_loops")
 
 
 def overrides():
@@ -33,25 +34,8 @@ def fused_adagrad(xp, p, g, state_sum, s, t, u, *, weight_decay, eps, maximize, 
     # the scalars in the parameter's dtype, as NumPy converts a Python float for the NumPy
     # kernel; one array rather than a NumPy scalar each (about 0.5 us apiece)
     scalars = np.array((weight_decay, eps, -clr), p.dtype)
-    adagrad_loop(p.reshape(-1), g.reshape(-1), state_sum.reshape(-1), scalars, maximize)
+    loops.adagrad_loop(p.reshape(-1), g.reshape(-1), state_sum.reshape(-1), scalars, maximize)
 
 
 # one pass over each array: whole parameters, not cache blocks (ember_optim.fused.run_kernel)
 fused_adagrad.in_blocks = False
-
-
-@jit_exact  # no fast-math: NOTE [ A compiled SGD step, bit for bit ] in fused_sgd.py
-def adagrad_loop(p, g, state_sum, scalars, maximize):
-    """The update of each element, as the lines of ember_optim.adagrad.adagrad;
-    ``scalars`` holds the weight decay, eps and ``-clr``."""
-    weight_decay, eps, negative_clr = scalars[0], scalars[1], scalars[2]
-    for i in range(p.size):
-        x = p[i]
-        d = -g[i] if maximize else g[i]
-        # grad.add(param, alpha=weight_decay); not `+ p * 0`: inf * 0 is NaN,
-        # -0 + 0 is +0
-        d = d + x * weight_decay if weight_decay != 0 else d
-        v = state_sum[i] + d * d  # state_sum.addcmul_(grad, grad, value=1)
-        state_sum[i] = v
-        # param.addcdiv_(grad, state_sum.sqrt().add_(eps), value=-clr)
-        p[i] = x + d * negative_clr / (math.sqrt(v) + eps)

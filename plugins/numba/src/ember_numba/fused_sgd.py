@@ -24,9 +24,12 @@ PyTorch counterpart: aten/src/ATen/native/cpu/FusedSGDKernel.cpp (v2.13).
 # gradient that is not C-contiguous, such as a transposed one) go to the NumPy kernel.
 """
 
+from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable
-from ember_numba.exact import flat, jit_exact
+from ember_numba.exact import flat
 from ember_optim.fused_sgd import fused_sgd_op, sgd_kernel
+
+loops = Loops("ember_numba.fused_sgd_loops")
 
 
 def overrides():
@@ -43,31 +46,10 @@ def fused_sgd(xp, p, g, buffer, s, t, *, lr, momentum, dampening, weight_decay, 
                           weight_decay=weight_decay, nesterov=nesterov, maximize=maximize, first=first)
     scalar = p.dtype.type  # NOTE above: the NumPy kernel's conversion of Python floats
     p = p.reshape(-1)
-    sgd_loop(p, g.reshape(-1), flat(buffer, p), scalar(-lr), scalar(momentum), scalar(1 - dampening),
+    loops.sgd_loop(p, g.reshape(-1), flat(buffer, p), scalar(-lr), scalar(momentum), scalar(1 - dampening),
              scalar(weight_decay), buffer is not None, first, nesterov, maximize)
 
 
 # one pass over each array: whole parameters, not cache blocks (ember_optim.fused.run_kernel);
 # measured on bench/optim_step.py's MLP, in one process: SGD 0.38 ms in blocks, 0.35 whole
 fused_sgd.in_blocks = False
-
-
-@jit_exact  # NOTE above: no fast-math
-def sgd_loop(p, g, buffer, negative_lr, momentum, damped, weight_decay, has_buffer,
-             first, nesterov, maximize):
-    """The update of each element, as the lines of ember_optim.sgd.sgd; ``damped`` is
-    ``1 - dampening``."""
-    for i in range(p.size):
-        d = -g[i] if maximize else g[i]
-        if weight_decay != 0:  # not `+ p * 0`: inf * 0 is NaN, and -0 + 0 is +0
-            d = d + p[i] * weight_decay  # grad.add(param, alpha=weight_decay)
-        if has_buffer:
-            if first:
-                b = d  # buffer = grad.clone()
-            else:
-                # buffer.mul_(momentum).add_(grad, alpha=1 - dampening)
-                b = buffer[i] * momentum + d * damped
-            buffer[i] = b
-            d = d + b * momentum if nesterov else b  # grad.add(buffer, alpha=momentum)
-        p[i] = p[i] + d * negative_lr  # param.add_(grad, alpha=-lr)
-

@@ -14,8 +14,10 @@ import numpy as np
 
 from ember_norm.ops import group_norm as ops
 from ember_numba import arrays
+from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable, flat_or_filled
-from ember_numba.jit import jit
+
+loops = Loops("ember_numba.group_norm_loops")
 
 
 def group_norm(xp, input, weight, bias, mean, rstd, *, num_groups, eps):
@@ -25,24 +27,9 @@ def group_norm(xp, input, weight, bias, mean, rstd, *, num_groups, eps):
     x = arrays.channels(input)
     channels = x.shape[1]
     out = np.empty_like(x)
-    _normalize_groups(x, flat_or_filled(weight, 1, channels, x.dtype), flat_or_filled(bias, 0, channels, x.dtype),
+    loops.normalize_groups(x, flat_or_filled(weight, 1, channels, x.dtype), flat_or_filled(bias, 0, channels, x.dtype),
                       mean.reshape(-1, num_groups), rstd.reshape(-1, num_groups), out)
     return out.reshape(input.shape)
-
-
-@jit
-def _normalize_groups(x, weight, bias, mean, rstd, out):
-    # y = (x - mean) * rstd * weight + bias = x * scale + shift, scale and shift per
-    # (sample, channel), as torch computes it.
-    samples, channels, length = x.shape
-    per_group = channels // mean.shape[1]
-    for n in range(samples):
-        for c in range(channels):
-            group = c // per_group
-            scale = rstd[n, group] * weight[c]
-            shift = bias[c] - mean[n, group] * scale
-            for i in range(length):
-                out[n, c, i] = x[n, c, i] * scale + shift
 
 
 def group_norm_backward(xp, grad, input, weight, mean, rstd, *, num_groups):
@@ -55,39 +42,6 @@ def group_norm_backward(xp, grad, input, weight, mean, rstd, *, num_groups):
     grad_input = np.empty_like(x)
     grad_weight = np.zeros(channels, dtype=x.dtype)
     grad_bias = np.zeros(channels, dtype=x.dtype)
-    _backward_groups(g, x, flat_or_filled(weight, 1, channels, x.dtype), mean.reshape(-1, num_groups),
+    loops.backward_groups(g, x, flat_or_filled(weight, 1, channels, x.dtype), mean.reshape(-1, num_groups),
                      rstd.reshape(-1, num_groups), grad_input, grad_weight, grad_bias)
     return grad_input.reshape(input.shape), grad_weight, grad_bias
-
-
-@jit
-def _backward_groups(g, x, weight, mean, rstd, grad_input, grad_weight, grad_bias):
-    # Per (sample, group), with c = x - mean, xhat = c * rstd and h = g * weight[channel]:
-    # first the sums of g and g * c per channel (no cancellation, as c is centered),
-    # then grad_input = rstd * (h - mean(h) - xhat * mean(h * xhat))
-    #                 = g * (rstd * weight) + c * b + d  with b, d per group.
-    samples, channels, length = x.shape
-    groups = mean.shape[1]
-    per_group = channels // groups
-    zero, count = x.dtype.type(0), x.dtype.type(per_group * length)
-    for n in range(samples):
-        for group in range(groups):
-            m, r = mean[n, group], rstd[n, group]
-            sum_h = zero
-            sum_h_xhat = zero
-            for c in range(group * per_group, (group + 1) * per_group):
-                sum_g = zero
-                sum_gc = zero
-                for i in range(length):
-                    sum_g += g[n, c, i]
-                    sum_gc += g[n, c, i] * (x[n, c, i] - m)
-                grad_bias[c] += sum_g
-                grad_weight[c] += sum_gc * r
-                sum_h += sum_g * weight[c]
-                sum_h_xhat += sum_gc * r * weight[c]
-            b = -r * r * (sum_h_xhat / count)
-            d = -r * (sum_h / count)
-            for c in range(group * per_group, (group + 1) * per_group):
-                a = r * weight[c]
-                for i in range(length):
-                    grad_input[n, c, i] = g[n, c, i] * a + (x[n, c, i] - m) * b + d

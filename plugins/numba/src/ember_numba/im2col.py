@@ -21,7 +21,10 @@ loops ``slow_conv2d`` runs per image) (v2.13).
 """
 
 from ember.native.fold import COL2IM_ADD, IM2COL_INTO, col2im_add, im2col_into
+from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable
+
+loops = Loops("ember_numba.im2col_loops")
 
 
 def overrides():
@@ -40,15 +43,11 @@ def compiled_im2col_into(xp, images, out, geometry):
     and layouts go to the NumPy kernel."""
     if not compilable(images, out):
         return im2col_into(xp, images, out, geometry)
-    from ember_numba.im2col_loops import im2col_loop  # imports numba: on first use
-
-    im2col_loop(images.reshape(-1), out.reshape(-1), *_sizes(images, geometry))
+    loops.im2col_loop(images.reshape(-1), out.reshape(-1), *_sizes(images, geometry))
 
 
 def compiled_col2im_add(xp, columns, images, geometry):
     """``native::col2im_add`` on the cpu: one compiled pass adding onto ``images``."""
     if not compilable(images, columns):
         return col2im_add(xp, columns, images, geometry)
-    from ember_numba.im2col_loops import col2im_loop
-
-    col2im_loop(columns.reshape(-1), images.reshape(-1), *_sizes(images, geometry))
+    loops.col2im_loop(columns.reshape(-1), images.reshape(-1), *_sizes(images, geometry))

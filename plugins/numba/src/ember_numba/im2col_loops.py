@@ -7,6 +7,7 @@ PyTorch counterpart: aten/src/ATen/native/im2col.h (v2.13).
 import numba
 from numba import uint64 as u
 
+from ember_numba.ahead_of_time import ahead_of_time
 from ember_numba.exact import jit_exact
 
 
@@ -23,6 +24,7 @@ def _inside(OW, W, sw, offset):
     return lo, max(lo, hi)
 
 
+@ahead_of_time("void({t}[::1], {t}[::1], i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8)")
 @jit_exact
 def im2col_loop(x, out, n, C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
     """``out`` (C*kh*kw rows of n*OH*OW) from the flat images ``x``."""
@@ -73,6 +75,7 @@ def im2col_loop(x, out, n, C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
                             out[u(d + ow)] = 0
 
 
+@ahead_of_time("void({t}[::1], {t}[::1], i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8)")
 @jit_exact
 def col2im_loop(columns, image, n, C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
     """Add ``columns`` (C*kh*kw rows of n*OH*OW) onto the flat images ``image``, each

@@ -28,24 +28,34 @@ import functools
 FASTMATH = frozenset({"reassoc", "nsz", "arcp"})  # NOTE above
 
 
-def jit(fn):
-    """``fn`` compiled with numba (nopython, FASTMATH, ``cache=True``) on its first call.
+def lazily(**options):
+    """A decorator: ``fn`` compiled by ``numba.njit(**options)`` at its first call.
 
-    Importing numba costs about half a second, so it happens at the first call of a
-    compiled kernel, not when ember loads the plugin. Each (function, argument types)
-    pair is compiled once and cached under the package's ``__pycache__``; later
-    processes load it from there.
+    Importing numba costs about half a second (and 56 MB), so it happens at the first
+    call of a loop the ahead-of-time build did not compile (ember_numba/ahead_of_time.py),
+    not when ember loads the plugin. ``call.dispatcher()`` is the numba dispatcher itself,
+    which the build compiles its exports through (ember_numba/build_loops.py).
     """
-    compiled = None
+    def decorate(fn):
+        compiled = None
 
-    @functools.wraps(fn)
-    def call(*args):
-        nonlocal compiled
-        if compiled is None:
-            import numba
+        def dispatcher():
+            nonlocal compiled
+            if compiled is None:
+                import numba
 
-            compiled = numba.njit(fastmath=set(FASTMATH), cache=True)(fn)
-        return compiled(*args)
+                compiled = numba.njit(**options)(fn)
+            return compiled
 
-    call.py_func = fn
-    return call
+        @functools.wraps(fn)
+        def call(*args):
+            return dispatcher()(*args)
+
+        call.py_func, call.dispatcher = fn, dispatcher
+        return call
+    return decorate
+
+
+# Each (function, argument types) pair is compiled once and cached under the package's
+# ``__pycache__``; later processes load it from there.
+jit = lazily(fastmath=set(FASTMATH), cache=True)

@@ -26,19 +26,10 @@ layouts, other dims, empty and 0-d arrays.
 import numpy as np
 
 from ember.native import softmax as core
+from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable
 
-_loops = None
-
-
-def loops():
-    """ember_numba.log_softmax_loops, imported (with numba) at the first call."""
-    global _loops
-    if _loops is None:
-        from ember_numba import log_softmax_loops
-
-        _loops = log_softmax_loops
-    return _loops
+loops = Loops("ember_numba.log_softmax_loops")
 
 
 def overrides():
@@ -57,7 +48,7 @@ def log_softmax(xp, a, dim):
     if not _rows(a, dim):
         return core.LOG_SOFTMAX.generic(xp, a, dim)
     out = np.empty_like(a)
-    loops().forward_rows(a.reshape(-1, a.shape[-1]), out.reshape(-1, a.shape[-1]))
+    loops.forward_rows(a.reshape(-1, a.shape[-1]), out.reshape(-1, a.shape[-1]))
     return out
 
 
@@ -68,5 +59,5 @@ def log_softmax_backward(xp, grad, output, dim):
         return core.LOG_SOFTMAX_BACKWARD.generic(xp, grad, output, dim)
     out = np.empty_like(grad)
     size = grad.shape[-1]
-    loops().backward_rows(grad.reshape(-1, size), output.reshape(-1, size), out.reshape(-1, size))
+    loops.backward_rows(grad.reshape(-1, size), output.reshape(-1, size), out.reshape(-1, size))
     return out

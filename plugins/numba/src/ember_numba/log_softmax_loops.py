@@ -11,6 +11,7 @@ import math
 import numba
 import numpy as np
 
+from ember_numba.ahead_of_time import ahead_of_time
 from ember_numba.jit import FASTMATH
 from ember_numba.vector_exp import row_max, vector_exp
 
@@ -25,6 +26,7 @@ compile_exact = numba.njit(cache=True)  # no fast-math: NOTE below
 # outputs came out 2.5e-4 off (torch: 5e-7). So only the sum of exponentials is
 # compiled with jit.py's flags (it needs them to vectorize); the loop that writes the
 # outputs is compiled without any, and stays SIMD code, having no reduction.
+@ahead_of_time("void({t}[:, ::1], {t}[:, ::1])")
 @compile_exact
 def forward_rows(x, out):
     """``out[i] = log_softmax(x[i])`` for each row ``i`` of the 2-d ``x``, in torch's
@@ -45,6 +47,7 @@ def _exp_sum(row, top):
     return total
 
 
+@ahead_of_time("void({t}[:, ::1], {t}[:, ::1], {t}[:, ::1])")
 @compile
 def backward_rows(grad, output, out):
     """``out[i] = grad[i] - exp(output[i]) * sum(grad[i])`` for each row ``i``."""
@@ -57,6 +60,7 @@ def backward_rows(grad, output, out):
             result[j] = g[j] - vector_exp(y[j]) * total
 
 
+@ahead_of_time("i8({t}[:, ::1], i8[::1], i8, {t}[::1])")
 @compile_exact
 def cross_entropy_rows(x, target, ignore_index, losses):
     """Each row's ``-log_softmax(x)[t]`` into ``losses`` (0 where ``t`` is ignored);
@@ -98,6 +102,7 @@ def _wide_exp_sum(row, shift):
     return total
 
 
+@ahead_of_time("b1({t}[:, ::1], i8[::1], i8, {t}[::1], b1, {t}[:, ::1])")
 @compile_exact
 def cross_entropy_backward_rows(x, target, ignore_index, grads, mean, out):
     """``out[i] = scale_i * (softmax(x[i]) - onehot(t))`` for the rows not ignored (zeros

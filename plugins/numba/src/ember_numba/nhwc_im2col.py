@@ -24,7 +24,10 @@ from ember.native.convolution_channels_last import (
     nhwc_col2im_add,
     nhwc_rows_into,
 )
+from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable
+
+loops = Loops("ember_numba.nhwc_im2col_loops")
 
 
 def overrides():
@@ -43,15 +46,11 @@ def compiled_nhwc_rows_into(xp, x, rows, g, groups):
     nhwc = x.transpose(0, 2, 3, 1)
     if not compilable(nhwc, rows):
         return nhwc_rows_into(xp, x, rows, g, groups)
-    from ember_numba.nhwc_im2col_loops import nhwc_rows_loop  # imports numba: on first use
-
-    nhwc_rows_loop(nhwc.reshape(-1), rows.reshape(-1), *_sizes(x.shape[0], g, groups))
+    loops.nhwc_rows_loop(nhwc.reshape(-1), rows.reshape(-1), *_sizes(x.shape[0], g, groups))
 
 
 def compiled_nhwc_col2im_add(xp, window_grads, image, g, groups):
     """``native::nhwc_col2im_add`` on the cpu: one compiled pass adding onto ``image``."""
     if not compilable(image, window_grads):
         return nhwc_col2im_add(xp, window_grads, image, g, groups)
-    from ember_numba.nhwc_im2col_loops import nhwc_col2im_loop
-
-    nhwc_col2im_loop(window_grads.reshape(-1), image.reshape(-1), *_sizes(image.shape[0], g, groups))
+    loops.nhwc_col2im_loop(window_grads.reshape(-1), image.reshape(-1), *_sizes(image.shape[0], g, groups))

@@ -7,9 +7,11 @@ PyTorch counterpart: aten/src/ATen/native/im2col.h (v2.13).
 
 from numba import uint64 as u
 
+from ember_numba.ahead_of_time import ahead_of_time
 from ember_numba.exact import jit_exact
 
 
+@ahead_of_time("void({t}[::1], {t}[::1], i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8)")
 @jit_exact
 def nhwc_rows_loop(x, rows, n, H, W, C, G, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
     """``rows`` ``(G, n, OH, OW, kh, kw, C/G)`` from the flat NHWC images ``x``."""
@@ -48,6 +50,7 @@ def nhwc_rows_loop(x, rows, n, H, W, C, G, kh, kw, sh, sw, ph, pw, dh, dw, OH, O
                             d += Cg
 
 
+@ahead_of_time("void({t}[::1], {t}[::1], i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8, i8)")
 @jit_exact
 def nhwc_col2im_loop(grads, image, n, H, W, C, G, kh, kw, sh, sw, ph, pw, dh, dw, OH, OW):
     """Add ``grads`` ``(G, n, OH, OW, kh, kw, C/G)`` onto the flat NHWC images ``image``,

@@ -18,8 +18,10 @@ NumPy kernel raises torch's IndexError), goes to the NumPy kernels.
 import numpy as np
 
 from ember_loss import nll as ops
+from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable
-from ember_numba.jit import jit
+
+loops = Loops("ember_numba.nll_loss_loops")
 
 
 def overrides():
@@ -47,7 +49,7 @@ def nll_loss(xp, x, target, weight, *, reduction="mean", ignore_index=-100):
     losses = np.empty(x.shape[0], x.dtype)
     w, weighted = _weights(x, weight)
     sums = np.empty(2, x.dtype)  # the sum of the losses and of the weights
-    if not _forward(x, target, w, weighted, ignore_index, losses, sums):
+    if not loops.forward(x, target, w, weighted, ignore_index, losses, sums):
         return ops.nll_loss_op.generic(xp, x, target, weight, reduction=reduction, ignore_index=ignore_index)
     if reduction == "none":
         return losses
@@ -67,54 +69,7 @@ def nll_loss_backward(xp, grad, x, target, weight, *, reduction="mean", ignore_i
     w, weighted = _weights(x, weight)
     out = np.zeros(x.shape, x.dtype)
     grads = grad.reshape(-1) if reduction == "none" else grad.reshape(1)
-    if not _backward(grads, target, w, weighted, ignore_index, reduction == "mean", out):
+    if not loops.backward(grads, target, w, weighted, ignore_index, reduction == "mean", out):
         return ops.nll_backward_op.generic(xp, grad, x, target, weight, reduction=reduction,
                                            ignore_index=ignore_index)
     return out
-
-
-@jit
-def _forward(x, target, weight, weighted, ignore_index, losses, sums):
-    """Each row's loss into ``losses``, their sum and the weights' into ``sums``; False
-    at a target out of range (and nothing is finished)."""
-    classes = x.shape[1]
-    total, denominator = x.dtype.type(0), x.dtype.type(0)
-    for n in range(x.shape[0]):
-        t = target[n]
-        if t == ignore_index:
-            losses[n] = 0
-            continue
-        if t < 0 or t >= classes:
-            return False
-        w = weight[t] if weighted else x.dtype.type(1)
-        loss = -w * x[n, t]
-        losses[n] = loss
-        total += loss
-        denominator += w
-    sums[0] = total
-    sums[1] = denominator
-    return True
-
-
-@jit
-def _backward(grads, target, weight, weighted, ignore_index, mean, out):
-    """``out[n, t[n]] = -w[t] * grad`` (``grad / denominator`` for the mean, the row's own
-    grad for ``grads`` of one per row); False at a target out of range."""
-    classes = out.shape[1]
-    denominator = out.dtype.type(0)
-    for n in range(out.shape[0]):
-        t = target[n]
-        if t == ignore_index:
-            continue
-        if t < 0 or t >= classes:
-            return False
-        denominator += weight[t] if weighted else out.dtype.type(1)
-    scale = grads[0]
-    if mean:  # weights that sum to 0: nan at each target not ignored, as in torch
-        scale = scale / denominator if denominator != 0 else out.dtype.type(np.nan)
-    for n in range(out.shape[0]):
-        t = target[n]
-        if t != ignore_index:
-            g = grads[n] if grads.size > 1 else scale
-            out[n, t] = -((weight[t] if weighted else out.dtype.type(1)) * g)
-    return True

@@ -26,11 +26,11 @@ PyTorch counterpart: aten/src/ATen/native/cpu/Activation.cpp (``silu_kernel``: `
 import numpy as np
 
 from ember_activation.sigmoid_family import SILU
-from ember_numba.exact import jit_exact
-from ember_numba.vector_exp import exp32
+from ember_numba.ahead_of_time import Loops
+
+loops = Loops("ember_numba.silu_loops")
 
 F = np.float32
-ONE = F(1.0)
 
 
 def silu(xp, x):
@@ -42,7 +42,7 @@ def silu(xp, x):
     out = np.empty_like(x)  # the input's layout, as NumPy's ufuncs give
     if out.strides != x.strides:  # a size-1 axis strided differently: not worth a case
         return SILU.generic(xp, x)
-    silu_loop(values, _dense(out))
+    loops.silu_loop(values, _dense(out))
     return out
 
 
@@ -53,10 +53,3 @@ def _dense(array):
         return array.reshape(-1)
     flat = np.ravel(array, order="K")
     return None if flat.flags.owndata else flat
-
-
-@jit_exact  # NOTE above: no fast-math
-def silu_loop(x, out):
-    for i in range(x.size):
-        v = x[i]
-        out[i] = v / (ONE + exp32(-v))

@@ -13,9 +13,11 @@ partial sums, so float32 would lose digits on large batches).
 
 import numpy as np
 
+from ember_numba.ahead_of_time import ahead_of_time
 from ember_numba.jit import jit
 
 
+@ahead_of_time("void({t}[:, ::1], {t}, {t}[::1], {t}[::1], {t}[::1])")
 @jit
 def column_moments(x, eps, mean, invstd, unbiased):
     rows, channels = x.shape
@@ -37,6 +39,7 @@ def column_moments(x, eps, mean, invstd, unbiased):
         unbiased[c] = squares[c] / (rows - 1) if rows > 1 else np.nan
 
 
+@ahead_of_time("void({t}[:, ::1], {t}[::1], {t}[::1], {t}[::1], {t}[::1], {t}[:, ::1])")
 @jit
 def normalize_columns(x, weight, bias, mean, invstd, out):
     rows, channels = x.shape
@@ -47,6 +50,7 @@ def normalize_columns(x, weight, bias, mean, invstd, out):
             out[r, c] = x[r, c] * scale[c] + shift[c]
 
 
+@ahead_of_time("void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[::1], {t}[::1], b1, {t}[:, ::1], {t}[::1], {t}[::1])")
 @jit
 def backward_columns(g, x, weight, mean, invstd, training, grad_input, grad_weight, grad_bias):
     # As batch_norm.py's _backward_channels, with the per-channel sums and factors

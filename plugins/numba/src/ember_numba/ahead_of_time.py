@@ -1,0 +1,133 @@
+"""Loops compiled ahead of time: each compiled loop declares the argument types it is
+called with, ember-numba's build compiles those into one extension module,
+``ember_numba._compiled`` (ember_numba/build_loops.py), and a call runs the compiled export
+for its arguments' types, or numba's JIT for types the build did not compile.
+
+PyTorch counterpart: torch/utils/cpp_extension.py (v2.13): an extension built ahead of
+time by ``setup.py`` (``BuildExtension``), or compiled at run time by ``load()``; here
+the same loops take either road.
+
+# NOTE [ Why ahead of time ]
+# numba compiles at run time, and so brings its compiler into the process: importing
+# numba costs about 56 MB and loading the first kernel from numba's disk cache about
+# 65 MB more (LLVM and numba's typing tables), whatever the model. That took the small
+# CNN train step's peak from 87 MB to 205 (torch: 277), against issue 16's "at most half
+# of torch's". The loops an ember process calls do not change between runs, so the
+# build compiles them once, with numba's ahead-of-time compiler (``numba.pycc``), into
+# an ordinary extension module, which needs NumPy and nothing of numba's to run: the
+# step's peak goes back to about 90 MB. A call whose arguments the build did not
+# declare (an other dtype, a non-contiguous view a loop was not declared for) still
+# runs: numba is imported then, and compiles it as before. ``EMBER_NUMBA_JIT=1`` sends
+# every call there (the tests run the loops both ways).
+#
+# A call finds its export by the loop's name and its arguments' numba types, written
+# short: ``f4x2C`` is a C-contiguous 2-d float32 array, ``i8`` an int64 (a Python int),
+# ``b1`` a bool. The key is computed per call (about 0.1 us per argument), then one dict
+# look-up; numba's own dispatcher does the same work in C.
+"""
+
+import importlib
+import os
+
+import numpy as np
+
+# numba's type of each scalar a loop is called with; a Python float is a float64, an int an int64
+_SCALARS = {bool: "b1", int: "i8", float: "f8", np.bool_: "b1", np.int32: "i4", np.int64: "i8",
+            np.float32: "f4", np.float64: "f8"}
+MODULE = "ember_numba._compiled"
+
+
+def ahead_of_time(*signatures):
+    """Declare the numba signatures a loop is compiled for ahead of time, as strings
+    such as ``"void({t}[::1], i8)"``: ``{t}`` stands for float32 and for float64, so that
+    one string gives both. The declaration is read by the build only."""
+    expanded = [s.format(t=t) for s in signatures for t in ("float32", "float64")]
+
+    def declare(loop):
+        loop.ahead_of_time = list(dict.fromkeys(expanded))  # a string without {t} comes once
+        return loop
+    return declare
+
+
+def code(value):
+    """numba's type of one argument, written short (NOTE above); None for anything the
+    build never compiles for (read-only, unaligned or byte-swapped arrays, objects)."""
+    short = _SCALARS.get(type(value))
+    if short is not None:
+        return short
+    if type(value) is not np.ndarray:
+        return None
+    flags = value.flags
+    if not (flags.writeable and flags.aligned and value.dtype.isnative):
+        return None
+    layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
+    return f"{value.dtype.str[1:]}x{value.ndim}{layout}"
+
+
+def export_name(module, loop, codes):
+    """The name of a loop's export for these argument types: module, loop, types."""
+    return "__".join((module.rpartition(".")[2], loop, "_".join(codes)))
+
+
+_built = False  # not yet looked for; then the module, or None
+
+
+def built():
+    """ember_numba._compiled, or None where it was not built or EMBER_NUMBA_JIT is set."""
+    global _built
+    if _built is False:
+        _built = None
+        if os.environ.get("EMBER_NUMBA_JIT", "") in ("", "0"):
+            try:
+                _built = importlib.import_module(MODULE)
+            except ImportError:
+                pass
+    return _built
+
+
+class Loop:
+    """A compiled loop, called by its module's and function's names: the ahead-of-time
+    export for the arguments' types if the build made one, else the function itself,
+    compiled by numba's JIT (its module is imported then, and numba with it)."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+        self._by_types = {}
+
+    def __call__(self, *args):
+        codes = tuple(map(code, args))
+        loop = self._by_types.get(codes)
+        if loop is None:
+            loop = self._by_types[codes] = self.resolve(codes)
+        return loop(*args)
+
+    def resolve(self, codes):
+        """The callable that serves arguments of these types."""
+        module = built()
+        if module is not None and None not in codes:
+            export = getattr(module, export_name(self.module, self.name, codes), None)
+            if export is not None:
+                return export
+        return self.jit()
+
+    def jit(self):
+        """The loop as numba's JIT compiles it (importing its module, and numba)."""
+        return getattr(importlib.import_module(self.module), self.name)
+
+    def __repr__(self):
+        return f"Loop({self.module}.{self.name})"
+
+
+class Loops:
+    """A loops module's loops as attributes, each a ``Loop``: what the kernels call. The
+    module itself is imported only where a call falls back to the JIT."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        loop = Loop(self._module, name)
+        setattr(self, name, loop)
+        return loop

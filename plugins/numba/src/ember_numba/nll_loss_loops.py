@@ -1,0 +1,58 @@
+"""The compiled loops of ember_numba/nll_loss.py.
+
+PyTorch counterpart: aten/src/ATen/native/LossNLL.cpp (v2.13).
+"""
+
+import numpy as np
+
+from ember_numba.ahead_of_time import ahead_of_time
+from ember_numba.jit import jit
+
+
+@ahead_of_time("b1({t}[:, ::1], i8[::1], {t}[::1], b1, i8, {t}[::1], {t}[::1])")
+@jit
+def forward(x, target, weight, weighted, ignore_index, losses, sums):
+    """Each row's loss into ``losses``, their sum and the weights' into ``sums``; False
+    at a target out of range (and nothing is finished)."""
+    classes = x.shape[1]
+    total, denominator = x.dtype.type(0), x.dtype.type(0)
+    for n in range(x.shape[0]):
+        t = target[n]
+        if t == ignore_index:
+            losses[n] = 0
+            continue
+        if t < 0 or t >= classes:
+            return False
+        w = weight[t] if weighted else x.dtype.type(1)
+        loss = -w * x[n, t]
+        losses[n] = loss
+        total += loss
+        denominator += w
+    sums[0] = total
+    sums[1] = denominator
+    return True
+
+
+@ahead_of_time("b1({t}[::1], i8[::1], {t}[::1], b1, i8, b1, {t}[:, ::1])")
+@jit
+def backward(grads, target, weight, weighted, ignore_index, mean, out):
+    """``out[n, t[n]] = -w[t] * grad`` (``grad / denominator`` for the mean, the row's own
+    grad for ``grads`` of one per row); False at a target out of range."""
+    classes = out.shape[1]
+    denominator = out.dtype.type(0)
+    for n in range(out.shape[0]):
+        t = target[n]
+        if t == ignore_index:
+            continue
+        if t < 0 or t >= classes:
+            return False
+        denominator += weight[t] if weighted else out.dtype.type(1)
+    scale = grads[0]
+    if mean:  # weights that sum to 0: nan at each target not ignored, as in torch
+        scale = scale / denominator if denominator != 0 else out.dtype.type(np.nan)
+    for n in range(out.shape[0]):
+        t = target[n]
+        if t != ignore_index:
+            g = grads[n] if grads.size > 1 else scale
+            out[n, t] = -((weight[t] if weighted else out.dtype.type(1)) * g)
+    return True
