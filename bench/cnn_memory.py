@@ -1,10 +1,11 @@
 """Peak memory of the CIFAR-style CNN train step (issue 3): each library in its own
 process (the ember process never imports torch), five steps, peak resident set size
 (ru_maxrss) of the whole process, as the issue counts it ("torch alone imports at
-about 220 MB"). ember runs twice: as installed, and with ``EMBER_DISABLE_PLUGINS=ember-numba``,
-because the compiled convolution kernels bring numba and LLVM into the process, about
-120 MB that does not grow with the model (numba's import ~56 MB, LLVM's code and state
-once a kernel loads ~65 MB).
+about 220 MB"). ember runs three times: as installed (ember-numba's loops compiled ahead
+of time, numba never imported), with ``EMBER_NUMBA_JIT=1`` (numba's JIT compiles or loads
+the loops at run time: numba's import ~56 MB, LLVM's code and state once a kernel loads
+~65 MB, whatever the model) and with ``EMBER_DISABLE_PLUGINS=ember-numba`` (NumPy
+kernels only).
 
 PyTorch counterpart: the same step on torch tensors (bench/cnn_step.py's make_step).
 """
@@ -48,9 +49,11 @@ def peak(lib_name, threads, **env):
 
 def main(threads):
     ember, torch = peak("ember", threads), peak("torch", threads)
+    jit = peak("ember", threads, EMBER_NUMBA_JIT="1")
     without_numba = peak("ember", threads, EMBER_DISABLE_PLUGINS="ember-numba")
     print(json.dumps({"benchmark": "CNN train step, peak process memory (MB)", "threads": threads,
                       "ember": ember, "torch": torch, "ratio": ember / torch,
+                      "ember, numba's JIT": jit, "ratio, numba's JIT": jit / torch,
                       "ember without ember-numba": without_numba, "ratio without ember-numba": without_numba / torch}))
 
 

@@ -14,7 +14,7 @@ PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "src", "ember
 
 
 class BuildLoops(build_ext):
-    """build_ext for ember_numba._compiled: numba compiles and links it (no sources of ours)."""
+    """build_ext for ember_numba._compiled, which numba compiles and links."""
 
     def build_extension(self, ext):
         if ext.name != "ember_numba._compiled":

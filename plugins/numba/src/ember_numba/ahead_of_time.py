@@ -22,8 +22,10 @@ the same loops take either road.
 #
 # A call finds its export by the loop's name and its arguments' numba types, written
 # short: ``f4x2C`` is a C-contiguous 2-d float32 array, ``i8`` an int64 (a Python int),
-# ``b1`` a bool. The key is computed per call (about 0.1 us per argument), then one dict
-# look-up; numba's own dispatcher does the same work in C.
+# ``b1`` a bool. Each ``Loop`` remembers the export for what decides those types (an
+# array's dtype, ndim and flags, a scalar's type), read per call, then one dict look-up:
+# 2.6 us for im2col's 16 arguments, against 0.9 through numba's dispatcher, which does
+# the same work in C, and 0.45 for the export called directly.
 """
 
 import importlib
@@ -92,13 +94,16 @@ class Loop:
 
     def __init__(self, module, name):
         self.module, self.name = module, name
-        self._by_types = {}
+        self._by_key = {}
 
     def __call__(self, *args):
-        codes = tuple(map(code, args))
-        loop = self._by_types.get(codes)
+        # what decides each argument's code, read in one pass (NOTE above): an array's
+        # dtype, ndim and flags (contiguity, writeable, aligned), a scalar's type
+        key = tuple([(a.dtype, a.ndim, a.flags.num) if type(a) is np.ndarray else type(a)
+                     for a in args])
+        loop = self._by_key.get(key)
         if loop is None:
-            loop = self._by_types[codes] = self.resolve(codes)
+            loop = self._by_key[key] = self.resolve(tuple(map(code, args)))
         return loop(*args)
 
     def resolve(self, codes):

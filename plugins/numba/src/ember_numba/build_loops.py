@@ -9,14 +9,15 @@ installed: they import numba and NumPy, never ember (NOTE [ Why ahead of time ] 
 ember_numba/ahead_of_time.py).
 
 # NOTE [ One export per signature ]
-# ``numba.pycc.CC.export`` compiles a function with its own fixed flags: no fast-math,
-# and Python's error model. So each export is a one-line function that calls the loop
-# compiled as the JIT compiles it (``dispatcher()``: ember_numba/jit.py's or
-# exact.py's flags); numba compiles a callee with the callee's own flags and LLVM inlines
-# it, so the export runs the same machine code as the JIT's (bit-identical results,
-# tests/plugins/numba/test_ahead_of_time.py). The code is built for the building
-# machine's CPU (``host``, what the JIT does too); set ``EMBER_NUMBA_TARGET_CPU`` (an
-# LLVM CPU name such as ``x86-64-v3``) to build for another.
+# ``numba.pycc.CC.export`` compiles a function with flags of its own: no fast-math, and
+# Python's error model. So each export is a one-line function that calls the loop as
+# the JIT compiles it (``dispatcher()``, with ember_numba/jit.py's or exact.py's
+# flags): numba compiles a callee with the callee's own flags.
+# The loops compiled without fast-math give the JIT's results bit for bit; those
+# allowed to reassociate may add in another order, a unit in the last place now and
+# then (tests/plugins/numba/test_ahead_of_time.py). The code is built for the building
+# machine's CPU (``host``, as the JIT does); ``EMBER_NUMBA_TARGET_CPU`` (an LLVM CPU
+# name such as ``x86-64-v3``) builds for another.
 """
 
 import importlib

@@ -48,7 +48,8 @@ def normalize_rows(x, weight, bias, mean, rstd, out):
             out[i, j] = (x[i, j] - m) * r * weight[j] + bias[j]
 
 
-@ahead_of_time("void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[::1], {t}[::1], {t}[:, ::1], {t}[::1], {t}[::1])")
+@ahead_of_time("void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[::1], {t}[::1], "
+               "{t}[:, ::1], {t}[::1], {t}[::1])")
 @jit
 def backward_rows(g, x, weight, mean, rstd, grad_input, grad_weight, grad_bias):
     # Per row, with xhat = (x - mean) * rstd and h = g * weight: the sums of h and of
