@@ -32,6 +32,7 @@ import importlib
 import os
 
 import numpy as np
+from numpy import ndarray
 
 # numba's type of each scalar a loop is called with; a Python float is a float64, an int an int64
 _SCALARS = {bool: "b1", int: "i8", float: "f8", np.bool_: "b1", np.int32: "i4", np.int64: "i8",
@@ -99,7 +100,7 @@ class Loop:
     def __call__(self, *args):
         # what decides each argument's code, read in one pass (NOTE above): an array's
         # dtype, ndim and flags (contiguity, writeable, aligned), a scalar's type
-        key = tuple([(a.dtype, a.ndim, a.flags.num) if type(a) is np.ndarray else type(a)
+        key = tuple([(a.dtype, a.ndim, a.flags.num) if type(a) is ndarray else type(a)
                      for a in args])
         loop = self._by_key.get(key)
         if loop is None:
