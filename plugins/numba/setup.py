@@ -9,6 +9,7 @@ import types
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.errors import CompileError
 
 PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "src", "ember_numba")
 
@@ -28,7 +29,13 @@ class BuildLoops(build_ext):
 
         path = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        build(path)
+        try:
+            build(path)
+        except Exception as error:  # no C compiler, a numba without pycc: the JIT serves every loop
+            raise CompileError(f"numba could not build ember_numba._compiled: {error}") from error
 
 
-setup(ext_modules=[Extension("ember_numba._compiled", sources=[])], cmdclass={"build_ext": BuildLoops})
+# optional: a failed build installs the plugin all the same (setuptools warns), and every
+# loop then runs through numba's JIT, as EMBER_NUMBA_JIT=1 makes it
+setup(ext_modules=[Extension("ember_numba._compiled", sources=[], optional=True)],
+      cmdclass={"build_ext": BuildLoops})
