@@ -18,6 +18,7 @@ BENCHMARKS = [
     "overhead.py",
     "mlp_step.py",
     "conv_layer.py",
+    "conv_small.py",  # the fixed cost of tiny convolutions (forward, forward+backward; NCHW, channels_last)
     "cnn_step.py",
     "cnn_memory.py",
     "cpu_allocator.py",  # the cpu cache on against off ("baseline"), one process
