@@ -10,6 +10,8 @@ ember holds a tensor as a NumPy (or CuPy) array, whose strides are the tensor's,
 layout is made by allocating a flat buffer and viewing it with the strides wanted.
 """
 
+from functools import lru_cache
+
 
 class memory_format:
     """A memory layout request, such as ``ember.channels_last``."""
@@ -250,10 +252,15 @@ def strides_suggest_channels_last(shape, strides):
 
 
 def array_suggests_channels_last(a):
-    """:func:`strides_suggest_channels_last` for a NumPy/CuPy array (strides in bytes)."""
-    from ember.native.views import element_strides
+    """:func:`strides_suggest_channels_last` for a NumPy/CuPy array (strides in bytes),
+    cached per (shape, strides, itemsize): a convolution asks it of each of its arrays
+    on every call, and a network's layers see few distinct layouts."""
+    return a.ndim == 4 and _byte_strides_suggest_channels_last(a.shape, a.strides, a.itemsize)
 
-    return a.ndim == 4 and strides_suggest_channels_last(a.shape, element_strides(a))
+
+@lru_cache(maxsize=1024)
+def _byte_strides_suggest_channels_last(shape, byte_strides, itemsize):
+    return strides_suggest_channels_last(shape, tuple(s // itemsize for s in byte_strides))
 
 
 def suggest_memory_format(tensor):

@@ -45,7 +45,7 @@ from ember.native import convolution_columns as kept_columns
 from ember.native import convolution_images as images
 from ember.native import convolution_phases as phases
 from ember.native.convolution_arguments import check_convolution, expand, shape_str, transposed_shape
-from ember.native.fold import Geometry, col2im_taps
+from ember.native.fold import col2im_taps, geometry
 from ember.native.padding import pad as _pad
 
 # --- kernels -----------------------------------------------------------------------
@@ -62,7 +62,8 @@ def _lift(arrays, attrs):
 
 
 def _geometry(image_shape, weight_shape, stride, padding, dilation, out_size=None):
-    return Geometry(image_shape, weight_shape[2:], stride, padding, dilation, out_size)
+    return geometry(tuple(image_shape), tuple(weight_shape[2:]), tuple(stride), tuple(padding), tuple(dilation),
+                    None if out_size is None else tuple(out_size))
 
 
 def _grouped(weight, groups):

@@ -6,6 +6,8 @@ PyTorch counterpart: aten/src/ATen/native/Convolution.cpp (``expand_param_if_nee
 ``check_shape_forward``) (v2.13).
 """
 
+from functools import lru_cache
+
 from ember.amp.state import autocast_state
 from ember.dtypes import C_TYPE_NAMES
 
@@ -35,10 +37,24 @@ def shape_str(shape):
 
 
 def check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    if weight.ndim != input.ndim:
-        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
-                           f"{shape_str(weight.shape)}, but got {input.ndim}-dimensional input of size "
-                           f"{shape_str(input.shape)} instead")
+    """Raise PyTorch's error for the first thing wrong with a convolution's arguments.
+    The checks read only shapes, dtypes and the size arguments, so they run once per
+    distinct set of those (NOTE [ A convolution's fixed cost, cached per shape ] in
+    ember/native/convolution.py): a set that passed passes again; one that failed is
+    not cached and raises again."""
+    _check(tuple(input.shape), input.dtype, tuple(weight.shape), weight.dtype,
+           None if bias is None else tuple(bias.shape), None if bias is None else bias.dtype,
+           stride, padding, dilation, bool(transposed), output_padding, groups, autocast_state.enabled)
+
+
+@lru_cache(maxsize=1024)
+def _check(input_shape, input_dtype, weight_shape, weight_dtype, bias_shape, bias_dtype, stride, padding,
+           dilation, transposed, output_padding, groups, autocasting):
+    input_ndim, weight_ndim = len(input_shape), len(weight_shape)
+    if weight_ndim != input_ndim:
+        raise RuntimeError(f"Expected {weight_ndim}-dimensional input for {weight_ndim}-dimensional weight "
+                           f"{shape_str(weight_shape)}, but got {input_ndim}-dimensional input of size "
+                           f"{shape_str(input_shape)} instead")
     if min(stride) <= 0:
         raise RuntimeError("non-positive stride is not supported")
     if min(padding) < 0:
@@ -47,25 +63,25 @@ def check_convolution(input, weight, bias, stride, padding, dilation, transposed
         raise RuntimeError("non-positive dilation is not supported")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
-    if weight.shape[0] < groups:
+    if weight_shape[0] < groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
-                           f"weight of size {shape_str(weight.shape)} instead")
-    if weight.shape[0] % groups:
+                           f"weight of size {shape_str(weight_shape)} instead")
+    if weight_shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
-                           f"but got weight of size [{shape_str(weight.shape)}] instead")
-    if input.dtype != weight.dtype and not autocast_state.enabled:  # autocast: the dispatcher casts both
-        raise RuntimeError(f"expected scalar type {_scalar_name(input.dtype)} but found "
-                           f"{_scalar_name(weight.dtype)}")
-    if bias is not None and bias.dtype != input.dtype and not autocast_state.enabled:
-        raise RuntimeError(f"Input type ({_type_name(input.dtype)}) and bias type ({_type_name(bias.dtype)}) "
+                           f"but got weight of size [{shape_str(weight_shape)}] instead")
+    if input_dtype != weight_dtype and not autocasting:  # autocast: the dispatcher casts both
+        raise RuntimeError(f"expected scalar type {_scalar_name(input_dtype)} but found "
+                           f"{_scalar_name(weight_dtype)}")
+    if bias_shape is not None and bias_dtype != input_dtype and not autocasting:
+        raise RuntimeError(f"Input type ({_type_name(input_dtype)}) and bias type ({_type_name(bias_dtype)}) "
                            "should be the same")
-    channels = input.shape[1]
+    channels = input_shape[1]
     if not transposed:
-        expected = weight.shape[1] * groups
-        out_channels = weight.shape[0]
+        expected = weight_shape[1] * groups
+        out_channels = weight_shape[0]
     else:
-        expected = weight.shape[0]
-        out_channels = weight.shape[1] * groups
+        expected = weight_shape[0]
+        out_channels = weight_shape[1] * groups
         for op, s, d in zip(output_padding, stride, dilation):
             if op >= s and op >= d:
                 names = ("height", "width") if len(stride) == 2 else ("width",)
@@ -75,31 +91,31 @@ def check_convolution(input, weight, bias, stride, padding, dilation, transposed
                 raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
                                    + " ".join(parts))
     if channels != expected:
-        raise RuntimeError(f"{_where(weight, transposed, groups)}, expected input{shape_str(input.shape)} to "
+        raise RuntimeError(f"{_where(weight_shape, transposed, groups)}, expected input{shape_str(input_shape)} to "
                            f"have {expected} channels, but got {channels} channels instead")
-    if bias is not None and tuple(bias.shape) != (out_channels,):
-        where = _where(weight, transposed, groups).replace(f"groups={groups}, ", "")
+    if bias_shape is not None and tuple(bias_shape) != (out_channels,):
+        where = _where(weight_shape, transposed, groups).replace(f"groups={groups}, ", "")
         raise RuntimeError(f"{where}, expected bias to be 1-dimensional with {out_channels} elements, but got "
-                           f"bias of size {shape_str(bias.shape)} instead")
+                           f"bias of size {shape_str(bias_shape)} instead")
     if not transposed:
-        padded = [size + 2 * p for size, p in zip(input.shape[2:], padding)]
-        kernel = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
+        padded = [size + 2 * p for size, p in zip(input_shape[2:], padding)]
+        kernel = [d * (k - 1) + 1 for k, d in zip(weight_shape[2:], dilation)]
         if any(k > p for k, p in zip(kernel, padded)):
             raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
                                f"Kernel size: ({' x '.join(map(str, kernel))}). Kernel size can't be greater than "
                                "actual input size")
     else:
-        out = transposed_shape(input.shape, weight.shape, stride, padding, dilation, output_padding, groups)
+        out = transposed_shape(input_shape, weight_shape, stride, padding, dilation, output_padding, groups)
         if min(out[2:]) <= 0:
-            raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, input.shape[2:]))}). "
+            raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, input_shape[2:]))}). "
                                f"Calculated output size per channel: ({' x '.join(map(str, out[2:]))}). "
                                "Output size is too small")
 
 
-def _where(weight, transposed, groups):
+def _where(weight_shape, transposed, groups):
     """The opening of PyTorch's channel-count messages, formatted only for an error."""
     setting = "transposed=1" if transposed else f"groups={groups}"
-    return f"Given {setting}, weight of size {shape_str(weight.shape)}"
+    return f"Given {setting}, weight of size {shape_str(weight_shape)}"
 
 
 def _type_name(dtype):

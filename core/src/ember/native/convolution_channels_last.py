@@ -34,7 +34,7 @@ from ember.dispatcher import Op
 from ember.native import convolution_columns as kept_columns
 from ember.native.convolution_images import images_per_chunk
 from ember.native.dispatch_stub import kernel_of
-from ember.native.fold import Geometry, inside_slices
+from ember.native.fold import geometry, inside_slices, strided_view
 
 
 def _rows_shape(g, groups):
@@ -78,9 +78,8 @@ def nhwc_rows_into(xp, x, rows, g, groups):
     Cg = g.C // groups
     plane = padded_nhwc(xp, x, g)
     sN, sH, sW, sC = plane.strides
-    windows = xp.lib.stride_tricks.as_strided(
-        plane, (groups, g.N, g.OH, g.OW, g.kh, g.kw, Cg),
-        (Cg * sC, sN, g.sh * sH, g.sw * sW, g.dh * sH, g.dw * sW, sC))
+    windows = strided_view(xp, plane, (groups, g.N, g.OH, g.OW, g.kh, g.kw, Cg),
+                           (Cg * sC, sN, g.sh * sH, g.sw * sW, g.dh * sH, g.dw * sW, sC))
     rows[...] = windows
 
 
@@ -191,7 +190,7 @@ def full_correlation(g, grad_shape):
     if g.sh != 1 or g.sw != 1 or g.ph > g.dh * (g.kh - 1) or g.pw > g.dw * (g.kw - 1):
         return None
     padding = (g.dh * (g.kh - 1) - g.ph, g.dw * (g.kw - 1) - g.pw)
-    return Geometry(grad_shape, (g.kh, g.kw), (1, 1), padding, (g.dh, g.dw), out_size=(g.H, g.W))
+    return geometry(tuple(grad_shape), (g.kh, g.kw), (1, 1), padding, (g.dh, g.dw), (g.H, g.W))
 
 
 def flipped_weight(weight, groups):
