@@ -9,7 +9,7 @@ PyTorch counterpart: aten/src/ATen/native/Convolution.cpp (``expand_param_if_nee
 from functools import lru_cache
 
 from ember.amp.state import autocast_state
-from ember.dtypes import C_TYPE_NAMES
+from ember.dtypes import C_TYPE_NAMES, from_numpy_dtype
 
 
 def transposed_shape(shape, weight_shape, stride, padding, dilation, output_padding, groups):
@@ -42,8 +42,8 @@ def check_convolution(input, weight, bias, stride, padding, dilation, transposed
     distinct set of those (NOTE [ A convolution's fixed cost, cached per shape ] in
     ember/native/convolution.py): a set that passed passes again; one that failed is
     not cached and raises again."""
-    _check(tuple(input.shape), input.dtype, tuple(weight.shape), weight.dtype,
-           None if bias is None else tuple(bias.shape), None if bias is None else bias.dtype,
+    x, w, b = input._data, weight._data, None if bias is None else bias._data
+    _check(x.shape, x.dtype, w.shape, w.dtype, None if b is None else b.shape, None if b is None else b.dtype,
            stride, padding, dilation, bool(transposed), output_padding, groups, autocast_state.enabled)
 
 
@@ -70,10 +70,11 @@ def _check(input_shape, input_dtype, weight_shape, weight_dtype, bias_shape, bia
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
                            f"but got weight of size [{shape_str(weight_shape)}] instead")
     if input_dtype != weight_dtype and not autocasting:  # autocast: the dispatcher casts both
-        raise RuntimeError(f"expected scalar type {_scalar_name(input_dtype)} but found "
-                           f"{_scalar_name(weight_dtype)}")
+        raise RuntimeError(f"expected scalar type {_scalar_name(from_numpy_dtype(input_dtype))} but found "
+                           f"{_scalar_name(from_numpy_dtype(weight_dtype))}")
     if bias_shape is not None and bias_dtype != input_dtype and not autocasting:
-        raise RuntimeError(f"Input type ({_type_name(input_dtype)}) and bias type ({_type_name(bias_dtype)}) "
+        raise RuntimeError(f"Input type ({_type_name(from_numpy_dtype(input_dtype))}) and bias type "
+                           f"({_type_name(from_numpy_dtype(bias_dtype))}) "
                            "should be the same")
     channels = input_shape[1]
     if not transposed:
