@@ -34,7 +34,7 @@ from ember.dispatcher import Op
 from ember.native import convolution_columns as kept_columns
 from ember.native.convolution_images import images_per_chunk
 from ember.native.dispatch_stub import kernel_of
-from ember.native.fold import geometry, inside_slices, strided_view
+from ember.native.fold import geometry, strided_view, tap_slices
 
 
 def _rows_shape(g, groups):
@@ -87,7 +87,7 @@ def nhwc_col2im_add(xp, window_grads, image, g, groups):
     """Add the C-contiguous ``(groups, n, OH, OW, kh, kw, C/g)`` ``window_grads`` onto
     ``image``, a C-contiguous ``(n, H, W, groups, C/g)`` array, in place: the adjoint of
     :func:`nhwc_rows_into`."""
-    _add_taps(image.transpose(3, 0, 1, 2, 4), window_grads, g)
+    _add_taps(xp, image.transpose(3, 0, 1, 2, 4), window_grads, g)
 
 
 NHWC_ROWS_INTO = Op("native::nhwc_rows_into", nhwc_rows_into)
@@ -164,13 +164,11 @@ def input_adjoint(xp, grad, weight, g, groups):
     return image.reshape(g.N, g.H, g.W, g.C).transpose(0, 3, 1, 2)
 
 
-def _add_taps(target, window_grads, g):
+def _add_taps(xp, target, window_grads, g):
     """col2im in NHWC: each tap's window gradients added onto the pixels it read."""
-    for i in range(g.kh):
-        image_rows, out_rows = inside_slices(g.OH, g.sh, i * g.dh - g.ph, g.H)
-        for j in range(g.kw):
-            image_columns, out_columns = inside_slices(g.OW, g.sw, j * g.dw - g.pw, g.W)
-            target[:, :, image_rows, image_columns] += window_grads[:, :, out_rows, out_columns, i, j]
+    for i, j, image_rows, image_columns, out_rows, out_columns in tap_slices(g):
+        pixels = target[:, :, image_rows, image_columns]
+        xp.add(pixels, window_grads[:, :, out_rows, out_columns, i, j], out=pixels)  # in place, no write-back
 
 
 # NOTE [ The input adjoint at stride 1 ]

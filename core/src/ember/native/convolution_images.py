@@ -67,8 +67,11 @@ MIN_CHUNK_PIXELS = 256
 
 def images_per_chunk(N, floats_per_image):
     """Images per product so that a chunk holds about CHUNK_ELEMENTS floats; the whole
-    batch unless BLAS runs one thread."""
-    return max(1, CHUNK_ELEMENTS // max(1, floats_per_image)) if one_blas_thread() else max(N, 1)
+    batch unless BLAS runs one thread (a batch of one is one chunk either way: the pools
+    are not asked)."""
+    if N <= 1:
+        return 1
+    return max(1, CHUNK_ELEMENTS // max(1, floats_per_image)) if one_blas_thread() else N
 
 
 def applies(xp, g, groups):

@@ -128,12 +128,29 @@ def col2im_taps(xp, taps, geometry, out=None):
     N, C = taps.shape[:2]
     cols = taps
     image = xp.zeros((N, C, g.H, g.W), dtype=cols.dtype) if out is None else out
-    for i in range(g.kh):
-        rows, out_rows = inside_slices(g.OH, g.sh, i * g.dh - g.ph, g.H)
-        for j in range(g.kw):
-            columns, out_columns = inside_slices(g.OW, g.sw, j * g.dw - g.pw, g.W)
-            image[:, :, rows, columns] += cols[:, :, i, j, out_rows, out_columns]
+    for i, j, rows, columns, out_rows, out_columns in tap_slices(g):
+        pixels = image[:, :, rows, columns]
+        xp.add(pixels, cols[:, :, i, j, out_rows, out_columns], out=pixels)  # in place, no write-back
     return image
+
+
+def tap_slices(g):
+    """``(i, j, image rows, image columns, output rows, output columns)`` of each tap
+    ``(i, j)`` whose windows read inside the image: col2im's slice-adds, worked out once
+    per set of sizes."""
+    return _tap_slices(g.kh, g.kw, g.OH, g.OW, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw, g.H, g.W)
+
+
+@lru_cache(maxsize=1024)
+def _tap_slices(kh, kw, OH, OW, sh, sw, dh, dw, ph, pw, H, W):
+    taps = []
+    for i in range(kh):
+        rows, out_rows = inside_slices(OH, sh, i * dh - ph, H)
+        for j in range(kw):
+            columns, out_columns = inside_slices(OW, sw, j * dw - pw, W)
+            if out_rows.stop > out_rows.start and out_columns.stop > out_columns.start:
+                taps.append((i, j, rows, columns, out_rows, out_columns))
+    return tuple(taps)
 
 
 def inside_slices(count, stride, offset, size):
