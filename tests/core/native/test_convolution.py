@@ -403,3 +403,78 @@ def test_a_few_images_at_a_time_is_numpy_only():
         assert not images.applies(np, g, 2)  # groups keep one product per group
     with threadpool_limits(limits=2, user_api="blas"):
         assert not images.applies(np, g, 1)
+
+
+# NOTE [ A convolution's fixed cost, cached per shape ]: the checks, layouts, geometries
+# and col2im slices are cached per shapes, strides and sizes; calls that share a shape
+# and differ in anything else must each get their own.
+def _one_shape_many_calls():
+    """Calls on a (2, 4, 9, 9) input and a 4-filter 3x3 weight, alike in shape."""
+    for layout in ("contiguous", "channels_last", "sliced"):
+        for stride, padding, dilation, groups in [(1, 1, 1, 1), (2, 1, 1, 1), (1, 0, 1, 1), (1, (2, 1), 2, 1),
+                                                  (2, 0, 1, 2), (1, 1, 1, 4)]:
+            yield layout, dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+
+
+def _in_layout(lib, array, layout):
+    if layout == "channels_last":
+        return lib.tensor(array).contiguous(memory_format=lib.channels_last)
+    if layout == "sliced":  # the same shape, other strides
+        return lib.tensor(np.concatenate([array, array], axis=-1))[..., ::2]
+    return lib.tensor(array)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_calls_of_one_shape_with_other_strides_and_sizes_each_match_torch(dtype, transposed):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 4, 9, 9)).astype(dtype)
+    tolerance = 1e-4 if dtype == "float32" else 1e-10
+    for _ in range(2):  # the second pass reads every cache the first one filled
+        for layout, kwargs in _one_shape_many_calls():
+            w = rng.standard_normal((4, 4 // kwargs["groups"], 3, 3)).astype(dtype)
+            results = []
+            for lib in (ember, torch):
+                X, W = _in_layout(lib, x, layout).requires_grad_(), lib.tensor(w).requires_grad_()
+                F = lib.nn.functional
+                if transposed:
+                    out_padding = 1 if kwargs["stride"] == 2 else 0
+                    y = F.conv_transpose2d(X, W, output_padding=out_padding, **kwargs)
+                else:
+                    y = F.conv2d(X, W, **kwargs)
+                (y * y).sum().backward()
+                results.append([y.detach().numpy(), X.grad.numpy(), W.grad.numpy(), y.stride()])
+            (y, gx, gw, strides), (y_t, gx_t, gw_t, strides_t) = results
+            assert strides == strides_t, (layout, kwargs)
+            for got, expected in ((y, y_t), (gx, gx_t), (gw, gw_t)):
+                np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance, err_msg=str((layout, kwargs)))
+
+
+def test_a_failing_call_raises_torchs_message_every_time_and_a_passing_one_still_passes():
+    # a failing set of arguments is never cached: the second call checks again
+    def call(lib, groups):
+        return lib.nn.functional.conv2d(lib.ones(1, 4, 5, 5), lib.ones(4, 2, 3, 3), groups=groups)
+
+    for _ in range(2):
+        messages = []
+        for lib in (ember, torch):
+            with pytest.raises(RuntimeError) as error:
+                call(lib, 1)
+            messages.append(str(error.value))
+        assert messages[0] == messages[1]
+        np.testing.assert_array_equal(call(ember, 2).numpy(), call(torch, 2).numpy())
+
+
+def test_the_dtype_check_follows_autocast_between_calls_of_one_shape():
+    # autocast is part of the checks' key: the call under it passing leaves no pass behind
+    with pytest.raises(RuntimeError) as expected:
+        torch.nn.functional.conv2d(torch.ones(1, 2, 5, 5), torch.ones(3, 2, 3, 3, dtype=torch.float64))
+    x, w = ember.ones(1, 2, 5, 5), ember.ones(3, 2, 3, 3, dtype=ember.float64)
+    for autocasting in (False, True, False):
+        if autocasting:
+            with ember.autocast("cpu", dtype=ember.bfloat16):  # the dispatcher casts both: no error
+                ember.nn.functional.conv2d(x, w)
+        else:
+            with pytest.raises(RuntimeError) as error:
+                ember.nn.functional.conv2d(x, w)
+            assert str(error.value) == str(expected.value)
