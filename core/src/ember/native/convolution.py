@@ -94,7 +94,8 @@ def _grouped(weight, groups):
 def _columns(xp, x, g, groups):
     """im2col of the whole batch, ``(groups, C/g*kh*kw, N*L)``: every window of every
     image is one column, so each group's convolution is ONE matrix product."""
-    plane = x if g.Hp == g.H and g.Wp == g.W else g.padded(xp, x)  # unpadded: the windows of x itself
+    # unpadded: the windows of x itself, no padded copy
+    plane = x if g.Hp == g.H and g.Wp == g.W else g.padded(xp, x)
     windows = g.windows(xp, plane).transpose(1, 2, 3, 0, 4, 5)  # (C, kh, kw, N, OH, OW)
     per_group = x.shape[1] // groups * g.kh * g.kw
     return windows.reshape(groups, per_group, x.shape[0] * g.L)

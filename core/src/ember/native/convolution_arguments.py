@@ -36,15 +36,19 @@ def shape_str(shape):
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
-def check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+def check_convolution(input, weight, bias, stride, padding, dilation, transposed,
+                      output_padding, groups):
     """Raise PyTorch's error for the first thing wrong with a convolution's arguments.
     The checks read only shapes, dtypes and the size arguments, so they run once per
     distinct set of those (NOTE [ A convolution's fixed cost, cached per shape ] in
     ember/native/convolution.py): a set that passed passes again; one that failed is
     not cached and raises again."""
-    x, w, b = input._data, weight._data, None if bias is None else bias._data
-    _check(x.shape, x.dtype, w.shape, w.dtype, None if b is None else b.shape, None if b is None else b.dtype,
-           stride, padding, dilation, bool(transposed), output_padding, groups, autocast_state.enabled)
+    x, w = input._data, weight._data
+    b = None if bias is None else bias._data
+    _check(x.shape, x.dtype, w.shape, w.dtype,
+           None if b is None else b.shape, None if b is None else b.dtype,
+           stride, padding, dilation, bool(transposed), output_padding, groups,
+           autocast_state.enabled)
 
 
 @lru_cache(maxsize=1024)
