@@ -50,8 +50,10 @@ def _axis(dims, ndim):
 
 
 def expand_reduced(grad, input_shape, dims, keepdim):
-    """Broadcast a reduced gradient back to ``input_shape``."""
-    if not keepdim:
+    """Broadcast a reduced gradient back to ``input_shape``. Reduced leading dims (all
+    of them, for a full reduction) need no unsqueeze: expand adds them in front, with
+    the same zero strides, one op instead of one per dim."""
+    if not keepdim and tuple(dims) != tuple(range(len(dims))):
         for d in dims:
             grad = grad.unsqueeze(d)
     return grad.expand(input_shape)
