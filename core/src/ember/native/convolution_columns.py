@@ -77,7 +77,8 @@ def keep(node):
     if node is None or columns is None:
         return
     size = columns[1].nbytes
-    if kept_bytes() + size <= BUDGET or (size <= ALONE and not _KEPT):
+    # nothing kept: ALONE is the limit (>= BUDGET), and the weak dictionary is not walked
+    if (size <= ALONE) if not _KEPT else (kept_bytes() + size <= BUDGET):
         _KEPT[node] = columns
 
 
