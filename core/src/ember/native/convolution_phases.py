@@ -6,6 +6,8 @@ PyTorch counterpart: aten/src/ATen/native/ConvolutionMM2d.cpp (v2.13), whose
 by phases is ember's (NOTE below), used by ember/native/convolution.py.
 """
 
+from functools import lru_cache
+
 # NOTE [ The strided input adjoint by phases ]
 # At stride s, the input pixel at padded position ``s*q + r`` (phase r) only receives
 # taps i with ``i*d = s*a + r``, from output ``q - a``. So each phase of the input's
@@ -23,14 +25,15 @@ by phases is ember's (NOTE below), used by ember/native/convolution.py.
 def input_adjoint_by_phases(xp, grad, weight, g):
     """F(., W)^T grad for an NCHW convolution of one group, by phases (NOTE [ The
     strided input adjoint by phases ]): ``(N, O, OH, OW)`` -> ``(N, C, H, W)``."""
-    plan = PhasePlan(g)
+    plan = phase_plan(g)
     O = grad.shape[1]
     grid = xp.zeros((O, plan.margin + plan.F), dtype=grad.dtype)
     target = grid[:, plan.margin:].reshape(O, g.N, plan.Qh, plan.Qw)
     target[:, :, :g.OH, :g.OW] = grad.transpose(1, 0, 2, 3)
+    taps_first = weight.transpose(2, 3, 1, 0)  # (kh, kw, C, O): tap (i, j)'s W^T
     phases = {}
-    for start, taps in plan.products():
-        stacked = xp.stack([weight[:, :, i, j].T for i, j, _ in taps]).reshape(-1, O)  # (taps*C, O)
+    for start, taps, rows, columns in plan.shares:
+        stacked = xp.ascontiguousarray(taps_first[rows, columns]).reshape(-1, O)  # (taps*C, O)
         products = xp.matmul(stacked, grid[:, start:start + plan.F]).reshape(len(taps), g.C, plan.F)
         for product, (_, _, phase) in zip(products, taps):
             if phase in phases:
@@ -39,10 +42,17 @@ def input_adjoint_by_phases(xp, grad, weight, g):
                 phases[phase] = product
     image = plan.empty_image(xp, (g.N, g.C, g.H, g.W), len(phases), grad.dtype)
     for phase, plane in phases.items():
-        (h0, q0, rows), (w0, p0, columns) = plan.placement(phase)
+        (h0, q0, rows), (w0, p0, columns) = plan.placements[phase]
         grid = plane.reshape(g.C, g.N, plan.Qh, plan.Qw)[:, :, q0:q0 + rows, p0:p0 + columns]
         image[:, :, h0::g.sh, w0::g.sw] = grid.transpose(1, 0, 2, 3)
     return image
+
+
+@lru_cache(maxsize=256)
+def phase_plan(g):
+    """The :class:`PhasePlan` of a geometry, made once per geometry (NOTE [ A
+    convolution's fixed cost, cached per shape ] in ember/native/convolution.py)."""
+    return PhasePlan(g)
 
 
 class PhasePlan:
@@ -60,6 +70,11 @@ class PhasePlan:
         self.Qw = max(g.OW + reach_w, -(-(g.W + g.pw) // g.sw))
         self.F = g.N * self.Qh * self.Qw
         self.margin = reach_h * self.Qw + reach_w
+        # per shared shift: its first cell, its taps and their (rows, columns) indices
+        self.shares = [(start, taps, [i for i, _, _ in taps], [j for _, j, _ in taps])
+                       for start, taps in self.products()]
+        phases = {phase for _, taps in self.products() for _, _, phase in taps}
+        self.placements = {phase: self.placement(phase) for phase in phases}
 
     def products(self):
         """``(first grid cell, taps)`` per shift, the taps as ``(i, j, (r, t))``."""
