@@ -182,6 +182,18 @@ def test_errors(index):
     same_error(ERRORS[index])
 
 
+def test_checks_and_divisors_cached_per_size_leave_other_calls_alone():
+    # checks, geometry and avg divisors are cached per set of sizes: a failing set
+    # raises torch's message each time, and the same input with other sizes is its own
+    x = np.random.default_rng(0).standard_normal((1, 2, 7, 7))
+    for _ in range(2):
+        same_error(lambda lib: lib.nn.functional.avg_pool2d(lib.tensor(x), 3, padding=2))
+        for kwargs in (dict(padding=1), dict(padding=1, count_include_pad=False), dict(stride=1),
+                       dict(ceil_mode=True, stride=2)):
+            assert_parity(lambda lib, t: lib.nn.functional.avg_pool2d(t, 3, **kwargs), x)
+            assert_parity(lambda lib, t: lib.nn.functional.max_pool2d(t, 3, **kwargs), x)
+
+
 def test_max_pool_backward_with_infinite_gradient():
     """An inf in the output gradient reaches only its argmax (no 0 * inf = NaN elsewhere)."""
     x = make_tensor((1, 2, 4, 4))

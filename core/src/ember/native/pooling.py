@@ -18,6 +18,7 @@ Adaptive max pooling's windows vary in size, so its backward is a ``scatter_add`
 """
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -51,6 +52,14 @@ def _tap(g, plane, i, j):
 
 
 def _pool_geometry(shape, kernel_size, stride, padding, dilation, ceil_mode):
+    return _sized_geometry(tuple(shape), tuple(kernel_size), tuple(stride), tuple(padding), tuple(dilation),
+                           bool(ceil_mode))
+
+
+@lru_cache(maxsize=1024)
+def _sized_geometry(shape, kernel_size, stride, padding, dilation, ceil_mode):
+    """A pool's Geometry, made once per set of sizes (NOTE [ A convolution's fixed cost,
+    cached per shape ] in ember/native/convolution.py)."""
     out = tuple(window_count(shape[2 + d], kernel_size[d], stride[d], padding[d], dilation[d], ceil_mode)
                 for d in (0, 1))
     return Geometry(shape, kernel_size, stride, padding, dilation, out_size=out)
@@ -264,7 +273,14 @@ def _avg_divisor(xp, g, count_include_pad, divisor_override, dtype):
     """How many elements each window averages, an ``(OH, OW)`` array (or the override)."""
     if divisor_override is not None:
         return divisor_override
+    return xp.asarray(_divisors(g.OH, g.H, g.kh, g.sh, g.ph, g.OW, g.W, g.kw, g.sw, g.pw, bool(count_include_pad),
+                                np.dtype(dtype)))
 
+
+@lru_cache(maxsize=1024)
+def _divisors(OH, H, kh, sh, ph, OW, W, kw, sw, pw, count_include_pad, dtype):
+    """The NumPy table of :func:`_avg_divisor`, made once per set of sizes and read-only
+    (every caller only divides by it)."""
     def spans(out, size, kernel, stride, pad):
         start = np.arange(out) * stride - pad
         end = np.minimum(start + kernel, size + pad)
@@ -272,8 +288,9 @@ def _avg_divisor(xp, g, count_include_pad, divisor_override, dtype):
             return end - start
         return np.minimum(end, size) - np.maximum(start, 0)
 
-    divisor = np.outer(spans(g.OH, g.H, g.kh, g.sh, g.ph), spans(g.OW, g.W, g.kw, g.sw, g.pw))
-    return xp.asarray(divisor.astype(dtype))
+    divisor = np.outer(spans(OH, H, kh, sh, ph), spans(OW, W, kw, sw, pw)).astype(dtype)
+    divisor.flags.writeable = False
+    return divisor
 
 
 def _avg_pool_kernel(xp, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
@@ -378,6 +395,14 @@ def _to_batched(input, dims, message):
 
 
 def _check_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode):
+    """PyTorch's pooling checks, run once per distinct set of sizes (a failing set is
+    not cached: it raises again)."""
+    _check_pool2d_sizes(tuple(input.shape[-3:]), tuple(kernel_size), tuple(stride), tuple(padding),
+                        tuple(dilation), bool(ceil_mode))
+
+
+@lru_cache(maxsize=1024)
+def _check_pool2d_sizes(image_shape, kernel_size, stride, padding, dilation, ceil_mode):
     if min(kernel_size) <= 0:
         raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel_size[0]} "
                            f"kW: {kernel_size[1]}")
@@ -390,7 +415,7 @@ def _check_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode):
         if p < 0 or p > ((k - 1) * d + 1) // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
                                f"kernel_size={k} and dilation={d}")
-    C, H, W = input.shape[-3:]
+    C, H, W = image_shape
     out = [window_count(size, k, s, p, d, ceil_mode) for size, k, s, p, d
            in zip((H, W), kernel_size, stride, padding, dilation)]
     if min(out) < 1:
