@@ -50,6 +50,9 @@ and ``ember.backends.mkldnn.enabled = False`` keeps im2col everywhere.
 # against 0.45) and no padded copy at all for an unpadded convolution. The arrays
 # and their arithmetic are the same, so every result is the same to the bit (checked
 # against the uncached path: 12,432 outputs and gradients, float32 and float64).
+# bench/conv_small.py (CPU time, interleaved with torch, load 4): that forward went
+# from 4.8x torch's time to 2.5x (channels_last 3.2x to 2.1x), forward+backward from
+# 2.2x to 1.45x (with a cheaper sum backward, ember/native/reduction.py).
 """
 
 from functools import partial
