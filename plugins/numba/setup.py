@@ -31,8 +31,9 @@ class BuildLoops(build_ext):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         try:
             build(path)
-        except Exception as error:  # no C compiler, a numba without pycc: the JIT serves every loop
-            raise CompileError(f"numba could not build ember_numba._compiled: {error}") from error
+        except Exception as error:  # no C compiler, a numba without pycc: the JIT serves
+            message = f"numba could not build ember_numba._compiled: {error}"
+            raise CompileError(message) from error
 
 
 # optional: a failed build installs the plugin all the same (setuptools warns), and every

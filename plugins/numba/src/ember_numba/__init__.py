@@ -16,7 +16,9 @@ ember-loss's ops (``Op.register_kernel``), which the dispatcher resolves once pe
 device and caches, as it does every kernel. The op objects are module-level in those
 plugins, so the override holds whichever plugin loads first.
 ``EMBER_DISABLE_PLUGINS=ember-numba`` (or ``numba``) keeps their NumPy kernels.
-numba itself is imported at the first call of a compiled kernel (ember_numba/jit.py).
+The loops are compiled when the plugin is installed, into ember_numba._compiled
+(ember_numba/ahead_of_time.py); numba itself is imported only for a call whose argument
+types that build did not compile (ember_numba/jit.py).
 """
 
 from ember.plugins import hookimpl

@@ -1,5 +1,7 @@
 """How ember-numba compiles a kernel: ``numba.njit`` with reassociation allowed but
-NaN and infinity kept, a disk cache, and numba imported on the first call only.
+NaN and infinity kept, and a disk cache: the flags the ahead-of-time build compiles each
+loop with too (ember_numba/build_loops.py), and the JIT that serves any other call,
+with numba imported at its first call only.
 
 PyTorch counterpart: none in Python; the role of the compiler flags and the
 ``Vectorized`` reductions of aten/src/ATen/cpu/vec (v2.13).
