@@ -31,7 +31,7 @@ class BuildLoops(build_ext):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         try:
             build(path)
-        except Exception as error:  # no C compiler, a numba without pycc: the JIT serves
+        except Exception as error:  # no C compiler, or a numba without pycc
             message = f"numba could not build ember_numba._compiled: {error}"
             raise CompileError(message) from error
 
