@@ -1,5 +1,5 @@
 """ember-numba: compiled CPU kernels for ember-norm's LayerNorm, GroupNorm and BatchNorm
-ops (InstanceNorm runs on the batch-norm ones), ember-activation's SiLU forward,
+ops (InstanceNorm runs on the batch-norm ones), ember-activation's SiLU forward and backward,
 ember-optim's fused SGD, Adam/AdamW, RMSprop and Adagrad updates, the core's
 log_softmax and ember-loss's nll_loss and cross_entropy (with their backwards), the
 transforms of ember's Winograd convolutions (ember_numba/winograd.py), the core's
@@ -30,7 +30,7 @@ def overrides():
     """``[(op, cpu kernel)]``: every op of the core's, ember-norm's, ember-activation's,
     ember-optim's and ember-loss's this plugin serves on the cpu, each module's own."""
     from ember.native.pooling import MAX_POOL2D_VALUES
-    from ember_activation.sigmoid_family import SILU
+    from ember_activation.sigmoid_family import SILU, SILU_BACKWARD
     from ember_norm.ops import batch_norm as norm_batch_norm
     from ember_norm.ops import group_norm as norm_group_norm
     from ember_norm.ops import layer_norm as norm_layer_norm
@@ -64,7 +64,8 @@ def overrides():
     ]
     modules = (fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, log_softmax, nll_loss, cross_entropy, im2col,
                nhwc_im2col, winograd)
-    return norms + [(SILU, silu.silu), (MAX_POOL2D_VALUES, max_pool.max_pool2d)] + [
+    activations = [(SILU, silu.silu), (SILU_BACKWARD, silu.silu_backward)]
+    return norms + activations + [(MAX_POOL2D_VALUES, max_pool.max_pool2d)] + [
         pair for module in modules for pair in module.overrides()]
 
 

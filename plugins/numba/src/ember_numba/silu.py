@@ -1,8 +1,10 @@
-"""ember-activation's SiLU forward (``activation::silu``) on float32 as one compiled
-loop with ember-numba's vectorizable ``exp``: the cpu kernel ember-numba registers for it.
+"""ember-activation's SiLU forward and backward (``activation::silu``,
+``activation::silu_backward``) on float32, each one compiled loop with ember-numba's
+vectorizable ``exp``: the cpu kernels ember-numba registers for them.
 
 PyTorch counterpart: aten/src/ATen/native/cpu/Activation.cpp (``silu_kernel``: ``x /
-(1 + exp(-x))`` on ``Vectorized<float>``, whose ``exp`` is a SIMD polynomial) (v2.13).
+(1 + exp(-x))`` on ``Vectorized<float>``, whose ``exp`` is a SIMD polynomial;
+``silu_backward_kernel``) (v2.13).
 
 # NOTE [ A SIMD exp for SiLU ]
 # NumPy's float32 ``exp`` costs about 2 ns a value on this machine's AVX2 (no SIMD
@@ -21,11 +23,20 @@ PyTorch counterpart: aten/src/ATen/native/cpu/Activation.cpp (``silu_kernel``: `
 # the worst error against float64 is within torch's (test_silu.py).
 # float64 (and other dtypes, empty or non-dense arrays) go to ember-activation's
 # NumPy kernel, whose float64 ``exp`` is correctly rounded within 1 ulp.
+
+# NOTE [ SiLU's gradient in one pass ]
+# ``grad * s * (1 + x * (1 - s))`` with ``s = sigmoid(x)``: ember-activation's NumPy
+# kernel makes it in six passes over two feature-map-sized buffers (exp, add,
+# reciprocal, subtract, multiply, add, multiply, multiply), and a yolo_nano train
+# step runs it on every activation. The loop reads ``grad`` and ``x`` once and writes
+# the result once, with the forward's ``exp32``, and multiplies in torch's order
+# (``(grad * s) * (...)``). At the edges it gives torch's results: 0 times a finite
+# slope where ``exp(-x)`` overflows, NaN at NaN and at both infinities (``0 * inf``).
 """
 
 import numpy as np
 
-from ember_activation.sigmoid_family import SILU
+from ember_activation.sigmoid_family import SILU, SILU_BACKWARD
 from ember_numba.ahead_of_time import Loops
 
 loops = Loops("ember_numba.silu_loops")
@@ -43,6 +54,21 @@ def silu(xp, x):
     if out.strides != x.strides:  # a size-1 axis strided differently: not worth a case
         return SILU.generic(xp, x)
     loops.silu_loop(values, _dense(out))
+    return out
+
+
+def silu_backward(xp, grad, x):
+    """``activation::silu_backward`` on the cpu: the compiled loop where ``grad`` and
+    ``x`` are dense float32 arrays of one shape and one layout, the NumPy kernel
+    (``SILU_BACKWARD.generic``) for everything else."""
+    values, grads = _dense(x), _dense(grad)
+    if values is None or grads is None or x.dtype != F or grad.dtype != F or x.size == 0 \
+            or grad.shape != x.shape or grad.strides != x.strides:
+        return SILU_BACKWARD.generic(xp, grad, x)
+    out = np.empty_like(x)
+    if out.strides != x.strides:
+        return SILU_BACKWARD.generic(xp, grad, x)
+    loops.silu_backward_loop(grads, values, _dense(out))
     return out
 
 

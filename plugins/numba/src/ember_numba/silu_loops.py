@@ -18,3 +18,12 @@ def silu_loop(x, out):
     for i in range(x.size):
         v = x[i]
         out[i] = v / (ONE + exp32(-v))
+
+
+@ahead_of_time("void(float32[::1], float32[::1], float32[::1])")
+@jit_exact  # no fast-math, as the forward's: NOTE in ember_numba/silu.py
+def silu_backward_loop(grad, x, out):
+    for i in range(x.size):
+        v = x[i]
+        s = ONE / (ONE + exp32(-v))
+        out[i] = grad[i] * s * (ONE + v * (ONE - s))
