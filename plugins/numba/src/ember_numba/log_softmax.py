@@ -1,16 +1,18 @@
 """Compiled CPU kernels for core's ``aten::log_softmax`` and
-``aten::_log_softmax_backward_data``: one loop per row, with an exponential that LLVM
-vectorizes.
+``aten::_log_softmax_backward_data``: one loop per row (or per block of columns, along
+a dim that is not the last), with an exponential that LLVM vectorizes.
 
 PyTorch counterpart: aten/src/ATen/native/cpu/SoftMaxKernel.cpp
-(``vec_log_softmax_lastdim``, ``vec_log_softmax_backward_lastdim``), registered through
+(``vec_log_softmax_lastdim``, ``vec_log_softmax_backward_lastdim``, and
+``_vec_log_softmax`` and its backward along other dims), registered through
 aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``) (v2.13).
 
 The ops are core's (ember/native/softmax.py); their generic kernels are NumPy code
 (NOTE [ log_softmax over short rows ] there). These kernels serve contiguous float32 and
-float64 arrays along their last dim (the composite cross-entropy's ``(N, C)`` logits
-along dim 1) and hand every other input to the op's generic kernel: other dtypes and
-layouts, other dims, empty and 0-d arrays.
+float64 arrays along any dim: rows along the last (the composite cross-entropy's
+``(N, C)`` logits along dim 1), columns along any other (NOTE [ log_softmax along a dim
+that is not the last ] in log_softmax_loops.py); they hand every other input to the
+op's generic kernel: other dtypes and layouts, empty and 0-d arrays.
 
 # NOTE [ One pass per row for log_softmax ]
 # The NumPy kernel makes four to five whole-array passes forward (max, subtract, exp,
@@ -23,6 +25,8 @@ layouts, other dims, empty and 0-d arrays.
 # ember_numba/vector_exp.py's, which vectorizes where the C library's does not.
 """
 
+import math
+
 import numpy as np
 
 from ember.native import softmax as core
@@ -30,6 +34,7 @@ from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable
 
 loops = Loops("ember_numba.log_softmax_loops")
+BLOCK_BYTES = 256 * 1024
 
 
 def overrides():
@@ -37,27 +42,52 @@ def overrides():
     return [(core.LOG_SOFTMAX, log_softmax), (core.LOG_SOFTMAX_BACKWARD, log_softmax_backward)]
 
 
-def _rows(a, dim):
+def _taken(a, dim):
     """Whether the loops take ``a`` along ``dim``: a contiguous float32/float64 array of
-    at least one dim, not empty, reduced along its last dim."""
-    return a.ndim >= 1 and dim == a.ndim - 1 and compilable(a)
+    at least one dim, not empty."""
+    return a.ndim >= 1 and compilable(a)
+
+
+def _lines(a, dim):
+    """``a`` as (outer, size of ``dim``, inner)."""
+    return a.reshape(-1, a.shape[dim], math.prod(a.shape[dim + 1:]))
+
+
+def _block(lines):
+    """How many inner positions the column loops take at a time: a block whose lines
+    along the reduced dim stay in the L2 cache, at least 64 (NOTE [ log_softmax along
+    a dim that is not the last ] in log_softmax_loops.py)."""
+    block = BLOCK_BYTES // (lines.shape[1] * lines.itemsize) // 16 * 16
+    return min(max(block, 64), lines.shape[2])
 
 
 def log_softmax(xp, a, dim):
-    """``aten::log_softmax`` on the cpu: ``x - logsumexp(x)`` along the last dim."""
-    if not _rows(a, dim):
+    """``aten::log_softmax`` on the cpu: ``x - logsumexp(x)`` along ``dim``."""
+    if not _taken(a, dim):
         return core.LOG_SOFTMAX.generic(xp, a, dim)
     out = np.empty_like(a)
-    loops.forward_rows(a.reshape(-1, a.shape[-1]), out.reshape(-1, a.shape[-1]))
+    lines = _lines(a, dim)
+    if lines.shape[2] == 1:
+        loops.forward_rows(a.reshape(-1, a.shape[dim]), out.reshape(-1, a.shape[dim]))
+    else:
+        block = _block(lines)
+        loops.forward_columns(lines, out.reshape(lines.shape), np.empty(block, a.dtype), np.empty(block, a.dtype),
+                              block)
     return out
 
 
 def log_softmax_backward(xp, grad, output, dim):
     """``aten::_log_softmax_backward_data`` on the cpu: ``g - exp(y) * sum(g)`` along
-    the last dim."""
-    if not (_rows(grad, dim) and compilable(grad, output) and grad.shape == output.shape):
+    ``dim``."""
+    if not (_taken(grad, dim) and compilable(grad, output) and grad.shape == output.shape):
         return core.LOG_SOFTMAX_BACKWARD.generic(xp, grad, output, dim)
     out = np.empty_like(grad)
-    size = grad.shape[-1]
-    loops.backward_rows(grad.reshape(-1, size), output.reshape(-1, size), out.reshape(-1, size))
+    lines = _lines(grad, dim)
+    if lines.shape[2] == 1:
+        size = grad.shape[dim]
+        loops.backward_rows(grad.reshape(-1, size), output.reshape(-1, size), out.reshape(-1, size))
+    else:
+        block = _block(lines)
+        loops.backward_columns(lines, output.reshape(lines.shape), out.reshape(lines.shape),
+                               np.empty(block, grad.dtype), block)
     return out
