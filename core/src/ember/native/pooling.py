@@ -42,13 +42,23 @@ def _taps(g):
             yield i, j
 
 
-def _tap(g, plane, i, j):
-    """The ``(N, C, OH, OW)`` slice of the padded plane that tap ``(i, j)`` of every
-    window reads."""
-    top, left = i * g.dh, j * g.dw
-    rows = slice(top, top + g.sh * (g.OH - 1) + 1, g.sh)
-    cols = slice(left, left + g.sw * (g.OW - 1) + 1, g.sw)
-    return plane[:, :, rows, cols]
+def _tap_indices(g):
+    """Per tap ``(i, j)``, in :func:`_taps` order, the index of the ``(N, C, OH, OW)``
+    slice of the padded plane that tap of every window reads; worked out once per set
+    of sizes."""
+    return _tap_indices_of(g.kh, g.kw, g.dh, g.dw, g.sh, g.sw, g.OH, g.OW)
+
+
+@lru_cache(maxsize=1024)
+def _tap_indices_of(kh, kw, dh, dw, sh, sw, OH, OW):
+    indices = []
+    for i in range(kh):
+        for j in range(kw):
+            top, left = i * dh, j * dw
+            rows = slice(top, top + sh * (OH - 1) + 1, sh)
+            cols = slice(left, left + sw * (OW - 1) + 1, sw)
+            indices.append((slice(None), slice(None), rows, cols))
+    return tuple(indices)
 
 
 def _pool_geometry(shape, kernel_size, stride, padding, dilation, ceil_mode):
@@ -98,14 +108,15 @@ def _max_by_taps(xp, x, g, fill):
     """Window maxima and their flat input indices, one strided slice per tap."""
     # in x's format (NOTE [ Pooling in channels_last ])
     plane = g.padded(xp, x, fill)
-    best = _tap(g, plane, 0, 0).copy(order="K")
+    indices = _tap_indices(g)
+    best = plane[indices[0]].copy(order="K")
     taps = g.kh * g.kw
     # small: fewer bytes to touch
     best_tap = xp.zeros_like(best, dtype=xp.int8 if taps <= 127 else xp.int32)
     nan_wins = may_hold_nan(xp, x)
-    for number, (i, j) in enumerate(_taps(g)):
+    for number, index in enumerate(indices):
         if number:  # a strictly greater value or a NaN wins (PyTorch's rule)
-            running_max(xp, best, best_tap, _tap(g, plane, i, j), number, nan_wins)
+            running_max(xp, best, best_tap, plane[index], number, nan_wins)
     # Flat input index = where the window starts + where its chosen tap sits in it.
     tap_offsets, window_starts = _flat_offsets(g)
     return best, xp.take(xp.asarray(tap_offsets), best_tap) + xp.asarray(window_starts)
@@ -137,9 +148,10 @@ def _max_pool_values_kernel(xp, x, kernel_size, stride, padding, dilation, ceil_
     if (g.sh, g.sw) == (1, 1):
         return max_values(xp, x, g, fill)
     plane = g.padded(xp, x, fill)
-    best = _tap(g, plane, 0, 0).copy(order="K")
-    for i, j in list(_taps(g))[1:]:
-        xp.maximum(best, _tap(g, plane, i, j), out=best)
+    first, *others = _tap_indices(g)
+    best = plane[first].copy(order="K")
+    for index in others:
+        xp.maximum(best, plane[index], out=best)
     return best
 
 
@@ -296,9 +308,10 @@ def _divisors(OH, H, kh, sh, ph, OW, W, kw, sw, pw, count_include_pad, dtype):
 def _avg_pool_kernel(xp, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     g = _pool_geometry(x.shape, kernel_size, stride, padding, (1, 1), ceil_mode)
     plane = g.padded(xp, x)
-    total = _tap(g, plane, 0, 0).copy(order="K")
-    for i, j in list(_taps(g))[1:]:
-        total += _tap(g, plane, i, j)
+    first, *others = _tap_indices(g)
+    total = plane[first].copy(order="K")
+    for index in others:
+        total += plane[index]
     divisor = _avg_divisor(xp, g, count_include_pad, divisor_override, x.dtype)
     if not is_floating_array(x.dtype):
         return _in_format_of(xp, x, xp.trunc(total / divisor).astype(x.dtype))  # C++ division truncates
@@ -311,8 +324,8 @@ def _avg_pool_backward_kernel(xp, grad, input_size, kernel_size, stride, padding
     g = _pool_geometry(input_size, kernel_size, stride, padding, (1, 1), ceil_mode)
     share = grad / _avg_divisor(xp, g, count_include_pad, divisor_override, grad.dtype)
     plane = _plane_like(xp, grad, tuple(input_size[:2]) + (g.Hp, g.Wp), grad.dtype)
-    for i, j in _taps(g):
-        _tap(g, plane, i, j)[...] += share
+    for index in _tap_indices(g):
+        plane[index] += share
     return _cropped(xp, plane, g)
 
 
