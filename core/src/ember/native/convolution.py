@@ -58,6 +58,7 @@ and ``ember.backends.mkldnn.enabled = False`` keeps im2col everywhere.
 from functools import partial
 
 from ember.autograd.grad_mode import grad_state
+from ember.backends import mkldnn
 from ember.dispatcher import NONE, Op
 from ember.memory_format import array_suggests_channels_last
 from ember.native import blas_sums, winograd
@@ -371,8 +372,6 @@ NHWC_GATHER_MIN_CHANNELS = 16
 
 
 def _gathers_in_nhwc(xp, g, groups):
-    from ember.backends import mkldnn
-
     return (mkldnn.enabled and xp.__name__ == "numpy" and groups == 1
             and g.H * g.W <= NHWC_GATHER_MAX_PLANE and g.C >= NHWC_GATHER_MIN_CHANNELS)
 
