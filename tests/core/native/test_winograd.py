@@ -92,6 +92,18 @@ def test_transformed_weight_is_g_w_g_transposed(m):
             np.testing.assert_allclose(u[:, :, c, o], g @ w[o, c] @ g.T, rtol=1e-14, atol=1e-14)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_transformed_weight_made_in_chunks_is_the_whole_one(dtype, monkeypatch):
+    # 7 output channels of 5 inputs, chunks of 2 channels (the last one short), a
+    # transposed view as the weight: each chunk must land on its own columns
+    w = np.random.default_rng(2).standard_normal((3, 3, 5, 7)).astype(dtype).transpose(3, 2, 0, 1)
+    whole = winograd.winograd_weight(w, 4)
+    monkeypatch.setattr(winograd, "WEIGHT_CHUNK", 2 * 5 * 36)
+    chunked = winograd.winograd_weight(w, 4)
+    assert chunked.dtype == dtype and chunked.flags.c_contiguous
+    np.testing.assert_array_equal(chunked, whole)
+
+
 def test_winograd_applies_to_3x3_stride_1_undilated_ungrouped_only():
     assert winograd.applies((8, 4, 3, 3), (1, 1), (1, 1), 1)
     assert not winograd.applies((8, 4, 3, 3), (2, 2), (1, 1), 1)
