@@ -7,6 +7,7 @@ Tests for plugins/numba/src/ember_numba/ahead_of_time.py and build_loops.py (PyT
 counterpart: torch/utils/cpp_extension.py, v2.13).
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -27,6 +28,31 @@ def test_the_build_exported_every_declared_signature():
     for name, loop, _, signature in declared:
         export = ahead_of_time.export_name(name, loop, build_loops.short_codes(signature))
         assert callable(getattr(module, export, None)), f"{export} ({signature}) is missing"
+
+
+def test_the_build_is_as_new_as_its_loops():
+    # an editable install keeps its build when the loops change (NOTE [ A build older
+    # than its loops ]): rebuild with pip install -e plugins/numba
+    module = ahead_of_time.built()
+    with open(os.path.join(os.path.dirname(module.__file__), ahead_of_time.SOURCES)) as recorded:
+        recorded = json.load(recorded)
+    assert "ember_numba.jit" in recorded and "ember_numba.im2col_loops" in recorded
+    assert ahead_of_time.changed_sources(recorded) == []
+    assert ahead_of_time.changed_sources({**recorded, "ember_numba.jit": "0" * 64}) == ["ember_numba.jit"]
+    assert ahead_of_time.changed_sources({"ember_numba.gone_loops": "0" * 64}) == ["ember_numba.gone_loops"]
+
+
+def test_a_build_older_than_its_loops_is_set_aside_for_the_jit(monkeypatch):
+    monkeypatch.setattr(ahead_of_time, "_built", False)
+    monkeypatch.setattr(ahead_of_time, "changed_sources", lambda recorded: ["ember_numba.silu_loops"])
+    with pytest.warns(RuntimeWarning, match=r"built from other sources than today's \(ember_numba.silu_loops\)"):
+        assert ahead_of_time.built() is None
+    silu_loop = Loops("ember_numba.silu_loops").silu_loop
+    x = np.linspace(-3, 3, 9, dtype=np.float32)
+    out = np.empty_like(x)
+    silu_loop(x, out)
+    assert list(silu_loop._by_key.values()) == [silu_loop.jit()]
+    np.testing.assert_allclose(out, x / (1 + np.exp(-x)), rtol=1e-6)
 
 
 def test_every_loop_a_kernel_calls_is_declared():

@@ -28,8 +28,12 @@ the same loops take either road.
 # the same work in C, and 0.45 for the export called directly.
 """
 
+import hashlib
 import importlib
+import importlib.util
+import json
 import os
+import warnings
 
 import numpy as np
 from numpy import ndarray
@@ -38,6 +42,7 @@ from numpy import ndarray
 _SCALARS = {bool: "b1", int: "i8", float: "f8", np.bool_: "b1", np.int32: "i4", np.int64: "i8",
             np.float32: "f4", np.float64: "f8"}
 MODULE = "ember_numba._compiled"
+SOURCES = "_compiled_sources.json"  # beside the module: the digest of each source it was built from
 
 
 def ahead_of_time(*signatures):
@@ -72,20 +77,63 @@ def export_name(module, loop, codes):
     return "__".join((module.rpartition(".")[2], loop, "_".join(codes)))
 
 
+def source_digests(names):
+    """``{module name: SHA-256 of its source file}``, found without importing them."""
+    digests = {}
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        with open(spec.origin, "rb") as source:
+            digests[name] = hashlib.sha256(source.read()).hexdigest()
+    return digests
+
+
+def changed_sources(recorded):
+    """The modules whose source is no longer the one the build compiled (``recorded``:
+    the build's ``source_digests``)."""
+    try:
+        now = source_digests(recorded)
+    except (ImportError, AttributeError, TypeError, OSError):  # a module gone or moved
+        return sorted(recorded)
+    return sorted(name for name in recorded if now[name] != recorded[name])
+
+
 _built = False  # not yet looked for; then the module, or None
 
 
 def built():
-    """ember_numba._compiled, or None where it was not built or EMBER_NUMBA_JIT is set."""
+    """ember_numba._compiled, or None where it was not built, was built from sources
+    that have changed since (an editable install: NOTE [ A build older than its
+    loops ]), or EMBER_NUMBA_JIT is set."""
     global _built
     if _built is False:
         _built = None
         if os.environ.get("EMBER_NUMBA_JIT", "") in ("", "0"):
             try:
-                _built = importlib.import_module(MODULE)
+                module = importlib.import_module(MODULE)
             except ImportError:
-                pass
+                return None
+            _built = module if _current(module) else None
     return _built
+
+
+# NOTE [ A build older than its loops ]
+# In an editable install (``pip install -e``, as tox makes them) the loops' sources can
+# change after the build: an export would then run the old machine code. So the build
+# records the digest of every ember_numba module it compiled from (the loops modules
+# and those they import: jit.py's flags, vector_exp.py), and the first call checks them
+# (about a millisecond): if any differs, the whole build is set aside, with a warning,
+# and numba's JIT compiles the loops from their sources until the plugin is built again.
+def _current(module):
+    try:
+        with open(os.path.join(os.path.dirname(module.__file__), SOURCES)) as recorded:
+            changed = changed_sources(json.load(recorded))
+    except (OSError, ValueError):
+        changed = ["(no record of its sources)"]
+    if changed:
+        warnings.warn(f"ember_numba._compiled was built from other sources than today's "
+                      f"({', '.join(changed)}): numba's JIT compiles the loops instead; reinstall "
+                      f"ember-numba to build them again", RuntimeWarning, stacklevel=3)
+    return not changed
 
 
 class Loop:

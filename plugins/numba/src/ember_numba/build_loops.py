@@ -21,11 +21,13 @@ ember_numba/ahead_of_time.py).
 """
 
 import importlib
+import json
 import os
 import pkgutil
+import sys
 import warnings
 
-from ember_numba.ahead_of_time import export_name
+from ember_numba.ahead_of_time import SOURCES, export_name, source_digests
 
 
 def loops_modules():
@@ -83,3 +85,8 @@ def build(path):
         codes = short_codes(signature)
         extension.export(export_name(module, attribute, codes), signature)(_export(loop, len(codes)))
     extension.compile()
+    # NOTE [ A build older than its loops ] in ahead_of_time.py: every module of ours the
+    # loops were compiled from is imported by now
+    compiled_from = sorted(name for name in sys.modules if name.startswith("ember_numba."))
+    with open(os.path.join(os.path.dirname(path), SOURCES), "w") as record:
+        json.dump(source_digests(compiled_from), record, indent=1, sort_keys=True)
