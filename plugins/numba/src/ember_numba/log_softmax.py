@@ -53,7 +53,7 @@ def _lines(a, dim):
     return a.reshape(-1, a.shape[dim], math.prod(a.shape[dim + 1:]))
 
 
-def _block(lines):
+def column_block(lines):
     """How many inner positions the column loops take at a time: a block whose lines
     along the reduced dim stay in the L2 cache, at least 64 (NOTE [ log_softmax along
     a dim that is not the last ] in log_softmax_loops.py)."""
@@ -70,7 +70,7 @@ def log_softmax(xp, a, dim):
     if lines.shape[2] == 1:
         loops.forward_rows(a.reshape(-1, a.shape[dim]), out.reshape(-1, a.shape[dim]))
     else:
-        block = _block(lines)
+        block = column_block(lines)
         loops.forward_columns(lines, out.reshape(lines.shape), np.empty(block, a.dtype), np.empty(block, a.dtype),
                               block)
     return out
@@ -87,7 +87,7 @@ def log_softmax_backward(xp, grad, output, dim):
         size = grad.shape[dim]
         loops.backward_rows(grad.reshape(-1, size), output.reshape(-1, size), out.reshape(-1, size))
     else:
-        block = _block(lines)
+        block = column_block(lines)
         loops.backward_columns(lines, output.reshape(lines.shape), out.reshape(lines.shape),
                                np.empty(block, grad.dtype), block)
     return out

@@ -162,16 +162,21 @@ def cross_entropy_rows(x, target, ignore_index, losses):
             continue
         if t < 0 or t >= x.shape[1]:
             return -1
-        row = x[i]
-        picked = row[t]
-        total = _wide_exp_sum(row, picked)
-        if total == total and total != np.inf:
-            losses[i] = math.log(total)
-        else:  # a logit far above the target's, inf or nan
-            top = row_max(row)
-            losses[i] = math.log(_exp_sum(row, top)) - (picked - top)
+        losses[i] = _target_loss(x[i], t)
         counted += 1
     return counted
+
+
+@compile_exact
+def _target_loss(row, t):
+    """``-log_softmax(row)[t]``, shifted by the target's logit, by the row max where
+    that overflows."""
+    picked = row[t]
+    total = _wide_exp_sum(row, picked)
+    if total == total and total != np.inf:
+        return row.dtype.type(math.log(total))
+    top = row_max(row)  # a logit far above the target's, inf or nan
+    return row.dtype.type(math.log(_exp_sum(row, top)) - (picked - top))
 
 
 # NOTE [ A confident row's loss, summed in float64 ]
@@ -210,16 +215,20 @@ def cross_entropy_backward_rows(x, target, ignore_index, grads, mean, out):
             for j in range(result.size):
                 result[j] = 0
             continue
-        row = x[i]
-        total = _exps_into(row, row[t], result)
-        if not (total == total and total != np.inf):  # as the forward: shift by the max
-            total = _exps_into(row, row_max(row), result)
-        scale = grads[i] if grads.size > 1 else single
-        factor = scale / total
-        for j in range(result.size):
-            result[j] = result[j] * factor
-        result[t] -= scale
+        _row_gradient(x[i], t, grads[i] if grads.size > 1 else single, result)
     return True
+
+
+@compile_exact
+def _row_gradient(row, t, scale, result):
+    """``result = scale * (softmax(row) - onehot(t))``."""
+    total = _exps_into(row, row[t], result)
+    if not (total == total and total != np.inf):  # as the forward: shift by the max
+        total = _exps_into(row, row_max(row), result)
+    factor = scale / total
+    for j in range(result.size):
+        result[j] = result[j] * factor
+    result[t] -= scale
 
 
 @compile
@@ -230,3 +239,192 @@ def _exps_into(row, shift, result):
         result[j] = e
         total += e
     return total
+
+
+# NOTE [ Class weights and spatial targets in the fused loops ]
+# A class weight scales each row's loss and gradient by ``w[t]`` and the mean divides by
+# the sum of the ``w[t]`` counted, as torch's ``nll_loss`` frames do; the weighted row
+# loops are the plain ones with that factor. Spatial targets, (N, C, d1, ...) logits
+# with (N, d1, ...) indices, take the class dim as the column loops of log_softmax do
+# (NOTE [ log_softmax along a dim that is not the last ]): per block of positions, a
+# running max and a running sum of exponentials across the classes, then each
+# position's loss ``log(sum) - (x[t] - max)``, torch's ``-((x[t] - max) - log(sum))``;
+# backward, the exponentials written into the gradient, scaled per position, less the
+# scale at the target. A target out of range returns False before anything is reduced,
+# and the kernel hands the call to the NumPy kernel, which raises torch's error. The
+# weights counted are summed in float64: over a (4, 21, 13, 17) map's 884 positions a
+# float32 running sum put the weighted mean 7.6e-6 off torch's (the NumPy kernel's
+# pairwise sum: 1.4e-6).
+@ahead_of_time("b1({t}[:, ::1], i8[::1], {t}[::1], i8, {t}[::1], {t}[::1])")
+@compile_exact
+def weighted_cross_entropy_rows(x, target, weight, ignore_index, losses, sums):
+    """Each row's ``-w[t] * log_softmax(x)[t]`` into ``losses`` (0 where ignored), the
+    sum of the ``w[t]`` counted into ``sums[0]``; False at a target out of range."""
+    denominator = 0.0  # float64 (NOTE [ Class weights and spatial targets in the fused loops ])
+    for i in range(x.shape[0]):
+        t = target[i]
+        if t == ignore_index:
+            losses[i] = 0
+            continue
+        if t < 0 or t >= x.shape[1]:
+            return False
+        losses[i] = weight[t] * _target_loss(x[i], t)  # both of x's dtype
+        denominator += weight[t]
+    sums[0] = denominator
+    return True
+
+
+@ahead_of_time("b1({t}[:, ::1], i8[::1], {t}[::1], i8, {t}[::1], b1, {t}[:, ::1])")
+@compile_exact
+def weighted_cross_entropy_backward_rows(x, target, weight, ignore_index, grads, mean, out):
+    """``out[i] = w[t] * g_i * (softmax(x[i]) - onehot(t))`` (``g_i`` over the sum of the
+    ``w[t]`` counted, for the mean), zeros where ignored; False at a target out of range."""
+    denominator = 0.0  # float64 (NOTE [ Class weights and spatial targets in the fused loops ])
+    for i in range(x.shape[0]):
+        t = target[i]
+        if t != ignore_index:
+            if t < 0 or t >= x.shape[1]:
+                return False
+            denominator += weight[t]
+    for i in range(x.shape[0]):
+        t = target[i]
+        result = out[i]
+        if t == ignore_index:
+            result[:] = 0
+            continue
+        w = weight[t]
+        scale = _share(w, denominator) * grads[0] if mean else w * (grads[i] if grads.size > 1 else grads[0])
+        _row_gradient(x[i], t, scale, result)
+    return True
+
+
+@ahead_of_time("b1({t}[:, :, ::1], i8[:, ::1], {t}[::1], b1, i8, {t}[:, ::1], {t}[::1], {t}[::1], {t}[::1], "
+               "{t}[::1], i8)")
+@compile_exact
+def cross_entropy_columns(x, target, weight, weighted, ignore_index, losses, sums, top, rest, ties, block):
+    """``losses[o, k] = -w[t] * log_softmax(x[o, :, k])[t]`` with ``t = target[o, k]``
+    (0 where ignored; ``w`` 1 unless ``weighted``), the sum of the ``w[t]`` counted into
+    ``sums[0]``, ``block`` positions at a time; False at a target out of range. Each
+    position's sum of exponentials is kept as the terms below 1 (``rest``) and the
+    count of those equal to 1 (``ties``, the max's own), and its log taken as
+    ``log1p(rest + ties - 1)`` (NOTE [ A confident position's loss ])."""
+    classes, inner = x.shape[1], x.shape[2]
+    denominator = 0.0  # float64 (NOTE [ Class weights and spatial targets in the fused loops ])
+    for o in range(x.shape[0]):
+        for start in range(0, inner, block):
+            stop = min(start + block, inner)
+            high, small, maxima = top[:stop - start], rest[:stop - start], ties[:stop - start]
+            _line_max(x[o], start, stop, high)
+            small[:] = 0
+            maxima[:] = 0
+            for c in range(classes):
+                _add_exps_apart(x[o, c, start:stop], high, small, maxima)
+            for j in range(stop - start):
+                t = target[o, start + j]
+                if t == ignore_index:
+                    losses[o, start + j] = 0
+                    continue
+                if t < 0 or t >= classes:
+                    return False
+                w = weight[t] if weighted else x.dtype.type(1)
+                log_sum = _log1p(small[j] + (maxima[j] - 1))
+                losses[o, start + j] = w * (log_sum - (x[o, t, start + j] - high[j]))
+                denominator += w
+    sums[0] = denominator
+    return True
+
+
+# NOTE [ A confident position's loss ]
+# A confident position's loss is small, the log of a sum just above 1 (1 for the max's
+# own term, exp(0), and small terms): summed in float32, the sum's rounding, 1e-7 of 1,
+# is 1e-4 of a loss of 1e-3 (ember-loss's test keeps 1e-5; torch's float32 kernel is
+# 2e-6 off there). The row loop sums in float64 (NOTE [ A confident row's loss, summed
+# in float64 ]); across columns that halves the SIMD width, and (8, 21, 32, 32) maps
+# took 1.4 times torch's time instead of 1.2. So the terms below 1 are summed apart,
+# in the input's dtype, and the terms equal to 1 (the max, and any ties of it) counted:
+# ``log(sum) = log1p(rest + ties - 1)`` keeps the small loss's relative digits. A NaN
+# term is below nothing and lands in ``rest``, which carries it to the loss.
+@compile_exact
+def _log1p(d):
+    """``log(1 + d)`` to a few ulps of ``d``'s dtype with one ``log``: the rounding of
+    ``u = 1 + d`` cancels in ``log(u) * d / (u - 1)`` (Goldberg's formula; numba's
+    ``math.log1p`` took 12 ns a call here, a third of the forward)."""
+    u = 1 + d
+    return d if u == 1 else math.log(u) * (d / (u - 1))
+
+
+@compile_exact
+def _add_exps_apart(line, high, small, maxima):
+    zero = line.dtype.type(0)
+    for j in range(line.size):  # selects, not branches: SIMD code
+        e = vector_exp(line[j] - high[j])
+        top = e >= 1  # e is exactly 1 there (exp(0))
+        maxima[j] += e if top else zero
+        small[j] += zero if top else e
+
+
+@ahead_of_time("b1({t}[:, :, ::1], i8[:, ::1], {t}[::1], b1, i8, {t}[:, ::1], b1, {t}[:, :, ::1], {t}[::1], "
+               "{t}[::1], i8)")
+@compile_exact
+def cross_entropy_backward_columns(x, target, weight, weighted, ignore_index, grads, mean, out, top, total,
+                                   block):
+    """``out[o, :, k] = s * (softmax(x[o, :, k]) - onehot(t))`` with ``s = w[t] * g``
+    (``g`` over the sum of the ``w[t]`` counted, for the mean; ``grads[o, k]`` for
+    one per position), zeros where ignored; False at a target out of range."""
+    classes, inner = x.shape[1], x.shape[2]
+    one = x.dtype.type(1)
+    denominator = 0.0  # float64 (NOTE [ Class weights and spatial targets in the fused loops ])
+    for o in range(x.shape[0]):
+        for k in range(inner):
+            t = target[o, k]
+            if t != ignore_index:
+                if t < 0 or t >= classes:
+                    return False
+                denominator += weight[t] if weighted else one
+    each = grads.size > 1
+    for o in range(x.shape[0]):
+        for start in range(0, inner, block):
+            stop = min(start + block, inner)
+            high, factors = top[:stop - start], total[:stop - start]
+            _line_max(x[o], start, stop, high)
+            factors[:] = 0
+            for c in range(classes):
+                _exps_into_line(x[o, c, start:stop], high, factors, out[o, c, start:stop])
+            for j in range(stop - start):  # each position's scale into high, scale / sum into factors
+                t = target[o, start + j]
+                if t == ignore_index:
+                    high[j] = 0
+                else:
+                    w = weight[t] if weighted else one
+                    g = grads[o, start + j] if each else grads[0, 0]
+                    high[j] = _share(w, denominator) * g if mean else w * g
+                factors[j] = high[j] / factors[j]
+            for c in range(classes):
+                _scale_line(out[o, c, start:stop], factors)
+            for j in range(stop - start):
+                t = target[o, start + j]
+                if t != ignore_index:
+                    out[o, t, start + j] -= high[j]
+    return True
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _share(w, denominator):
+    """``w / denominator``, the mean's factor of one position, in IEEE arithmetic: NaN
+    (0 / 0) where the weights counted sum to 0, as in torch, where numba's default
+    error model would raise ZeroDivisionError."""
+    return w / denominator
+
+
+@compile_exact
+def _exps_into_line(line, high, sums, result):
+    for j in range(line.size):
+        e = vector_exp(line[j] - high[j])
+        result[j] = e
+        sums[j] += e
+
+
+@compile_exact
+def _scale_line(line, factors):
+    for j in range(line.size):
+        line[j] = line[j] * factors[j]
