@@ -1,8 +1,9 @@
 """Compiled CPU kernels for ember-loss's ``loss::nll_loss`` and ``loss::nll_loss_backward``
-on ``(N, C)`` log-probabilities: one loop over the targets.
+on ``(N, C)`` and ``(N, C, d1, ...)`` log-probabilities: one loop over the targets.
 
 PyTorch counterpart: aten/src/ATen/native/LossNLL.cpp (``nll_loss_out_frame``,
-``nll_loss_backward_out_frame``) (v2.13).
+``nll_loss_backward_out_frame``) and LossNLL2d.cpp (``nll_loss2d_forward_out_frame``)
+(v2.13).
 
 The NumPy kernels (ember_loss/nll.py) check the targets, gather, sum and scale in about
 eight NumPy calls forward and six backward, which on the ``(128, 10)`` logits of the
@@ -10,9 +11,11 @@ composite ``nll_loss(log_softmax(x))`` cost about 16 us each against a few hundr
 nanoseconds of arithmetic. The loops below do it in one call each, as torch's frames do:
 forward, each target's ``-w[t] * x[n, t]`` and the sums of losses and weights; backward,
 zeros with ``-w[t] * grad / denominator`` at each target. They serve C-contiguous
-float32 and float64 ``(N, C)`` inputs with int64 class indices (and a weight of the
-input's dtype, if any); everything else, and any target out of range (so that the
-NumPy kernel raises torch's IndexError), goes to the NumPy kernels.
+float32 and float64 ``(N, C)`` and ``(N, C, d1, ...)`` inputs with C-contiguous int64
+class indices (and a weight of the input's dtype, if any); everything else, and any
+target out of range (so that the NumPy kernel raises torch's IndexError), goes to the
+NumPy kernels. A spatial map's losses are summed by NumPy (pairwise), its weights in
+float64 (nll_loss_loops.py).
 """
 
 import numpy as np
@@ -30,8 +33,15 @@ def overrides():
 
 
 def _takes(x, target, weight):
-    return (x.ndim == 2 and compilable(x, weight) and target.dtype == np.int64 and target.ndim == 1
-            and target.flags.c_contiguous)
+    """Whether the loops serve the call: (N, C) or (N, C, d1, ...) contiguous inputs,
+    int64 class indices of shape (N, d1, ...), a weight of the input's dtype or none."""
+    return (x.ndim >= 2 and compilable(x, weight) and target.dtype == np.int64 and target.flags.c_contiguous
+            and target.shape == x.shape[:1] + x.shape[2:])
+
+
+def _spatial(x, target):
+    """(N, C, L) input and (N, L) targets."""
+    return x.reshape(x.shape[0], x.shape[1], -1), target.reshape(x.shape[0], -1)
 
 
 def _weights(x, weight):
@@ -46,18 +56,34 @@ def nll_loss(xp, x, target, weight, *, reduction="mean", ignore_index=-100):
     """``loss::nll_loss`` on the cpu: ``-w[t] * x[t]`` per row, then reduced."""
     if not _takes(x, target, weight):
         return ops.nll_loss_op.generic(xp, x, target, weight, reduction=reduction, ignore_index=ignore_index)
-    losses = np.empty(x.shape[0], x.dtype)
     w, weighted = _weights(x, weight)
+    if x.ndim > 2:
+        return _spatial_loss(xp, x, target, weight, reduction, ignore_index)
+    losses = np.empty(x.shape[0], x.dtype)
     sums = np.empty(2, x.dtype)  # the sum of the losses and of the weights
     if not loops.forward(x, target, w, weighted, ignore_index, losses, sums):
         return ops.nll_loss_op.generic(xp, x, target, weight, reduction=reduction, ignore_index=ignore_index)
+    return _reduced(losses, reduction, sums[0], sums[1])
+
+
+def _spatial_loss(xp, x, target, weight, reduction, ignore_index):
+    lines, targets = _spatial(x, target)
+    losses = np.empty(targets.shape, x.dtype)
+    sums = np.empty(1, x.dtype)  # the sum of the weights counted
+    if not loops.spatial_forward(lines, targets, *_weights(x, weight), ignore_index, losses, sums):
+        return ops.nll_loss_op.generic(xp, x, target, weight, reduction=reduction, ignore_index=ignore_index)
+    losses = losses.reshape(target.shape)
+    return _reduced(losses, reduction, None if reduction == "none" else losses.sum(), sums[0])
+
+
+def _reduced(losses, reduction, total, denominator):
     if reduction == "none":
         return losses
     if reduction == "sum":
-        return sums[0].copy()
-    if sums[1] == 0:  # 0 / 0 = nan when every target is ignored, as in torch
-        return np.asarray(np.nan, x.dtype)
-    return sums[0] / sums[1]
+        return total.copy()
+    if denominator == 0:  # 0 / 0 = nan when every target is ignored, as in torch
+        return np.asarray(np.nan, losses.dtype)
+    return total / denominator
 
 
 def nll_loss_backward(xp, grad, x, target, weight, *, reduction="mean", ignore_index=-100):
@@ -68,8 +94,15 @@ def nll_loss_backward(xp, grad, x, target, weight, *, reduction="mean", ignore_i
                                            ignore_index=ignore_index)
     w, weighted = _weights(x, weight)
     out = np.zeros(x.shape, x.dtype)
-    grads = grad.reshape(-1) if reduction == "none" else grad.reshape(1)
-    if not loops.backward(grads, target, w, weighted, ignore_index, reduction == "mean", out):
+    if x.ndim > 2:
+        lines, targets = _spatial(x, target)
+        grads = grad.reshape(targets.shape) if reduction == "none" else grad.reshape(1, 1)
+        done = loops.spatial_backward(grads, targets, w, weighted, ignore_index, reduction == "mean",
+                                      out.reshape(lines.shape))
+    else:
+        grads = grad.reshape(-1) if reduction == "none" else grad.reshape(1)
+        done = loops.backward(grads, target, w, weighted, ignore_index, reduction == "mean", out)
+    if not done:
         return ops.nll_backward_op.generic(xp, grad, x, target, weight, reduction=reduction,
                                            ignore_index=ignore_index)
     return out
