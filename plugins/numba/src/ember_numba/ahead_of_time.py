@@ -31,7 +31,6 @@ the same loops take either road.
 import hashlib
 import importlib
 import importlib.util
-import json
 import os
 import warnings
 
@@ -42,7 +41,7 @@ from numpy import ndarray
 _SCALARS = {bool: "b1", int: "i8", float: "f8", np.bool_: "b1", np.int32: "i4", np.int64: "i8",
             np.float32: "f4", np.float64: "f8"}
 MODULE = "ember_numba._compiled"
-SOURCES = "_compiled_sources.json"  # beside the module: the digest of each source it was built from
+SOURCE = "source__"  # the exports that give the digest of a module the build compiled from
 
 
 def ahead_of_time(*signatures):
@@ -78,13 +77,20 @@ def export_name(module, loop, codes):
 
 
 def source_digests(names):
-    """``{module name: SHA-256 of its source file}``, found without importing them."""
+    """``{module name: its source file's SHA-256, the first 60 bits as an int}``, found
+    without importing them (an int, which a compiled export can return)."""
     digests = {}
     for name in names:
         spec = importlib.util.find_spec(name)
         with open(spec.origin, "rb") as source:
-            digests[name] = hashlib.sha256(source.read()).hexdigest()
+            digests[name] = int(hashlib.sha256(source.read()).hexdigest()[:15], 16)
     return digests
+
+
+def recorded_sources(module):
+    """The digests the build compiled into ``module``: ``{module name: digest}``."""
+    return {name[len(SOURCE):].replace("__", "."): getattr(module, name)()
+            for name in dir(module) if name.startswith(SOURCE)}
 
 
 def changed_sources(recorded):
@@ -119,16 +125,15 @@ def built():
 # NOTE [ A build older than its loops ]
 # In an editable install (``pip install -e``, as tox makes them) the loops' sources can
 # change after the build: an export would then run the old machine code. So the build
-# records the digest of every ember_numba module it compiled from (the loops modules
-# and those they import: jit.py's flags, vector_exp.py), and the first call checks them
-# (about a millisecond): if any differs, the whole build is set aside, with a warning,
-# and numba's JIT compiles the loops from their sources until the plugin is built again.
+# compiles into the module the digest of every ember_numba module it compiled from (the
+# loops modules and those they import: jit.py's flags, vector_exp.py), one export each,
+# and the first call checks them (about a millisecond): if any differs, the whole build
+# is set aside, with a warning, and numba's JIT compiles the loops from their sources
+# until the plugin is built again. (In the module, not in a file beside it: an editable
+# install copies the extension module alone out of its build.)
 def _current(module):
-    try:
-        with open(os.path.join(os.path.dirname(module.__file__), SOURCES)) as recorded:
-            changed = changed_sources(json.load(recorded))
-    except (OSError, ValueError):
-        changed = ["(no record of its sources)"]
+    recorded = recorded_sources(module)
+    changed = changed_sources(recorded) if recorded else ["(no record of its sources)"]
     if changed:
         warnings.warn(f"ember_numba._compiled was built from other sources than today's "
                       f"({', '.join(changed)}): numba's JIT compiles the loops instead; reinstall "

@@ -21,13 +21,12 @@ ember_numba/ahead_of_time.py).
 """
 
 import importlib
-import json
 import os
 import pkgutil
 import sys
 import warnings
 
-from ember_numba.ahead_of_time import SOURCES, export_name, source_digests
+from ember_numba.ahead_of_time import SOURCE, export_name, source_digests
 
 
 def loops_modules():
@@ -72,6 +71,13 @@ def _export(loop, arity):
     return namespace["export"]
 
 
+def _constant(value):
+    """A function of no arguments that returns the int ``value``."""
+    namespace = {}
+    exec(f"def constant():\n    return {value}\n", namespace)
+    return namespace["constant"]
+
+
 def build(path):
     """Compile every declared loop into the extension module file ``path``."""
     with warnings.catch_warnings():  # pycc is "pending deprecation", with no replacement yet
@@ -84,9 +90,9 @@ def build(path):
     for module, attribute, loop, signature in declared():
         codes = short_codes(signature)
         extension.export(export_name(module, attribute, codes), signature)(_export(loop, len(codes)))
-    extension.compile()
     # NOTE [ A build older than its loops ] in ahead_of_time.py: every module of ours the
-    # loops were compiled from is imported by now
+    # loops are compiled from is imported by now
     compiled_from = sorted(name for name in sys.modules if name.startswith("ember_numba."))
-    with open(os.path.join(os.path.dirname(path), SOURCES), "w") as record:
-        json.dump(source_digests(compiled_from), record, indent=1, sort_keys=True)
+    for name, digest in source_digests(compiled_from).items():
+        extension.export(SOURCE + name.replace(".", "__"), "i8()")(_constant(digest))
+    extension.compile()
