@@ -199,8 +199,10 @@ def test_spatial_nan_infinity_and_overflowing_logits_match_torch(dtype):
     x[0, 4, 1, 1] = np.inf
     x[1, 0, 2, 2] = -np.inf
     x[1, :, 1, 4] += 1e4
-    x[1, 3, 0, 3] = 200  # exp(x - x[t]) would overflow; the max shift does not
+    x[1, 3, 0, 3] = 800
     t = spatial_targets(x.shape, seed=9, ignored=-100)
+    t[0, 2, 2], x[0, 5, 2, 2] = -100, 800  # ignored, and 800 above the logit it is shifted by
+    t[1, 0, 3] = 1  # the 800 above is 3: exp(x - x[t]) overflows, the max shift does not
     w = class_weights(x.shape, dtype)
     with np.errstate(invalid="ignore"):
         for reduction in ("none", "sum"):
