@@ -42,16 +42,15 @@ def test_values_and_gradients_match_torch(dtype, shape):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("shape", SHAPES)
-def test_each_kernel_matches_the_numpy_kernel(dtype, shape):
+@pytest.mark.parametrize("shape, dim", [(shape, len(shape) - 1) for shape in SHAPES])
+def test_each_kernel_matches_the_numpy_kernel(dtype, shape, dim):
     x, g = make_tensor(shape, dtype, seed=1) * 3, make_tensor(shape, dtype, seed=2)
-    dim = len(shape) - 1
     expected, actual = core.LOG_SOFTMAX.generic(np, x, dim), compiled.log_softmax(np, x, dim)
-    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    assert actual.dtype == expected.dtype and actual.strides == expected.strides
     np.testing.assert_allclose(actual, expected, **TOLERANCES[dtype])
     expected = core.LOG_SOFTMAX_BACKWARD.generic(np, g, expected, dim)
     actual = compiled.log_softmax_backward(np, g, actual, dim)
-    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    assert actual.dtype == expected.dtype and actual.strides == expected.strides
     np.testing.assert_allclose(actual, expected, **TOLERANCES[dtype])
 
 
@@ -78,15 +77,21 @@ def test_nan_and_infinity_propagate_as_in_torch(dtype):
     x[3, 0] = -np.inf
     x[4, :] = -np.inf
     x[5, 7] = -np.nan  # a NaN with its sign bit set (NOTE [ A row max that vectorizes ])
+    assert_special_values_match_torch(x, 1, dtype)
+
+
+def assert_special_values_match_torch(x, dim, dtype):
+    """Values and gradients of ``x`` (NaN, infinities) along ``dim``: NaN where torch has
+    NaN, and -inf where it has -inf."""
     with np.errstate(invalid="ignore"):
-        expected = torch.log_softmax(torch.from_numpy(x), 1).numpy()
-        actual = compiled.log_softmax(np, x, 1)
+        expected = torch.log_softmax(torch.from_numpy(x), dim).numpy()
+        actual = compiled.log_softmax(np, x, dim)
         np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
-        np.testing.assert_allclose(actual, expected, **TOLERANCES[dtype])  # -inf where torch has it
-        g = make_tensor((6, 12), dtype, seed=5)
-        expected_grad = torch.ops.aten._log_softmax_backward_data(torch.from_numpy(g), torch.from_numpy(expected), 1,
+        np.testing.assert_allclose(actual, expected, **TOLERANCES[dtype])
+        g = make_tensor(x.shape, dtype, seed=5)
+        expected_grad = torch.ops.aten._log_softmax_backward_data(torch.from_numpy(g), torch.from_numpy(expected), dim,
                                                                   torch.from_numpy(x).dtype).numpy()
-        np.testing.assert_allclose(compiled.log_softmax_backward(np, g, actual, 1), expected_grad,
+        np.testing.assert_allclose(compiled.log_softmax_backward(np, g, actual, dim), expected_grad,
                                    **TOLERANCES[dtype])
 
 
@@ -129,14 +134,7 @@ def test_other_dims_match_torch_with_gradients(monkeypatch, dtype, shape, dim):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("shape, dim", COLUMNS)
 def test_other_dims_match_the_numpy_kernel(dtype, shape, dim):
-    x, g = make_tensor(shape, dtype, seed=8) * 3, make_tensor(shape, dtype, seed=9)
-    expected, actual = core.LOG_SOFTMAX.generic(np, x, dim), compiled.log_softmax(np, x, dim)
-    assert actual.dtype == expected.dtype and actual.strides == expected.strides
-    np.testing.assert_allclose(actual, expected, **TOLERANCES[dtype])
-    expected = core.LOG_SOFTMAX_BACKWARD.generic(np, g, expected, dim)
-    actual = compiled.log_softmax_backward(np, g, actual, dim)
-    assert actual.dtype == expected.dtype and actual.strides == expected.strides
-    np.testing.assert_allclose(actual, expected, **TOLERANCES[dtype])
+    test_each_kernel_matches_the_numpy_kernel(dtype, shape, dim)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -150,16 +148,7 @@ def test_other_dims_keep_nan_infinity_and_large_logits_as_torch(dtype):
     x[1, :, 0, 3] = -np.inf
     x[1, :, 1, 4] += 1e4
     x[0, 5, 2, 4] = -np.nan
-    with np.errstate(invalid="ignore"):
-        expected = torch.log_softmax(torch.from_numpy(x), 1).numpy()
-        actual = compiled.log_softmax(np, x, 1)
-        np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
-        np.testing.assert_allclose(actual, expected, **TOLERANCES[dtype])
-        g = make_tensor(x.shape, dtype, seed=11)
-        expected_grad = torch.ops.aten._log_softmax_backward_data(torch.from_numpy(g), torch.from_numpy(expected), 1,
-                                                                  torch.from_numpy(x).dtype).numpy()
-        np.testing.assert_allclose(compiled.log_softmax_backward(np, g, actual, 1), expected_grad,
-                                   **TOLERANCES[dtype])
+    assert_special_values_match_torch(x, 1, dtype)
 
 
 def test_other_dims_not_taken_go_to_the_numpy_kernel(monkeypatch):

@@ -154,17 +154,30 @@ def cross_entropy_rows(x, target, ignore_index, losses):
     returns the number of rows not ignored, or -1 at a target out of range. Shifted by
     the target's logit (NOTE [ Shifting by the target logit ] in
     ember_loss/cross_entropy.py), by the row max where that overflows."""
-    counted = 0
+    return _row_losses(x, target, losses[:1], False, ignore_index, losses)[0]  # losses[:1]: a weight never read
+
+
+@compile_exact
+def _row_losses(x, target, weight, weighted, ignore_index, losses):
+    """Each row's ``-log_softmax(x)[t]`` (times ``w[t]`` if ``weighted``) into ``losses``,
+    0 where ignored; returns the number of rows counted (-1 at a target out of range)
+    and the sum of their ``w[t]`` in float64 (NOTE [ Class weights and spatial targets
+    in the fused loops ])."""
+    counted, denominator = 0, 0.0
     for i in range(x.shape[0]):
         t = target[i]
         if t == ignore_index:
             losses[i] = 0
             continue
         if t < 0 or t >= x.shape[1]:
-            return -1
-        losses[i] = _target_loss(x[i], t)
+            return -1, denominator
+        loss = _target_loss(x[i], t)
+        if weighted:
+            loss = weight[t] * loss  # both of x's dtype
+            denominator += weight[t]
+        losses[i] = loss
         counted += 1
-    return counted
+    return counted, denominator
 
 
 @compile_exact
@@ -260,18 +273,8 @@ def _exps_into(row, shift, result):
 def weighted_cross_entropy_rows(x, target, weight, ignore_index, losses, sums):
     """Each row's ``-w[t] * log_softmax(x)[t]`` into ``losses`` (0 where ignored), the
     sum of the ``w[t]`` counted into ``sums[0]``; False at a target out of range."""
-    denominator = 0.0  # float64 (NOTE [ Class weights and spatial targets in the fused loops ])
-    for i in range(x.shape[0]):
-        t = target[i]
-        if t == ignore_index:
-            losses[i] = 0
-            continue
-        if t < 0 or t >= x.shape[1]:
-            return False
-        losses[i] = weight[t] * _target_loss(x[i], t)  # both of x's dtype
-        denominator += weight[t]
-    sums[0] = denominator
-    return True
+    counted, sums[0] = _row_losses(x, target, weight, True, ignore_index, losses)
+    return counted >= 0
 
 
 @ahead_of_time("b1({t}[:, ::1], i8[::1], {t}[::1], i8, {t}[::1], b1, {t}[:, ::1])")
@@ -355,14 +358,20 @@ def _target_logits(lines, targets, ignore_index, start, logits):
 @compile_exact
 def _column_loss(lines, t, k):
     """``-log_softmax(lines[:, k])[t]`` shifted by the column's max, one value at a time."""
-    top = lines[0, k]
-    for c in range(1, lines.shape[0]):
-        v = lines[c, k]
-        top = v if v > top else top
+    top = _column_max(lines, k)
     total = lines.dtype.type(0)
     for c in range(lines.shape[0]):
         total += vector_exp(lines[c, k] - top)
     return lines.dtype.type(math.log(total) - (lines[t, k] - top))
+
+
+@compile_exact
+def _column_max(lines, k):
+    top = lines[0, k]
+    for c in range(1, lines.shape[0]):
+        v = lines[c, k]
+        top = v if v > top else top
+    return top
 
 
 # NOTE [ A confident position's loss ]
@@ -407,15 +416,9 @@ def cross_entropy_backward_columns(x, target, weight, weighted, ignore_index, gr
     one per position), zeros where ignored; False at a target out of range. Shifted by
     the target logits, as the forward (NOTE [ A confident position's loss ])."""
     classes, inner = x.shape[1], x.shape[2]
-    one = x.dtype.type(1)
-    denominator = 0.0  # float64 (NOTE [ Class weights and spatial targets in the fused loops ])
-    for o in range(x.shape[0]):
-        for k in range(inner):
-            t = target[o, k]
-            if t != ignore_index:
-                if t < 0 or t >= classes:
-                    return False
-                denominator += weight[t] if weighted else one
+    in_range, denominator = _counted_weight(target, weight, weighted, ignore_index, classes)
+    if not in_range:
+        return False
     each = grads.size > 1
     for o in range(x.shape[0]):
         for start in range(0, inner, block):
@@ -447,6 +450,22 @@ def cross_entropy_backward_columns(x, target, weight, weighted, ignore_index, gr
 
 
 @compile_exact
+def _counted_weight(target, weight, weighted, ignore_index, classes):
+    """``(every target in range, the sum of the w[t] not ignored)`` over 2-d targets,
+    the sum in float64 (NOTE [ Class weights and spatial targets in the fused loops ])."""
+    one = weight.dtype.type(1)
+    denominator = 0.0
+    for o in range(target.shape[0]):
+        for k in range(target.shape[1]):
+            t = target[o, k]
+            if t != ignore_index:
+                if t < 0 or t >= classes:
+                    return False, denominator
+                denominator += weight[t] if weighted else one
+    return True, denominator
+
+
+@compile_exact
 def _position_scale(t, ignore_index, weight, weighted, grads, each, o, k, mean, denominator):
     """A position's ``w[t] * g`` (over the denominator for the mean), 0 where ignored."""
     if t == ignore_index:
@@ -460,10 +479,7 @@ def _position_scale(t, ignore_index, weight, weighted, grads, each, o, k, mean, 
 def _column_gradient(lines, result, t, k, scale):
     """``result[:, k] = scale * (softmax(lines[:, k]) - onehot(t))`` shifted by the
     column's max, one value at a time (no target where ``t`` is -1)."""
-    top = lines[0, k]
-    for c in range(1, lines.shape[0]):
-        v = lines[c, k]
-        top = v if v > top else top
+    top = _column_max(lines, k)
     total = lines.dtype.type(0)
     for c in range(lines.shape[0]):
         e = vector_exp(lines[c, k] - top)

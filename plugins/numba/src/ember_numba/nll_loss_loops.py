@@ -7,7 +7,7 @@ import numpy as np
 
 from ember_numba.ahead_of_time import ahead_of_time
 from ember_numba.jit import jit
-from ember_numba.log_softmax_loops import _share  # w / denominator, NaN at 0 / 0
+from ember_numba.log_softmax_loops import _counted_weight, _share  # the spatial loops' shared pieces
 
 
 @ahead_of_time("b1({t}[:, ::1], i8[::1], {t}[::1], b1, i8, {t}[::1], {t}[::1])")
@@ -91,16 +91,10 @@ def spatial_backward(grads, target, weight, weighted, ignore_index, mean, out):
     """``out[n, t, k] = -w[t] * grad`` (``grad / denominator`` for the mean, the
     position's own for ``grads`` of one per position) into zeros; False at a target out
     of range."""
-    classes = out.shape[1]
     one = out.dtype.type(1)
-    denominator = 0.0
-    for n in range(out.shape[0]):
-        for k in range(out.shape[2]):
-            t = target[n, k]
-            if t != ignore_index:
-                if t < 0 or t >= classes:
-                    return False
-                denominator += weight[t] if weighted else one
+    in_range, denominator = _counted_weight(target, weight, weighted, ignore_index, out.shape[1])
+    if not in_range:
+        return False
     each = grads.size > 1
     for n in range(out.shape[0]):
         for k in range(out.shape[2]):
