@@ -161,6 +161,11 @@ for memory_format in (ember.contiguous_format, ember.channels_last):
         x = ember.randn(4, 3, 8, 8).contiguous(memory_format=memory_format)
         loss = F.cross_entropy(model(x), ember.tensor([0, 1, 2, 3])) + F.nll_loss(
             F.log_softmax(model(x), dim=1), ember.tensor([4, 3, 2, 1]))
+        # a dense head: class weights, per-pixel targets, log_softmax over channels
+        maps, labels = model[2](model[1](model[0](x))).contiguous(), ember.randint(0, 8, (4, 8, 8))
+        loss = loss + F.cross_entropy(maps, labels, weight=ember.ones(8)) + F.nll_loss(
+            F.log_softmax(maps, dim=1), labels) + F.cross_entropy(model(x), ember.tensor([0, 1, 2, 3]),
+                                                                  weight=ember.ones(5))
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
