@@ -2,8 +2,9 @@
 and ``native::nhwc_col2im_add``: registered for the cpu, the NumPy kernels' results bit
 for bit on every geometry (padding, stride, dilation, groups, a padding past the
 kernel, odd sizes), torch's unfold and fold, the NumPy kernels for arrays they do not
-take, and a channels_last convolution whose values and gradients are torch's with the
-compiled kernels and with the NumPy ones.
+take, the gather from NCHW, broadcast and strided images, and convolutions (channels_last
+with channels_last, NCHW and broadcast gradients; an NCHW small map) whose values and
+gradients are torch's with the compiled kernels and with the NumPy ones.
 
 Tests for plugins/numba/src/ember_numba/nhwc_im2col.py (PyTorch counterpart:
 aten/src/ATen/native/im2col.h, v2.13).
@@ -23,7 +24,7 @@ from ember.native.convolution_channels_last import (
 )
 from ember.native.fold import Geometry
 from ember_numba import nhwc_im2col as compiled
-from tests.plugins.numba.kernel_bits import assert_same_bits, no_fallback
+from tests.plugins.numba.kernel_bits import assert_same_bits, no_fallback, values
 
 # (n, C, H, W, kernel, stride, padding, dilation, groups): a 3x3 "same" and the
 # 3-channel stem, stride 2, unequal strides with dilation, groups (depthwise too), a
@@ -97,13 +98,37 @@ def test_they_are_torch_unfold_and_fold(case, dtype):
                                rtol=tolerance, atol=tolerance)
 
 
-@pytest.mark.parametrize("arrays", ["float16", "NCHW image", "strided grads", "mixed dtypes", "empty"])
+# the images the gather reads besides channels_last ones: an NCHW map (a small NCHW
+# map's forward, an NCHW output gradient's stride-1 input adjoint), one value
+# broadcast (the gradient of a sum), a slice of a channels_last map, an odd stride
+LAYOUTS = {
+    "NCHW": lambda x: np.ascontiguousarray(x),
+    "broadcast": lambda x: np.broadcast_to(x[:1, :1, :1, :1], x.shape),
+    "sliced channels_last": lambda x: np.concatenate([x, x], axis=2)[:, :, ::2],
+    "every other element": lambda x: np.repeat(x, 2, axis=-1)[..., ::2],
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("case", GEOMETRIES[:6])
+def test_it_gathers_from_other_layouts_with_the_numpy_kernels_bits(case, layout, dtype, monkeypatch):
+    g, groups, x, grads, _ = _arrays(case, dtype)
+    x = LAYOUTS[layout](values(np.random.default_rng(1), x.size, dtype).reshape(x.shape))  # -0.0, inf, NaN
+    assert not x.transpose(0, 2, 3, 1).flags.c_contiguous  # not the channels_last case
+    expected = np.full(grads.shape, 7, dtype=dtype)
+    nhwc_rows_into(np, x, expected, g, groups)
+    monkeypatch.setattr(compiled, "nhwc_rows_into", no_fallback)
+    got = np.full(grads.shape, 9, dtype=dtype)
+    compiled.compiled_nhwc_rows_into(np, x, got, g, groups)
+    assert_same_bits((got,), (expected,))
+
+
+@pytest.mark.parametrize("arrays", ["float16", "strided grads", "mixed dtypes", "empty"])
 def test_arrays_it_does_not_take_go_to_the_numpy_kernels(arrays, monkeypatch):
     g, groups, x, grads, image = _arrays(GEOMETRIES[0], "float32")
     if arrays == "float16":
         x, grads, image = x.astype(np.float16), grads.astype(np.float16), image.astype(np.float16)
-    elif arrays == "NCHW image":
-        x = np.ascontiguousarray(x)
     elif arrays == "strided grads":
         grads = np.repeat(grads, 2, axis=-1)[..., ::2]
     elif arrays == "mixed dtypes":
@@ -123,34 +148,55 @@ def test_arrays_it_does_not_take_go_to_the_numpy_kernels(arrays, monkeypatch):
     compiled.compiled_nhwc_col2im_add(np, grads, target, g, groups)
     nhwc_col2im_add(np, grads, expected_image, g, groups)
     np.testing.assert_array_equal(target, expected_image)
-    falls_back = {"strided grads": ["col2im"], "mixed dtypes": ["col2im"], "NCHW image": ["rows"]}
+    falls_back = {"strided grads": ["col2im"], "mixed dtypes": ["col2im"]}
     assert calls == falls_back.get(arrays, ["rows", "col2im"])
 
 
-def _conv_results(lib, x, w, b, attrs):
-    X = lib.tensor(x).contiguous(memory_format=lib.channels_last).requires_grad_()
+def _conv_results(lib, x, w, b, attrs, layout="channels_last", grad="ones"):
+    X = lib.tensor(x)
+    if layout == "channels_last":
+        X = X.contiguous(memory_format=lib.channels_last)
+    X.requires_grad_()
     W, B = (lib.tensor(a).requires_grad_() for a in (w, b))
     y = lib.nn.functional.conv2d(X, W, B, **attrs)
-    y.backward(lib.ones_like(y) * 0.5)
+    if grad == "sum":  # the gradient arrives as one value broadcast
+        y.sum().backward()
+    elif grad == "NCHW":
+        y.backward(lib.tensor(np.linspace(-1, 1, y.numel(), dtype=x.dtype).reshape(tuple(y.shape))))
+    else:
+        y.backward(lib.ones_like(y) * 0.5)
     return [t.detach().numpy() for t in (y, X.grad, W.grad, B.grad)]
 
 
+# (layout, gradient): channels_last with a channels_last gradient, with an NCHW one and
+# with a sum's broadcast one; an NCHW small map (16 channels, 8x8: it gathers in NHWC)
+RUNS = [("channels_last", "ones"), ("channels_last", "NCHW"), ("channels_last", "sum"), ("NCHW", "ones")]
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("run", RUNS)
 @pytest.mark.parametrize("attrs", [dict(padding=1), dict(stride=2, padding=1), dict(padding=2, dilation=2),
                                    dict(stride=2, padding=1, groups=2)])
-def test_a_channels_last_convolution_is_torchs_with_the_compiled_kernels_and_with_numpys(attrs, dtype,
-                                                                                         monkeypatch):
+def test_a_convolution_is_torchs_with_the_compiled_kernels_and_with_numpys(attrs, run, dtype, monkeypatch):
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((3, 6, 9, 11)).astype(dtype)  # odd sizes
-    w = rng.standard_normal((8, 6 // attrs.get("groups", 1), 3, 3)).astype(dtype)
+    C = 16 if run[0] == "NCHW" else 6
+    x = rng.standard_normal((3, C, 8, 8) if run[0] == "NCHW" else (3, C, 9, 11)).astype(dtype)  # odd sizes
+    w = rng.standard_normal((8, C // attrs.get("groups", 1), 3, 3)).astype(dtype)
     b = rng.standard_normal(8).astype(dtype)
-    expected = _conv_results(torch, x, w, b, attrs)
+    expected = _conv_results(torch, x, w, b, attrs, *run)
     tolerance = 1e-4 if dtype == "float32" else 1e-11
-    compiled_results = _conv_results(ember, x, w, b, attrs)
+    gathers = []
+    loop = compiled.loops.nhwc_rows_loop
+    monkeypatch.setattr(compiled.loops, "nhwc_rows_loop", lambda *a: gathers.append(1) or loop(*a))
+    monkeypatch.setattr(compiled, "nhwc_rows_into", no_fallback)
+    monkeypatch.setattr(compiled, "nhwc_col2im_add", no_fallback)
+    compiled_results = _conv_results(ember, x, w, b, attrs, *run)
+    nchw_groups = run[0] == "NCHW" and "groups" in attrs  # NCHW with groups keeps NCHW im2col
+    assert bool(gathers) != nchw_groups  # the compiled gather ran, and nothing fell back to NumPy
     for op in (NHWC_ROWS_INTO, NHWC_COL2IM_ADD):
         monkeypatch.setitem(op.kernels, "cpu", op.generic)
         monkeypatch.setattr(op, "_resolved", {})  # the op resolves its kernel again
-    numpy_results = _conv_results(ember, x, w, b, attrs)
+    numpy_results = _conv_results(ember, x, w, b, attrs, *run)
     for got, numpy_got, want in zip(compiled_results, numpy_results, expected):
         np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
         np.testing.assert_array_equal(got, numpy_got)  # the kernels agree bit for bit
