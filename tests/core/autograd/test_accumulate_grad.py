@@ -140,3 +140,43 @@ def test_two_tensors_over_one_array_are_not_stolen():
     other = g.detach()  # a second tensor over the same array
     accumulate.accumulate_grad(a, other)
     assert not np.shares_memory(a.grad._data, g._data)
+
+
+# NOTE [ The gradient layout contract ]: a leaf's first .grad takes the leaf's layout
+# (dense leaves) or row-major (others), whatever layout the backward formula produced.
+LEAVES = {
+    "row_major": lambda lib, a: a,
+    "channels_last": lambda lib, a: a.contiguous(memory_format=lib.channels_last),
+    "permuted": lambda lib, a: a.permute(3, 0, 2, 1),
+    "sliced": lambda lib, a: a[:, :, ::2],
+}
+BACKWARDS = {
+    "prod_dim0": lambda x: x.prod(0),        # builds its gradient with dim 0 innermost
+    "sum": lambda x: x.sum(1),               # an expanded gradient
+    "exp": lambda x: x.exp(),                # a gradient laid out like the leaf
+    "transpose": lambda x: x.transpose(0, 2).contiguous(),  # a transposed gradient
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("backward", sorted(BACKWARDS))
+@pytest.mark.parametrize("leaf", sorted(LEAVES))
+def test_first_grad_follows_the_layout_contract(leaf, backward, create_graph):
+    values = np.random.default_rng(0).standard_normal((2, 3, 4, 5))
+
+    def program(lib):
+        a = LEAVES[leaf](lib, lib.tensor(values)).detach().requires_grad_()
+        out = BACKWARDS[backward](a)
+        out.backward(lib.ones_like(out), create_graph=create_graph)
+        return a.grad.stride(), np.round(a.grad.detach().numpy(), 12).tolist(), a.grad.requires_grad
+    assert_same(program)
+
+
+def test_a_gradient_already_in_the_leafs_layout_is_stolen():
+    # A channels_last leaf and a channels_last gradient: no copy (the contract holds).
+    def make():
+        a = ember.randn(2, 3, 4, 5).contiguous(memory_format=ember.channels_last).requires_grad_()
+        return a.exp(), a, 0
+    address, grad = _produced_address(make)
+    assert grad.data_ptr() == address
+    assert grad.stride() == (60, 1, 15, 3)

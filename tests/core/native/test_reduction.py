@@ -98,6 +98,41 @@ def test_prod_gradient_is_exact_with_zeros(zeros, dim):
     assert gradcheck(lambda t: t.prod() if dim is None else t.prod(dim), (t,))
 
 
+# A backward's own layout (what autograd.grad returns, before any .grad contract):
+# PyTorch's prod and norm backward multiply a tensor made from the input by the spread
+# gradient, so their gradients follow the gradient's order, then the input's.
+LAYOUTS = {
+    "row_major": lambda lib, x: x,
+    "channels_last": lambda lib, x: x.contiguous(memory_format=lib.channels_last),
+    "permuted": lambda lib, x: x.permute(2, 0, 3, 1),
+}
+LAYOUT_REDUCTIONS = {
+    "prod": lambda x: x.prod(), "prod(0)": lambda x: x.prod(0), "prod(1, keepdim)": lambda x: x.prod(1, True),
+    "prod(-1)": lambda x: x.prod(-1), "norm": lambda x: x.norm(), "norm(dim=0)": lambda x: x.norm(dim=0),
+    "norm(dim=1, keepdim)": lambda x: x.norm(dim=1, keepdim=True), "norm(dim=2)": lambda x: x.norm(dim=2),
+    "norm(dim=(0, 2))": lambda x: x.norm(dim=(0, 2)),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("name", sorted(LAYOUT_REDUCTIONS))
+def test_prod_and_norm_gradients_are_laid_out_as_torch(dtype, layout, name):
+    import torch
+
+    values = make_tensor((2, 3, 4, 5), dtype, exclude_zero=True)
+    results = []
+    for lib in (ember, torch):
+        x = LAYOUTS[layout](lib, lib.tensor(values)).detach().requires_grad_()
+        out = LAYOUT_REDUCTIONS[name](x)
+        seed = lib.tensor(make_tensor(tuple(out.shape), dtype, seed=1))
+        (grad,) = lib.autograd.grad(out, x, seed)
+        results.append((grad.stride(), grad.detach().numpy()))
+    (ember_strides, ember_grad), (torch_strides, torch_grad) = results
+    assert ember_strides == torch_strides
+    np.testing.assert_allclose(ember_grad, torch_grad, rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
 @pytest.mark.parametrize("shape, dim", [((), None), ((), 0), ((5,), 0), ((0,), 0), ((2, 0), 1)])
 def test_prod_shapes(shape, dim):
     assert_parity(lambda lib, x: x.prod() if dim is None else x.prod(dim, keepdim=True), make_tensor(shape))

@@ -7,6 +7,7 @@ PyTorch counterpart: torch/csrc/autograd/functions/accumulate_grad.h
 import sys
 
 from ember.autograd.grad_mode import grad_state
+from ember.memory_format import is_non_overlapping_and_dense
 
 # NOTE [ Stealing the incoming gradient ]
 # The first gradient a leaf receives becomes its .grad. Copying it costs a full pass
@@ -34,7 +35,7 @@ def _can_steal(new_grad, variable):
             and sys.getrefcount(new_grad._data) <= _STEAL_ARRAY_REFS
             and _owns_its_memory(new_grad._data)
             and not new_grad._requires_grad
-            and _same_layout(new_grad._data, variable._data))
+            and obeys_layout_contract(new_grad, variable))
 
 
 def _owns_its_memory(array):
@@ -50,10 +51,40 @@ def _owns_its_memory(array):
     return True
 
 
-def _same_layout(grad, param):
-    # PyTorch's layout contract: a contiguous parameter gets a contiguous .grad (a
-    # transposed gradient is copied, so optimizer updates run over matching layouts).
-    return not param.flags.c_contiguous or grad.flags.c_contiguous
+# NOTE [ The gradient layout contract ]
+# PyTorch gives a leaf's first .grad a layout chosen by the leaf, not by the backward
+# formula that made it: a leaf whose elements are non-overlapping and dense (row-major,
+# channels_last, a permutation) gets a .grad with its own strides; any other leaf (a
+# sliced or expanded one) gets a row-major .grad. An incoming gradient already laid
+# out so is stolen (NOTE [ Stealing the incoming gradient ]), any other is copied
+# into that layout. So optimizer updates run over matching layouts, and `x.prod(0)`,
+# whose backward builds its gradient in a transposed order, still hands a row-major
+# leaf a row-major .grad, as torch's does.
+
+
+def obeys_layout_contract(grad, variable):
+    """Whether ``grad`` already has the layout the contract asks of ``variable``'s
+    .grad (size-1 dims may have any stride, as in PyTorch)."""
+    g, v = grad._data, variable._data
+    if v.flags.c_contiguous:  # the common case: a row-major parameter
+        return bool(g.flags.c_contiguous)
+    shape = v.shape
+    strides = variable.stride()
+    if not is_non_overlapping_and_dense(shape, strides):
+        return bool(g.flags.c_contiguous)
+    grad_strides = grad.stride()
+    return all(size == 1 or gs == vs for size, gs, vs in zip(shape, grad_strides, strides))
+
+
+def contract_clone(grad, variable):
+    """A copy of ``grad`` laid out as the contract asks of ``variable``'s .grad;
+    differentiable (it is ``clone``), for ``create_graph``."""
+    from ember.native.copy import CLONE  # ember.native imports the autograd package
+
+    strides = variable.stride()
+    if variable._data.flags.c_contiguous or not is_non_overlapping_and_dense(variable._data.shape, strides):
+        return CLONE(grad, order="C")
+    return CLONE(grad, strides=strides)
 
 
 def accumulate_grad(variable, new_grad):
@@ -66,11 +97,11 @@ def accumulate_grad(variable, new_grad):
     grad = variable.grad
     if grad is None:
         if grad_state.enabled:
-            variable.grad = new_grad.clone()
+            variable.grad = contract_clone(new_grad, variable)
         elif _can_steal(new_grad, variable):
             variable.grad = new_grad
         else:
-            variable.grad = new_grad.detach().clone()
+            variable.grad = contract_clone(new_grad.detach(), variable)
     elif grad_state.enabled:
         variable.grad = grad + new_grad
     else:

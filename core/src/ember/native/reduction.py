@@ -213,7 +213,22 @@ def _prod_backward(ctx, grad):
     line = x.movedim(dims[0], -1) if len(dims) == 1 else x.reshape(-1)
     others = exclusive_cumprod(line, -1) * exclusive_cumprod(line.flip(-1), -1).flip(-1)
     others = others.movedim(-1, dims[0]) if len(dims) == 1 else others.reshape(x.shape)
-    return (expand_reduced(grad, x.shape, dims, keepdim) * others,)
+    return (expand_reduced(grad, x.shape, dims, keepdim) * _laid_out_like(others, x),)
+
+
+def _laid_out_like(t, x):
+    """``t`` (shaped like ``x``) in ``x``'s dim order: PyTorch's prod backward multiplies
+    the gradient by a tensor made elementwise from the input, so its result's layout
+    follows the gradient's, then the input's, never the order the exclusive products
+    were computed in (a moved dim, a flattened channels_last input)."""
+    from ember.memory_format import preserved_strides
+    from ember.native.copy import CLONE
+
+    strides = preserved_strides(tuple(x.shape), tuple(x.stride()))
+    for size, have, want in zip(x.shape, t.stride(), strides):
+        if size != 1 and have != want:  # (this module's `all` is the tensor op)
+            return CLONE(t, strides=strides)
+    return t
 
 
 PROD = Op("aten::prod", contiguous_result(_prod_kernel), _prod_backward, promote=DEFAULT, save="inputs", opmath=True)
@@ -427,20 +442,22 @@ def _norm_backward(ctx, grad):
     p, dims, keepdim = ctx.attrs["p"], ctx.attrs["dims"], ctx.attrs["keepdim"]
     if p == 0:
         return (None,)  # a count of nonzeros: flat almost everywhere
-    g = expand_reduced(grad, x.shape, dims, keepdim)
-    y = expand_reduced(y, x.shape, dims, keepdim)
+    # The input's factor comes first in each product, as in PyTorch's norm_backward, so
+    # the gradient is laid out like the input (a channels_last input, a permuted one),
+    # and the scale is computed at the reduced shape before it is spread out.
     if p == 1:
-        return (g * x.sign(),)
+        return (x.sign() * expand_reduced(grad, x.shape, dims, keepdim),)
     if p in (float("inf"), float("-inf")):
         # Like amax: the elements whose magnitude is the norm share the gradient.
-        mask = x.abs() == y
+        g = expand_reduced(grad, x.shape, dims, keepdim)
+        mask = x.abs() == expand_reduced(y, x.shape, dims, keepdim)
         return (x.sign() * mask * g / mask.sum(dims, keepdim=True),)
     if p == 2:
-        return (where(y == 0, 0.0, g * x / y),)
+        return (x * expand_reduced(where(y == 0, 0.0, grad / y), x.shape, dims, keepdim),)
     # d/dx_i (sum |x|^p)^(1/p) = sign(x_i) |x_i|^(p-1) / y^(p-1); zero where x_i == 0
     # (for p < 1 the power is infinite there) and where the whole norm is zero.
     slope = where(x == 0, 0.0, x.sign() * x.abs() ** (p - 1))
-    return (where(y == 0, 0.0, g * slope / y ** (p - 1)),)
+    return (slope * expand_reduced(where(y == 0, 0.0, grad / y ** (p - 1)), x.shape, dims, keepdim),)
 
 
 NORM = Op("aten::norm", contiguous_result(_norm_kernel), _norm_backward, promote=DEFAULT, save="both",
