@@ -214,3 +214,47 @@ def test_a_channels_last_network_matches_torch_layer_by_layer():
     h_t.sum().backward()
     for (name, p_e), p_t in zip(net_e.named_parameters(), net_t.parameters()):
         np.testing.assert_allclose(p_e.grad.numpy(), p_t.grad.numpy(), rtol=1e-9, atol=1e-11, err_msg=name)
+
+
+# NOTE [ The strides of an empty tensor ]: tensors with no elements keep PyTorch's
+# strides in every format, and everything that reads or copies a layout sees them.
+EMPTY_SHAPES = [(0, 4, 8, 8), (2, 0, 3, 3), (2, 3, 0, 4), (2, 3, 4, 0), (0, 0, 2, 2), (0, 1, 1, 1), (3, 0)]
+EMPTY_MAKERS = {
+    "randn": lambda lib, shape: lib.randn(*shape),
+    "contiguous(channels_last)": lambda lib, shape: lib.randn(*shape).contiguous(memory_format=lib.channels_last),
+    "to(channels_last)": lambda lib, shape: lib.randn(*shape).to(memory_format=lib.channels_last),
+    "empty(channels_last)": lambda lib, shape: lib.empty(shape, memory_format=lib.channels_last),
+    "channels_last then contiguous": lambda lib, shape: lib.randn(*shape).contiguous(
+        memory_format=lib.channels_last).contiguous(),
+    "channels_last then to(contiguous_format)": lambda lib, shape: lib.randn(*shape).contiguous(
+        memory_format=lib.channels_last).to(memory_format=lib.contiguous_format),
+    "permuted": lambda lib, shape: lib.randn(*shape).contiguous(
+        memory_format=lib.channels_last).permute(0, 2, 3, 1),
+}
+
+
+def _empty_layout(lib, maker, shape):
+    x = EMPTY_MAKERS[maker](lib, shape)
+    layout = [x.stride(), x.is_contiguous()]
+    for fmt in ("contiguous_format", "channels_last"):
+        layout.append(x.is_contiguous(memory_format=getattr(lib, fmt)) if x.dim() == 4 else None)
+    for like in (lib.empty_like(x), lib.zeros_like(x), x.clone()):
+        layout.append(like.stride())
+    if x.dim() == 4:
+        layout.append(lib.empty_like(x, memory_format=lib.channels_last).stride())
+        layout.append(x.clone(memory_format=lib.contiguous_format).stride())
+    return layout
+
+
+@pytest.mark.parametrize("shape, maker", [(shape, maker) for shape in EMPTY_SHAPES for maker in sorted(EMPTY_MAKERS)
+                                          if len(shape) == 4 or maker == "randn"])
+def test_empty_tensors_carry_torchs_strides(shape, maker):
+    assert _empty_layout(ember, maker, shape) == _empty_layout(torch, maker, shape)
+
+
+def test_an_empty_channels_last_batch_reports_channels_last():
+    # The case that first showed the difference (the NumPy array's own strides are 0).
+    x = ember.randn(0, 4, 8, 8).contiguous(memory_format=ember.channels_last)
+    assert x.stride() == (256, 1, 32, 4)
+    assert x.is_contiguous() and x.is_contiguous(memory_format=ember.channels_last)
+    assert not ember.randn(0, 4, 8, 8).is_contiguous(memory_format=ember.channels_last)

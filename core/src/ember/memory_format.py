@@ -64,7 +64,8 @@ def contiguous_strides(shape):
 
 def channels_last_strides(shape):
     """Strides that keep channels innermost: (N, C, H, W) laid out as (N, H, W, C);
-    5-d shapes as (N, D, H, W, C)."""
+    5-d shapes as (N, D, H, W, C). Unlike row-major strides, a size-0 dim makes every
+    stride outside it 0, as PyTorch's (an empty (2, 0, 3, 3) tensor: (0, 1, 0, 0))."""
     if len(shape) not in (4, 5):
         raise RuntimeError(f"required rank {4 if len(shape) < 5 else 5} tensor to use channels_last format")
     order = [1] + list(range(len(shape) - 1, 1, -1)) + [0]  # innermost first: C, W, H, (D), N
@@ -72,12 +73,15 @@ def channels_last_strides(shape):
     step = 1
     for dim in order:
         strides[dim] = step
-        step *= max(shape[dim], 1)
+        step *= shape[dim]
     return tuple(strides)
 
 
 def is_non_overlapping_and_dense(shape, strides):
-    """Whether the elements fill ``numel`` consecutive memory slots exactly once."""
+    """Whether the elements fill ``numel`` consecutive memory slots exactly once; true
+    of any tensor with no elements, whose strides PyTorch keeps as they are."""
+    if 0 in shape:
+        return True
     dims = sorted((d for d in range(len(shape)) if shape[d] >= 2), key=lambda d: strides[d])
     expected = 1
     for d in dims:
@@ -148,14 +152,25 @@ def suggest_strides(tensor, memory_format=None):
     raise RuntimeError(f"unsupported memory format {memory_format!r}")
 
 
+# NOTE [ The strides of an empty tensor ]
+# PyTorch keeps strides on a tensor with no elements: an empty batch made
+# channels_last has strides (256, 1, 32, 4) and reports it, and ops that follow the
+# input's layout pass them on. NumPy gives every new empty array all-zero strides, but
+# keeps the strides it is asked for (as_strided over an empty buffer) and those of
+# views. So ember makes an empty array with the strides wanted when they are not
+# row-major, and `Tensor.stride()` reads an empty array's strides, except all-zero
+# ones, which stand for NumPy's default: row-major.
+
+
 def empty_strided_array(xp, shape, strides, dtype):
-    """An uninitialised array of ``shape`` with dense element ``strides``."""
+    """An uninitialised array of ``shape`` with dense element ``strides`` (NOTE [ The
+    strides of an empty tensor ])."""
     from ember.native.views import restride
 
     numel = 1
     for size in shape:
         numel *= size
-    if strides == contiguous_strides(shape) or numel == 0:
+    if strides == contiguous_strides(shape):
         return xp.empty(shape, dtype)
     return restride(xp, xp.empty(numel, dtype), shape, strides)
 
@@ -171,9 +186,13 @@ def is_contiguous_as(tensor, memory_format):
     """``Tensor.is_contiguous(memory_format)``: the strides are those of the format
     (size-1 dims may have any stride, as in PyTorch)."""
     shape = tuple(tensor.shape)
-    wanted = channels_last_strides(shape) if memory_format in (channels_last, channels_last_3d) else \
-        contiguous_strides(shape)
-    return _has_strides(shape, tuple(tensor.stride()), wanted)
+    if memory_format in (channels_last, channels_last_3d):
+        # Checked on every dim but size-1 ones, empty or not, as PyTorch does.
+        strides = tensor.stride()
+        return all(size == 1 or s == w for size, s, w in zip(shape, strides, channels_last_strides(shape)))
+    if tensor._data.size == 0:
+        return True  # PyTorch: a tensor with no elements is row-major contiguous, whatever its strides
+    return _has_strides(shape, tuple(tensor.stride()), contiguous_strides(shape))
 
 
 def _has_strides(shape, strides, wanted):

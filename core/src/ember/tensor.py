@@ -110,8 +110,8 @@ class Tensor:
     def stride(self, dim=None):
         itemsize = self._data.itemsize
         strides = tuple(s // itemsize for s in self._data.strides)
-        if self._data.size == 0 or self._data.ndim == 0:
-            strides = _contiguous_strides(self._data.shape)
+        if self._data.ndim == 0 or self._data.size == 0 and not any(strides):
+            strides = _contiguous_strides(self._data.shape)  # NOTE [ The strides of an empty tensor ]
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def untyped_storage(self):

@@ -66,7 +66,7 @@ def obeys_layout_contract(grad, variable):
     """Whether ``grad`` already has the layout the contract asks of ``variable``'s
     .grad (size-1 dims may have any stride, as in PyTorch)."""
     g, v = grad._data, variable._data
-    if v.flags.c_contiguous:  # the common case: a row-major parameter
+    if v.flags.c_contiguous and v.size:  # the common case: a row-major parameter
         return bool(g.flags.c_contiguous)
     shape = v.shape
     strides = variable.stride()
@@ -82,7 +82,8 @@ def contract_clone(grad, variable):
     from ember.native.copy import CLONE  # ember.native imports the autograd package
 
     strides = variable.stride()
-    if variable._data.flags.c_contiguous or not is_non_overlapping_and_dense(variable._data.shape, strides):
+    if variable._data.flags.c_contiguous and variable._data.size or \
+            not is_non_overlapping_and_dense(variable._data.shape, strides):
         return CLONE(grad, order="C")
     return CLONE(grad, strides=strides)
 

@@ -65,6 +65,7 @@ from ember.native import blas_sums, winograd
 from ember.native import convolution_algorithm as algorithms
 from ember.native import convolution_channels_last as nhwc
 from ember.native import convolution_columns as kept_columns
+from ember.native import convolution_empty as empty_input
 from ember.native import convolution_images as images
 from ember.native import convolution_phases as phases
 from ember.native.convolution_arguments import check_convolution, expand, shape_str, transposed_shape
@@ -186,6 +187,9 @@ def _add_bias(y, bias):
 
 
 def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if empty_input.is_empty_convolution(x):  # NOTE [ A convolution with nothing to convolve ]
+        return empty_input.empty_forward(xp, x, weight, stride, padding, dilation, transposed, output_padding,
+                                         groups)
     channels_last = _use_channels_last(x, weight)
     squeeze = x.ndim == 3
     if squeeze:
@@ -233,6 +237,8 @@ def _transposed_backward(xp, grad, x, weight, g, groups, output_mask, channels_l
 
 def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation, transposed, output_padding,
                                  groups, output_mask):
+    if empty_input.is_empty_convolution(x):  # NOTE [ A convolution with nothing to convolve ]
+        return empty_input.empty_backward(xp, grad, x, weight, transposed, groups, output_mask)
     channels_last = _use_channels_last(x, weight)
     squeeze = x.ndim == 3
     if squeeze:

@@ -250,9 +250,15 @@ def ones(*size, dtype=None, device=None, requires_grad=False):
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None):
-    """A tensor whose values are whatever the memory held (read none of them)."""
+    """A tensor whose values are whatever the memory held (read none of them), laid
+    out as ``memory_format`` (row-major by default)."""
+    from ember.memory_format import channels_last, channels_last_3d, channels_last_strides, empty_strided_array
+
     d = _float_dtype(dtype)
-    return _finish(np.empty(_shape(size, "empty"), d.np), d, device, requires_grad)
+    shape = _shape(size, "empty")
+    if memory_format is channels_last or memory_format is channels_last_3d:
+        return _finish(empty_strided_array(np, shape, channels_last_strides(shape), d.np), d, device, requires_grad)
+    return _finish(np.empty(shape, d.np), d, device, requires_grad)
 
 
 def _fill_dtype(fill_value):
