@@ -72,8 +72,7 @@ def obeys_layout_contract(grad, variable):
     strides = variable.stride()
     if not is_non_overlapping_and_dense(shape, strides):
         return bool(g.flags.c_contiguous)
-    grad_strides = grad.stride()
-    return all(size == 1 or gs == vs for size, gs, vs in zip(shape, grad_strides, strides))
+    return all(size == 1 or have == want for size, have, want in zip(shape, grad.stride(), strides))
 
 
 def contract_clone(grad, variable):

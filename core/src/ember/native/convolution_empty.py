@@ -14,9 +14,9 @@ from ember.native.convolution_arguments import transposed_shape
 # 3x3 convolution of an empty channels_last batch stays channels_last) and row-major
 # otherwise. An input with no channels is flattened first, so its output is always
 # row-major, and it has no channels either, whatever the weight and bias (torch 2.13's
-# (N, 0, H_out, W_out)). The gradients are zeros laid out like
-# the input, the weight and the bias. ember follows all of it; other inputs with no
-# elements never get here (the checks refuse a spatial size smaller than the kernel).
+# (N, 0, H_out, W_out)). The gradients are zeros laid out like the input, the weight
+# and the bias. ember follows all of it; other inputs with no elements never get here
+# (the checks refuse a spatial size smaller than the kernel).
 
 
 def is_empty_convolution(x):
