@@ -110,8 +110,9 @@ class Tensor:
     def stride(self, dim=None):
         itemsize = self._data.itemsize
         strides = tuple(s // itemsize for s in self._data.strides)
+        # NOTE [ The strides of an empty tensor ]: NumPy's all-zero default is row-major.
         if self._data.ndim == 0 or self._data.size == 0 and not any(strides):
-            strides = _contiguous_strides(self._data.shape)  # NOTE [ The strides of an empty tensor ]
+            strides = _contiguous_strides(self._data.shape)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def untyped_storage(self):

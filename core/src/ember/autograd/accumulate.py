@@ -72,7 +72,8 @@ def obeys_layout_contract(grad, variable):
     strides = variable.stride()
     if not is_non_overlapping_and_dense(shape, strides):
         return bool(g.flags.c_contiguous)
-    return all(size == 1 or have == want for size, have, want in zip(shape, grad.stride(), strides))
+    pairs = zip(shape, grad.stride(), strides)
+    return all(size == 1 or have == want for size, have, want in pairs)
 
 
 def contract_clone(grad, variable):
