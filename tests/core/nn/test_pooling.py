@@ -96,6 +96,52 @@ def test_adaptive_pool2d(dtype, size):
                   **TOLERANCE[dtype])
 
 
+GLOBAL_POOL_LAYOUTS = {
+    "row_major": lambda lib, x: x,                                   # the matrix-vector product
+    "channels_last": lambda lib, x: x.contiguous(memory_format=lib.channels_last),  # the mean
+    "sliced": lambda lib, x: x[:, :, ::2],                           # the mean
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layout", sorted(GLOBAL_POOL_LAYOUTS))
+@pytest.mark.parametrize("shape", [(2, 3, 5, 7), (1, 64, 7, 7), (8, 16, 1, 1), (3, 1, 4, 4), (1, 5, 1, 9)])
+def test_global_average_pooling_as_torch(shape, layout, dtype):
+    # NOTE [ Global average pooling as one matrix-vector product ]: values, the output's
+    # strides, the gradient (values and strides) and the node's name against torch.
+    values = make_tensor(shape, dtype)
+    seed = make_tensor((shape[0], shape[1], 1, 1), dtype, seed=1)
+    results = []
+    for lib in (ember, torch):
+        x = GLOBAL_POOL_LAYOUTS[layout](lib, lib.tensor(values)).detach().requires_grad_()
+        out = lib.nn.functional.adaptive_avg_pool2d(x, 1)
+        (grad,) = lib.autograd.grad(out, x, lib.tensor(seed))
+        results.append((out, grad, out.stride(), grad.stride(), out.grad_fn.name()))
+    (out, grad, *layout_and_name), (expected, expected_grad, *torch_layout_and_name) = results
+    assert_close(out, expected, **TOLERANCE[dtype])
+    assert_close(grad, expected_grad, **TOLERANCE[dtype])
+    if layout != "channels_last":  # ember's restride there is AsStridedBackward0, torch's in-place one ...1
+        assert layout_and_name == torch_layout_and_name
+    else:
+        assert layout_and_name[:2] == torch_layout_and_name[:2]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_global_average_pooling_equals_the_mean_it_replaces(dtype):
+    x = ember.tensor(make_tensor((4, 6, 5, 3), dtype), requires_grad=True)
+    fast = ember.nn.functional.adaptive_avg_pool2d(x, 1)
+    mean = x.mean((-2, -1), keepdim=True)
+    # (the sums run in another order: BLAS's running sums, NumPy's pairwise ones)
+    np.testing.assert_allclose(fast.detach().numpy(), mean.detach().numpy(), **TOLERANCE[dtype])
+    assert fast.stride() == mean.stride()
+    seed = ember.tensor(make_tensor((4, 6, 1, 1), dtype, seed=1))
+    (fast_grad,) = ember.autograd.grad(fast, x, seed)
+    (mean_grad,) = ember.autograd.grad(mean, x, seed)
+    assert np.array_equal(fast_grad.numpy(), mean_grad.numpy()) and fast_grad.stride() == mean_grad.stride()
+    x64 = x.detach().double().requires_grad_()
+    assert gradgradcheck(lambda t: ember.nn.functional.adaptive_avg_pool2d(t, 1), (x64,))
+
+
 @pytest.mark.parametrize("size", [1, 3, 5, 8])
 def test_adaptive_pool1d(size):
     x = make_tensor((2, 3, 8))

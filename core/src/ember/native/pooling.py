@@ -560,6 +560,33 @@ def _averaging_matrix(size, out, like):
     return tensor(matrix.astype(like._data.dtype), device=like.device)
 
 
+# NOTE [ Global average pooling as one matrix-vector product ]
+# adaptive_avg_pool2d(x, 1) ends most classifiers; PyTorch computes it as
+# `x.mean((-1, -2), keepdim=True)` (then restrides a channels_last result). NumPy's mean
+# over two axes is a slow strided reduction: on a row-major input, which is an
+# (N*C, H*W) matrix, the sums are one BLAS matrix-vector product with ones (NOTE [ Norm
+# reductions as matrix-vector products ]), divided by H*W as the mean divides, and
+# the backward is the mean's (so the node is MeanBackward1, as torch's). Other inputs
+# (channels_last, sliced, 3-d, empty) keep the `mean` path.
+
+
+def _global_avg_pool_kernel(xp, x):
+    from ember.native import blas_sums
+
+    N, C, H, W = x.shape
+    sums = blas_sums.row_sums(xp, x.reshape(N * C, H * W))
+    return (sums / (H * W)).reshape(N, C, 1, 1)
+
+
+def _global_avg_pool_backward(ctx, grad):
+    shape = ctx.input_meta[0][0]
+    return (grad.expand(shape) / (shape[2] * shape[3]),)  # the mean's backward
+
+
+GLOBAL_AVG_POOL2D = Op("aten::adaptive_avg_pool2d", _global_avg_pool_kernel, _global_avg_pool_backward,
+                       promote=NONE, backward_name="MeanBackward1")
+
+
 def adaptive_avg_pool2d(input, output_size):
     """Average pooling to a fixed ``output_size`` (an int, a pair, None keeps a size):
     window ``i`` covers ``[floor(i*H/OH), ceil((i+1)*H/OH))``.
@@ -576,6 +603,8 @@ def adaptive_avg_pool2d(input, output_size):
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for '{_scalar_name(input.dtype)}'")
     if (out_h, out_w) == (1, 1):
+        if input.ndim == 4 and input.numel() and input._data.flags.c_contiguous:
+            return GLOBAL_AVG_POOL2D(input)
         return _in_format_of_tensor(input, input.mean((-2, -1), keepdim=True))
     if out_h and out_w and H % out_h == 0 and W % out_w == 0:
         return avg_pool2d(input, (H // out_h, W // out_w))
