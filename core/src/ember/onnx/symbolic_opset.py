@@ -161,6 +161,13 @@ def _avg_pool(g, node):
                 count_include_pad=int(k.get("count_include_pad", True)))
 
 
+@symbolic("aten::adaptive_avg_pool2d")
+def _global_avg_pool(g, node):
+    # ember records this op only for the (1, 1) output (NOTE [ Global average pooling as
+    # one matrix-vector product ] in ember/native/pooling.py), which is ONNX's global pool
+    return g.op("GlobalAveragePool", g.value(node.args[0]))
+
+
 @symbolic("aten::mean.dim", "aten::mean")
 def _mean(g, node):
     x = node.args[0]
