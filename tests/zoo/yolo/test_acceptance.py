@@ -51,7 +51,11 @@ def test_saved_checkpoint_evaluates_to_the_same_map(run, capsys):
     task = ember.zoo.get_task("yolo_nano")
     _, val = task.datasets("shapes-detect")
     again = task.evaluate(model, task.loader(val, metrics["config"]["batch_size"], train=False))
-    assert again["map"] == metrics["final"]["map"] and again["map_50"] == metrics["final"]["map_50"]
+    # the same weights, evaluated in another process: its convolutions choose im2col or Winograd
+    # by timing, per shape, and the two round differently (1e-7 relative on a score moves the
+    # mAP in its 7th digit), so equal to within that, not bit for bit
+    assert again["map"] == pytest.approx(metrics["final"]["map"], rel=1e-5, abs=1e-6)
+    assert again["map_50"] == pytest.approx(metrics["final"]["map_50"], rel=1e-5, abs=1e-6)
 
 
 @pytest.mark.slow
