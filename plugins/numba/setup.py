@@ -1,7 +1,11 @@
 """ember-numba's build: the metadata is in pyproject.toml; this adds the one extension
 module, ember_numba._compiled, which numba's ahead-of-time compiler makes from the loops
 modules (ember_numba/build_loops.py; NOTE [ Why ahead of time ] in
-ember_numba/ahead_of_time.py)."""
+ember_numba/ahead_of_time.py).
+
+PyTorch counterpart: torch/utils/cpp_extension.py (``BuildExtension``, the build_ext an
+extension's setup.py uses) (v2.13).
+"""
 
 import os
 import sys
