@@ -143,7 +143,7 @@ def im2col_only(ember, step):
 def chosen_algorithms(ember, summary=False):
     """Eager ember's per-shape choices so far: {product: (algorithm, {candidate: ms})},
     or with ``summary`` {"product algorithm": how many shapes}."""
-    from ember.native.convolution_algorithm import eager_algorithm_cache
+    from ember.native.convolution.algorithm import eager_algorithm_cache
 
     if summary:
         counts = {}

@@ -2,9 +2,9 @@
 batch of 32 images 32x32, ember against torch on the same data and weights.
 
 PyTorch counterpart: torch.nn.functional.conv2d (oneDNN/im2col kernels on CPU); ember's
-is im2col on a strided view plus one batched matrix product (ember/native/convolution.py,
-or ember/native/convolution_channels_last.py with ``--channels-last``), or Winograd
-(ember/native/winograd.py) where its per-shape measurement says it is faster. The run
+is im2col on a strided view plus one batched matrix product (ember/native/convolution/convolution.py,
+or ember/native/convolution/channels_last.py with ``--channels-last``), or Winograd
+(ember/native/convolution/winograd.py) where its per-shape measurement says it is faster. The run
 also times ember with ``ember.backends.mkldnn.enabled = False`` (im2col only), interleaved
 with the others, and prints each product's chosen algorithm and measured times.
 

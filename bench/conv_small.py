@@ -5,7 +5,7 @@ forward+backward, NCHW and channels_last, float32, ember against torch in one pr
 
 PyTorch counterpart: torch.nn.functional.conv2d (on CPU oneDNN's direct kernel after
 aten/src/ATen/native/Convolution.cpp's checks); ember's path is
-ember/native/convolution.py with ember/native/convolution_arguments.py's checks.
+ember/native/convolution/convolution.py with ember/native/convolution/arguments.py's checks.
 
     python bench/conv_small.py [THREADS]
 

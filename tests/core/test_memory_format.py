@@ -79,7 +79,7 @@ def test_format_objects_print_and_pickle_like_torch():
         assert pickle.loads(pickle.dumps(fmt)) is fmt
 
 
-# NOTE [ The layout of an advanced index ] (ember/native/indexing.py)
+# NOTE [ The layout of an advanced index ] (ember/native/indexing/indexing.py)
 INDEX_KEYS = {
     "last_dim": lambda lib: (slice(None), slice(None), [0, 1]),
     "first_dim": lambda lib: ([0, 1],),
@@ -104,7 +104,7 @@ def test_advanced_index_layout_matches_torch(source, key):
     try:
         expected = t[INDEX_KEYS[key](torch)]
     except (IndexError, RuntimeError):
-        return  # the key does not fit this shape: tests/core/native/test_indexing.py covers errors
+        return  # the key does not fit this shape: tests/core/native/indexing/test_indexing.py covers errors
     actual = e[INDEX_KEYS[key](ember)]
     assert actual.stride() == expected.stride()
     np.testing.assert_array_equal(actual.numpy(), expected.numpy())

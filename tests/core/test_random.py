@@ -104,7 +104,7 @@ def test_large_randperm_equals_torch(n):
 
 
 def test_the_vectorised_shuffle_is_the_loop():
-    from ember.native.transformations import _swap_in_order, _swap_vectorised
+    from ember.native.random.transformations import _swap_in_order, _swap_vectorised
 
     rng = np.random.default_rng(0)
     for n in [2, 3, 4, 7, 50, 999]:

@@ -19,45 +19,47 @@ from ember.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad
 from ember.autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled, is_inference_mode_enabled
 from ember.random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,
                           set_rng_state)
-from ember.native.factory import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
-                                  linspace, logspace, ones, ones_like, rand, rand_like, randint, randint_like,
-                                  randn, randn_like, randperm, scalar_tensor, tensor, zeros, zeros_like)
-from ember.native.binary import (add, div, divide, floor_divide, fmod, mul, multiply, remainder, rsub, sub,
-                                 subtract, true_divide)
-from ember.native.binary_functions import arctan2, atan2, float_power, fmax, fmin, lerp, maximum, minimum, pow
-from ember.native.unary import (abs, absolute, acos, arccos, arcsin, arctan, asin, atan, ceil, clamp, clamp_max,
-                                clamp_min, clip, cos, cosh, erf, erfc, erfinv, exp, exp2, expm1, fix, floor, frac,
-                                log, log1p, log2, log10, nan_to_num, neg, negative, reciprocal, relu, round, rsqrt,
-                                sigmoid, sign, sgn, sin, sinh, sqrt, square, tan, tanh, trunc)
-from ember.native.comparison import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal, ge,
-                                     greater, greater_equal, gt, isclose, isfinite, isinf, isnan, isneginf,
-                                     isposinf, le, less, less_equal, logical_and, logical_not, logical_or,
-                                     logical_xor, lt, ne, not_equal)
-from ember.native.reduction import (all, any, count_nonzero, logsumexp, mean, norm, prod, std, std_mean, sum,
-                                    var, var_mean)
-from ember.native.extremes import amax, amin, argmax, argmin, max, min
+from ember.native.factory import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
+                                  logspace, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
+                                  randperm, scalar_tensor, tensor, zeros, zeros_like)
+from ember.native.pointwise.binary import (add, div, divide, floor_divide, fmod, mul, multiply, remainder, rsub, sub,
+                                           subtract, true_divide)
+from ember.native.pointwise.binary_functions import arctan2, atan2, float_power, fmax, fmin, lerp, maximum, minimum, pow
+from ember.native.pointwise.unary import (abs, absolute, acos, arccos, arcsin, arctan, asin, atan, ceil, clamp,
+                                          clamp_max, clamp_min, clip, cos, cosh, erf, erfc, erfinv, exp, exp2, expm1,
+                                          fix, floor, frac, log, log1p, log2, log10, nan_to_num, neg, negative,
+                                          reciprocal, relu, round, rsqrt, sigmoid, sign, sgn, sin, sinh, sqrt, square,
+                                          tan, tanh, trunc)
+from ember.native.pointwise.comparison import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal,
+                                               ge, greater, greater_equal, gt, isclose, isfinite, isinf, isnan,
+                                               isneginf, isposinf, le, less, less_equal, logical_and, logical_not,
+                                               logical_or, logical_xor, lt, ne, not_equal)
+from ember.native.reduction.reduction import (all, any, count_nonzero, logsumexp, mean, norm, prod, std, std_mean, sum,
+                                              var, var_mean)
+from ember.native.reduction.extremes import amax, amin, argmax, argmin, max, min
 from ember.native.softmax import cumprod, cumsum, log_softmax, softmax
-from ember.native.views import (adjoint, as_strided, flatten, movedim, moveaxis, narrow, permute, reshape, select,
-                                squeeze, swapaxes, swapdims, t, transpose, unflatten, unsqueeze)
-from ember.native.splitting import chunk, split, tensor_split, unbind
-from ember.native.shape import (broadcast_shapes, broadcast_tensors, broadcast_to, cat, concat, concatenate, flip,
-                                fliplr, flipud, hstack, repeat_interleave, roll, stack, tile, vstack)
-from ember.native.indexing import (argwhere, gather, index_add, index_put, index_select, masked_fill,
-                                   masked_select, nonzero, scatter, scatter_add, take_along_dim, where)
-from ember.native.linalg import addmm, addmv, baddbmm, bmm, dot, einsum, ger, inner, matmul, mm, mv, outer, vdot
+from ember.native.shape.views import (adjoint, as_strided, flatten, movedim, moveaxis, narrow, permute, reshape, select,
+                                      squeeze, swapaxes, swapdims, t, transpose, unflatten, unsqueeze)
+from ember.native.shape.splitting import chunk, split, tensor_split, unbind
+from ember.native.shape.shape import (broadcast_shapes, broadcast_tensors, broadcast_to, cat, concat, concatenate, flip,
+                                      fliplr, flipud, hstack, repeat_interleave, roll, stack, tile, vstack)
+from ember.native.indexing.indexing import (argwhere, gather, index_add, index_put, index_select, masked_fill,
+                                            masked_select, nonzero, scatter, scatter_add, take_along_dim, where)
+from ember.native.linalg.products import (addmm, addmv, baddbmm, bmm, dot, einsum, ger, inner, matmul, mm, mv, outer,
+                                          vdot)
 from ember.native.sorting import argsort, kthvalue, msort, sort, topk
 from ember.native.copy import clone
-from ember.native.distributions import bernoulli, multinomial, normal
-from ember.native.diagonal import diag, diag_embed, diagonal
-from ember.native.triangular import tril, triu
-from ember.native.median import median, mode, nanmedian
-from ember.native.nan_reductions import aminmax, nanmean, nansum
-from ember.native.copysign import copysign
-from ember.native.xlogy import xlogy
-from ember.native.shifts import bitwise_left_shift, bitwise_right_shift
-from ember.native.masked_scatter import masked_scatter
-from ember.native.linalg_aliases import cholesky, det, inverse, logdet, matrix_exp, pinverse, slogdet, svd
-from ember.native.pointwise import addcdiv, addcmul
+from ember.native.random.distributions import bernoulli, multinomial, normal
+from ember.native.shape.diagonal import diag, diag_embed, diagonal
+from ember.native.shape.triangular import tril, triu
+from ember.native.reduction.median import median, mode, nanmedian
+from ember.native.reduction.nan_reductions import aminmax, nanmean, nansum
+from ember.native.pointwise.copysign import copysign
+from ember.native.pointwise.xlogy import xlogy
+from ember.native.pointwise.shifts import bitwise_left_shift, bitwise_right_shift
+from ember.native.indexing.masked_scatter import masked_scatter
+from ember.native.linalg.aliases import cholesky, det, inverse, logdet, matrix_exp, pinverse, slogdet, svd
+from ember.native.pointwise.ternary import addcdiv, addcmul
 from ember._ops import ops
 from ember import linalg
 from ember import cpu, cuda
@@ -65,7 +67,7 @@ from ember import accelerator, backends
 from ember import amp
 from ember import multiprocessing
 from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled
-from ember.native.pixel_shuffle import pixel_shuffle, pixel_unshuffle
+from ember.native.shape.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from ember.device import get_default_device, set_default_device
 from ember.parallel import get_num_threads, set_num_threads
 from ember.serialization import load, load_safetensors, save, save_safetensors

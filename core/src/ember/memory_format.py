@@ -165,7 +165,7 @@ def suggest_strides(tensor, memory_format=None):
 def empty_strided_array(xp, shape, strides, dtype):
     """An uninitialised array of ``shape`` with dense element ``strides`` (NOTE [ The
     strides of an empty tensor ])."""
-    from ember.native.views import restride
+    from ember.native.shape.views import restride
 
     numel = 1
     for size in shape:
@@ -204,7 +204,7 @@ def contiguous_array(xp, a):
     """``a`` row-major with PyTorch's strides for its size-1 dims too (a reduction's
     result is allocated contiguous in PyTorch, whatever the input's layout; NumPy's
     keeps the input's order and gives size-1 dims arbitrary strides)."""
-    from ember.native.views import element_strides, restride
+    from ember.native.shape.views import element_strides, restride
 
     if not hasattr(a, "strides") or a.ndim == 0 or a.size == 0:
         return a
@@ -292,7 +292,7 @@ def suggest_memory_format(tensor):
 
 def channels_last_array(xp, a):
     """``a`` (4-d) with channels_last strides: itself if it has them, else a copy."""
-    from ember.native.views import element_strides
+    from ember.native.shape.views import element_strides
 
     wanted = channels_last_strides(a.shape)
     return a if _has_strides(a.shape, element_strides(a), wanted) else with_layout(xp, a, wanted)

@@ -4,7 +4,7 @@ PyTorch counterpart: torch/random.py (v2.13).
 
 The generator itself (PyTorch's Mersenne Twister, same seed, same stream) lives in
 ember/generator.py; how its words become floats, normals, integers and permutations is
-in ember/native/transformations.py.
+in ember/native/random/transformations.py.
 """
 
 from ember.generator import Generator

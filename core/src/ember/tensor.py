@@ -343,13 +343,13 @@ class Tensor:
         return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
 
     def pin_memory(self, device=None):
-        """A copy in pinned host memory for fast uploads (see ember/native/memory.py)."""
-        from ember.native.memory import pin_memory
+        """A copy in pinned host memory for fast uploads (see ember/native/support/memory.py)."""
+        from ember.native.support.memory import pin_memory
 
         return pin_memory(self)
 
     def is_pinned(self, device=None):
-        from ember.native.memory import is_pinned
+        from ember.native.support.memory import is_pinned
 
         return is_pinned(self)
 

@@ -10,36 +10,26 @@ function itself. An in-place method ``op_`` computes ``op`` and writes the resul
 """
 
 from ember.autograd.grad_mode import grad_state
-from ember.native import (
+from ember.native import copy, factory, softmax, sorting
+from ember.native.indexing import indexing, masked_scatter
+from ember.native.linalg import aliases as linalg_aliases
+from ember.native.linalg import products as linalg
+from ember.native.pointwise import (
     binary,
     binary_functions,
     comparison,
-    copy,
     copysign,
-    diagonal,
-    distributions,
-    extremes,
-    factory,
-    indexing,
-    inplace_views,
-    linalg,
-    linalg_aliases,
-    masked_scatter,
-    median,
-    nan_reductions,
-    pointwise,
-    reduction,
-    shape,
     shifts,
-    softmax,
-    sorting,
-    splitting,
-    triangular,
     unary,
-    views,
     xlogy,
 )
-from ember.native._inplace import check_inplace, fill_overlapping, try_fast_inplace, write_result
+from ember.native.pointwise import (
+    ternary as pointwise,
+)
+from ember.native.random import distributions
+from ember.native.reduction import extremes, median, nan_reductions, reduction
+from ember.native.shape import diagonal, inplace_views, shape, splitting, triangular, views
+from ember.native.support._inplace import check_inplace, fill_overlapping, try_fast_inplace, write_result
 from ember.tensor import Tensor
 
 METHODS = {
@@ -134,7 +124,7 @@ def _fill_(self, value):
         # An expanded tensor takes a Python number (not a tensor: that is a copy in PyTorch);
         # NOTE [ Writing into overlapping memory ].
         return fill_overlapping(self, value)
-    from ember.native.indexing import setitem
+    from ember.native.indexing.indexing import setitem
 
     setitem(self, Ellipsis, value.item() if isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad
             else value)

@@ -1,4 +1,4 @@
-"""In-place semantics (ember/native/_inplace.py, copy_slices.py, the version counter
+"""In-place semantics (ember/native/support/_inplace.py, copy_slices.py, the version counter
 checks of ember/autograd/graph.py) against torch on the same programs."""
 
 import numpy as np

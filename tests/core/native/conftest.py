@@ -5,7 +5,7 @@ PyTorch counterpart: none (test infrastructure).
 
 import pytest
 
-from ember.native import winograd
+from ember.native.convolution import winograd
 
 TRANSFORM_OPS = (winograd.input_tiles_op, winograd.output_tiles_op, winograd.gradient_tiles_op)
 
@@ -14,7 +14,7 @@ TRANSFORM_OPS = (winograd.input_tiles_op, winograd.output_tiles_op, winograd.gra
 def winograd_transforms(request):
     """Run a test twice: with the Winograd transforms' cpu kernels as installed
     (ember-numba's compiled ones when that plugin is present) and with the NumPy
-    kernels of ember/native/winograd.py, which a compiled override would otherwise
+    kernels of ember/native/convolution/winograd.py, which a compiled override would otherwise
     hide from every test (NOTE [ The Winograd transforms as ops ])."""
     if request.param == "installed":
         yield request.param

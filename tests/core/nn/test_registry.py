@@ -1,6 +1,6 @@
 """Tests for the ember.nn registries (ember/nn/_registry.py, _provided_by.py, the
 module-level ``__getattr__`` of ember/nn/__init__.py and ember/nn/functional.py, and the
-core's ``ember_register_modules`` in ember/native/builtin_plugin.py)."""
+core's ``ember_register_modules`` in ember/native/support/builtin_plugin.py)."""
 
 from importlib import import_module
 
@@ -8,7 +8,7 @@ import pytest
 from plugin_helpers import make_plugin, run_ember
 
 import ember
-from ember.native.builtin_plugin import CORE_MODULES
+from ember.native.support.builtin_plugin import CORE_MODULES
 from ember.nn._provided_by import PROVIDED_BY
 from ember.plugins import PluginError, registry
 

@@ -62,7 +62,7 @@ def test_plugins_json(capsys, cli_plugin):
 
 
 def test_explain_a_core_op(capsys):
-    from ember.native import binary
+    from ember.native.pointwise import binary
 
     status, out, _ = run_cli(capsys, "explain", "mul")
     assert status == 0

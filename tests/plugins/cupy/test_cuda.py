@@ -151,7 +151,7 @@ def test_the_fused_threshold_backward_is_the_generic_kernel(dtype):
     import cupy
     from ember_cupy import fused
 
-    from ember.native import unary
+    from ember.native.pointwise import unary
 
     grad = cupy.asarray(make_tensor((5, 7), dtype))
     output = cupy.asarray(make_tensor((5, 7), dtype, seed=1))

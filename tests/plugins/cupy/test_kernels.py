@@ -92,7 +92,7 @@ def test_the_sgd_momentum_step_is_torchs(nesterov, dampening, weight_decay):
 
 
 def test_relu_backward_runs_the_overridden_op_on_cuda_only():
-    from ember.native.unary import THRESHOLD_BACKWARD
+    from ember.native.pointwise.unary import THRESHOLD_BACKWARD
 
     assert THRESHOLD_BACKWARD.kernel_for("cpu") is not fused.threshold_backward
     x = ember.tensor([-1.0, 0.0, 2.0], requires_grad=True)

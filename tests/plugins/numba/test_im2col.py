@@ -133,7 +133,7 @@ def _conv_results(lib, x, w, b, attrs):
 def test_a_convolution_is_torchs_with_the_compiled_kernels_and_with_numpys(attrs, dtype, monkeypatch):
     from threadpoolctl import threadpool_limits
 
-    from ember.native import convolution_images
+    from ember.native.convolution import images as convolution_images
 
     monkeypatch.setattr(convolution_images, "MIN_CHUNK_PIXELS", 1)  # 9x11 maps count as large
     rng = np.random.default_rng(0)

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import ember
-from ember.native.pooling import MAX_POOL2D_VALUES
+from ember.native.pooling.pooling import MAX_POOL2D_VALUES
 from ember_numba import max_pool as compiled
 from tests.plugins.numba.kernel_bits import assert_same_bits, no_fallback
 from tests.plugins.numba.test_layer_norm import numpy_kernel_calls

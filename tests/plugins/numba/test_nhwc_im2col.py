@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import ember
-from ember.native.convolution_channels_last import (
+from ember.native.convolution.channels_last import (
     NHWC_COL2IM_ADD,
     NHWC_ROWS_INTO,
     nhwc_col2im_add,

@@ -17,8 +17,8 @@ import pytest
 import torch
 
 import ember
-from ember.native import convolution_algorithm as algorithms
-from ember.native import winograd
+from ember.native.convolution import algorithm as algorithms
+from ember.native.convolution import winograd
 from ember_numba import winograd as compiled
 from tests.plugins.numba.kernel_bits import no_fallback
 

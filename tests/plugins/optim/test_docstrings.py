@@ -9,7 +9,7 @@ import pytest
 MODULES = ["ember_optim.sgd", "ember_optim.adam", "ember_optim.adamw", "ember_optim.rmsprop", "ember_optim.adagrad",
            "ember_optim.adadelta", "ember_optim.adamax", "ember_optim.nadam", "ember_optim.radam",
            "ember_optim.lr_scheduler.step_lr", "ember_optim.lr_scheduler.lambda_lr", "ember_optim.lr_scheduler.cyclic",
-           "ember_optim.swa_utils", "ember.native.pointwise"]
+           "ember_optim.swa_utils", "ember.native.pointwise.ternary"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -165,7 +165,7 @@ def _validate(node, outputs):
 def _conform(node, i, g, meta):
     shape, dtype = meta
     if g._data.shape != shape:
-        from ember.native.reduction import sum_to_size
+        from ember.native.reduction.reduction import sum_to_size
 
         try:
             g = sum_to_size(g, shape)
@@ -182,7 +182,7 @@ def _conform(node, i, g, meta):
 def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
     """Run backward from ``root``. Returns the gradients that reached each target
     (node, output_nr), captured before the target itself would run."""
-    from ember.native.unary import call_quietly  # here: ember.native imports autograd
+    from ember.native.pointwise.unary import call_quietly  # here: ember.native imports autograd
 
     deps = _dependencies(root)
     needed = None

@@ -18,7 +18,7 @@ PyTorch counterpart: torch/csrc/autograd/variable.h and torch/csrc/autograd/vari
 # stale: it still points at the history from before the write. As in PyTorch, the
 # ``grad_fn`` getter notices (``_view_version`` differs from the counter) and regenerates
 # it: the new node reads the view's elements out of the base's *current* gradient by
-# storage geometry (``AsStridedBackward0``, ember/native/copy_slices.py), which is what
+# storage geometry (``AsStridedBackward0``, ember/native/support/copy_slices.py), which is what
 # PyTorch does by default (it replays the view op instead only under
 # ``torch.autograd.graph.set_view_replay_enabled``). A view made under no_grad or by a
 # multi-output op cannot be regenerated (its history is ambiguous): that raises
@@ -74,7 +74,7 @@ def regenerate_grad_fn(view):
         return None
     if view._creation_meta != DEFAULT:
         raise RuntimeError(rebase_message(view, indirect=True))
-    from ember.native.copy_slices import AsStridedBackward0
+    from ember.native.support.copy_slices import AsStridedBackward0
 
     old_fn, old_nr = view._grad_fn, view._output_nr
     view._grad_fn = AsStridedBackward0(base, view)

@@ -13,15 +13,15 @@ matrices with PyTorch's messages.
 
 import math
 
-from ember.native.linalg_checks import LinAlgError, check_floating, check_matrix
-from ember.native.linalg_cholesky import cholesky
-from ember.native.linalg_det import det, slogdet
-from ember.native.linalg_eigh import eigh, eigvalsh
-from ember.native.linalg_matrix_exp import matrix_exp
-from ember.native.linalg_pinv import lstsq, pinv
-from ember.native.linalg_qr import qr
-from ember.native.linalg_solve import inv, solve
-from ember.native.linalg_svd import svd, svdvals
+from ember.native.linalg.checks import LinAlgError, check_floating, check_matrix
+from ember.native.linalg.cholesky import cholesky
+from ember.native.linalg.det import det, slogdet
+from ember.native.linalg.eigh import eigh, eigvalsh
+from ember.native.linalg.matrix_exp import matrix_exp
+from ember.native.linalg.pinv import lstsq, pinv
+from ember.native.linalg.qr import qr
+from ember.native.linalg.solve import inv, solve
+from ember.native.linalg.svd import svd, svdvals
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
@@ -32,7 +32,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     >>> ember.linalg.vector_norm(ember.tensor([[3., 4.], [0., 0.]]), dim=1)
     tensor([5., 0.])
     """
-    from ember.native.reduction import norm
+    from ember.native.reduction.reduction import norm
 
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.vector_norm: ord must be a number, but got {ord}")
@@ -43,7 +43,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 
 def _type_name(x):
-    from ember.native._inplace import _type_name as name
+    from ember.native.support._inplace import _type_name as name
 
     return name(x.dtype)
 

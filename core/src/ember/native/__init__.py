@@ -1,14 +1,19 @@
-"""ember's built-in operators, one family per module.
+"""ember's built-in operators: the op families in folders (``convolution/``, ``linalg/``,
+``pooling/``, ``pointwise/``, ``reduction/``, ``shape/``, ``indexing/``, ``random/``), the
+smaller families one module each at this level, and the machinery they share in
+``support/``. A family's reference kernel is the file named for the family
+(``convolution/convolution.py``); faster algorithms sit beside it.
 
 PyTorch counterpart: aten/src/ATen/native/ (v2.13).
 """
 
 import importlib
 
-MODULES = ("factory", "copy", "binary", "binary_functions", "unary", "comparison", "reduction", "extremes", "softmax",
-           "views", "splitting", "shape", "indexing", "linalg", "sorting", "fold", "resampling", "padding",
-           "convolution", "pooling", "upsampling", "linear", "embedding", "dropout", "attention", "pointwise",
-           "fused_lstm", "rnn")
+MODULES = ("factory", "copy", "pointwise.binary", "pointwise.binary_functions", "pointwise.unary",
+           "pointwise.comparison", "reduction.reduction", "reduction.extremes", "softmax", "shape.views",
+           "shape.splitting", "shape.shape", "indexing.indexing", "linalg.products", "sorting", "fold", "resampling",
+           "padding", "convolution.convolution", "pooling.pooling", "upsampling", "linear", "embedding", "dropout",
+           "attention", "pointwise.ternary", "fused_lstm", "rnn")
 
 
 def all_modules():

@@ -219,7 +219,7 @@ def _in_projection_separate(query, key, value, w_q, w_k, w_v, bias):
 
 def _append_column(mask):
     """Pad the last dim of a float mask with one 0 (a key that is never masked)."""
-    from ember.native.shape import cat
+    from ember.native.shape.shape import cat
 
     return cat([mask, mask.new_zeros(tuple(mask.shape[:-1]) + (1,))], dim=-1)
 
@@ -323,7 +323,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         raise AssertionError("bias_k is set but bias_v is None" if bias_v is None else
                              "bias_v is set but bias_k is None")
     if bias_k is not None:  # one learned key/value appended to every sequence
-        from ember.native.shape import cat
+        from ember.native.shape.shape import cat
 
         if static_k is not None:
             raise AssertionError("bias cannot be added to static key.")
@@ -342,7 +342,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     k = _heads_first(k, static_k, "static_k", batch_heads, head_dim)
     v = _heads_first(v, static_v, "static_v", batch_heads, head_dim)
     if add_zero_attn:  # one all-zero key/value appended to every sequence
-        from ember.native.shape import cat
+        from ember.native.shape.shape import cat
 
         k = cat([k, k.new_zeros((batch_heads, 1, head_dim))], dim=1)
         v = cat([v, v.new_zeros((batch_heads, 1, head_dim))], dim=1)

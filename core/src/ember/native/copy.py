@@ -8,8 +8,8 @@ from ember import dtypes
 from ember.device import device as Device
 from ember.device import with_index
 from ember.dispatcher import Op
-from ember.native._inplace import check_no_partial_overlap, inplace
-from ember.native.unary import quiet
+from ember.native.pointwise.unary import quiet
+from ember.native.support._inplace import check_no_partial_overlap, inplace
 
 
 def _clone_kernel(xp, a, strides=None, order="K"):

@@ -11,7 +11,7 @@ them: ``bernoulli_(1 - p)`` on a tensor laid out like the input (one 53-bit unif
 element, in memory order), then divided by ``1 - p`` in the input's dtype. So after the
 same seed the masks are PyTorch's, except on Intel CPUs, where PyTorch's MKL build
 draws scalar Bernoulli numbers from MKL's own stream (see NOTE [ What is not matched ]
-in ember/native/transformations.py). Every form is one op,
+in ember/native/random/transformations.py). Every form is one op,
 ``aten::native_dropout``: the input times a boolean mask times ``1 / (1 - p)``, the
 mask of the input's shape or, for the channel-wise forms, of shape ``(N, C, 1, ...)``
 (broadcast); the backward applies the same mask and scale to the gradient.
@@ -37,9 +37,9 @@ def _mask(input, shape, keep):
     """A bool tensor of ``shape`` on ``input``'s device, True with probability ``keep``:
     PyTorch's ``bernoulli_(keep)`` on a tensor with the input's memory layout (a channel
     mask of shape (N, C, 1, ...) is a new contiguous tensor)."""
-    from ember.native import transformations
-    from ember.native.distributions import lay_out, memory_order
     from ember.native.factory import _finish
+    from ember.native.random import transformations
+    from ember.native.random.distributions import lay_out, memory_order
     from ember.random import generator_or_default
 
     flat = transformations.bernoulli_scalar(generator_or_default(None), math.prod(shape), keep)
@@ -78,7 +78,7 @@ def _check_p(p):
 
 def _check_floating(input):
     if not input.dtype.is_floating_point:
-        from ember.native._inplace import _type_name
+        from ember.native.support._inplace import _type_name
 
         raise RuntimeError(f"result type Float can't be cast to the desired output type {_type_name(input.dtype)}")
 

@@ -56,7 +56,7 @@ def _embedding_dense_backward_kernel(xp, grad, indices, num_weights, padding_idx
 
 def _scatter_rows(xp, out, index, rows):
     """``out[index[i]] += rows[i]`` with repeated indices adding up."""
-    from ember.native.indexing import _add_at
+    from ember.native.indexing.indexing import _add_at
 
     _add_at(xp, out, index, rows)
 
@@ -118,7 +118,7 @@ def embedding_renorm_(weight, indices, max_norm, norm_type=2.0):
     ``norm_type``-norm exceeds ``max_norm``, to norm ``max_norm`` (PyTorch's
     ``embedding_renorm_``, with its 1e-7 guard). Not recorded by autograd."""
     from ember.autograd.grad_mode import no_grad
-    from ember.native.indexing import where
+    from ember.native.indexing.indexing import where
 
     with no_grad():
         # Repeated indices select the same row twice and write the same value twice.

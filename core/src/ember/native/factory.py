@@ -19,7 +19,7 @@ from ember import dtypes
 from ember.device import CPU, _default_device, with_index
 from ember.device import device as Device
 from ember.dtypes import is_floating_array
-from ember.native import transformations
+from ember.native.random import transformations
 from ember.random import Generator, generator_or_default
 from ember.tensor import Tensor, _make_tensor
 
@@ -77,7 +77,7 @@ def _float_dtype(dtype):
 
 
 def _legacy_name(d):
-    from ember.native._inplace import _type_name
+    from ember.native.support._inplace import _type_name
 
     return _type_name(d)
 
@@ -416,7 +416,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 # ``torch.rand(size)`` is ``torch.empty(size).uniform_()``, ``randn`` is ``normal_()``,
 # ``randint`` is ``random_(low, high)``: a new contiguous tensor filled in memory order.
 # ember draws the same words from the same Mersenne Twister and transforms them the same
-# way (ember/native/transformations.py), so the same seed gives the same numbers.
+# way (ember/native/random/transformations.py), so the same seed gives the same numbers.
 
 
 def _generator(generator):

@@ -79,7 +79,7 @@ class Geometry:
 def geometry(shape, kernel, stride, padding, dilation, out_size=None):
     """The :class:`Geometry` of these sizes (tuples of ints), made once per distinct
     set (NOTE [ A convolution's fixed cost, cached per shape ] in
-    ember/native/convolution.py)."""
+    ember/native/convolution/convolution.py)."""
     return Geometry(shape, kernel, stride, padding, dilation, out_size)
 
 
@@ -167,7 +167,7 @@ def inside_slices(count, stride, offset, size):
 # --- im2col and col2im of a few images, as ops a plugin may compile ----------------
 
 # NOTE [ im2col and col2im as dispatch stubs ]
-# A convolution that runs a few images at a time (ember/native/convolution_images.py)
+# A convolution that runs a few images at a time (ember/native/convolution/images.py)
 # copies each chunk's windows into a column buffer and adds its column gradients back
 # onto the images. In NumPy each is a copy or a slice-add per tap, where a compiled loop
 # makes one pass with the padding folded in. So each is an op with its NumPy kernel as
@@ -175,7 +175,7 @@ def inside_slices(count, stride, offset, size):
 # a compiled file registers (REGISTER_DISPATCH, aten/src/ATen/native/DispatchStub.h): a
 # plugin registers a cpu kernel (ember-numba does, ember_numba/im2col.py), and the
 # convolution looks the kernel up once per call, never per image (NOTE [ Dispatch
-# stubs ] in ember/native/dispatch_stub.py).
+# stubs ] in ember/native/support/dispatch_stub.py).
 # Every kernel gives the generic one's results bit for bit (the columns are copies, and
 # col2im adds each pixel's taps in the same order).
 

@@ -9,7 +9,7 @@ NOTE [ Fused LSTM layer ] and NOTE [ LSTM kernels in place ].
 """
 
 from ember.dispatcher import NONE, Op
-from ember.native.unary import quiet
+from ember.native.pointwise.unary import quiet
 
 # NOTE [ Fused LSTM cell ]
 # Written with ember ops, an LSTM step is a dozen small ops (add, chunk, three sigmoids,

@@ -17,9 +17,9 @@ from ember import dtypes
 from ember.amp.state import autocast_state
 from ember.dispatcher import NONE, Op
 from ember.dtypes import C_TYPE_NAMES
-from ember.native._inplace import _type_name
-from ember.native.linalg import MM
-from ember.native.shape import broadcast_shapes
+from ember.native.linalg.products import MM
+from ember.native.shape.shape import broadcast_shapes
+from ember.native.support._inplace import _type_name
 
 # NOTE [ Fused linear ]
 # The composite ``x @ W.t() + b`` records three nodes (t, mm, add) and its backward
@@ -153,7 +153,7 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 def _einsum(equation, *operands):
-    from ember.native.linalg import einsum
+    from ember.native.linalg.products import einsum
 
     return einsum(equation, *operands)
 

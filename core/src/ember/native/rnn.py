@@ -11,8 +11,8 @@ recurrent loop ] for how padded and packed inputs share one loop.
 
 from ember.native.fused_lstm import FUSED_LSTM_CELL, lstm_layer
 from ember.native.linear import linear
-from ember.native.shape import cat, stack
-from ember.native.unary import relu, sigmoid, tanh
+from ember.native.pointwise.unary import relu, sigmoid, tanh
+from ember.native.shape.shape import cat, stack
 
 # NOTE [ The recurrent loop ]
 # As PyTorch does on CPU, the input-to-hidden product of a whole layer is one matmul

@@ -8,8 +8,8 @@ cumprod) and derivatives.yaml (``_softmax_backward_data``,
 from ember import dtypes
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import DEFAULT, NONE, Op
-from ember.native.blas_sums import blas_dtype, row_sums
-from ember.native.reduction import contiguous_result
+from ember.native.reduction.reduction import contiguous_result
+from ember.native.support.blas_sums import blas_dtype, row_sums
 from ember.tensor import _wrap_dim
 
 
@@ -70,7 +70,7 @@ def _log_softmax_kernel(xp, a, dim):
 # logits every step. NumPy's reductions along a short last axis restart their inner
 # loop for every row: on (128, 10) float32 logits the row max took about 9 us and
 # sum(axis=1) 7 us, where the matrix-vector product x @ ones takes under 2 us
-# (ember/native/blas_sums.py) and the max of a transposed copy, reduced across rows,
+# (ember/native/support/blas_sums.py) and the max of a transposed copy, reduced across rows,
 # about 5 us. So 2-d float32/float64 inputs over their last dim with rows of at most
 # BLAS_ROW_LIMIT values take row sums by BLAS (for the forward's sum of exponentials
 # and the backward's sum of the gradient), and rows of at most 32 values in batches
@@ -124,7 +124,7 @@ def _prepare(input, dim, dtype, name):
         dim = 0 if input.ndim in (0, 1, 3) else 1  # PyTorch's legacy implicit choice
     dim = _wrap_dim(dim, input.ndim)
     if not input.dtype.is_floating_point:
-        from ember.native._inplace import _type_name
+        from ember.native.support._inplace import _type_name
 
         kernel = "lastdim_kernel_impl" if dim == max(input.ndim - 1, 0) else "kernel_impl"
         raise NotImplementedError(f"\"{name}_{kernel}\" not implemented for '{_type_name(input.dtype)}'")
@@ -201,7 +201,7 @@ def exclusive_cumprod(input, dim):
     if size == 0:
         return input
     from ember.native.factory import ones
-    from ember.native.shape import cat
+    from ember.native.shape.shape import cat
 
     one_shape = list(input.shape)
     one_shape[dim] = 1
@@ -221,7 +221,7 @@ def _cumprod_backward(ctx, grad):
     # the factor x_z = 0. For i == z the gradient is
     #     prod(x[:z]) * sum_{j >= z} g_j * prod(x[z+1 : j+1]),
     # a running product of the elements after z, computed with a second cumprod.
-    from ember.native.indexing import where
+    from ember.native.indexing.indexing import where
 
     (x,) = ctx.saved_inputs
     (y,) = ctx.saved_outputs
@@ -248,7 +248,7 @@ CUMPROD = Op("aten::cumprod", contiguous_result(_cumprod_kernel), _cumprod_backw
 def _cumulative_dtype(input, dtype):
     # As for sum: an explicit dtype, else int64 for integers and bool.
     if dtype is not None:
-        from ember.native.reduction import check_differentiable_dtype
+        from ember.native.reduction.reduction import check_differentiable_dtype
 
         check_differentiable_dtype(input, dtypes.to_dtype(dtype))
         return dtypes.to_dtype(dtype).np

@@ -40,7 +40,7 @@ def _sort_kernel(xp, a, dim, descending):
     values, indices = xp.take_along_axis(a, indices, axis=dim), indices.astype("int64", copy=False)
     # PyTorch's sort writes into empty_like(input): the input's layout (NOTE [ preserve_format ]).
     from ember.memory_format import contiguous_strides, preserved_strides, with_layout
-    from ember.native.views import element_strides
+    from ember.native.shape.views import element_strides
 
     strides = preserved_strides(a.shape, element_strides(a)) if a.size > 1 else contiguous_strides(a.shape)
     if strides != contiguous_strides(a.shape):
@@ -53,7 +53,7 @@ def _sort_kernel(xp, a, dim, descending):
 def _sort_backward(ctx, grad, grad_indices=None):
     # Each sorted value came from input[indices]: send its gradient back there.
     from ember.native.factory import zeros
-    from ember.native.indexing import scatter
+    from ember.native.indexing.indexing import scatter
 
     (meta,) = ctx.input_meta
     _, indices = ctx.saved_outputs
@@ -120,7 +120,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     >>> ember.tensor([4., 1., 3.]).kthvalue(2)
     kthvalue(values=tensor(3.), indices=tensor(2))
     """
-    from ember.native._inplace import _type_name
+    from ember.native.support._inplace import _type_name
 
     dim = _wrap_dim(dim, input.ndim)
     if input.dtype.name == "bool":
@@ -133,7 +133,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     if input.ndim == 0:
         return return_types_kthvalue(input.clone(), input.new_zeros((), dtype=_int64()))
     index = KTHVALUE_INDEX(input, k=k, dim=dim)  # (..., 1, ...): torch's pick among ties
-    from ember.native.indexing import gather
+    from ember.native.indexing.indexing import gather
 
     values = gather(input, dim, index)
     if not keepdim:  # new tensors, as PyTorch's, not views of the keepdim ones

@@ -116,12 +116,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_DIMS[mode] + 2}D input")
     sizes, scales = _output_sizes(input, size, scale_factor, dims, recompute_scale_factor)
     if not input.dtype.is_floating_point and mode != "area":
-        from ember.native._inplace import _type_name
+        from ember.native.support._inplace import _type_name
 
         kind = "nearest" if mode.startswith("nearest") else "bilinear" if dims == 2 else "linear"
         raise NotImplementedError(f"\"upsample_{kind}{dims}d\" not implemented for '{_type_name(input.dtype)}'")
     if mode == "area":
-        from ember.native.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
+        from ember.native.pooling.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 
         return (adaptive_avg_pool1d if dims == 1 else adaptive_avg_pool2d)(input, sizes)
     if min(sizes) <= 0 or min(input.shape[2:]) <= 0:

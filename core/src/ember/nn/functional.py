@@ -6,7 +6,7 @@ forms of its own layers here; names provided by plugins (``relu``'s relatives,
 (``ember_register_functionals``) by the module-level ``__getattr__`` below.
 """
 
-from ember.native import unary as _unary
+from ember.native.pointwise import unary as _unary
 
 # --- dense layers, embedding, dropout, attention ------------------------------------
 # (ember/native/linear.py, embedding.py, dropout.py, attention.py)
@@ -19,13 +19,12 @@ from ember.native.linear import bilinear, linear  # noqa: F401
 # --- end of dense layers, embedding, dropout, attention -----------------------------
 
 # --- convolution, pooling, padding, folding, interpolation ---------------------------
-# (ember/native/convolution.py, pooling.py, padding.py, fold.py, upsampling.py)
+# (ember/native/convolution/convolution.py, pooling.py, padding.py, fold.py, upsampling.py)
 # isort: split
-from ember.native.convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: F401
+from ember.native.convolution.convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: F401
 from ember.native.fold import fold, unfold  # noqa: F401
 from ember.native.padding import pad  # noqa: F401
-from ember.native.pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401
-from ember.native.pooling import (  # noqa: F401
+from ember.native.pooling.pooling import (  # noqa: F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
     adaptive_max_pool1d,
@@ -35,6 +34,7 @@ from ember.native.pooling import (  # noqa: F401
     max_pool1d,
     max_pool2d,
 )
+from ember.native.shape.pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401
 from ember.native.upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: F401
 
 

@@ -239,7 +239,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     from ember.native.factory import empty
     from ember.native.factory import tensor as make_tensor
-    from ember.native.unary import not_implemented_for
+    from ember.native.pointwise.unary import not_implemented_for
 
     if tensor.dtype.is_floating_point and tensor.element_size() == 2:  # torch's QR has no half kernels
         raise not_implemented_for("geqrf_cpu", tensor._data.dtype)

@@ -164,7 +164,7 @@ def _avg_pool(g, node):
 @symbolic("aten::adaptive_avg_pool2d")
 def _global_avg_pool(g, node):
     # ember records this op only for the (1, 1) output (NOTE [ Global average pooling as
-    # one matrix-vector product ] in ember/native/pooling.py), which is ONNX's global pool
+    # one matrix-vector product ] in ember/native/pooling/pooling.py), which is ONNX's global pool
     return g.op("GlobalAveragePool", g.value(node.args[0]))
 
 

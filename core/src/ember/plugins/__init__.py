@@ -26,7 +26,7 @@ def _register_builtins():
     Only the pluggy registration happens here: no entry point is read and no hook runs
     until a catalogue is first needed (NOTE [ Plugins stay off the hot path ]).
     """
-    from ember.native import builtin_plugin
+    from ember.native.support import builtin_plugin
 
     registry.add_builtin(builtin_plugin, name="ember", distribution="ember-core")
 

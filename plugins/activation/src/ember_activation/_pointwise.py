@@ -19,7 +19,7 @@ import functools
 
 from ember import library
 from ember.dtypes import is_floating_array
-from ember.native.unary import not_implemented_for, quiet, zero_where_not
+from ember.native.pointwise.unary import not_implemented_for, quiet, zero_where_not
 
 
 def floating_only(kernel, kernel_name):
@@ -88,7 +88,7 @@ def define(name, forward, backward, second_derivative, *, kernel_name=None):
 def run_inplace(input, op, **attrs):
     """``op(input, **attrs)`` written into ``input``, with PyTorch's in-place rules
     (a leaf that requires grad is refused; views rebase their base's history)."""
-    from ember.native._inplace import check_inplace, write_result
+    from ember.native.support._inplace import check_inplace, write_result
 
     check_inplace(input)
     return write_result(input, op(input, **attrs))

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ember.native.unary import _special
+from ember.native.pointwise.unary import _special
 from ember_activation._pointwise import define
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)

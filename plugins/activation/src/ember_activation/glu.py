@@ -25,7 +25,7 @@ def glu(input, dim=-1):
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {size}")
     if not input.dtype.is_floating_point:
-        from ember.native.unary import not_implemented_for
+        from ember.native.pointwise.unary import not_implemented_for
 
         raise not_implemented_for("glu_cpu", input._data.dtype)
     first, second = input.chunk(2, dim)

@@ -12,7 +12,7 @@ second derivative is zero. ``relu`` is the core's ``aten::relu`` op.
 import ember
 from ember.amp.state import composite_inputs
 from ember.dtypes import finfo_of, is_floating_array
-from ember.native.unary import not_implemented_for, zero_where_not
+from ember.native.pointwise.unary import not_implemented_for, zero_where_not
 from ember_activation._pointwise import define, run_inplace, select
 
 # --- relu ------------------------------------------------------------------------
@@ -222,7 +222,7 @@ def softshrink(input, lambd=0.5):
     tensor([-0.5000,  0.0000,  0.2500])
     """
     if lambd < 0:
-        from ember.native._inplace import _type_name
+        from ember.native.support._inplace import _type_name
 
         limit = float(finfo_of(input._data.dtype).max) if input.dtype.is_floating_point else lambd
         raise RuntimeError(f"lambda must be in range [0, {limit:g}] for input dtype "

@@ -14,7 +14,7 @@ hardsigmoid, hardswish) (v2.13).
 """
 
 import ember
-from ember.native.unary import zero_where_not
+from ember.native.pointwise.unary import zero_where_not
 from ember_activation._pointwise import define, run_inplace, select
 
 # NOTE [ One buffer per kernel ]

@@ -14,7 +14,7 @@ them against the generic kernels on a CUDA machine.
 import functools
 
 from ember.dtypes import is_floating_array
-from ember.native import unary
+from ember.native.pointwise import unary
 
 
 @functools.cache

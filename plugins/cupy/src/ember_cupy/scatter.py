@@ -4,7 +4,7 @@
 PyTorch counterpart: aten/src/ATen/native/cuda/ScatterGatherKernel.cu and
 aten/src/ATen/native/cuda/Indexing.cu (``index_put_with_sort``, ``index_add``) (v2.13).
 
-The core's kernels accumulate with ``xp.add.at`` (ember/native/indexing.py ``_add_at``),
+The core's kernels accumulate with ``xp.add.at`` (ember/native/indexing/indexing.py ``_add_at``),
 which in CuPy (13 and later) is the same CUDA ``atomicAdd`` scatter as ``cupyx.scatter_add``.
 CUDA has no atomic add for 8- and 16-bit integers or bool, so on those dtypes these
 overrides widen the operands to int32, run the core's own kernel, and narrow the result:
@@ -13,7 +13,7 @@ integer sums wrap as they do in PyTorch, and a bool sum is True where any term i
 core's kernel unchanged, so behaviour and error messages are the core's.
 """
 
-from ember.native import indexing
+from ember.native.indexing import indexing
 
 # dtypes CUDA's atomicAdd (as CuPy wraps it) cannot accumulate in place.
 _NARROW = frozenset(("bool", "int8", "uint8", "int16", "uint16"))

@@ -40,8 +40,8 @@ import ember
 from ember import library
 from ember.autograd.grad_mode import grad_state
 from ember.dtypes import is_floating_array
-from ember.native.blas_sums import row_dots, row_sums
-from ember.native.unary import call_quietly
+from ember.native.pointwise.unary import call_quietly
+from ember.native.support.blas_sums import row_dots, row_sums
 from ember_loss import nll
 from ember_loss import reduction as reductions
 

@@ -93,7 +93,7 @@ def check_weight(input, weight, spatial=False, prefix=""):
 
 
 def _type_name(dtype):
-    from ember.native._inplace import _type_name as name
+    from ember.native.support._inplace import _type_name as name
 
     return name(dtype)
 

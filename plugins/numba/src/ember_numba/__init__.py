@@ -29,7 +29,7 @@ __version__ = "0.1.0"
 def overrides():
     """``[(op, cpu kernel)]``: every op of the core's, ember-norm's, ember-activation's,
     ember-optim's and ember-loss's this plugin serves on the cpu, each module's own."""
-    from ember.native.pooling import MAX_POOL2D_VALUES
+    from ember.native.pooling.pooling import MAX_POOL2D_VALUES
     from ember_activation.sigmoid_family import SILU, SILU_BACKWARD
     from ember_norm.ops import batch_norm as norm_batch_norm
     from ember_norm.ops import group_norm as norm_group_norm

@@ -6,7 +6,7 @@ PyTorch counterpart: aten/src/ATen/native/cpu/MaxPoolKernel.cpp
 (``cpu_max_pool_channels_last``) (v2.13).
 
 # NOTE [ Channels_last max pooling, one pixel at a time ]
-# The NumPy kernel (ember/native/separable_max_pool.py) runs a window as whole-array
+# The NumPy kernel (ember/native/pooling/separable_max_pool.py) runs a window as whole-array
 # passes: a ``maximum`` per tap of the row pass, then per tap of the column pass, each
 # over the whole map. On yolo_nano's SPPF (5x5 windows at stride 1 on (32, 32, 4, 4)
 # channels_last maps, three per inference) that is ten passes and their temporaries,
@@ -21,7 +21,7 @@ PyTorch counterpart: aten/src/ATen/native/cpu/MaxPoolKernel.cpp
 
 import numpy as np
 
-from ember.native.pooling import MAX_POOL2D_VALUES, _pool_geometry
+from ember.native.pooling.pooling import MAX_POOL2D_VALUES, _pool_geometry
 from ember_numba.ahead_of_time import Loops
 
 loops = Loops("ember_numba.max_pool_loops")

@@ -1,6 +1,6 @@
 """The NHWC gather of window rows and the NHWC col2im as compiled loops: the cpu
 kernels ember-numba registers for core's ``native::nhwc_rows_into`` and
-``native::nhwc_col2im_add`` (ember/native/convolution_channels_last.py).
+``native::nhwc_col2im_add`` (ember/native/convolution/channels_last.py).
 
 PyTorch counterpart: aten/src/ATen/native/im2col.h (``im2col`` and ``col2im`` with
 ``is_channels_last``, the loops ``slow_conv2d`` runs on channels_last images) (v2.13).
@@ -27,7 +27,7 @@ PyTorch counterpart: aten/src/ATen/native/im2col.h (``im2col`` and ``col2im`` wi
 # copy runs vectorised (NCHW 32x64x32x32: 58 ms against NumPy's 14).
 """
 
-from ember.native.convolution_channels_last import (
+from ember.native.convolution.channels_last import (
     NHWC_COL2IM_ADD,
     NHWC_ROWS_INTO,
     nhwc_col2im_add,
@@ -41,7 +41,7 @@ loops = Loops("ember_numba.nhwc_im2col_loops")
 
 def overrides():
     """``[(op, cpu kernel)]``: core's NHWC gather and col2im stubs on the cpu (NOTE [ The NHWC gather and
-    col2im as dispatch stubs ] in ember/native/convolution_channels_last.py)."""
+    col2im as dispatch stubs ] in ember/native/convolution/channels_last.py)."""
     return [(NHWC_ROWS_INTO, compiled_nhwc_rows_into), (NHWC_COL2IM_ADD, compiled_nhwc_col2im_add)]
 
 

@@ -8,7 +8,7 @@ transforms themselves are ember's own (torch's CPU convolution is oneDNN's direc
 kernel).
 
 # NOTE [ Compiled Winograd transforms ]
-# The NumPy transforms (ember/native/winograd.py) make a pass over memory per step:
+# The NumPy transforms (ember/native/convolution/winograd.py) make a pass over memory per step:
 # the zero-bordered copy of the input, a strided gather of each tile column, a tiny
 # (6 x 6) @ (6, everything) product, the gather of the rows, the second product; and
 # on the way out two products, a transposing copy into the output's layout and a
@@ -36,8 +36,8 @@ loops = Loops("ember_numba.winograd_loops")
 
 def overrides():
     """``[(op, cpu kernel)]``: the three transform ops (NOTE [ The Winograd transforms as
-    ops ] in ember/native/winograd.py)."""
-    from ember.native import winograd
+    ops ] in ember/native/convolution/winograd.py)."""
+    from ember.native.convolution import winograd
 
     return [(winograd.input_tiles_op, input_tiles), (winograd.output_tiles_op, output_tiles),
             (winograd.gradient_tiles_op, gradient_tiles)]
@@ -55,7 +55,7 @@ def _nhwc(x):
 def input_tiles(xp, x, *, padding, m, tiles):
     """``native::winograd_input_tiles`` on the cpu: ``B^T d B`` of every tile of ``x``
     zero-bordered by ``padding``, as ``(36, N * th * tw, C)``."""
-    from ember.native import winograd
+    from ember.native.convolution import winograd
 
     if not _takes(m, x):
         return winograd.input_tiles_op.generic(xp, x, padding=padding, m=m, tiles=tiles)
@@ -72,7 +72,7 @@ def output_tiles(xp, products, *, m, shape, channels_last):
     """``native::winograd_output_tiles`` on the cpu: ``A^T M A`` of every tile's
     ``(36, N * th * tw, O)`` products, written cropped into a new ``shape`` (N, O, OH,
     OW) array, channels_last or C-contiguous."""
-    from ember.native import winograd
+    from ember.native.convolution import winograd
 
     if not _takes(m, products) or not products.flags.c_contiguous:
         return winograd.output_tiles_op.generic(xp, products, m=m, shape=shape, channels_last=channels_last)
@@ -86,7 +86,7 @@ def output_tiles(xp, products, *, m, shape, channels_last):
 def gradient_tiles(xp, grad, *, m, tiles):
     """``native::winograd_gradient_tiles`` on the cpu: ``A dY A^T`` of every 4 x 4
     block of ``grad`` (N, O, OH, OW), zeros past its edge, as ``(36, N * th * tw, O)``."""
-    from ember.native import winograd
+    from ember.native.convolution import winograd
 
     if not _takes(m, grad):
         return winograd.gradient_tiles_op.generic(xp, grad, m=m, tiles=tiles)

@@ -18,7 +18,7 @@ def input_tiles_loop(x, nhwc, ph, pw, th, tw, v):
     gathered into the (6, 6, C) scratch ``d`` (NCHW from ``band``, a row of tiles' six
     input rows transposed to channels innermost, each input row read whole), B^T along its
     rows into ``t``, then along its columns, each row of B^T spelled out (NOTE
-    [ Winograd F(4x4, 3x3) ] in ember/native/winograd.py)."""
+    [ Winograd F(4x4, 3x3) ] in ember/native/convolution/winograd.py)."""
     if nhwc:
         N, H, W, C = x.shape
     else:

@@ -30,7 +30,7 @@ in fused_sgd.py, fused_adam.py, fused_rmsprop.py and fused_adagrad.py.
 
 import numpy as np
 
-from ember.native.unary import call_quietly
+from ember.native.pointwise.unary import call_quietly
 
 BLOCK = 262144  # elements per fused block, chosen by measurement (NOTE [ The fused block size ])
 
@@ -141,7 +141,7 @@ def _run_kernel(xp, kernel, arrays, options, scratch_count, blocked):
 
 
 # --- ember's in-place pointwise ops, written out on arrays ----------------------------
-# Each is the arithmetic of the op's fast path in core/src/ember/native/pointwise.py
+# Each is the arithmetic of the op's fast path in core/src/ember/native/pointwise/ternary.py
 # (_lerp_into, _add_combined), with the temporary in `scratch`.
 
 

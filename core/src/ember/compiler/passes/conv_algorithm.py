@@ -7,7 +7,7 @@ algorithms per shape and caches the winner) and aten/src/ATen/native/cudnn/Conv_
 (the per-shape cache) (v2.13). ember does the same on the CPU, at compile time.
 
 The timing rule and its NOTE (NOTE [ Choosing a convolution algorithm by measurement ])
-are in ember/native/convolution_algorithm.py, shared with eager convolutions. Here the
+are in ember/native/convolution/algorithm.py, shared with eager convolutions. Here the
 pass times every algorithm that applies on the example input, in the layout it will
 have in the program (the caller's for a program input, pixel-major for the rest, as
 the compiled kernels leave it), and caches the choice under (input shape and layout,
@@ -21,7 +21,7 @@ NOTE [ Winograd F(4x4, 3x3) ] gives the measured errors.
 """
 
 from ember.compiler.passes.conv_layout import as_image
-from ember.native.convolution_algorithm import SMALL, measure_fastest
+from ember.native.convolution.algorithm import SMALL, measure_fastest
 
 ALGORITHMS = ("im2col", "winograd_2x2", "winograd_4x4")
 

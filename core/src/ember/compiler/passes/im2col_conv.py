@@ -2,7 +2,7 @@
 whose result is already the pixel-major output, the bias inside the product.
 
 PyTorch counterpart: aten/src/ATen/native/ConvolutionMM2d.cpp (``slow_conv2d``, the
-unfold + GEMM convolution) (v2.13); ember's eager kernel is ember/native/convolution.py.
+unfold + GEMM convolution) (v2.13); ember's eager kernel is ember/native/convolution/convolution.py.
 
 # NOTE [ The bias inside the product ]
 # columns (N*L, K) @ W (K, O) + b is the product of the columns with one more column of

@@ -7,7 +7,7 @@ convolutions (aten/src/ATen/native/mkldnn/Conv.cpp) (v2.13); these kernels are e
 own, written with the backend's array operations.
 
 The transforms, their NOTEs (NOTE [ Winograd F(2x2, 3x3) ], NOTE [ Winograd F(4x4,
-3x3) ]) and the measured errors are in ember/native/winograd.py, shared with eager
+3x3) ]) and the measured errors are in ember/native/convolution/winograd.py, shared with eager
 convolutions; this file is the compiled kernel around them: pixel-major in and out
 (NOTE [ Pixel-major activations in the compiled program ]), its intermediate arrays
 kept between calls, the bias and the residual add inside the transforms.
@@ -25,7 +25,7 @@ kept between calls, the bias and the residual add inside the transforms.
 """
 
 from ember.compiler.passes.conv_layout import CompiledConv2d, padded_pixel_major
-from ember.native.winograd import MATRICES, input_tiles, output_tiles, tile_counts, winograd_weight
+from ember.native.convolution.winograd import MATRICES, input_tiles, output_tiles, tile_counts, winograd_weight
 
 
 class WinogradConv2d(CompiledConv2d):

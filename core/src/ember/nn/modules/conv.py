@@ -11,7 +11,7 @@ the subclasses choose the functional form.
 
 import math
 
-from ember.native.convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from ember.native.convolution.convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from ember.native.padding import pad
 from ember.nn import init
 from ember.nn.modules.module import Module

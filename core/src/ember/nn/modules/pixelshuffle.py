@@ -4,7 +4,7 @@
 PyTorch counterpart: torch/nn/modules/pixelshuffle.py (v2.13).
 """
 
-from ember.native.pixel_shuffle import pixel_shuffle, pixel_unshuffle
+from ember.native.shape.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from ember.nn.modules.module import Module
 
 

@@ -6,7 +6,7 @@ fractional, LP and unpooling layers. Each layer stores its arguments as PyTorch 
 (so ``extra_repr`` prints the same) and calls its functional form.
 """
 
-from ember.native import pooling as P
+from ember.native.pooling import pooling as P
 from ember.nn.modules.module import Module
 
 

@@ -149,7 +149,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
 def _pack_padded(input, lengths, batch_first):
     """ATen's ``_pack_padded_sequence``: the rows alive at each step, concatenated."""
     from ember.native.factory import tensor
-    from ember.native.shape import cat
+    from ember.native.shape.shape import cat
 
     if input.dim() < 2:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
@@ -187,7 +187,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     ([[1, 2, 3], [4, 5, 0]], [3, 2])
     """
     from ember.native.factory import full, tensor
-    from ember.native.shape import cat, stack
+    from ember.native.shape.shape import cat, stack
 
     batch_sizes = sequence.batch_sizes.tolist()
     max_length = len(batch_sizes)
@@ -227,7 +227,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     [[1, 2, 3], [4, 0, 0]]
     """
     from ember.native.factory import full
-    from ember.native.shape import cat, stack
+    from ember.native.shape.shape import cat, stack
     from ember.tensor import Tensor
 
     if isinstance(sequences, Tensor):

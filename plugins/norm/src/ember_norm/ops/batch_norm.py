@@ -33,7 +33,7 @@ formula is written in ember ops, with mean and invstd recomputed differentiably 
 
 from ember import library
 from ember.autograd.grad_mode import grad_state
-from ember.native.blas_sums import row_dots, row_sums
+from ember.native.support.blas_sums import row_dots, row_sums
 
 
 def _per_channel(array):

@@ -24,7 +24,7 @@ ran about 2x slower forward and backward (32x64x16x16, 8 groups, float32, measur
 
 from ember import library
 from ember.autograd.grad_mode import grad_state
-from ember.native.blas_sums import row_dots, row_sums
+from ember.native.support.blas_sums import row_dots, row_sums
 from ember_norm.ops.batch_norm import _per_channel
 
 

@@ -22,7 +22,7 @@ Backward, over the D normalized values of each row, ``xhat = (x - mean) * rstd``
 
 from ember import library
 from ember.autograd.grad_mode import grad_state
-from ember.native.blas_sums import blas_dtype, column_sums, row_dots, row_sums
+from ember.native.support.blas_sums import blas_dtype, column_sums, row_dots, row_sums
 
 # Rows longer than this are summed with NumPy's pairwise sum, and their variance in two
 # passes: BLAS's few running sums lose accuracy over very long rows.

@@ -1,0 +1,638 @@
+"""Convolution: ``conv1d``, ``conv2d``, ``conv_transpose1d``, ``conv_transpose2d``, one
+fused ``aten::convolution`` op and its ``aten::convolution_backward``.
+
+PyTorch counterpart: aten/src/ATen/native/Convolution.cpp (``_convolution``; its shape
+checks are in ember/native/convolution/arguments.py), NaiveConvolutionTranspose2d.cpp,
+derivatives.yaml (``convolution_backward``, ``_convolution_double_backward``) and
+torch/nn/functional.py (conv*d) (v2.13).
+
+Kernels are im2col + one matrix product per group (NOTE [ Windows as strided views ]
+in ember/native/fold.py, NOTE [ One product per group ] below); an NCHW strided
+convolution's input gradient is instead a few products summed by phase (NOTE [ The
+strided input adjoint by phases ] in ember/native/convolution/phases.py), and an NCHW
+1x1 convolution one product per image (NOTE [ The 1x1 convolution in NCHW ]). A 1-D
+convolution runs as a 2-D one over images of height 1. When the input or the weight is
+channels_last, the kernels of ember/native/convolution/channels_last.py run instead
+and every result is channels_last (NOTE [ Convolution in channels_last ] there). Each
+of the three products of a channels_last 3x3 stride-1 convolution (output, input's
+gradient, weight's gradient) may instead run Winograd F(4x4, 3x3) (ember/native/convolution/winograd.py),
+where the first call of its shape measured it faster (``_fastest`` below, NOTE
+[ Choosing a convolution algorithm by measurement ]); torch's CPU convolution is
+oneDNN's direct kernel, so there float32 results may differ by about 1e-5 relative,
+and ``ember.backends.mkldnn.enabled = False`` keeps im2col everywhere.
+
+# NOTE [ Convolution as a bilinear map ]
+# Write the op without bias as F(x, W) (a convolution, or a transposed one). It is
+# linear in each argument, so its backward needs only two adjoints:
+#   grad_input  = F(., W)^T g   (for a convolution: col2im(W^T g); transposed: a convolution of g)
+#   grad_weight = F(x, .)^T g   (im2col(x) against g, summed over the batch)
+# ``aten::convolution_backward`` computes both (and grad_bias = sum(g)) in one kernel.
+# Being bilinear too, its own backward is made of the same two ops, given the
+# gradients (ggI, ggW, ggB) of its outputs:
+#   d g = F(ggI, W) + F(x, ggW) + ggB      d x = F(., ggW)^T g      d W = F(ggI, .)^T g
+# so double (and higher) backward of a convolution comes for free.
+
+# NOTE [ A convolution's fixed cost, cached per shape ]
+# A tiny convolution (1x4x8x8, 4->4, 3x3) is a few thousand multiplies, and the rest
+# of its call was once most of it: 73 us against torch's 14 (one thread, load 3), of
+# which the products and copies were about 10. Most of the rest depended only on
+# shapes, strides and the size arguments, and a network calls each layer with the
+# same ones every step. So each such piece is worked out once per distinct set, with
+# functools.lru_cache on plain tuples: the argument checks (convolution_arguments.py:
+# a set that passed passes again, a failing one is never cached and raises PyTorch's
+# message each time), which layout each array's strides suggest (memory_format.py),
+# the Geometry (fold.geometry: one shared, never-changed object per set of sizes) and
+# col2im's per-tap slices (fold.tap_slices). What can change between two calls of the
+# same shapes is read on every call: grad mode, autocast (part of the checks' key),
+# ``ember.backends.mkldnn.enabled``, BLAS's thread count. Besides the caches, three
+# cheaper array calls: the windows' strided view as an ndarray over the padded
+# buffer (as_strided cost 3.9 us of it), zeros for the padded plane (full: 1.5 us
+# against 0.45) and no padded copy at all for an unpadded convolution. The arrays
+# and their arithmetic are the same, so every result is the same to the bit (checked
+# against the uncached path: 12,432 outputs and gradients, float32 and float64).
+# bench/conv_small.py (CPU time, interleaved with torch, load 4): that forward went
+# from 4.8x torch's time to 2.5x (channels_last 3.2x to 2.1x), forward+backward from
+# 2.2x to 1.45x (with a cheaper sum backward, ember/native/reduction/reduction.py).
+"""
+
+from functools import partial
+
+from ember.autograd.grad_mode import grad_state
+from ember.backends import mkldnn
+from ember.dispatcher import NONE, Op
+from ember.memory_format import array_suggests_channels_last
+from ember.native.convolution import algorithm as algorithms
+from ember.native.convolution import channels_last as nhwc
+from ember.native.convolution import columns as kept_columns
+from ember.native.convolution import empty as empty_input
+from ember.native.convolution import images, phases, winograd
+from ember.native.convolution.arguments import check_convolution, expand, shape_str, transposed_shape
+from ember.native.fold import col2im_taps, geometry
+from ember.native.padding import pad as _pad
+from ember.native.support import blas_sums
+
+# --- kernels -----------------------------------------------------------------------
+
+
+def _lift(arrays, attrs):
+    """Run 1-D as 2-D: insert a height-1 axis in the arrays, a leading 1 (or 0) in attrs."""
+    arrays = [a if a is None or a.ndim < 3 else a[:, :, None] for a in arrays]
+    lifted = dict(attrs)
+    for name, value in attrs.items():
+        if isinstance(value, tuple) and len(value) == 1:
+            lifted[name] = ((0,) if name in ("padding", "output_padding") else (1,)) + value
+    return arrays, lifted
+
+
+def _geometry(image_shape, weight_shape, stride, padding, dilation, out_size=None):
+    return geometry(tuple(image_shape), tuple(weight_shape[2:]), tuple(stride), tuple(padding), tuple(dilation),
+                    None if out_size is None else tuple(out_size))
+
+
+def _grouped(weight, groups):
+    """``(O, C/g, kh, kw)`` -> ``(g, O/g, C/g*kh*kw)``: one matrix per group."""
+    taps = weight.shape[1] * weight.shape[2] * weight.shape[3]
+    return weight.reshape(groups, weight.shape[0] // groups, taps)
+
+
+def _columns(xp, x, g, groups):
+    """im2col of the whole batch, ``(groups, C/g*kh*kw, N*L)``: every window of every
+    image is one column, so each group's convolution is ONE matrix product."""
+    # unpadded: the windows of x itself, no padded copy
+    plane = x if g.Hp == g.H and g.Wp == g.W else g.padded(xp, x)
+    windows = g.windows(xp, plane).transpose(1, 2, 3, 0, 4, 5)  # (C, kh, kw, N, OH, OW)
+    per_group = x.shape[1] // groups * g.kh * g.kw
+    return windows.reshape(groups, per_group, x.shape[0] * g.L)
+
+
+def _channel_major(image, groups):
+    """``(N, C, H, W)`` -> ``(groups, C/g, N*H*W)``: the layout of a product's result."""
+    N, C, H, W = image.shape
+    return image.transpose(1, 0, 2, 3).reshape(groups, C // groups, N * H * W)
+
+
+def _image(xp, channel_major, N, geometry):
+    """``(groups, C/g, N*OH*OW)`` -> a C-contiguous ``(N, C, OH, OW)``."""
+    C = channel_major.shape[0] * channel_major.shape[1]
+    y = channel_major.reshape(C, N, geometry.OH, geometry.OW).transpose(1, 0, 2, 3)
+    return _c_contiguous(xp, y)
+
+
+def _forward(xp, x, weight, geometry, groups):
+    """F(x, W) for a convolution: ``(N, C, H, W)`` -> ``(groups, O/g, N*L)``; offers
+    its columns to a capture (NOTE [ The forward's columns, kept for the weight's
+    gradient ])."""
+    columns = _offered_columns(xp, x, geometry, groups)
+    return xp.matmul(_grouped(weight, groups), columns)
+
+
+def _offered_columns(xp, x, geometry, groups):
+    """:func:`_columns`, offered to a capture (NOTE [ The forward's columns, kept for the
+    weight's gradient ])."""
+    columns = _columns(xp, x, geometry, groups)
+    kept_columns.offer(columns, "columns")
+    return columns
+
+
+def _input_adjoint(xp, rows, weight, N, geometry, groups):
+    """F(., W)^T for a convolution: ``(groups, O/g, N*L)`` -> the ``(N, C, H, W)`` image,
+    a few images at a time (NOTE [ col2im a few images at a time ] in
+    ember/native/convolution/images.py)."""
+    w_t = xp.ascontiguousarray(_grouped(weight, groups).transpose(0, 2, 1))  # BLAS likes a contiguous left side
+    g = geometry
+    channels = weight.shape[1] * groups
+    image = xp.zeros((N, channels, g.H, g.W), dtype=rows.dtype)
+    per_chunk = max(1, min(N, images.images_per_chunk(N, w_t.shape[0] * w_t.shape[1] * g.L)))
+    buffer = xp.empty(w_t.shape[:2] + (per_chunk * g.L,), dtype=rows.dtype)
+    for start in range(0, N, per_chunk):
+        stop = min(N, start + per_chunk)
+        cols = buffer.reshape(-1)[:buffer.shape[0] * buffer.shape[1] * (stop - start) * g.L]
+        cols = cols.reshape(buffer.shape[:2] + ((stop - start) * g.L,))
+        xp.matmul(w_t, rows[:, :, start * g.L:stop * g.L], out=cols)  # (groups, C/g*kh*kw, n*L)
+        taps = cols.reshape(channels, g.kh, g.kw, stop - start, g.OH, g.OW).transpose(3, 0, 1, 2, 4, 5)
+        col2im_taps(xp, taps, g, out=image[start:stop])
+    return image
+
+
+
+
+def _weight_adjoint(xp, x, rows, weight_shape, geometry, groups):
+    """F(x, .)^T for a convolution: the ``(groups, O/g, N*L)`` rows against im2col(x),
+    the forward's columns where they were kept."""
+    cols = _kept_or_built_columns(xp, x, geometry, groups)
+    return xp.matmul(rows, cols.transpose(0, 2, 1)).reshape(weight_shape)
+
+
+def _kept_or_built_columns(xp, x, g, groups):
+    """The forward's columns of ``x`` where they were kept, else built again."""
+    K = x.shape[1] // groups * g.kh * g.kw
+    cols = kept_columns.take("columns", (groups, K, x.shape[0] * g.L), x.dtype)
+    return _columns(xp, x, g, groups) if cols is None else cols
+
+
+# NOTE [ One product per group ]
+# Laying the columns of the whole batch side by side, (C*kh*kw, N*L), makes a
+# convolution one large matrix product instead of N per-image ones. Single-threaded
+# they cost about the same, but a batched matmul calls BLAS N times, and each call
+# wakes and joins BLAS's threads: on a loaded machine that was measured 20x slower
+# (1.5 s against 80 ms for the 32->64 layer with 2 threads). The price is one
+# transposing copy of the output (N, O, L), small beside the columns.
+
+
+def _add_bias(y, bias):
+    if bias is not None:
+        y += bias.reshape((1, -1) + (1,) * (y.ndim - 2))
+    return y
+
+
+def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if empty_input.is_empty_convolution(x):  # NOTE [ A convolution with nothing to convolve ]
+        return empty_input.empty_forward(xp, x, weight, stride, padding, dilation, transposed, output_padding,
+                                         groups)
+    channels_last = _use_channels_last(x, weight)
+    squeeze = x.ndim == 3
+    if squeeze:
+        (x, weight), attrs = _lift([x, weight], dict(stride=stride, padding=padding, dilation=dilation,
+                                                       output_padding=output_padding))
+        stride, padding, dilation, output_padding = (attrs[k] for k in ("stride", "padding", "dilation",
+                                                                         "output_padding"))
+    if not transposed:
+        g = _geometry(x.shape, weight.shape, stride, padding, dilation)
+        y = _fastest("forward", _forward_by, xp, (x, bias), weight, g, groups, channels_last)
+        return y[:, :, 0] if squeeze else y
+    else:
+        out_shape = transposed_shape(x.shape, weight.shape, stride, padding, dilation, output_padding, groups)
+        g = _geometry(out_shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
+        if channels_last:
+            y = nhwc.input_adjoint(xp, x, weight, g, groups)
+        else:
+            y = _input_adjoint(xp, _channel_major(x, groups), weight, x.shape[0], g, groups)
+    y = _add_bias(y, bias)
+    return y[:, :, 0] if squeeze else y
+
+
+def _use_channels_last(x, weight):
+    """PyTorch's CPU rule: a 2-D convolution is channels_last (its output and both
+    gradients) when the input or the weight suggests that format (1-D never is)."""
+    return x.ndim == 4 and (array_suggests_channels_last(x) or array_suggests_channels_last(weight))
+
+
+def _transposed_backward(xp, grad, x, weight, g, groups, output_mask, channels_last):
+    """(grad_input, grad_weight) of a transposed convolution, None where not wanted: the
+    roles swap, the "image" of the windows is the output gradient."""
+    grad_input = grad_weight = None
+    if channels_last:
+        if output_mask[0]:
+            grad_input = nhwc.forward(xp, grad, weight, g, groups)
+        if output_mask[1]:
+            grad_weight = nhwc.weight_adjoint(xp, grad, nhwc.output_rows(x, groups), weight.shape, g, groups)
+    else:
+        if output_mask[0]:
+            grad_input = _image(xp, _forward(xp, grad, weight, g, groups), x.shape[0], g)
+        if output_mask[1]:
+            grad_weight = _weight_adjoint(xp, grad, _channel_major(x, groups), weight.shape, g, groups)
+    return grad_input, grad_weight
+
+
+def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation, transposed, output_padding,
+                                 groups, output_mask):
+    if empty_input.is_empty_convolution(x):  # NOTE [ A convolution with nothing to convolve ]
+        return empty_input.empty_backward(xp, grad, x, weight, transposed, groups, output_mask)
+    channels_last = _use_channels_last(x, weight)
+    squeeze = x.ndim == 3
+    if squeeze:
+        (grad, x, weight), attrs = _lift([grad, x, weight], dict(stride=stride, padding=padding,
+                                                                 dilation=dilation))
+        stride, padding, dilation = attrs["stride"], attrs["padding"], attrs["dilation"]
+    grad_input = grad_weight = None
+    if not transposed:
+        g = _geometry(x.shape, weight.shape, stride, padding, dilation)
+        rows = _Rows(grad, groups)  # NCHW's im2col products share one channel-major copy of grad
+        if output_mask[0]:
+            grad_input = _fastest("input_adjoint", _input_adjoint_by, xp, rows, weight, g, groups, channels_last)
+        if output_mask[1]:
+            grad_weight = _fastest("weight_adjoint", _weight_adjoint_by, xp, (x, rows), weight, g, groups,
+                                   channels_last)
+    else:
+        g = _geometry(grad.shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
+        grad_input, grad_weight = _transposed_backward(xp, grad, x, weight, g, groups, output_mask, channels_last)
+    empty = xp.empty((0,), dtype=grad.dtype)
+    grad_input = empty if grad_input is None else grad_input
+    grad_weight = empty if grad_weight is None else grad_weight
+    grad_bias = empty
+    if output_mask[2]:
+        grad_bias = _bias_gradient(xp, grad)
+    if squeeze:
+        grad_input = grad_input[:, :, 0] if grad_input.ndim == 4 else grad_input
+        grad_weight = grad_weight[:, :, 0] if grad_weight.ndim == 4 else grad_weight
+    return grad_input, grad_weight, grad_bias
+
+
+def _bias_gradient(xp, grad):
+    """``grad.sum(axis=(0, 2, 3))``: per image by a BLAS matrix-vector product where
+    ``grad`` is laid out whole (NCHW or channels_last), then over the batch (NOTE [ Norm
+    reductions as matrix-vector products ] in ember/native/support/blas_sums.py; each product
+    sums one image's plane, a row no longer than NumPy's pairwise sums handle alike).
+    Measured on a (32, 64, 32, 32) float32 gradient, one thread: 0.42 ms against 0.78
+    (NCHW), 0.51 against 0.99 (channels_last)."""
+    N, O, H, W = grad.shape
+    if not blas_sums.blas_dtype(xp, grad) or grad.size == 0:
+        return grad.sum(axis=(0, 2, 3))
+    if grad.flags.c_contiguous:
+        return blas_sums.row_sums(xp, grad.reshape(N * O, H * W)).reshape(N, O).sum(axis=0)
+    pixels = grad.transpose(0, 2, 3, 1)
+    if pixels.flags.c_contiguous:
+        ones = xp.ones(H * W, dtype=grad.dtype)
+        return xp.matmul(ones, pixels.reshape(N, H * W, O)).sum(axis=0)
+    return grad.sum(axis=(0, 2, 3))
+
+
+# --- the algorithm of each product (NOTE [ Choosing a convolution algorithm by
+# measurement ] in ember/native/convolution/algorithm.py) ---------------------------
+
+
+def _fastest(role, run, xp, operands, weight, g, groups, channels_last):
+    """One of a convolution's three products (``role``), by ``"im2col"`` (the
+    kernels above) or a Winograd algorithm where it applies, measured on the first
+    call of this shape and then cached: ``run(algorithm, xp, operands, weight, g,
+    groups, channels_last)`` computes it."""
+    image = operands[0] if isinstance(operands, tuple) else operands
+    options = algorithms.eager_options(xp, image.dtype, weight.shape, g, groups,
+                                       _applies(role, g), channels_last)
+    algorithm = options[0]
+    if len(options) > 1:
+        key = (role, image.shape, str(image.dtype), channels_last, weight.shape,
+               (g.ph, g.pw))
+
+        def make_runs():
+            arguments = (xp, operands, weight, g, groups, channels_last)
+            return {name: partial(run, name, *arguments) for name in options}
+
+        algorithm = algorithms.choose(key, make_runs)
+    return run(algorithm, xp, operands, weight, g, groups, channels_last)
+
+
+def _applies(role, g):
+    """Whether Winograd can run this product: the input's gradient needs the stride-1
+    "full" correlation (NOTE [ The input adjoint at stride 1 ])."""
+    if role == "input_adjoint":
+        return g.ph <= g.dh * (g.kh - 1) and g.pw <= g.dw * (g.kw - 1)
+    return True
+
+
+def _forward_by(algorithm, xp, operands, weight, g, groups, channels_last):
+    """F(x, W) + bias, from ``operands = (x, bias)`` (bias may be None), as a ``(N, O,
+    OH, OW)`` array, C-contiguous or channels_last."""
+    x, bias = operands
+    if algorithm == "im2col" and not channels_last and _by_images(xp, g, groups):
+        return images.forward(xp, x, weight, g, bias)  # NOTE [ NCHW products one image at a time ]
+    return _add_bias(_product_by(algorithm, xp, x, weight, g, groups, channels_last), bias)
+
+
+def _by_images(xp, g, groups):
+    """Whether an NCHW im2col forward runs a few images at a time: not a 1x1 (NOTE [ The
+    1x1 convolution in NCHW ]) nor a small map (NOTE [ Small NCHW maps gather in NHWC ])."""
+    return (images.applies(xp, g, groups) and not _pointwise(g, groups) and not _gathers_in_nhwc(xp, g, groups))
+
+
+def _pointwise(g, groups):
+    return groups == 1 and (g.kh, g.kw, g.sh, g.sw, g.ph, g.pw) == (1, 1, 1, 1, 0, 0)
+
+
+def _product_by(algorithm, xp, x, weight, g, groups, channels_last):
+    """F(x, W) as a ``(N, O, OH, OW)`` array, C-contiguous or channels_last."""
+    if algorithm != "im2col":
+        m = winograd.tile_size(algorithm)
+        return winograd.conv2d(xp, x, winograd.winograd_weight(weight, m), (g.ph, g.pw), m, channels_last)
+    if channels_last:
+        return nhwc.forward(xp, x, weight, g, groups)
+    if _pointwise(g, groups):
+        return _pointwise_forward(xp, x, weight)
+    if _gathers_in_nhwc(xp, g, groups):
+        y = nhwc.forward(xp, x, weight, g, groups)
+        # Its NHWC rows are not kept for NCHW's weight gradient: kept, ResNet-18's NCHW
+        # step ran 4-9% slower in CPU time (interleaved A/B, both orders), without them
+        # 4% faster than keeping nothing.
+        kept_columns.withdraw()
+        return _c_contiguous(xp, y)
+    return _image(xp, _forward(xp, x, weight, g, groups), x.shape[0], g)
+
+
+# NOTE [ Small NCHW maps gather in NHWC ]
+# NCHW im2col copies each window's rows, OW values at a time: on a detector's 8x8 and
+# 4x4 maps that copy is mostly per-run overhead, and it cost as much as the product
+# (32x64x8x8 -> 64: 1.4 ms against 2.2). The NHWC gather copies kw*C contiguous
+# values per tap and row, and transposes the input into its padded plane on the way,
+# so an NCHW forward on a small map runs the channels_last kernel and makes one
+# transposing copy of the result back to NCHW. yolo_nano's fourteen 3x3 layers on
+# inputs of 16x16 and less (batch 32, one thread) took 18.8 ms this way against
+# 29.2 ms (torch 19.3). On 32x32 inputs the transposing copy of the input lost
+# (32 -> 64 at stride 2: 20.2 against 13.5 ms), and so did 3 input channels (2x).
+# In training, interleaved A/B: bench/cnn_step.py 0.94x the time, the ResNet-18 step
+# 1.00x. The K order of the product (taps, then channels) differs from torch's im2col,
+# so results differ in the last bits: ``ember.backends.mkldnn.enabled = False`` keeps
+# NCHW im2col (torch's order). Measured on NumPy only: CuPy arrays keep NCHW im2col.
+NHWC_GATHER_MAX_PLANE = 256
+NHWC_GATHER_MIN_CHANNELS = 16
+
+
+def _gathers_in_nhwc(xp, g, groups):
+    return (mkldnn.enabled and xp.__name__ == "numpy" and groups == 1
+            and g.H * g.W <= NHWC_GATHER_MAX_PLANE and g.C >= NHWC_GATHER_MIN_CHANNELS)
+
+
+def _c_contiguous(xp, y):
+    # reshaped from flat: torch's strides on size-1 dims too (ascontiguousarray keeps a
+    # batch of one's transposed stride, since such an array already counts as contiguous)
+    return xp.ascontiguousarray(y).reshape(-1).reshape(y.shape)
+
+
+# NOTE [ The 1x1 convolution in NCHW ]
+# A 1x1 convolution at stride 1 without padding is W (O, C) times each image's pixels
+# (C, H*W), and that product is already the image's (O, H*W) output. So it runs as one
+# product per image, reading the input where it lies and writing NCHW directly, where
+# im2col would copy the input to (C, N*H*W) and the output back from (O, N*H*W). Small
+# per-image products cost BLAS nothing extra here (NOTE [ One product per group ] is
+# about large ones under threads): on yolo_nano's 1x1 layers, one thread, this took
+# 0.13-0.34 ms per layer where im2col took 0.25-2.2 ms (torch 0.14-0.49), and at two
+# threads the same, where im2col's 16->16 at 32x32 took 16 ms.
+
+
+def _pointwise_forward(xp, x, weight):
+    """A 1x1, stride-1, unpadded, ungrouped convolution of NCHW ``x``."""
+    N, C, H, W = x.shape
+    rows = xp.matmul(weight.reshape(weight.shape[0], C), x.reshape(N, C, H * W))
+    return rows.reshape(N, weight.shape[0], H, W)
+
+
+class _Rows:
+    """The output gradient of a backward and, made on first use and then kept, its
+    ``(groups, O/g, N*L)`` channel-major copy: NCHW's im2col input and weight adjoints
+    both read it, and the transposing copy costs about 1 ms on a 32x64x16x16 gradient."""
+
+    __slots__ = ("grad", "groups", "_channel_major", "_per_image")
+
+    def __init__(self, grad, groups):
+        self.grad, self.groups, self._channel_major, self._per_image = grad, groups, None, None
+
+    @property
+    def shape(self):
+        return self.grad.shape
+
+    @property
+    def dtype(self):
+        return self.grad.dtype
+
+    def channel_major(self):
+        if self._channel_major is None:
+            self._channel_major = _channel_major(self.grad, self.groups)
+        return self._channel_major
+
+    def image(self, n, L):
+        """Image ``n``'s ``(O, L)`` gradient: a slice of the channel-major copy where it
+        was made, else of the gradient (reshaped once; a copy only if not laid out whole)."""
+        if self._channel_major is not None:
+            return self._channel_major[0, :, n * L:(n + 1) * L]
+        if self._per_image is None:
+            N, O = self.grad.shape[:2]
+            self._per_image = self.grad.reshape(N, O, L)
+        return self._per_image[n]
+
+
+def _input_adjoint_by(algorithm, xp, rows, weight, g, groups, channels_last):
+    """F(., W)^T grad: the input's gradient, from the output gradient's :class:`_Rows`."""
+    grad = rows.grad
+    full = nhwc.full_correlation(g, grad.shape)
+    if algorithm != "im2col":
+        m = winograd.tile_size(algorithm)
+        flipped = winograd.winograd_weight(nhwc.flipped_weight(weight, groups), m)
+        return winograd.conv2d(xp, grad, flipped, (full.ph, full.pw), m, channels_last)
+    if channels_last:
+        return nhwc.input_adjoint(xp, grad, weight, g, groups)
+    # NOTE [ The input adjoint at stride 1 ]. In NCHW it gathers the O-channel
+    # gradient where col2im adds C-channel columns: measured to win only when O <= C
+    # (32->64 at 32x32: 265 ms against 229; 64->64 at 16x16: 93 against 101).
+    if full is not None and weight.shape[0] <= g.C:
+        flipped = nhwc.flipped_weight(weight, groups)
+        if images.applies(xp, full, groups):
+            return images.forward(xp, grad, flipped, full)
+        return _image(xp, _forward(xp, grad, flipped, full, groups), g.N, full)
+    if groups == 1 and (g.sh > 1 or g.sw > 1):
+        return phases.input_adjoint_by_phases(xp, grad, weight, g)
+    if images.applies(xp, g, groups):
+        return images.input_adjoint(xp, grad, weight, g)
+    return _input_adjoint(xp, rows.channel_major(), weight, g.N, g, groups)
+
+
+def _weight_adjoint_by(algorithm, xp, operands, weight, g, groups, channels_last):
+    """F(x, .)^T grad: the weight's gradient, from ``operands = (x, rows)`` (the output
+    gradient's :class:`_Rows`)."""
+    x, rows = operands
+    grad = rows.grad
+    if algorithm != "im2col":
+        return winograd.weight_grad(xp, x, grad, (g.ph, g.pw), winograd.tile_size(algorithm), channels_last)
+    if channels_last:
+        return nhwc.weight_adjoint(xp, x, nhwc.output_rows(grad, groups), weight.shape, g, groups)
+    if images.applies(xp, g, groups):
+        return images.weight_adjoint(xp, x, grad, weight.shape, g)
+    return _weight_adjoint(xp, x, rows.channel_major(), weight.shape, g, groups)
+
+
+# --- autograd formulas (NOTE [ Convolution as a bilinear map ]) ---------------------
+
+
+def _convolution_backward(ctx, grad):
+    x, weight, bias = ctx.saved_inputs
+    needs = ctx.needs_input_grad
+    mask = (needs[0], needs[1], bias is not None and needs[2])
+    with kept_columns.handing_over(ctx):
+        return convolution_backward(grad, x, weight, output_mask=mask, **ctx.attrs)
+
+
+def _convolution_double_backward(ctx, gg_input, gg_weight, gg_bias):
+    grad, x, weight = ctx.saved_inputs
+    attrs = {k: v for k, v in ctx.attrs.items() if k != "output_mask"}
+    needs = ctx.needs_input_grad
+    d_grad = d_x = d_weight = None
+    if needs[0]:
+        terms = []
+        if gg_input is not None:
+            terms.append(CONVOLUTION(gg_input, weight, gg_bias, **attrs))
+        elif gg_bias is not None:
+            terms.append(gg_bias.reshape((1, -1) + (1,) * (grad.ndim - 2)).expand(grad.shape))
+        if gg_weight is not None:
+            terms.append(CONVOLUTION(x, gg_weight, None, **attrs))
+        for term in terms:
+            d_grad = term if d_grad is None else d_grad + term
+    if needs[1] and gg_weight is not None:
+        d_x = convolution_backward(grad, x, gg_weight, output_mask=(True, False, False), **attrs)[0]
+    if needs[2] and gg_input is not None:
+        d_weight = convolution_backward(grad, gg_input, weight, output_mask=(False, True, False), **attrs)[1]
+    return d_grad, d_x, d_weight
+
+
+CONVOLUTION = Op("aten::convolution", _convolution_kernel, _convolution_backward, promote=NONE, save="inputs")
+CONVOLUTION_BACKWARD = Op("aten::convolution_backward", _convolution_backward_kernel,
+                          _convolution_double_backward, promote=NONE, save="inputs", num_outputs=3)
+
+
+def convolution_backward(grad, input, weight, output_mask, **attrs):
+    """``(grad_input, grad_weight, grad_bias)`` of :func:`convolution`; None where
+    ``output_mask`` says the gradient is not wanted."""
+    outs = CONVOLUTION_BACKWARD(grad, input, weight, output_mask=tuple(output_mask), **attrs)
+    return tuple(o if wanted else None for o, wanted in zip(outs, output_mask))
+
+
+# --- public functions --------------------------------------------------------------
+
+
+def convolution(input, weight, bias=None, stride=1, padding=0, dilation=1, transposed=False, output_padding=0,
+                groups=1):
+    """The convolution every ``conv*`` function calls: checks the arguments like
+    PyTorch, then runs the fused ``aten::convolution`` op on a batched input."""
+    dims = weight.ndim - 2
+    stride, padding = expand(stride, dims, "stride"), expand(padding, dims, "padding")
+    dilation, output_padding = expand(dilation, dims, "dilation"), expand(output_padding, dims, "output_padding")
+    check_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    attrs = dict(stride=stride, padding=padding, dilation=dilation, transposed=bool(transposed),
+                 output_padding=output_padding, groups=groups)
+    if transposed or not (weight._requires_grad and grad_state.enabled):
+        return CONVOLUTION(input, weight, bias, **attrs)
+    # the weight's gradient will want the forward's columns (NOTE [ The forward's
+    # columns, kept for the weight's gradient ] in ember/native/convolution/columns.py)
+    kept_columns.capture()
+    out = None
+    try:
+        out = CONVOLUTION(input, weight, bias, **attrs)
+    finally:
+        kept_columns.keep(None if out is None else out._grad_fn)
+    return out
+
+
+def _batched(input, dims, name):
+    if input.ndim == dims + 2:
+        return input, False
+    if input.ndim == dims + 1:
+        return input.unsqueeze(0), True
+    raise RuntimeError(f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {name}, but got input "
+                       f"of size: {shape_str(input.shape)}")
+
+
+def _same_padding(input, weight, stride, dilation, dims):
+    """Padding for ``padding='same'``: the total ``d*(k-1)`` split evenly, any odd one
+    extra on the right (done by an explicit pad, as PyTorch does)."""
+    if any(s != 1 for s in expand(stride, dims, "stride")):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    dilation = expand(dilation, dims, "dilation")
+    totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
+    padding = tuple(t // 2 for t in totals)
+    extra = [t % 2 for t in totals]
+    if any(extra):
+        pads = []
+        for e in reversed(extra):  # F.pad lists the last dim first
+            pads += [0, e]
+        input = _pad(input, pads)
+    return input, padding
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, dims, name):
+    input, unbatched = _batched(input, dims, name)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = 0
+        elif padding == "same":
+            input, padding = _same_padding(input, weight, stride, dilation, dims)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    out = convolution(input, weight, bias, stride, padding, dilation, False, 0, groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution (cross-correlation, as in PyTorch) of ``(N, C, L)`` with
+    ``(O, C/groups, k)``; ``padding`` may be an int, a tuple, ``'valid'`` or ``'same'``.
+
+    >>> import ember
+    >>> ember.nn.functional.conv1d(ember.ones(1, 1, 4), ember.ones(1, 1, 2)).tolist()
+    [[[2.0, 2.0, 2.0]]]
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution: ``out[n, o] = bias[o] + sum_c,i,j weight[o, c, i, j] *
+    input[n, c, s*h + d*i - p, s*w + d*j - p]`` (per group).
+
+    >>> import ember
+    >>> ember.nn.functional.conv2d(ember.ones(1, 1, 3, 3), ember.ones(1, 1, 2, 2)).tolist()
+    [[[[4.0, 4.0], [4.0, 4.0]]]]
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, dims, name):
+    if isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+    input, unbatched = _batched(input, dims, name)
+    out = convolution(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """1-D transposed convolution: the adjoint of :func:`conv1d` with the same weight
+    ``(C_in, C_out/groups, k)``; output length ``(L-1)*s - 2p + d*(k-1) + output_padding + 1``."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+                           "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """2-D transposed convolution ("deconvolution"): the gradient of :func:`conv2d`
+    with respect to its input, with weight ``(C_in, C_out/groups, kh, kw)``.
+
+    >>> import ember
+    >>> ember.nn.functional.conv_transpose2d(ember.ones(1, 1, 2, 2), ember.ones(1, 1, 2, 2)).tolist()
+    [[[[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]]]
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                           "conv_transpose2d")
+

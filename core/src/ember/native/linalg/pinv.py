@@ -1,0 +1,98 @@
+"""The pseudo-inverse and least squares: ``linalg.pinv`` and ``linalg.lstsq``.
+
+PyTorch counterpart: aten/src/ATen/native/LinearAlgebra.cpp (``linalg_pinv``),
+BatchLinearAlgebra.cpp (``linalg_lstsq``) and ``pinv_backward`` in
+torch/csrc/autograd/FunctionsManual.cpp (v2.13).
+
+``pinv`` comes from the SVD, dropping singular values below ``rtol * max(S)`` (``rtol``
+defaults to eps * max(m, n)). Its gradient is PyTorch's closed form, valid where the
+rank does not change. ``lstsq`` returns the minimum-norm solution of min ||A X - B||,
+computed and differentiated as ``pinv(A) @ B``; ``residuals`` and ``singular_values``
+are empty and ``rank`` is the numerical rank, as with PyTorch's default CPU driver
+(``gelsy``). Where ember differs: the ``driver`` argument is accepted and only checked.
+"""
+
+import collections
+
+from ember.dispatcher import NONE, Op
+from ember.native.linalg.checks import check_floating, check_matrix
+
+return_types_lstsq = collections.namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+
+def _pinv_kernel(xp, a, rtol):
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        return xp.zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
+    if rtol is None:
+        rtol = xp.finfo(a.dtype).eps * max(m, n)
+    return xp.linalg.pinv(a, rcond=rtol).astype(a.dtype)
+
+
+def _pinv_backward(ctx, grad):
+    (a,) = ctx.saved_inputs
+    (p,) = ctx.saved_outputs
+    m, n = a.shape[-2], a.shape[-1]
+    p_t, grad_t = p.mT, grad.mT
+    if m <= n:
+        k = grad_t @ p
+        k_p_t = k @ p_t
+        return (-(p @ k).mT + k_p_t - (a @ p) @ k_p_t + (p_t @ p) @ (grad_t - k @ a),)
+    k = p @ grad_t
+    p_t_k = p_t @ k
+    return (-(k @ p).mT + (grad_t - a @ k) @ p @ p_t + p_t_k - p_t_k @ p @ a,)
+
+
+PINV = Op("aten::linalg_pinv", _pinv_kernel, _pinv_backward, promote=NONE, save="both",
+          backward_name="LinalgPinvBackward0")
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse of each matrix in ``A``.
+
+    >>> import ember
+    >>> ember.linalg.pinv(ember.tensor([[2., 0.], [0., 0.]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.0000]])
+    """
+    check_matrix(A, "linalg.pinv")
+    check_floating(A, "linalg.pinv")
+    if atol is not None:
+        raise NotImplementedError("ember's linalg.pinv takes rtol only (atol is PyTorch's too, not ember's yet)")
+    return PINV(A, rtol=rtol)
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution X of ``A X = B`` (minimum norm where A is rank
+    deficient), with PyTorch's named tuple.
+
+    >>> import ember
+    >>> ember.linalg.lstsq(ember.tensor([[1., 0.], [0., 1.], [0., 0.]]), ember.tensor([[1.], [2.], [3.]])).solution
+    tensor([[1.],
+            [2.]])
+    """
+    from ember.native.factory import empty, tensor
+
+    check_matrix(A, "linalg.lstsq")
+    check_floating(A, "linalg.lstsq")
+    if driver not in (None, "gelsy", "gelsd", "gelss", "gels"):
+        raise RuntimeError("ember.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    vector = B.ndim == A.ndim - 1
+    rhs = B.unsqueeze(-1) if vector else B
+    if rhs.shape[-2] != A.shape[-2]:
+        raise RuntimeError("ember.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    solution = PINV(A, rtol=rcond) @ rhs
+    rank = tensor(_rank(A, rcond), device=A.device)
+    none = empty(0, dtype=A.dtype, device=A.device)
+    return return_types_lstsq(solution.squeeze(-1) if vector else solution, none, rank, none)
+
+
+def _rank(A, rcond):
+    import numpy as np
+
+    host = A.detach()._host()
+    if host.size == 0:
+        return np.zeros(host.shape[:-2], dtype=np.int64)
+    singular = np.linalg.svd(host, compute_uv=False)
+    tolerance = (np.finfo(host.dtype).eps * max(host.shape[-2:]) if rcond is None else rcond) * singular[..., :1]
+    return (singular > tolerance).sum(-1).astype(np.int64)

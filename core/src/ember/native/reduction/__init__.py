@@ -1,0 +1,4 @@
+"""Reductions: sums, means, norms, extremes, medians.
+
+PyTorch counterpart: aten/src/ATen/native/ReduceOps.cpp (v2.13).
+"""
