@@ -252,3 +252,21 @@ def test_gradcheck_on_a_custom_function():
     y = ember.tensor(Y, requires_grad=True)
     assert ember.autograd.gradcheck(Cube.apply, (x, y))
     assert ember.autograd.gradgradcheck(Cube.apply, (x, y))
+
+
+def test_node_of_a_custom_function_prints_with_its_module_as_in_torch():
+    def printed(lib):
+        class Cube(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x ** 3
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        y = Cube.apply(lib.ones(2, requires_grad=True))
+        node = repr(y.grad_fn)
+        return node[:node.index(" at 0x")].replace("torch", "ember"), type(y.grad_fn).__name__
+
+    assert printed(ember) == printed(torch) == ("<ember.autograd.function.CubeBackward object", "CubeBackward")

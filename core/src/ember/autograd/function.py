@@ -65,6 +65,12 @@ class BackwardFunction(Node, FunctionCtx):
     def name(self):
         return self._cls.__name__ + "Backward"
 
+    def __repr__(self):
+        # Python's own repr, module included, as torch prints a custom Function's node
+        # (``<torch.autograd.function.CubeBackward object at ...>``: FunctionMeta makes
+        # the class in torch/autograd/function.py); built-in nodes print bare names.
+        return object.__repr__(self)
+
     @property
     def saved_tensors(self):
         if self._released:
@@ -104,8 +110,8 @@ def _zeros_like_output(node, i):
 class Function:
     """Base class for ops with a custom ``forward(ctx, ...)`` and ``backward(ctx, *grads)``.
 
-    Each subclass gets its own node class, ``<Name>Backward``, so that
-    ``type(y.grad_fn).__name__`` reads as in PyTorch.
+    Each subclass gets its own node class, ``<Name>Backward``, made in this module, so
+    that ``type(y.grad_fn).__name__`` and ``repr(y.grad_fn)`` read as in PyTorch.
     """
 
     _backward_cls = None

@@ -1,7 +1,7 @@
 """``BatchNorm1d``, ``BatchNorm2d``, ``BatchNorm3d`` and their shared base ``_NormBase``.
 
 PyTorch counterpart: torch/nn/modules/batchnorm.py (v2.13). ember leaves out the lazy
-variants and SyncBatchNorm.
+variants; SyncBatchNorm, which torch defines in the same file, is in syncbatchnorm.py.
 
 # NOTE [ Running statistics and momentum ]
 # In training, BatchNorm normalizes with the batch mean and *biased* variance and moves

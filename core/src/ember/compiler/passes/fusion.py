@@ -122,7 +122,7 @@ class FusedElementwise:
         shape = xp.broadcast_shapes(*[a.shape for a in arrays if hasattr(a, "shape")])
         dtype = first._data.dtype
         like = next((a for a in arrays if getattr(a, "shape", None) == shape and a.dtype == dtype), None)
-        # the layout of an operand of the result's shape (NOTE [ Channel-major activations in the compiled program ])
+        # the layout of an operand of the result's shape (NOTE [ Pixel-major activations in the compiled program ])
         out = xp.empty(shape, dtype) if like is None else xp.empty_like(like)
         return _wrap(self.function(xp)(*arrays, out=out), first._device)
 

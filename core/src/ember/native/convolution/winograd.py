@@ -308,8 +308,8 @@ def _whole_tiles(xp, grad, th, tw, m):
 
 def weight_grad(xp, x, grad, padding, m, channels_last=False):
     """The weight's gradient of a 3x3 stride-1 convolution of ``x`` whose output had
-    gradient ``grad``: ``G^T [sum over tiles (A dY A^T) * (B^T d B)] G`` (NOTE
-    [ Winograd for the weight's gradient ]), an ``(O, C, 3, 3)`` array, channels_last
+    gradient ``grad``: ``G^T [sum over tiles (A dY A^T) * (B^T d B)] G`` (the transforms of NOTE
+    [ Winograd F(2x2, 3x3) ]), an ``(O, C, 3, 3)`` array, channels_last
     strides when ``channels_last``."""
     N, C, H, W = x.shape
     O, OH, OW = grad.shape[1:]
