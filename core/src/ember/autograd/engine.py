@@ -182,7 +182,8 @@ def _conform(node, i, g, meta):
 def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
     """Run backward from ``root``. Returns the gradients that reached each target
     (node, output_nr), captured before the target itself would run."""
-    from ember.native.pointwise.unary import call_quietly  # here: ember.native imports autograd
+    # imported here, not at the top: ember.native imports autograd
+    from ember.native.pointwise.unary import call_quietly
 
     deps = _dependencies(root)
     needed = None
