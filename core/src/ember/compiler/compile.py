@@ -5,8 +5,11 @@ PyTorch counterpart: torch/__init__.py (``torch.compile``) and torch/_dynamo/eva
 (``OptimizedModule``) (v2.13). ember captures with ``ember.jit.trace`` (one graph per
 input signature: shapes, dtypes, device), runs the passes of ember/compiler/passes, and
 executes the result with ember/compiler/executor.py. Unlike torch.compile, the compiled
-module is for inference only: its outputs carry no autograd history, and the weights are
-frozen at compile time (a model changed afterwards must be compiled again).
+module is for inference only: a module in training mode runs eagerly, the outputs carry
+no autograd history, and the program holds the tensors it captured, so a parameter
+replaced afterwards, or a batch norm folded into its convolution, is not seen until the
+model is compiled again. There are no guards but the input signature and no graph
+breaks: what cannot be captured runs eagerly as a whole.
 """
 
 import warnings
