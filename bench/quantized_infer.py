@@ -86,12 +86,13 @@ def compressed_resnet(threads, np, ember):
     from common import interleaved
 
     from ember.nn.utils import prune
-    from ember.zoo import compression
+    from ember.trainer import compression
+    from ember.zoo.quantizable import quantize_static
 
     ember.manual_seed(0)
     dense = ember.zoo.create_model("resnet8_cifar", num_classes=10, in_channels=1).eval()
     x = ember.tensor(np.random.default_rng(0).standard_normal((256, 1, 8, 8)).astype(np.float32))
-    int8 = compression.quantize_static(dense, [(x, None)])
+    int8 = quantize_static(dense, [(x, None)])
     pruned = ember.zoo.create_model("resnet8_cifar", num_classes=10, in_channels=1).eval()
     pruned.load_state_dict(dense.state_dict())
     targets = compression.prune_model(pruned, 0.5, "l1")

@@ -14,7 +14,7 @@ import tomllib
 import pytest
 
 import ember
-from ember.zoo import training
+from ember.trainer import training
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "docs" / "_examples" / "ember-example-zoo"

@@ -1,5 +1,5 @@
 """A user's mistakes on the ``ember`` command line end in one line naming the problem
-and exit status 2, never a traceback (ember/cli.py ``main``, ember/zoo/commands.py).
+and exit status 2, never a traceback (ember/cli.py ``main``, ember/trainer/commands.py).
 
 Each test drives the real command: ``ember.cli.main(argv)`` in-process, or the console
 module in a fresh process where the process matters (exit status, terminal width).
@@ -13,7 +13,7 @@ import pytest
 
 import ember
 import ember.cli
-from ember.zoo import training
+from ember.trainer import training
 
 
 def ember_cli(capsys, *argv):

@@ -10,8 +10,8 @@ of the training split (mean of 2 seeds, 15 epochs).
 import pytest
 
 import ember
-from ember.zoo import compression, training
-from ember.zoo.distillation import distill
+from ember.trainer import compression, training
+from ember.trainer.compression import distill
 
 pytestmark = pytest.mark.slow
 

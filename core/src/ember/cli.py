@@ -29,8 +29,7 @@ import sys
 # Modules that add subcommands (NOTE [ Adding a subcommand ]), in ``ember --help`` order.
 COMMAND_MODULES = (
     "ember.plugins.commands",  # plugins, explain
-    "ember.zoo.commands",  # models, train, eval, predict
-    "ember.zoo.compression",  # compress
+    "ember.trainer.commands",  # models, train, eval, predict, compress
     "ember.distributed.run",  # run
     "ember.onnx.commands",  # export
 )

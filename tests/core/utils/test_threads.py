@@ -51,7 +51,7 @@ def test_apply_limits_the_blas_pool_and_passes_the_count_to_children(monkeypatch
 
 def test_cli_says_what_it_chose_runs_under_it_and_puts_things_back(capsys, monkeypatch):
     seen = {}
-    monkeypatch.setattr("ember.zoo.training.evaluate",
+    monkeypatch.setattr("ember.trainer.training.evaluate",
                         lambda *a, **k: seen.update(threads=blas_threads(), env=os.environ["OMP_NUM_THREADS"])
                         or {"accuracy": 1.0})
     before = blas_threads(), os.environ.get("OMP_NUM_THREADS")

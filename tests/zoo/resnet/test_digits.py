@@ -8,7 +8,7 @@ import pytest
 
 import ember
 import ember.cli
-from ember.zoo import training
+from ember.trainer import training
 from tests.zoo.child_training import train_in_child
 
 

@@ -15,7 +15,7 @@ from ember_zoo_transformer.tasks import unigram_cross_entropy
 
 import ember
 from ember.testing import assert_close
-from ember.zoo import training
+from ember.trainer import training
 
 
 class TorchCharLSTM(torch.nn.Module):

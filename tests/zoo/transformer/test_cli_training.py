@@ -5,7 +5,7 @@ goes through the same loop."""
 
 import json
 
-from ember.zoo import training
+from ember.trainer import training
 
 
 def test_gpt_train_reload_evaluate_predict(tmp_path):

@@ -56,6 +56,18 @@ def forget_remembered():
     _remembered.clear()
 
 
+def plugin_module(distribution):
+    """The module a loaded plugin of ``distribution`` registered (its entry point): how the
+    core reaches a plugin's own API (ember-quantization's ``prepare``...) without importing
+    the plugin. ImportError, naming the distribution to install, when none is loaded."""
+    for info in registry.plugin_infos():
+        if info.distribution == distribution and info.status == "ok":
+            return registry.pm.get_plugin(info.name)
+    broken = [info for info in registry.infos.values() if info.distribution == distribution]
+    why = f"is {broken[0].status}: {broken[0].error}" if broken else f"is not installed; {install_hint(distribution)}"
+    raise ImportError(f"this needs the plugin distribution {distribution}, which {why}")
+
+
 def missing_message(name, namespace, distribution):
     """Python's "has no attribute" message, plus why ``distribution`` (None for a name
     nobody first-party provides) did not register ``name``."""

@@ -7,6 +7,7 @@ PyTorch counterpart: torchvision/models/_api.py ``get_model`` (v0.28) and timm's
 import time
 
 from ember.zoo.errors import ZooError
+from ember.zoo.quantizable import apply_recorded_compression
 from ember.zoo.registry import list_models, model_info
 from ember.zoo.weights import find_weights, read_checkpoint
 
@@ -34,10 +35,7 @@ def create_model(name, pretrained=False, **overrides):
     if checkpoint is not None:
         overrides = {**checkpoint.get("model_overrides", {}), **overrides}
     model = info.builder(**overrides)
-    # ember compress's int8 layers
-    if checkpoint is not None and checkpoint.get("compression"):
-        from ember.zoo.compression import apply_recorded_compression
-
+    if checkpoint is not None and checkpoint.get("compression"):  # ember compress's int8 layers
         model = apply_recorded_compression(model, checkpoint)
     try:
         model.load_state_dict(state_dict)

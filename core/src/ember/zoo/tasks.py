@@ -2,8 +2,9 @@
 
 PyTorch counterpart: none in torch; torchvision's reference scripts
 (references/classification/train.py, references/detection/train.py) hard-code one task
-each. ember keeps one generic loop (ember/zoo/training.py) and asks the model's ``Task``
-for everything task-specific.
+each. ember keeps one generic loop (ember/trainer/training.py) and asks the model's
+``Task``, registered with the model (``task=``) as a Lightning module carries its own
+``training_step``, for everything task-specific.
 
 # NOTE [ The task protocol ]
 # A model is registered with ``task="classification"`` (a task the core provides) or

@@ -1,4 +1,4 @@
-"""Knowledge distillation as a training mode of the zoo: a trained teacher guides a student.
+"""Knowledge distillation as a mode of the training loop: a trained teacher guides a student.
 
 PyTorch counterpart: none (torch has no distillation trainer); the loss is
 ``ember.nn.functional.distillation_loss`` (ember-loss, Hinton et al. 2015).
@@ -7,15 +7,15 @@ PyTorch counterpart: none (torch has no distillation trainer); the loss is
           --teacher-weights runs/r8/best.pt --model-overrides '{"width": 4}' --out runs/student
 
 # NOTE [ Distillation is a criterion of the ordinary training loop ]
-# ``ember train ... --distill-from TEACHER --teacher-weights CKPT`` runs the zoo's one
-# training loop (ember/zoo/training.py: progress bar, per-epoch checkpoints,
+# ``ember train ... --distill-from TEACHER --teacher-weights CKPT`` runs the one
+# training loop (ember/trainer/training.py: progress bar, per-epoch checkpoints,
 # ``--resume``, validation) with one thing changed: the task's loss.
 # ``DistillationTask`` wraps the student's task; its ``loss`` scores the batch with the
 # frozen teacher (eval mode, no gradient) and returns ``distillation_loss(student,
 # teacher, targets, T, alpha)``; every other method (datasets, loaders, evaluation with
 # the plain task metric, predict) is the student task's own. The teacher, its weights, T
 # and alpha are run options, saved in the checkpoint's ``config``, so a resumed run is
-# distilled by the same teacher. ``distill`` below is that same run called from Python,
+# distilled by the same teacher. ``distill`` (ember/trainer/compression.py) is that run called from Python,
 # and the baseline it is compared with is the same call with ``teacher=None``: the same
 # loop, batches and budget with the plain loss.
 """
@@ -72,23 +72,3 @@ def distilling(task, config, data):
     for parameter in guide.parameters():
         parameter.requires_grad_(False)
     return DistillationTask(task, guide, teacher, temperature, alpha)
-
-
-def distill(teacher, teacher_weights, student, data, out, student_overrides=None, fraction=1.0, epochs=10,
-            batch_size=64, lr=0.05, temperature=4.0, alpha=0.9, seed=0, log=print, progress=False):
-    """Train ``student`` on ``fraction`` of ``data`` taught by ``teacher`` (alone if ``teacher`` is None)
-    through the zoo's training loop; returns the run's metrics (``metrics["final"]`` is the last
-    epoch's validation). Writes ``out/checkpoint.pt`` and ``out/best.pt``.
-
-    The recipe is SGD with Nesterov momentum, weight decay 5e-4 and a cosine schedule, the
-    same for both runs of a comparison.
-    """
-    from ember.zoo import training
-
-    options = {"epochs": epochs, "batch_size": batch_size, "lr": lr, "optimizer": "sgd", "momentum": 0.9,
-               "nesterov": True, "weight_decay": 5e-4, "scheduler": "cosine", "train_fraction": fraction,
-               "model_overrides": student_overrides}
-    if teacher is not None:
-        options.update(distill_from=teacher, teacher_weights=str(teacher_weights), temperature=temperature,
-                       alpha=alpha)
-    return training.train(student, data, out, seed=seed, progress=progress, log=log, **options)

@@ -1,4 +1,4 @@
-"""Tests for ember/zoo/training.py and the zoo commands of the CLI (ember/zoo/commands.py),
+"""Tests for ember/trainer/training.py and the zoo commands of the CLI (ember/trainer/commands.py),
 on a tiny in-process model and the embedded digits (fast)."""
 
 import json
@@ -12,7 +12,8 @@ import pytest
 import ember
 import ember.cli
 from ember.plugins import hookimpl
-from ember.zoo import tasks, training
+from ember.trainer import training
+from ember.zoo import tasks
 
 
 def tiny_digits_net(num_classes=10, in_channels=1):

@@ -1,13 +1,16 @@
-"""The zoo's commands of the ``ember`` CLI: ``models``, ``train``, ``eval``, ``predict``.
+"""The zoo's commands of the ``ember`` CLI: ``models``, ``train``, ``eval``, ``predict``,
+``compress``: their arguments, and what they print.
 
 PyTorch counterpart: none in torch; the commands follow timm's ``train.py`` /
 ``validate.py`` / ``inference.py`` and torchvision's reference scripts, made generic by
 the model's ``Task`` (ember/zoo/tasks.py). ember/cli.py adds them with ``add_commands``.
+The work is done by ember/trainer/training.py and, for ``compress``, compression.py.
 
     $ ember models 'resnet*'
     $ ember train resnet8_cifar --data digits --epochs 10 --out runs/digits
     $ ember eval resnet8_cifar --weights runs/digits/checkpoint.pt --data digits
     $ ember predict resnet8_cifar --weights runs/digits/checkpoint.pt digits:0-4
+    $ ember compress resnet8_cifar --weights runs/digits/best.pt --data digits --prune 0.5 --out runs/pruned
 """
 
 import json
@@ -75,7 +78,7 @@ def _measured(measured):
 
 def cmd_train(args):
     import ember
-    from ember.zoo import distributed_training, training
+    from ember.trainer import distributed_training, training
 
     world = None
     if args.nproc > 1 or distributed_training.is_rank():
@@ -123,7 +126,7 @@ def json_option(text, flag):
 
 def distillation_options(args):
     """``--distill-from``, ``--teacher-weights``, ``--temperature``, ``--alpha`` as run options
-    (ember/zoo/distillation.py checks them)."""
+    (ember/trainer/distillation.py checks them)."""
     given = {"teacher_weights": args.teacher_weights, "temperature": args.temperature, "alpha": args.alpha}
     if args.distill_from is None:
         named = [f"--{key.replace('_', '-')}" for key, value in given.items() if value is not None]
@@ -143,7 +146,7 @@ def add_distillation_arguments(p):
 
 def cmd_eval(args):
     import ember
-    from ember.zoo import training
+    from ember.trainer import training
 
     data = args.data or _checkpoint_data(args.weights) or ember.zoo.model_info(args.model).default_dataset
     metrics = training.evaluate(args.model, args.weights, data, batch_size=args.batch_size, workers=args.workers,
@@ -165,15 +168,43 @@ def _checkpoint_data(path):
 
 
 def cmd_predict(args):
-    from ember.zoo import training
+    from ember.trainer import training
 
     for line in training.predict(args.model, args.weights, args.input, out_dir=args.out, top_k=args.top_k):
         print(line)
     return 0
 
 
+def cmd_compress(args):
+    import ember
+    from ember.trainer import compression
+
+    given = distillation_options(args)  # (refuses --temperature/--alpha/--teacher-weights without --distill-from)
+    options = {key: given[key] for key in ("temperature", "alpha") if given.get(key) is not None}
+    rows = compression.compress(args.model, args.weights, args.data, args.out, prune=args.prune, method=args.method,
+                                quantize=args.quantize, finetune_epochs=args.finetune_epochs, lr=args.lr,
+                                seed=args.seed, distill_from=args.distill_from, teacher_weights=args.teacher_weights,
+                                student_overrides=json_option(args.student_overrides, "--student-overrides"),
+                                **options)
+    print(compression_table(rows, ember.zoo.get_task(args.model).metric))
+    return 0
+
+
+def compression_table(rows, metric):
+    """The before/after table of ``ember compress``: parameters, non-zeros, bytes on disk,
+    the task's metric, evaluation seconds."""
+    width = max(12, len(metric) + 2)
+    header = f"{'':8}{'parameters':>12}{'non-zeros':>12}{'bytes':>12}{metric:>{width}}{'eval s':>10}"
+    lines = [header]
+    for name, row in rows:
+        lines.append(f"{name:8}{row['parameters']:>12,}{row['nonzero']:>12,}{row['bytes'] or 0:>12,}"
+                     f"{row['metric']:>{width}.4f}{row['seconds']:>10.2f}")
+    return "\n".join(lines)
+
+
 def add_commands(sub):
-    """Add ``models``, ``train``, ``eval`` and ``predict`` to the ``ember`` parser's subcommands."""
+    """Add ``models``, ``train``, ``eval``, ``predict`` and ``compress`` to the ``ember``
+    parser's subcommands."""
     p = sub.add_parser("models", help="list the zoo's models")
     p.add_argument("pattern", nargs="?", default="*", help="fnmatch pattern, e.g. 'resnet*'")
     p.add_argument("--json", action="store_true", help="print every field as JSON")
@@ -220,3 +251,20 @@ def add_commands(sub):
     p.add_argument("--out", help="folder for files the prediction writes, e.g. images with boxes "
                                  "(default: predictions/ beside the checkpoint)")
     p.set_defaults(func=cmd_predict)
+
+    p = sub.add_parser("compress", help="prune and/or quantize a trained zoo model")
+    p.add_argument("model")
+    p.add_argument("--weights", help="the trained checkpoint (not needed with --distill-from)")
+    p.add_argument("--data", required=True, help="dataset to fine-tune and evaluate on")
+    p.add_argument("--prune", type=float, metavar="AMOUNT", help="fraction of weights to prune, in [0, 1]")
+    p.add_argument("--method", default="l1", choices=("l1", "ln"), help="global L1 (default) or L1 channels")
+    p.add_argument("--quantize", choices=("dynamic", "static", "qat"),
+                   help="int8: dynamic (Linear layers), static or qat (quantization-aware fine-tuning; CIFAR ResNets)")
+    add_distillation_arguments(p)
+    p.add_argument("--student-overrides", metavar="JSON",
+                   help='builder keywords for the student, e.g. \'{"width": 4}\'')
+    p.add_argument("--finetune-epochs", type=int, default=1, help="fine-tune (or, distilling, training) epochs")
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="folder for compressed.pt")
+    p.set_defaults(func=cmd_compress)

@@ -108,10 +108,10 @@ def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, 
     (NOTE [ Checkpoints and interruption ]). Options beyond the recipe's, saved with the
     run's config so ``resume`` keeps them: ``model_overrides`` (builder keywords),
     ``train_fraction`` (a seeded subset of the training split), ``distill_from`` /
-    ``teacher_weights`` / ``temperature`` / ``alpha`` (ember/zoo/distillation.py),
+    ``teacher_weights`` / ``temperature`` / ``alpha`` (ember/trainer/distillation.py),
     ``init_weights`` (a checkpoint to start from) and ``quantize="qat"``
-    (quantization-aware fine-tuning, ember/zoo/compression.py).
-    ``world`` (ember/zoo/distributed_training.py) makes the run data-parallel: DDP, a
+    (quantization-aware fine-tuning, ember/trainer/qat.py).
+    ``world`` (ember/trainer/distributed_training.py) makes the run data-parallel: DDP, a
     DistributedSampler, rank 0 alone logs and writes.
     """
     out = pathlib.Path(out)
@@ -134,12 +134,12 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
     saved = _load_checkpoint(resume, model_name) if resume is not None else None
     config = training_config(model_name, base=saved and saved["config"], **options)
     task = get_task(model_name)
-    if config.get("distill_from"):  # the teacher's loss is the criterion (ember/zoo/distillation.py)
-        from ember.zoo.distillation import distilling
+    if config.get("distill_from"):  # the teacher's loss is the criterion (ember/trainer/distillation.py)
+        from ember.trainer.distillation import distilling
 
         task = distilling(task, config, data)  # (built before seeding: the student's init is a plain run's)
-    if config.get("quantize") == "qat":  # observers frozen while validating (ember/zoo/compression.py)
-        from ember.zoo.compression import QatTask
+    if config.get("quantize") == "qat":  # observers frozen while validating (ember/trainer/qat.py)
+        from ember.trainer.qat import QatTask
 
         task = QatTask(task)
     ember.manual_seed(seed)
@@ -217,7 +217,7 @@ def _create(model_name, meta, overrides):
 
 def _starting_point(model, config, resuming):
     """The model a run trains: ``init_weights`` loaded (fine-tuning; a resumed run loads its
-    checkpoint instead), then QAT-prepared when ``quantize`` is "qat" (ember/zoo/compression.py)."""
+    checkpoint instead), then QAT-prepared when ``quantize`` is "qat" (ember/zoo/quantizable.py)."""
     if config.get("init_weights") and not resuming:
         from ember.zoo.weights import read_checkpoint
 
@@ -227,7 +227,7 @@ def _starting_point(model, config, resuming):
         except RuntimeError as exc:
             raise ZooError(f"the starting weights {config['init_weights']!r} do not fit the model: {exc}") from None
     if config.get("quantize") == "qat":
-        from ember.zoo.compression import prepare_qat_resnet
+        from ember.zoo.quantizable import prepare_qat_resnet
 
         model = prepare_qat_resnet(model)
     elif config.get("quantize") is not None:

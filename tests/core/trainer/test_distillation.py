@@ -1,4 +1,4 @@
-"""Tests for ember/zoo/distillation.py: a teacher checkpoint guiding a smaller student through
+"""Tests for ember/trainer/distillation.py: a teacher checkpoint guiding a smaller student through
 the zoo's training loop (``ember train --distill-from``), on the digits data."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 
 import ember
 from ember.cli import main
-from ember.zoo.distillation import distill
+from ember.trainer.compression import distill
 from ember.zoo.errors import ZooError
 
 
@@ -53,7 +53,7 @@ def test_the_teacher_changes_the_student_and_the_run_writes_zoo_checkpoints(teac
 
 
 def test_a_resumed_distillation_ends_where_an_uninterrupted_one_does(teacher, tmp_path):
-    from ember.zoo import training
+    from ember.trainer import training
 
     def interrupt_in_epoch_2(line):  # logged before epoch 2's checkpoint is written: epoch 1's stays
         if line.startswith("epoch 2/2"):
@@ -120,8 +120,8 @@ def test_ember_compress_distills_then_quantizes(teacher, tmp_path, capsys):
 
 
 def test_distillation_needs_classifiers(tmp_path):
+    from ember.trainer.distillation import distilling
     from ember.zoo import get_task
-    from ember.zoo.distillation import distilling
 
     with pytest.raises(ZooError, match="distillation needs two classifiers"):
         distilling(get_task("transformer_seq2seq_tiny"), {"distill_from": "resnet8_cifar", "teacher_weights": "t.pt"},

@@ -1,4 +1,4 @@
-"""Tests for ember/zoo/distributed_training.py: ``ember train --nproc 2`` through ``ember
+"""Tests for ember/trainer/distributed_training.py: ``ember train --nproc 2`` through ``ember
 run`` (rank 0 alone prints and writes; a run resumes on another N), and the global
 batch of NOTE [ A run is the same whatever N ]."""
 
@@ -7,7 +7,8 @@ import sys
 
 import ember
 from ember.data import TensorDataset
-from ember.zoo import distributed_training, get_task
+from ember.trainer import distributed_training
+from ember.zoo import get_task
 
 TRAIN = [sys.executable, "-m", "ember.cli", "train", "resnet8_cifar", "--data", "digits", "--scheduler", "none",
          "--no-progress", "--threads", "1"]

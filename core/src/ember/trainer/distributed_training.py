@@ -1,4 +1,4 @@
-"""``ember train MODEL --nproc N``: the zoo's training loop, data-parallel over N ranks.
+"""``ember train MODEL --nproc N``: the training loop, data-parallel over N ranks.
 
 PyTorch counterpart: none in torch, which has no trainer; the shape of torchvision's
 references/classification/train.py with ``--distributed`` (torchrun,
@@ -53,12 +53,11 @@ class World:
 
     def train_loader(self, task, dataset, batch_size, workers, seed):
         import ember
-        from ember_data import DistributedSampler
 
         if batch_size % self.size:
             raise ZooError(f"--batch-size {batch_size} does not divide over {self.size} ranks (it is the global "
                            f"batch: each rank takes batch_size / nproc)")
-        sampler = DistributedSampler(dataset, self.size, self.rank, shuffle=True, seed=seed)
+        sampler = ember.data.DistributedSampler(dataset, self.size, self.rank, shuffle=True, seed=seed)
         return ember.data.DataLoader(dataset, batch_size=batch_size // self.size, sampler=sampler,
                                      num_workers=workers)
 
