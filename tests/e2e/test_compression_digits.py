@@ -51,7 +51,7 @@ def test_static_int8_stays_within_a_point_and_is_3_5x_smaller(dense, tmp_path):
 def test_a_taught_student_beats_the_same_student_alone_on_little_data(dense, tmp_path):
     weights, _ = dense
 
-    def mean_accuracy(teacher):  # the zoo's training loop, the distillation loss as criterion or not
+    def mean_accuracy(teacher):  # the training loop, the distillation loss as criterion or not
         runs = [distill(teacher, weights, "resnet8_cifar", "digits", tmp_path / f"{teacher}-{seed}",
                         student_overrides={"width": 4}, fraction=0.1, epochs=15, seed=seed,
                         log=lambda line: None)["final"]["accuracy"] for seed in (0, 1)]

@@ -1,5 +1,5 @@
 """Tests for ember/trainer/distillation.py: a teacher checkpoint guiding a smaller student through
-the zoo's training loop (``ember train --distill-from``), on the digits data."""
+the training loop (``ember train --distill-from``), on the digits data."""
 
 import numpy as np
 import pytest
@@ -114,7 +114,7 @@ def test_ember_compress_distills_then_quantizes(teacher, tmp_path, capsys):
     table = capsys.readouterr().out
     before, after = [line.split() for line in table.splitlines() if line.startswith(("before", "after"))]
     assert int(after[1].replace(",", "")) < int(before[1].replace(",", "")) / 10  # a 16x narrower student
-    assert (tmp_path / "c" / "student" / "checkpoint.pt").exists()  # trained by the zoo's loop
+    assert (tmp_path / "c" / "student" / "checkpoint.pt").exists()  # trained by the loop
     student = ember.zoo.create_model("resnet8_cifar", pretrained=tmp_path / "c" / "compressed.pt")
     assert type(student.fc).__module__.startswith("ember_quantization")
 

@@ -14,7 +14,7 @@ import time
 
 import ember
 
-# What `ember train` uses unless told otherwise (keys of ember/zoo/training.py DEFAULTS).
+# What `ember train` uses unless told otherwise (keys of ember/trainer/training.py DEFAULTS).
 RECIPES = {
     # A constant rate after the warm-up made the last epoch land on a loss spike (sequence
     # accuracy 0.986 at epoch 19, 0.714 at epoch 20): the cosine decay ends the run settled.

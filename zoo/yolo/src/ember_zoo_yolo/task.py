@@ -1,7 +1,7 @@
 """The detection task: what ``ember train/eval/predict`` need to run a detector.
 
 PyTorch counterpart: torchvision's references/detection/train.py and engine.py (v0.28),
-which hard-code one detection loop; here the generic loop of ember/zoo/training.py asks
+which hard-code one detection loop; here the generic loop of ember/trainer/training.py asks
 this object for each detection-specific step (NOTE [ The task protocol ] in
 ember/zoo/tasks.py): box-aware augmentation, the collate into target rows, the loss,
 COCO-style mAP, and boxes drawn on a PNG.
