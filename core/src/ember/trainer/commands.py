@@ -251,7 +251,11 @@ def add_commands(sub):
     p.add_argument("--out", help="folder for files the prediction writes, e.g. images with boxes "
                                  "(default: predictions/ beside the checkpoint)")
     p.set_defaults(func=cmd_predict)
+    add_compress_command(sub)
 
+
+def add_compress_command(sub):
+    """Add ``compress`` (ember/trainer/compression.py does the work)."""
     p = sub.add_parser("compress", help="prune and/or quantize a trained zoo model")
     p.add_argument("model")
     p.add_argument("--weights", help="the trained checkpoint (not needed with --distill-from)")

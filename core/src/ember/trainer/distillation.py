@@ -15,9 +15,9 @@ PyTorch counterpart: none (torch has no distillation trainer); the loss is
 # teacher, targets, T, alpha)``; every other method (datasets, loaders, evaluation with
 # the plain task metric, predict) is the student task's own. The teacher, its weights, T
 # and alpha are run options, saved in the checkpoint's ``config``, so a resumed run is
-# distilled by the same teacher. ``distill`` (ember/trainer/compression.py) is that run called from Python,
-# and the baseline it is compared with is the same call with ``teacher=None``: the same
-# loop, batches and budget with the plain loss.
+# distilled by the same teacher. ``distill`` (ember/trainer/compression.py) is that
+# run called from Python, and the baseline it is compared with is the same call with
+# ``teacher=None``: the same loop, batches and budget with the plain loss.
 """
 
 from ember.zoo.errors import ZooError

@@ -35,8 +35,7 @@ def create_model(name, pretrained=False, **overrides):
     if checkpoint is not None:
         overrides = {**checkpoint.get("model_overrides", {}), **overrides}
     model = info.builder(**overrides)
-    if checkpoint is not None and checkpoint.get("compression"):  # ember compress's int8 layers
-        model = apply_recorded_compression(model, checkpoint)
+    model = apply_recorded_compression(model, checkpoint)  # int8 layers, if compressed
     try:
         model.load_state_dict(state_dict)
     # keys or shapes that do not match: say what the file holds instead
