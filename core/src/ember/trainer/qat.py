@@ -1,10 +1,11 @@
 """Quantization-aware training as a mode of the training loop: the validation that leaves
 a QAT model's observers as training left them.
 
-PyTorch counterpart: none as a file; torchvision's references/classification/train_quantization.py
-freezes the observers and BatchNorm statistics by epoch, by hand, in its loop. The model's
-QAT structure is ember/zoo/quantizable.py ``prepare_qat_resnet``; the workflow that runs
-the fine-tuning and converts the result is ember/trainer/compression.py ``finetune_qat``.
+PyTorch counterpart: none as a file; torchvision's reference script
+references/classification/train_quantization.py switches observers off by hand in its own
+loop (``disable_observer`` after a set number of epochs). The model's QAT structure is
+ember/zoo/quantizable.py ``prepare_qat_resnet``; the workflow that runs the fine-tuning
+and converts the result is ember/trainer/compression.py ``finetune_qat``.
 """
 
 
