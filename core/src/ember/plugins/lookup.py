@@ -63,9 +63,12 @@ def plugin_module(distribution):
     for info in registry.plugin_infos():
         if info.distribution == distribution and info.status == "ok":
             return registry.pm.get_plugin(info.name)
-    broken = [info for info in registry.infos.values() if info.distribution == distribution]
-    why = f"is {broken[0].status}: {broken[0].error}" if broken else f"is not installed; {install_hint(distribution)}"
-    raise ImportError(f"this needs the plugin distribution {distribution}, which {why}")
+    for info in registry.infos.values():  # installed, but broken or disabled
+        if info.distribution == distribution:
+            detail = f": {info.error}" if info.error else ""
+            raise ImportError(f"this needs the plugin distribution {distribution}, which is {info.status}{detail}")
+    raise ImportError(f"this needs the plugin distribution {distribution}, which is not installed; "
+                      f"{install_hint(distribution)}")
 
 
 def missing_message(name, namespace, distribution):
