@@ -6,17 +6,17 @@ PyTorch counterpart: aten/src/ATen/native/cpu/MaxPoolKernel.cpp
 (``cpu_max_pool_channels_last``) (v2.13).
 
 # NOTE [ Channels_last max pooling, one pixel at a time ]
-# The NumPy kernel (ember/native/pooling/separable_max_pool.py) runs a window as whole-array
-# passes: a ``maximum`` per tap of the row pass, then per tap of the column pass, each
-# over the whole map. On yolo_nano's SPPF (5x5 windows at stride 1 on (32, 32, 4, 4)
-# channels_last maps, three per inference) that is ten passes and their temporaries,
-# about 2.3x torch's time. torch's channels_last kernel visits one output pixel at a
-# time and runs the taps of its window over the C contiguous channels, and so does
-# this loop: the window is clipped to the image (no padded copy), and each tap is a
-# vector ``max`` along the channels. A tap wins when it is greater or NaN, as in
-# torch's kernel, so NaN propagates and equal values keep the first in scan order.
-# Other layouts, dtypes, empty inputs and 1-d pooling's (N, C, 1, L) views take the
-# NumPy kernel.
+# The NumPy kernel (ember/native/pooling/separable_max_pool.py) runs a window as
+# whole-array passes: a ``maximum`` per tap of the row pass, then per tap of the column
+# pass, each over the whole map. On yolo_nano's SPPF (5x5 windows at stride 1 on (32,
+# 32, 4, 4) channels_last maps, three per inference) that is ten passes and their
+# temporaries, about 2.3x torch's time. torch's channels_last kernel visits one output
+# pixel at a time and runs the taps of its window over the C contiguous channels, and so
+# does this loop: the window is clipped to the image (no padded copy), and each tap is a
+# vector ``max`` along the channels. A tap wins when it is greater or NaN, as in torch's
+# kernel, so NaN propagates and equal values keep the first in scan order. Other
+# layouts, dtypes, empty inputs and 1-d pooling's (N, C, 1, L) views take the NumPy
+# kernel.
 """
 
 import numpy as np

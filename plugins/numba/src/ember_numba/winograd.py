@@ -8,22 +8,22 @@ transforms themselves are ember's own (torch's CPU convolution is oneDNN's direc
 kernel).
 
 # NOTE [ Compiled Winograd transforms ]
-# The NumPy transforms (ember/native/convolution/winograd.py) make a pass over memory per step:
-# the zero-bordered copy of the input, a strided gather of each tile column, a tiny
-# (6 x 6) @ (6, everything) product, the gather of the rows, the second product; and
-# on the way out two products, a transposing copy into the output's layout and a
-# crop. On bench/conv_layer.py's 32->64 layer (channels_last) they took about as
-# long as the 36 matrix products they feed. The loops below read each 6 x 6 tile of
-# the input once, straight from the input where it lies (the zero border is a bounds
-# test, not a copy), apply B^T d B with the matrices' few nonzero constants spelled
-# out, and write the 36 transformed values of every channel; the output transform
-# reads the 36 products of a tile and writes its 4 x 4 block into the output's own
-# layout, cropped, with the bias added. Channels are the innermost loop everywhere,
-# so LLVM turns it into SIMD code; an NCHW tile is first gathered into a small
-# (6, 6, C) scratch that stays in the level-1 cache. The arithmetic is the NumPy
-# kernels' up to the order of additions (the constants are the same small integers),
-# so the two differ in the last bits of float32 only. Compiled without fast-math
-# (ember_numba/exact.py): nothing here is a reduction that needs reordering.
+# The NumPy transforms (ember/native/convolution/winograd.py) make a pass over memory
+# per step: the zero-bordered copy of the input, a strided gather of each tile column, a
+# tiny (6 x 6) @ (6, everything) product, the gather of the rows, the second product;
+# and on the way out two products, a transposing copy into the output's layout and a
+# crop. On bench/conv_layer.py's 32->64 layer (channels_last) they took about as long as
+# the 36 matrix products they feed. The loops below read each 6 x 6 tile of the input
+# once, straight from the input where it lies (the zero border is a bounds test, not a
+# copy), apply B^T d B with the matrices' few nonzero constants spelled out, and write
+# the 36 transformed values of every channel; the output transform reads the 36 products
+# of a tile and writes its 4 x 4 block into the output's own layout, cropped, with the
+# bias added. Channels are the innermost loop everywhere, so LLVM turns it into SIMD
+# code; an NCHW tile is first gathered into a small (6, 6, C) scratch that stays in the
+# level-1 cache. The arithmetic is the NumPy kernels' up to the order of additions (the
+# constants are the same small integers), so the two differ in the last bits of float32
+# only. Compiled without fast-math (ember_numba/exact.py): nothing here is a reduction
+# that needs reordering.
 """
 
 import numpy as np

@@ -41,8 +41,8 @@ def check_convolution(input, weight, bias, stride, padding, dilation, transposed
     """Raise PyTorch's error for the first thing wrong with a convolution's arguments.
     The checks read only shapes, dtypes and the size arguments, so they run once per
     distinct set of those (NOTE [ A convolution's fixed cost, cached per shape ] in
-    ember/native/convolution/convolution.py): a set that passed passes again; one that failed is
-    not cached and raises again."""
+    ember/native/convolution/convolution.py): a set that passed passes again; one that
+    failed is not cached and raises again."""
     x, w = input._data, weight._data
     b = None if bias is None else bias._data
     _check(x.shape, x.dtype, w.shape, w.dtype,

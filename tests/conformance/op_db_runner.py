@@ -1,0 +1,316 @@
+"""Run one entry of torch's operator database (``op_db``) through ember and through torch on
+the same sample inputs, and say how they differ.
+
+PyTorch counterpart: torch/testing/_internal/common_methods_invocations.py (``op_db``,
+``OpInfo.sample_inputs``) and test/test_ops.py (``TestCommon``), whose samples this reuses;
+the comparison is ember's own: torch is the oracle.
+
+An entry is checked for float32, float64, int64 and bool (those torch supports for it): its
+function form, its method form and its in-place form, each on every sample, for the
+output's shape, dtype and values (the entry's tolerances, the widest it declares for the
+dtype, else ``torch.testing.assert_close``'s defaults). Float64 samples of a differentiable
+entry also compare the gradients of every input for one fixed cotangent. A random entry
+(two torch runs from different seeds differ) is compared by shape and dtype only.
+"""
+
+import numbers
+
+import numpy as np
+import torch
+from torch.testing._internal.common_device_type import toleranceOverride
+from torch.testing._internal.common_methods_invocations import op_db
+
+import ember
+
+DTYPES = (torch.float32, torch.float64, torch.int64, torch.bool)
+
+# Entry names that name no ember function by their dotted path (they are read as a method).
+_TORCH_PREFIX = "torch."
+
+
+def entry_id(op):
+    """``name`` or ``name.variant``: how the suite names an entry."""
+    return f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
+
+
+def entries():
+    """The op_db entries that run on the CPU, by id (an id may repeat: polygamma's
+    variants are told apart by their variant name)."""
+    return {entry_id(op): op for op in op_db if op.supported_dtypes("cpu")}
+
+
+class Missing(Exception):
+    """ember has no counterpart of the entry."""
+
+
+def ember_function(op):
+    """ember's counterpart of the entry's function form, or None where the entry's op
+    is a lambda over tensor methods (then the lambda is run on ember tensors)."""
+    if getattr(op.op, "__name__", "") == "<lambda>":
+        return None
+    name = op.name[len(_TORCH_PREFIX):] if op.name.startswith(_TORCH_PREFIX) else op.name
+    if name.startswith("__"):
+        return _attribute(ember.Tensor, name)
+    target = ember
+    for part in name.split("."):
+        target = _attribute(target, part)
+    return target
+
+
+def _attribute(owner, name):
+    try:
+        return getattr(owner, name)
+    except (AttributeError, ImportError) as error:
+        raise Missing(f"ember has no {name} on {getattr(owner, '__name__', owner)}") from error
+
+
+def is_implemented(op):
+    """Whether ember has the entry's function (or, for a lambda entry, the tensor
+    methods it names), without running it."""
+    try:
+        ember_function(op)
+    except Missing:
+        return False
+    if getattr(op.op, "__name__", "") == "<lambda>":
+        names = [name for name in op.op.__code__.co_names if not name.startswith("_")]
+        return all(hasattr(ember.Tensor, name) or hasattr(ember, name) for name in names
+                   if name not in ("torch", "self", "args", "kwargs")) and "torch" not in names
+    return True
+
+
+# --- converting between torch and ember -----------------------------------------------
+
+
+def to_ember(value, leaves=None):
+    """``value`` with every torch tensor, dtype, size and memory format made ember's. A
+    tensor keeps its strides where they are a permutation (sliced inputs become dense);
+    one that requires grad becomes an ember leaf, appended to ``leaves``."""
+    if isinstance(value, torch.Tensor):
+        array = value.detach().numpy().copy(order="K") if value.dtype != torch.bfloat16 else None
+        if array is None:
+            raise Missing("bfloat16 sample")
+        tensor = ember.from_numpy(array)
+        if value.requires_grad:
+            tensor.requires_grad_(True)
+            if leaves is not None:
+                leaves.append(tensor)
+        return tensor
+    if isinstance(value, torch.dtype):
+        return getattr(ember, str(value).removeprefix("torch."))
+    if isinstance(value, torch.memory_format):
+        return getattr(ember, str(value).removeprefix("torch."))
+    if isinstance(value, torch.device):
+        return str(value)
+    if isinstance(value, torch.Size):
+        return tuple(value)
+    if isinstance(value, torch.Generator):
+        raise Missing("a sample with a torch.Generator")
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(to_ember(v, leaves) for v in value)
+    if isinstance(value, dict):
+        return {k: to_ember(v, leaves) for k, v in value.items()}
+    return value
+
+
+def torch_leaves(value, leaves):
+    """The torch tensors in ``value`` that require grad, in the order ``to_ember`` meets them."""
+    if isinstance(value, torch.Tensor):
+        if value.requires_grad:
+            leaves.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            torch_leaves(v, leaves)
+    elif isinstance(value, dict):
+        for v in value.values():
+            torch_leaves(v, leaves)
+    return leaves
+
+
+def to_torch(value):
+    """An ember result as torch values, for comparison."""
+    if isinstance(value, ember.Tensor):
+        array = np.asarray(value.detach().numpy())
+        return torch.from_numpy(np.array(array))
+    if isinstance(value, (list, tuple)):
+        return tuple(to_torch(v) for v in value)
+    return value
+
+
+def flat_tensors(value):
+    """The tensors of a (nested) result, in order."""
+    if isinstance(value, (torch.Tensor, ember.Tensor)):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in flat_tensors(v)]
+    return []
+
+
+# --- comparing -------------------------------------------------------------------------
+
+
+def tolerances(op, dtype):
+    """The widest (atol, rtol) the entry declares for ``dtype`` in any test, or None."""
+    atol = rtol = None
+    for info in op.decorators:
+        for decorator in getattr(info, "decorators", ()):
+            if isinstance(decorator, toleranceOverride) and dtype in decorator.d:
+                tol = decorator.d[dtype]
+                atol, rtol = max(atol or 0, tol.atol), max(rtol or 0, tol.rtol)
+    return None if atol is None else (atol, rtol)
+
+
+def compare(actual, expected, op, dtype, what, values=True):
+    """Raise AssertionError naming ``what`` where an ember result differs from torch's."""
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(actual, torch.Tensor):
+            raise AssertionError(f"{what}: ember gives {type(actual).__name__}, torch a tensor")
+        if tuple(actual.shape) != tuple(expected.shape):
+            raise AssertionError(f"{what}: shape {tuple(actual.shape)}, torch {tuple(expected.shape)}")
+        if actual.dtype != expected.dtype:
+            raise AssertionError(f"{what}: dtype {actual.dtype}, torch {expected.dtype}")
+        if values:
+            tol = tolerances(op, dtype)
+            kwargs = {"atol": tol[0], "rtol": tol[1]} if tol else {}
+            torch.testing.assert_close(actual, expected.detach(), equal_nan=True, msg=lambda m: f"{what}: {m}",
+                                       **kwargs)
+    elif isinstance(expected, (list, tuple)):
+        if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
+            raise AssertionError(f"{what}: ember gives {type(actual).__name__}, torch {len(expected)} results")
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            compare(a, e, op, dtype, f"{what}[{i}]", values)
+    elif isinstance(expected, numbers.Number) and values:
+        if isinstance(actual, torch.Tensor):
+            actual = actual.item()
+        if not (actual == expected or (actual != actual and expected != expected)
+                or abs(actual - expected) <= 1e-5 + 1.3e-6 * abs(expected)):
+            raise AssertionError(f"{what}: {actual!r}, torch {expected!r}")
+
+
+def comparable(actual, expected, sample):
+    """Both results through the sample's ``output_process_fn_grad``: for a decomposition
+    whose factors are unique only up to sign or phase (svd, eigh), it keeps what is
+    unique; elsewhere it is the identity."""
+    process = sample.output_process_fn_grad
+    try:
+        return process(actual), process(expected)
+    except Exception:
+        return actual, expected
+
+
+def is_random(op, sample):
+    """Whether two torch runs of the sample from different seeds differ."""
+    results = []
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        results.append(flat_tensors(op.op(sample.input, *sample.args, **sample.kwargs)))
+    return any(not torch.equal(a, b) for a, b in zip(*results) if a.shape == b.shape and a.dtype != torch.bool
+               and not (a.isnan().any() or b.isnan().any()))
+
+
+# --- running ---------------------------------------------------------------------------
+
+
+def run_entry(op):
+    """Check every sample of the entry; return the number of comparisons made. Raises
+    AssertionError (a difference) or the error ember raised where torch did not."""
+    function = ember_function(op)
+    checked = 0
+    for dtype in DTYPES:
+        if dtype not in op.supported_dtypes("cpu"):
+            continue
+        grad = dtype == torch.float64 and op.supports_autograd
+        for i, sample in enumerate(op.sample_inputs("cpu", dtype, requires_grad=grad)):
+            checked += run_sample(op, function, sample, dtype, grad, f"{dtype} sample {i} ({sample.name or 'unnamed'})")
+    return checked
+
+
+def run_sample(op, function, sample, dtype, grad, label):
+    try:
+        torch.manual_seed(0)
+        expected = op.op(sample.input, *sample.args, **sample.kwargs)
+    except Exception:
+        return 0  # torch refuses the sample: nothing to compare
+    random = op.has_nondeterministic_output or is_random(op, sample)
+    leaves = []
+    try:
+        inputs = to_ember([sample.input, list(sample.args), dict(sample.kwargs)], leaves)
+    except Missing:
+        return 0
+    call = function if function is not None else op.op
+    try:
+        actual = call(inputs[0], *inputs[1], **inputs[2])
+    except Exception as error:
+        raise AssertionError(f"{label}: ember raises {type(error).__name__}: {error}") from error
+    compare(*comparable(to_torch(actual), expected, sample), op, dtype, f"{label}, function", values=not random)
+    checked = 1 + run_method(op, sample, dtype, expected, random, label)
+    if grad and not random:
+        checked += run_gradient(op, sample, expected, inputs, actual, leaves, dtype, label)
+    return checked
+
+
+def run_method(op, sample, dtype, expected, random, label):
+    """The method form, where the entry has one and ember's tensor has it."""
+    method = op.method_variant
+    name = getattr(method, "__name__", None)
+    if method is None or name is None or name == "<lambda>" or not isinstance(sample.input, torch.Tensor):
+        return 0
+    if not hasattr(ember.Tensor, name):
+        raise AssertionError(f"{label}: ember.Tensor has no method {name}")
+    inputs = to_ember([sample.input.detach(), list(sample.args), dict(sample.kwargs)])
+    try:
+        actual = getattr(inputs[0], name)(*inputs[1], **inputs[2])
+    except Exception as error:
+        raise AssertionError(f"{label}: Tensor.{name} raises {type(error).__name__}: {error}") from error
+    compare(*comparable(to_torch(actual), expected, sample), op, dtype, f"{label}, Tensor.{name}", values=not random)
+    return 1 + run_inplace(op, sample, dtype, random, label)
+
+
+def run_inplace(op, sample, dtype, random, label):
+    """The in-place form, on a sample torch accepts it for: the result and the input."""
+    inplace = op.inplace_variant
+    name = getattr(inplace, "__name__", None)
+    if inplace is None or name is None or name == "<lambda>":
+        return 0
+    base = sample.input.detach().clone()
+    try:
+        torch.manual_seed(0)
+        expected = inplace(base, *sample.args, **sample.kwargs)
+    except Exception:
+        return 0
+    if not hasattr(ember.Tensor, name):
+        raise AssertionError(f"{label}: ember.Tensor has no in-place method {name}")
+    inputs = to_ember([sample.input.detach(), list(sample.args), dict(sample.kwargs)])
+    try:
+        actual = getattr(inputs[0], name)(*inputs[1], **inputs[2])
+    except Exception as error:
+        raise AssertionError(f"{label}: Tensor.{name} raises {type(error).__name__}: {error}") from error
+    compare(to_torch(actual), expected, op, dtype, f"{label}, Tensor.{name}", values=not random)
+    compare(to_torch(inputs[0]), base, op, dtype, f"{label}, Tensor.{name}'s input", values=not random)
+    return 1
+
+
+def run_gradient(op, sample, expected, inputs, actual, leaves, dtype, label):
+    """The gradients of every input that requires grad, for one fixed cotangent of each
+    floating output."""
+    torch_inputs = torch_leaves([sample.input, list(sample.args), dict(sample.kwargs)], [])
+    outputs = [t for t in flat_tensors(expected) if t.requires_grad and t.is_floating_point()]
+    if not torch_inputs or not outputs or len(torch_inputs) != len(leaves):
+        return 0
+    generator = torch.Generator().manual_seed(0)
+    cotangents = [torch.randn(t.shape, dtype=t.dtype, generator=generator) for t in outputs]
+    expected_grads = torch.autograd.grad(outputs, torch_inputs, cotangents, allow_unused=True)
+    ember_outputs = [t for t, e in zip(flat_tensors(actual), flat_tensors(expected))
+                     if e.requires_grad and e.is_floating_point()]
+    if len(ember_outputs) != len(outputs) or any(not t.requires_grad for t in ember_outputs):
+        raise AssertionError(f"{label}: ember's output does not require grad where torch's does")
+    try:
+        grads = ember.autograd.grad(ember_outputs, leaves, [to_ember(c) for c in cotangents], allow_unused=True)
+    except Exception as error:
+        raise AssertionError(f"{label}: ember's backward raises {type(error).__name__}: {error}") from error
+    for i, (g, e) in enumerate(zip(grads, expected_grads)):
+        if e is None:
+            continue
+        if g is None:
+            g = ember.zeros(tuple(e.shape), dtype=ember.float64)
+        compare(to_torch(g), e, op, dtype, f"{label}, gradient of input {i}")
+    return 1
