@@ -70,6 +70,9 @@ from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from ember.native.shape.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from ember.device import get_default_device, set_default_device
 from ember.parallel import get_num_threads, set_num_threads
+from ember.deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
+                                 is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
+                                 use_deterministic_algorithms)
 from ember.serialization import load, load_safetensors, save, save_safetensors
 from ember import plugins as _plugins
 

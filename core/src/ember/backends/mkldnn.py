@@ -4,18 +4,17 @@ that lets CPU convolutions use their fast algorithms.
 PyTorch counterpart: torch/backends/mkldnn/__init__.py (v2.13). ember has no oneDNN
 kernels, so ``is_available()`` is False. ``enabled`` keeps torch's meaning for
 convolutions: in torch, True (the default) runs CPU convolutions through oneDNN and
-False sends them to im2col and GEMM (``slow_conv2d``); in ember, True lets eager CPU
-convolutions use Winograd where it applies and measures faster, chosen per shape
-(NOTE [ Choosing a convolution algorithm by measurement ] in
-ember/native/convolution/algorithm.py) and NCHW forwards on small maps to gather in
-NHWC (NOTE [ Small NCHW maps gather in NHWC ] in ember/native/convolution/convolution.py), and
-False keeps NCHW im2col everywhere (bit-for-bit the result of earlier ember versions).
-ember differs from torch here: torch's CPU convolution is oneDNN's direct kernel, not
-Winograd, so ember's float32 results with F(4x4) differ from torch's by up to about
-1e-5 of the output's largest magnitude (NOTE [ Winograd F(4x4, 3x3) ] in
-ember/native/convolution/winograd.py). ``deterministic`` is
-kept with torch's default and changes nothing: each of ember's algorithms gives the same
-bits on every run; which one a shape gets is measured, and cached for the process.
+False sends them to im2col and GEMM (``slow_conv2d``); in ember, True lets NCHW
+convolutions take the faster GEMM kernels of the fixed rule by shape (1x1 per image,
+small maps gathered in NHWC, a few images at a time, the input's gradient by phases or
+as a full correlation: NOTE [ Choosing a convolution algorithm ] in
+ember/native/convolution/algorithm.py), and False runs the reference im2col + GEMM of
+ember/native/convolution/convolution.py for every NCHW product (the plain path;
+channels_last ones keep their NHWC window rows, as their layout asks). Either way the
+choice is fixed by shape, so every process gets the same bits; Winograd runs only under
+``ember.backends.cpu.benchmark`` (and not with this flag False). ``deterministic`` is
+kept with torch's default and changes nothing (``ember.use_deterministic_algorithms``
+is the switch that stops measuring).
 """
 
 import contextlib

@@ -8,7 +8,7 @@ import torch
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
-from ember.native.convolution import convolution, images, phases
+from ember.native.convolution import algorithm, convolution, images, phases
 from ember.native.fold import COL2IM_ADD
 
 
@@ -132,15 +132,16 @@ def test_pointwise_convolution_equals_the_im2col_path():
     w = rng.standard_normal((7, 3, 1, 1)).astype(np.float32)
     g = convolution._geometry(x.shape, w.shape, (1, 1), (0, 0), (1, 1))
     im2col = convolution._image(np, convolution._forward(np, x, w, g, 1), x.shape[0], g)
-    np.testing.assert_allclose(convolution._pointwise_forward(np, x, w), im2col, rtol=1e-6, atol=1e-6)
+    pointwise = algorithm._pointwise_forward(np, (x, None), w, g, 1)
+    np.testing.assert_allclose(pointwise, im2col, rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("kwargs, taken", [({}, True), ({"stride": 2}, False), ({"padding": 1}, False),
                                            ({"groups": 2}, False)])
 def test_only_an_unpadded_stride_one_ungrouped_1x1_takes_the_pointwise_path(monkeypatch, kwargs, taken):
     calls = []
-    pointwise = convolution._pointwise_forward
-    monkeypatch.setattr(convolution, "_pointwise_forward", lambda *a: calls.append(1) or pointwise(*a))
+    pointwise = algorithm._pointwise_forward
+    monkeypatch.setattr(algorithm, "_pointwise_forward", lambda *a: calls.append(1) or pointwise(*a))
     x, w = ember.randn(2, 4, 5, 5), ember.randn(6, 4 // kwargs.get("groups", 1), 1, 1)
     ember.nn.functional.conv2d(x, w, **kwargs)
     assert bool(calls) == taken
@@ -175,8 +176,8 @@ def test_small_map_nhwc_gather_as_torch(monkeypatch, case, dtype, noncontiguous)
     shape, kwargs = case
     x_shape, w_shape = _gather_weight(shape, kwargs)
     taken = []
-    gathers = convolution._gathers_in_nhwc
-    monkeypatch.setattr(convolution, "_gathers_in_nhwc", lambda *a: taken.append(gathers(*a)) or taken[-1])
+    gathers = algorithm._gathers_in_nhwc
+    monkeypatch.setattr(algorithm, "_gathers_in_nhwc", lambda *a: taken.append(gathers(*a)) or taken[-1])
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal(x_shape).astype(dtype), rng.standard_normal(w_shape).astype(dtype)
     b = rng.standard_normal(w_shape[0]).astype(dtype)
@@ -197,7 +198,7 @@ def test_small_map_nhwc_gather_equals_the_nchw_im2col_it_replaces(case):
     stride, padding, dilation = (kwargs.get(k, d) for k, d in (("stride", 1), ("padding", 0), ("dilation", 1)))
     g = convolution._geometry(x.shape, w.shape, (stride,) * 2, (padding,) * 2, (dilation,) * 2)
     im2col = convolution._image(np, convolution._forward(np, x, w, g, 1), x.shape[0], g)
-    gathered = convolution._product_by("im2col", np, x, w, g, 1, False)
+    gathered = algorithm._gathered_forward(np, (x, None), w, g, 1)
     assert gathered.flags.c_contiguous
     np.testing.assert_allclose(gathered, im2col, rtol=1e-12, atol=1e-12)
 
@@ -219,8 +220,8 @@ def test_conv1d_with_many_channels_gathers_in_nhwc_as_torch():
 ])
 def test_which_nchw_convolutions_gather_in_nhwc(monkeypatch, x_shape, kwargs, taken):
     calls = []
-    forward = convolution.nhwc.forward
-    monkeypatch.setattr(convolution.nhwc, "forward", lambda *a: calls.append(1) or forward(*a))
+    forward = algorithm.nhwc.forward
+    monkeypatch.setattr(algorithm.nhwc, "forward", lambda *a: calls.append(1) or forward(*a))
     x, w = ember.randn(*x_shape), ember.randn(8, x_shape[1] // kwargs.get("groups", 1), 3, 3)
     ember.nn.functional.conv2d(x, w, padding=1, **kwargs)
     assert bool(calls) == taken
@@ -280,12 +281,12 @@ def test_col2im_a_few_images_at_a_time_matches_torch(monkeypatch, shape, dtype, 
 def test_loops_of_products_run_only_on_one_blas_thread():
     from threadpoolctl import threadpool_limits
 
-    from ember.native.convolution import algorithm as convolution_algorithm
+    from ember.native.convolution import images
 
     with threadpool_limits(limits=1, user_api="blas"):
-        assert convolution_algorithm.one_blas_thread()
+        assert images.one_blas_thread()
     with threadpool_limits(limits=2, user_api="blas"):
-        assert not convolution_algorithm.one_blas_thread()
+        assert not images.one_blas_thread()
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last", "broadcast", "sliced"])
@@ -350,8 +351,8 @@ def test_the_nhwc_gather_is_numpy_only():
     import types
 
     g = convolution._geometry((2, 16, 8, 8), (8, 16, 3, 3), (1, 1), (1, 1), (1, 1))
-    assert convolution._gathers_in_nhwc(np, g, 1)
-    assert not convolution._gathers_in_nhwc(types.SimpleNamespace(__name__="cupy"), g, 1)
+    assert algorithm._gathers_in_nhwc(np, g, 1)
+    assert not algorithm._gathers_in_nhwc(types.SimpleNamespace(__name__="cupy"), g, 1)
 
 
 @pytest.mark.parametrize("call", [

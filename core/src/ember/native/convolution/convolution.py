@@ -6,20 +6,19 @@ checks are in ember/native/convolution/arguments.py), NaiveConvolutionTranspose2
 derivatives.yaml (``convolution_backward``, ``_convolution_double_backward``) and
 torch/nn/functional.py (conv*d) (v2.13).
 
-Kernels are im2col + one matrix product per group (NOTE [ Windows as strided views ]
-in ember/native/fold.py, NOTE [ One product per group ] below); an NCHW strided
-convolution's input gradient is instead a few products summed by phase (NOTE [ The
-strided input adjoint by phases ] in ember/native/convolution/phases.py), and an NCHW
-1x1 convolution one product per image (NOTE [ The 1x1 convolution in NCHW ]). A 1-D
-convolution runs as a 2-D one over images of height 1. When the input or the weight is
-channels_last, the kernels of ember/native/convolution/channels_last.py run instead
-and every result is channels_last (NOTE [ Convolution in channels_last ] there). Each
-of the three products of a channels_last 3x3 stride-1 convolution (output, input's
-gradient, weight's gradient) may instead run Winograd F(4x4, 3x3) (ember/native/convolution/winograd.py),
-where the first call of its shape measured it faster (``_fastest`` below, NOTE
-[ Choosing a convolution algorithm by measurement ]); torch's CPU convolution is
-oneDNN's direct kernel, so there float32 results may differ by about 1e-5 relative,
-and ``ember.backends.mkldnn.enabled = False`` keeps im2col everywhere.
+This file is the reference: im2col + one matrix product per group for the output
+(NOTE [ Windows as strided views ] in ember/native/fold.py, NOTE [ One product per
+group ] below), the transposed product and col2im for the input's gradient, the output
+gradient against the same columns for the weight's, and the double backward built from
+those two adjoints (NOTE [ Convolution as a bilinear map ]). A 1-D convolution runs as
+a 2-D one over images of height 1; a transposed convolution is the input adjoint of the
+convolution it transposes. Each product goes through one seam, ``_product``, where
+``algorithm.choose`` may pick a faster kernel for the shape: a fixed rule, the same in
+every process, among kernels that sum the same C*kh*kw terms per output by BLAS as
+this one does (channels_last window rows, 1x1 per image, a few images at a time, the
+strided input adjoint by phases); Winograd only where asked (NOTE [ Choosing a
+convolution algorithm ] in ember/native/convolution/algorithm.py). In NCHW with
+``ember.backends.mkldnn.enabled = False`` the kernels below run every product.
 
 # NOTE [ Convolution as a bilinear map ]
 # Write the op without bias as F(x, W) (a convolution, or a transposed one). It is
@@ -55,17 +54,13 @@ and ``ember.backends.mkldnn.enabled = False`` keeps im2col everywhere.
 # 2.2x to 1.45x (with a cheaper sum backward, ember/native/reduction/reduction.py).
 """
 
-from functools import partial
-
 from ember.autograd.grad_mode import grad_state
-from ember.backends import mkldnn
 from ember.dispatcher import NONE, Op
 from ember.memory_format import array_suggests_channels_last
 from ember.native.convolution import algorithm as algorithms
-from ember.native.convolution import channels_last as nhwc
 from ember.native.convolution import columns as kept_columns
 from ember.native.convolution import empty as empty_input
-from ember.native.convolution import images, phases, winograd
+from ember.native.convolution import images
 from ember.native.convolution.arguments import check_convolution, expand, shape_str, transposed_shape
 from ember.native.fold import col2im_taps, geometry
 from ember.native.padding import pad as _pad
@@ -185,6 +180,74 @@ def _add_bias(y, bias):
     return y
 
 
+def _c_contiguous(xp, y):
+    # reshaped from flat: torch's strides on size-1 dims too (ascontiguousarray keeps a
+    # batch of one's transposed stride, since such an array already counts as contiguous)
+    return xp.ascontiguousarray(y).reshape(-1).reshape(y.shape)
+
+
+class _Rows:
+    """The output gradient of a backward and, made on first use and then kept, its
+    ``(groups, O/g, N*L)`` channel-major copy: the reference input and weight adjoints
+    both read it, and the transposing copy costs about 1 ms on a 32x64x16x16 gradient."""
+
+    __slots__ = ("grad", "groups", "_channel_major")
+
+    def __init__(self, grad, groups):
+        self.grad, self.groups, self._channel_major = grad, groups, None
+
+    @property
+    def shape(self):
+        return self.grad.shape
+
+    @property
+    def dtype(self):
+        return self.grad.dtype
+
+    def channel_major(self):
+        if self._channel_major is None:
+            self._channel_major = _channel_major(self.grad, self.groups)
+        return self._channel_major
+
+
+# --- the reference kernel of each product, as algorithm.choose calls them: (xp,
+# operands, weight, g, groups) with operands (x, bias), the output gradient's _Rows, or
+# (x, rows) -------------------------------------------------------------------------
+
+
+def reference_forward(xp, operands, weight, g, groups):
+    """F(x, W) + bias by im2col and one product per group: a C-contiguous ``(N, O, OH, OW)``."""
+    x, bias = operands
+    return _add_bias(_image(xp, _forward(xp, x, weight, g, groups), x.shape[0], g), bias)
+
+
+def reference_input_adjoint(xp, rows, weight, g, groups):
+    """F(., W)^T grad by the transposed product and col2im: the ``(N, C, H, W)`` image."""
+    return _input_adjoint(xp, rows.channel_major(), weight, g.N, g, groups)
+
+
+def reference_weight_adjoint(xp, operands, weight, g, groups):
+    """F(x, .)^T grad: the output gradient's rows against im2col(x)."""
+    x, rows = operands
+    return _weight_adjoint(xp, x, rows.channel_major(), weight.shape, g, groups)
+
+
+REFERENCE = {"forward": reference_forward, "input_adjoint": reference_input_adjoint,
+             "weight_adjoint": reference_weight_adjoint}
+
+
+def _product(role, xp, operands, weight, g, groups, channels_last, transposed=False):
+    """One of a convolution's three products (``role``), by the kernel
+    ``algorithm.choose`` picks for this shape: the reference above unless a faster one
+    applies (NOTE [ Choosing a convolution algorithm ] in
+    ember/native/convolution/algorithm.py)."""
+    kernel = algorithms.choose(role, REFERENCE, xp, operands, weight, g, groups, channels_last, transposed)
+    return kernel(xp, operands, weight, g, groups)
+
+
+# --- the op's kernels ----------------------------------------------------------------
+
+
 def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     if empty_input.is_empty_convolution(x):  # NOTE [ A convolution with nothing to convolve ]
         return empty_input.empty_forward(xp, x, weight, stride, padding, dilation, transposed, output_padding,
@@ -198,16 +261,11 @@ def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transpos
                                                                          "output_padding"))
     if not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
-        y = _fastest("forward", _forward_by, xp, (x, bias), weight, g, groups, channels_last)
-        return y[:, :, 0] if squeeze else y
-    else:
+        y = _product("forward", xp, (x, bias), weight, g, groups, channels_last)
+    else:  # the input adjoint of the convolution whose output has x's shape
         out_shape = transposed_shape(x.shape, weight.shape, stride, padding, dilation, output_padding, groups)
         g = _geometry(out_shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
-        if channels_last:
-            y = nhwc.input_adjoint(xp, x, weight, g, groups)
-        else:
-            y = _input_adjoint(xp, _channel_major(x, groups), weight, x.shape[0], g, groups)
-    y = _add_bias(y, bias)
+        y = _add_bias(_product("input_adjoint", xp, _Rows(x, groups), weight, g, groups, channels_last, True), bias)
     return y[:, :, 0] if squeeze else y
 
 
@@ -215,23 +273,6 @@ def _use_channels_last(x, weight):
     """PyTorch's CPU rule: a 2-D convolution is channels_last (its output and both
     gradients) when the input or the weight suggests that format (1-D never is)."""
     return x.ndim == 4 and (array_suggests_channels_last(x) or array_suggests_channels_last(weight))
-
-
-def _transposed_backward(xp, grad, x, weight, g, groups, output_mask, channels_last):
-    """(grad_input, grad_weight) of a transposed convolution, None where not wanted: the
-    roles swap, the "image" of the windows is the output gradient."""
-    grad_input = grad_weight = None
-    if channels_last:
-        if output_mask[0]:
-            grad_input = nhwc.forward(xp, grad, weight, g, groups)
-        if output_mask[1]:
-            grad_weight = nhwc.weight_adjoint(xp, grad, nhwc.output_rows(x, groups), weight.shape, g, groups)
-    else:
-        if output_mask[0]:
-            grad_input = _image(xp, _forward(xp, grad, weight, g, groups), x.shape[0], g)
-        if output_mask[1]:
-            grad_weight = _weight_adjoint(xp, grad, _channel_major(x, groups), weight.shape, g, groups)
-    return grad_input, grad_weight
 
 
 def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation, transposed, output_padding,
@@ -247,15 +288,18 @@ def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation,
     grad_input = grad_weight = None
     if not transposed:
         g = _geometry(x.shape, weight.shape, stride, padding, dilation)
-        rows = _Rows(grad, groups)  # NCHW's im2col products share one channel-major copy of grad
+        rows = _Rows(grad, groups)  # the reference's two adjoints share one channel-major copy of grad
         if output_mask[0]:
-            grad_input = _fastest("input_adjoint", _input_adjoint_by, xp, rows, weight, g, groups, channels_last)
+            grad_input = _product("input_adjoint", xp, rows, weight, g, groups, channels_last)
         if output_mask[1]:
-            grad_weight = _fastest("weight_adjoint", _weight_adjoint_by, xp, (x, rows), weight, g, groups,
-                                   channels_last)
-    else:
+            grad_weight = _product("weight_adjoint", xp, (x, rows), weight, g, groups, channels_last)
+    else:  # the roles swap: the "image" of the windows is the output gradient
         g = _geometry(grad.shape, weight.shape, stride, padding, dilation, out_size=x.shape[2:])
-        grad_input, grad_weight = _transposed_backward(xp, grad, x, weight, g, groups, output_mask, channels_last)
+        if output_mask[0]:
+            grad_input = _product("forward", xp, (grad, None), weight, g, groups, channels_last, True)
+        if output_mask[1]:
+            grad_weight = _product("weight_adjoint", xp, (grad, _Rows(x, groups)), weight, g, groups,
+                                   channels_last, True)
     empty = xp.empty((0,), dtype=grad.dtype)
     grad_input = empty if grad_input is None else grad_input
     grad_weight = empty if grad_weight is None else grad_weight
@@ -285,197 +329,6 @@ def _bias_gradient(xp, grad):
         ones = xp.ones(H * W, dtype=grad.dtype)
         return xp.matmul(ones, pixels.reshape(N, H * W, O)).sum(axis=0)
     return grad.sum(axis=(0, 2, 3))
-
-
-# --- the algorithm of each product (NOTE [ Choosing a convolution algorithm by
-# measurement ] in ember/native/convolution/algorithm.py) ---------------------------
-
-
-def _fastest(role, run, xp, operands, weight, g, groups, channels_last):
-    """One of a convolution's three products (``role``), by ``"im2col"`` (the
-    kernels above) or a Winograd algorithm where it applies, measured on the first
-    call of this shape and then cached: ``run(algorithm, xp, operands, weight, g,
-    groups, channels_last)`` computes it."""
-    image = operands[0] if isinstance(operands, tuple) else operands
-    options = algorithms.eager_options(xp, image.dtype, weight.shape, g, groups,
-                                       _applies(role, g), channels_last)
-    algorithm = options[0]
-    if len(options) > 1:
-        key = (role, image.shape, str(image.dtype), channels_last, weight.shape,
-               (g.ph, g.pw))
-
-        def make_runs():
-            arguments = (xp, operands, weight, g, groups, channels_last)
-            return {name: partial(run, name, *arguments) for name in options}
-
-        algorithm = algorithms.choose(key, make_runs)
-    return run(algorithm, xp, operands, weight, g, groups, channels_last)
-
-
-def _applies(role, g):
-    """Whether Winograd can run this product: the input's gradient needs the stride-1
-    "full" correlation (NOTE [ The input adjoint at stride 1 ])."""
-    if role == "input_adjoint":
-        return g.ph <= g.dh * (g.kh - 1) and g.pw <= g.dw * (g.kw - 1)
-    return True
-
-
-def _forward_by(algorithm, xp, operands, weight, g, groups, channels_last):
-    """F(x, W) + bias, from ``operands = (x, bias)`` (bias may be None), as a ``(N, O,
-    OH, OW)`` array, C-contiguous or channels_last."""
-    x, bias = operands
-    if algorithm == "im2col" and not channels_last and _by_images(xp, g, groups):
-        return images.forward(xp, x, weight, g, bias)  # NOTE [ NCHW products one image at a time ]
-    return _add_bias(_product_by(algorithm, xp, x, weight, g, groups, channels_last), bias)
-
-
-def _by_images(xp, g, groups):
-    """Whether an NCHW im2col forward runs a few images at a time: not a 1x1 (NOTE [ The
-    1x1 convolution in NCHW ]) nor a small map (NOTE [ Small NCHW maps gather in NHWC ])."""
-    return (images.applies(xp, g, groups) and not _pointwise(g, groups) and not _gathers_in_nhwc(xp, g, groups))
-
-
-def _pointwise(g, groups):
-    return groups == 1 and (g.kh, g.kw, g.sh, g.sw, g.ph, g.pw) == (1, 1, 1, 1, 0, 0)
-
-
-def _product_by(algorithm, xp, x, weight, g, groups, channels_last):
-    """F(x, W) as a ``(N, O, OH, OW)`` array, C-contiguous or channels_last."""
-    if algorithm != "im2col":
-        m = winograd.tile_size(algorithm)
-        return winograd.conv2d(xp, x, winograd.winograd_weight(weight, m), (g.ph, g.pw), m, channels_last)
-    if channels_last:
-        return nhwc.forward(xp, x, weight, g, groups)
-    if _pointwise(g, groups):
-        return _pointwise_forward(xp, x, weight)
-    if _gathers_in_nhwc(xp, g, groups):
-        y = nhwc.forward(xp, x, weight, g, groups)
-        # Its NHWC rows are not kept for NCHW's weight gradient: kept, ResNet-18's NCHW
-        # step ran 4-9% slower in CPU time (interleaved A/B, both orders), without them
-        # 4% faster than keeping nothing.
-        kept_columns.withdraw()
-        return _c_contiguous(xp, y)
-    return _image(xp, _forward(xp, x, weight, g, groups), x.shape[0], g)
-
-
-# NOTE [ Small NCHW maps gather in NHWC ]
-# NCHW im2col copies each window's rows, OW values at a time: on a detector's 8x8 and
-# 4x4 maps that copy is mostly per-run overhead, and it cost as much as the product
-# (32x64x8x8 -> 64: 1.4 ms against 2.2). The NHWC gather copies kw*C contiguous
-# values per tap and row, and transposes the input into its padded plane on the way,
-# so an NCHW forward on a small map runs the channels_last kernel and makes one
-# transposing copy of the result back to NCHW. yolo_nano's fourteen 3x3 layers on
-# inputs of 16x16 and less (batch 32, one thread) took 18.8 ms this way against
-# 29.2 ms (torch 19.3). On 32x32 inputs the transposing copy of the input lost
-# (32 -> 64 at stride 2: 20.2 against 13.5 ms), and so did 3 input channels (2x).
-# In training, interleaved A/B: bench/cnn_step.py 0.94x the time, the ResNet-18 step
-# 1.00x. The K order of the product (taps, then channels) differs from torch's im2col,
-# so results differ in the last bits: ``ember.backends.mkldnn.enabled = False`` keeps
-# NCHW im2col (torch's order). Measured on NumPy only: CuPy arrays keep NCHW im2col.
-NHWC_GATHER_MAX_PLANE = 256
-NHWC_GATHER_MIN_CHANNELS = 16
-
-
-def _gathers_in_nhwc(xp, g, groups):
-    return (mkldnn.enabled and xp.__name__ == "numpy" and groups == 1
-            and g.H * g.W <= NHWC_GATHER_MAX_PLANE and g.C >= NHWC_GATHER_MIN_CHANNELS)
-
-
-def _c_contiguous(xp, y):
-    # reshaped from flat: torch's strides on size-1 dims too (ascontiguousarray keeps a
-    # batch of one's transposed stride, since such an array already counts as contiguous)
-    return xp.ascontiguousarray(y).reshape(-1).reshape(y.shape)
-
-
-# NOTE [ The 1x1 convolution in NCHW ]
-# A 1x1 convolution at stride 1 without padding is W (O, C) times each image's pixels
-# (C, H*W), and that product is already the image's (O, H*W) output. So it runs as one
-# product per image, reading the input where it lies and writing NCHW directly, where
-# im2col would copy the input to (C, N*H*W) and the output back from (O, N*H*W). Small
-# per-image products cost BLAS nothing extra here (NOTE [ One product per group ] is
-# about large ones under threads): on yolo_nano's 1x1 layers, one thread, this took
-# 0.13-0.34 ms per layer where im2col took 0.25-2.2 ms (torch 0.14-0.49), and at two
-# threads the same, where im2col's 16->16 at 32x32 took 16 ms.
-
-
-def _pointwise_forward(xp, x, weight):
-    """A 1x1, stride-1, unpadded, ungrouped convolution of NCHW ``x``."""
-    N, C, H, W = x.shape
-    rows = xp.matmul(weight.reshape(weight.shape[0], C), x.reshape(N, C, H * W))
-    return rows.reshape(N, weight.shape[0], H, W)
-
-
-class _Rows:
-    """The output gradient of a backward and, made on first use and then kept, its
-    ``(groups, O/g, N*L)`` channel-major copy: NCHW's im2col input and weight adjoints
-    both read it, and the transposing copy costs about 1 ms on a 32x64x16x16 gradient."""
-
-    __slots__ = ("grad", "groups", "_channel_major", "_per_image")
-
-    def __init__(self, grad, groups):
-        self.grad, self.groups, self._channel_major, self._per_image = grad, groups, None, None
-
-    @property
-    def shape(self):
-        return self.grad.shape
-
-    @property
-    def dtype(self):
-        return self.grad.dtype
-
-    def channel_major(self):
-        if self._channel_major is None:
-            self._channel_major = _channel_major(self.grad, self.groups)
-        return self._channel_major
-
-    def image(self, n, L):
-        """Image ``n``'s ``(O, L)`` gradient: a slice of the channel-major copy where it
-        was made, else of the gradient (reshaped once; a copy only if not laid out whole)."""
-        if self._channel_major is not None:
-            return self._channel_major[0, :, n * L:(n + 1) * L]
-        if self._per_image is None:
-            N, O = self.grad.shape[:2]
-            self._per_image = self.grad.reshape(N, O, L)
-        return self._per_image[n]
-
-
-def _input_adjoint_by(algorithm, xp, rows, weight, g, groups, channels_last):
-    """F(., W)^T grad: the input's gradient, from the output gradient's :class:`_Rows`."""
-    grad = rows.grad
-    full = nhwc.full_correlation(g, grad.shape)
-    if algorithm != "im2col":
-        m = winograd.tile_size(algorithm)
-        flipped = winograd.winograd_weight(nhwc.flipped_weight(weight, groups), m)
-        return winograd.conv2d(xp, grad, flipped, (full.ph, full.pw), m, channels_last)
-    if channels_last:
-        return nhwc.input_adjoint(xp, grad, weight, g, groups)
-    # NOTE [ The input adjoint at stride 1 ]. In NCHW it gathers the O-channel
-    # gradient where col2im adds C-channel columns: measured to win only when O <= C
-    # (32->64 at 32x32: 265 ms against 229; 64->64 at 16x16: 93 against 101).
-    if full is not None and weight.shape[0] <= g.C:
-        flipped = nhwc.flipped_weight(weight, groups)
-        if images.applies(xp, full, groups):
-            return images.forward(xp, grad, flipped, full)
-        return _image(xp, _forward(xp, grad, flipped, full, groups), g.N, full)
-    if groups == 1 and (g.sh > 1 or g.sw > 1):
-        return phases.input_adjoint_by_phases(xp, grad, weight, g)
-    if images.applies(xp, g, groups):
-        return images.input_adjoint(xp, grad, weight, g)
-    return _input_adjoint(xp, rows.channel_major(), weight, g.N, g, groups)
-
-
-def _weight_adjoint_by(algorithm, xp, operands, weight, g, groups, channels_last):
-    """F(x, .)^T grad: the weight's gradient, from ``operands = (x, rows)`` (the output
-    gradient's :class:`_Rows`)."""
-    x, rows = operands
-    grad = rows.grad
-    if algorithm != "im2col":
-        return winograd.weight_grad(xp, x, grad, (g.ph, g.pw), winograd.tile_size(algorithm), channels_last)
-    if channels_last:
-        return nhwc.weight_adjoint(xp, x, nhwc.output_rows(grad, groups), weight.shape, g, groups)
-    if images.applies(xp, g, groups):
-        return images.weight_adjoint(xp, x, grad, weight.shape, g)
-    return _weight_adjoint(xp, x, rows.channel_major(), weight.shape, g, groups)
 
 
 # --- autograd formulas (NOTE [ Convolution as a bilinear map ]) ---------------------

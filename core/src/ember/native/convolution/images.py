@@ -5,8 +5,7 @@ copy or an intermediate too large for the cache.
 PyTorch counterpart: aten/src/ATen/native/ConvolutionMM2d.cpp (v2.13), whose
 ``slow_conv2d`` forward and backward loop over the batch one image at a time (columns,
 product and col2im per image); ember/native/convolution/convolution.py calls these kernels when
-BLAS runs one thread (NOTE [ Loops of products only on one BLAS thread ] in
-ember/native/convolution/algorithm.py).
+BLAS runs one thread (NOTE [ Loops of products only on one BLAS thread ] below).
 
 # NOTE [ col2im a few images at a time ]
 # The input adjoint's product writes kh*kw columns per input pixel, which col2im
@@ -49,7 +48,6 @@ ember/native/convolution/algorithm.py).
 """
 
 from ember.native.convolution import columns as kept_columns
-from ember.native.convolution.algorithm import one_blas_thread
 from ember.native.fold import COL2IM_ADD, IM2COL_INTO
 from ember.native.support.dispatch_stub import kernel_of
 
@@ -63,6 +61,28 @@ MIN_PIXELS = 1024  # outputs per image from which NCHW products run one image at
 # and 52 against 39, the 4x4 input's gradient 50 against 41), their products of 64
 # and 16 columns per image running below BLAS's speed.
 MIN_CHUNK_PIXELS = 256
+
+
+# NOTE [ Loops of products only on one BLAS thread ]
+# A kernel may split one large product into a few smaller ones (a few images at a
+# time) to keep its intermediate in cache. With one BLAS thread that only pays. With
+# more, every product wakes BLAS's threads and waits for all of them: on the loaded
+# 2-core machine the 32->64 input adjoint done 11 chunks at a time took 347 ms on two
+# threads against 102 ms in one product (and 74 against 86 on one thread). So such
+# loops run only where NumPy's BLAS has one thread, read through threadpoolctl (the
+# pools are looked up once; reading the count costs about a microsecond). The count
+# is read, never timed: the same threads give the same kernels in every process.
+_BLAS_POOLS = []
+
+
+def one_blas_thread():
+    """Whether the BLAS pools NumPy's products run on have one thread each (NOTE [ Loops
+    of products only on one BLAS thread ])."""
+    if not _BLAS_POOLS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS_POOLS.append(ThreadpoolController().select(user_api="blas").lib_controllers)
+    return all(pool.num_threads == 1 for pool in _BLAS_POOLS[0])
 
 
 def images_per_chunk(N, floats_per_image):
