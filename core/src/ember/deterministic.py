@@ -33,7 +33,8 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
     >>> ember.use_deterministic_algorithms(False)
     """
     if not isinstance(mode, bool):
-        raise TypeError(f"use_deterministic_algorithms(): argument 'mode' (position 1) must be bool, not {type(mode).__name__}")
+        raise TypeError("use_deterministic_algorithms(): argument 'mode' (position 1) must be bool, not "
+                        f"{type(mode).__name__}")
     with _lock:
         _state.update(enabled=mode, warn_only=bool(warn_only))
 

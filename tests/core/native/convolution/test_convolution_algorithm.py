@@ -1,9 +1,10 @@
 """Eager convolution's algorithm per shape (ember/native/convolution/algorithm.py and its
-use in ember/native/convolution/convolution.py): each algorithm forced on the three products of a
-convolution, against torch and against im2col (the path it replaces), in float32 and
-float64, NCHW and channels_last, odd shapes, bias or none, non-contiguous inputs;
-gradcheck; which convolutions may leave im2col; the cache and the
-``ember.backends.mkldnn.enabled`` switch."""
+seam in ember/native/convolution/convolution.py): by default a fixed rule that never
+times anything; with ``ember.backends.cpu.benchmark`` each algorithm forced on the three
+products of a convolution, against torch and against im2col (the path it replaces), in
+float32 and float64, NCHW and channels_last, odd shapes, bias or none, non-contiguous
+inputs; gradcheck; which convolutions may leave im2col; the cache, the
+``ember.backends.mkldnn.enabled`` switch and ``ember.use_deterministic_algorithms``."""
 
 import numpy as np
 import pytest
@@ -39,6 +40,7 @@ def forced(monkeypatch):
         return {"algorithm": state["algorithm"] if state["algorithm"] in runs else "im2col", "seconds": {}}
 
     monkeypatch.setattr(algorithms, "measure_fastest", pick)
+    monkeypatch.setattr(ember.backends.cpu, "benchmark", True)
     monkeypatch.setattr(algorithms, "SMALL", 0)  # the tiny test shapes are eligible too
     monkeypatch.setattr(algorithms, "EAGER_LAYOUTS", ("channels_last", "contiguous"))  # NCHW is opt-in
     algorithms.eager_algorithm_cache().clear()
@@ -148,6 +150,7 @@ def test_a_shape_is_measured_once_and_an_input_without_grad_skips_its_gradient(f
 
 
 def test_nchw_convolutions_are_measured_where_compiled_transforms_serve_them(monkeypatch, winograd_transforms):
+    monkeypatch.setattr(ember.backends.cpu, "benchmark", True)
     calls = []
     monkeypatch.setattr(algorithms, "measure_fastest", lambda runs, **kw: calls.append(tuple(runs)) or
                         {"algorithm": "im2col", "seconds": {}})
@@ -171,6 +174,7 @@ def test_nchw_convolutions_are_measured_where_compiled_transforms_serve_them(mon
 
 
 def test_small_convolutions_float16_and_the_switch_keep_im2col(monkeypatch):
+    monkeypatch.setattr(ember.backends.cpu, "benchmark", True)
     calls = []
     monkeypatch.setattr(algorithms, "measure_fastest", lambda runs, **kw: calls.append(runs) or
                         {"algorithm": "im2col", "seconds": {}})
@@ -249,10 +253,10 @@ def test_a_winner_within_the_margin_of_im2col_leaves_im2col(monkeypatch):
     monkeypatch.setattr(algorithms, "measure_fastest", lambda runs, **kw: {
         "algorithm": "winograd_2x2", "seconds": dict(times)})
     algorithms.eager_algorithm_cache().clear()
-    assert algorithms.choose("tie", lambda: dict.fromkeys(times)) == "im2col"
+    assert algorithms.measured_choice("tie", lambda: dict.fromkeys(times)) == "im2col"
     times["winograd_2x2"] = 0.85
-    assert algorithms.choose("win", lambda: dict.fromkeys(times)) == "winograd_2x2"
-    assert algorithms.choose("tie", lambda: {}) == "im2col"  # cached: measured once
+    assert algorithms.measured_choice("win", lambda: dict.fromkeys(times)) == "winograd_2x2"
+    assert algorithms.measured_choice("tie", lambda: {}) == "im2col"  # cached: measured once
     algorithms.eager_algorithm_cache().clear()
 
 
@@ -291,3 +295,64 @@ def test_the_weights_gradient_follows_its_forwards_measured_algorithm(forced, al
     y.sum().backward()
     assert [key[0] for key in algorithms.eager_algorithm_cache()] == ["weight_adjoint"]
     assert len(forced["measured"]) == 3
+
+
+# --- the default: a fixed rule, nothing timed ---------------------------------------
+
+
+def _refuse_to_measure(monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("an eager convolution measured by default")
+
+    monkeypatch.setattr(algorithms, "measure_fastest", fail)
+    monkeypatch.setattr(algorithms, "_seconds", fail)
+    monkeypatch.setattr(algorithms, "SMALL", 0)  # every shape would be eligible
+    algorithms.eager_algorithm_cache().clear()
+
+
+@pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "channels_last"])
+@pytest.mark.parametrize("kwargs, weight_shape", [
+    (dict(padding=1), (16, 16, 3, 3)),  # where Winograd F(4x4) used to be measured, and picked
+    (dict(stride=2, padding=1), (16, 16, 3, 3)),
+    (dict(), (16, 16, 1, 1)),
+    (dict(padding=2, dilation=2), (8, 16, 3, 3)),
+])
+def test_the_default_measures_nothing(monkeypatch, winograd_transforms, kwargs, weight_shape, channels_last):
+    _refuse_to_measure(monkeypatch)
+    assert ember.backends.cpu.benchmark is False  # the default, as torch.backends.cudnn.benchmark's
+    x = ember.randn(4, 16, 16, 16)
+    if channels_last:
+        x = x.contiguous(memory_format=ember.channels_last)
+    x.requires_grad_()
+    w = ember.randn(*weight_shape, requires_grad=True)
+    ember.nn.functional.conv2d(x, w, **kwargs).sum().backward()
+    ember.nn.functional.conv_transpose2d(x, w.transpose(0, 1), **kwargs).sum().backward()
+    assert algorithms.eager_algorithm_cache() == {}
+
+
+@pytest.mark.parametrize("warn_only", [False, True])
+def test_deterministic_algorithms_stop_the_benchmark(forced, winograd_transforms, warn_only):
+    forced["algorithm"] = "winograd_4x4"  # what a measurement would pick
+    x = ember.randn(2, 8, 8, 8, requires_grad=True).contiguous(memory_format=ember.channels_last)
+    w = ember.randn(8, 8, 3, 3, requires_grad=True)
+    before = ember.are_deterministic_algorithms_enabled(), ember.is_deterministic_algorithms_warn_only_enabled()
+    ember.use_deterministic_algorithms(True, warn_only=warn_only)
+    try:
+        with ember.backends.mkldnn.flags(enabled=False):
+            plain = ember.nn.functional.conv2d(x, w, padding=1)
+        fixed = ember.nn.functional.conv2d(x, w, padding=1)
+        fixed.sum().backward()
+        assert forced["measured"] == [] and algorithms.eager_algorithm_cache() == {}
+    finally:
+        ember.use_deterministic_algorithms(before[0], warn_only=before[1])
+    assert np.array_equal(fixed.detach().numpy(), plain.detach().numpy())  # channels_last rows either way
+    measured = ember.nn.functional.conv2d(x, w, padding=1)  # the flag off again: benchmark measures
+    assert forced["measured"] and not np.array_equal(measured.detach().numpy(), plain.detach().numpy())
+
+
+def test_the_benchmark_may_choose_winograd(forced, winograd_transforms):
+    forced["algorithm"] = "winograd_4x4"
+    x = ember.randn(2, 8, 8, 8).contiguous(memory_format=ember.channels_last)
+    w = ember.randn(8, 8, 3, 3)
+    ember.nn.functional.conv2d(x, w, padding=1)
+    assert [entry["algorithm"] for entry in algorithms.eager_algorithm_cache().values()] == ["winograd_4x4"]
