@@ -106,6 +106,7 @@ def test_what_the_loops_do_not_take_goes_to_the_numpy_kernels(monkeypatch):
 def test_eager_convolutions_through_the_compiled_transforms_match_torch(case, dtype, channels_last,
                                                                          monkeypatch):
     N, C, O, H, W, padding = case
+    monkeypatch.setattr(ember.backends.cpu, "benchmark", True)  # eager Winograd is opt-in
     monkeypatch.setattr(algorithms, "measure_fastest", lambda runs, **kw: {"algorithm": "winograd_4x4",
                                                                           "seconds": {}})
     monkeypatch.setattr(algorithms, "SMALL", 0)
@@ -125,7 +126,9 @@ def test_eager_convolutions_through_the_compiled_transforms_match_torch(case, dt
         y = lib.nn.functional.conv2d(X, Wt, B, padding=padding)
         grads = lib.autograd.grad(y, (X, Wt, B), lib.tensor(seed))
         results.append(([y.detach().numpy()] + [g.numpy() for g in grads], y.stride(), grads[0].stride()))
+    chosen = {entry["algorithm"] for entry in algorithms.eager_algorithm_cache().values()}
     algorithms.eager_algorithm_cache().clear()
+    assert chosen == {"winograd_4x4"}
     (ours, *our_strides), (theirs, *their_strides) = results
     assert our_strides == their_strides
     for got, expected in zip(ours, theirs, strict=True):
@@ -133,7 +136,7 @@ def test_eager_convolutions_through_the_compiled_transforms_match_torch(case, dt
 
 
 def test_disabling_the_plugin_gives_back_the_numpy_transforms():
-    check = ("import ember, numpy\nfrom ember.native import winograd\n"
+    check = ("import ember, numpy\nfrom ember.native.convolution import winograd\n"
              "ember.nn.functional.conv2d(ember.randn(1, 1, 3, 3), ember.randn(1, 1, 3, 3))\n"
              "print(winograd.compiled_transforms(numpy))")
     for disabled, served in (("ember-numba", "False"), ("", "True")):
