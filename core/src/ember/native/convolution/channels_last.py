@@ -154,7 +154,7 @@ def input_adjoint(xp, grad, weight, g, groups):
     rows = output_rows(grad, groups)
     image = xp.zeros((g.N, g.H, g.W, groups, g.C // groups), dtype=grad.dtype)
     col2im = kernel_of(NHWC_COL2IM_ADD, xp)
-    # a few images at a time (NOTE [ col2im a few images at a time ] in convolution_images.py)
+    # a few images at a time (NOTE [ col2im a few images at a time ] in images.py)
     per_chunk = images_per_chunk(g.N, w_t.shape[0] * w_t.shape[2] * g.L)
     for start in range(0, g.N, per_chunk):
         stop = min(g.N, start + per_chunk)

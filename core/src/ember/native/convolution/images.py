@@ -4,7 +4,7 @@ copy or an intermediate too large for the cache.
 
 PyTorch counterpart: aten/src/ATen/native/ConvolutionMM2d.cpp (v2.13), whose
 ``slow_conv2d`` forward and backward loop over the batch one image at a time (columns,
-product and col2im per image); ember/native/convolution/convolution.py calls these kernels when
+product and col2im per image); the fixed rule of ember/native/convolution/algorithm.py picks these kernels when
 BLAS runs one thread (NOTE [ Loops of products only on one BLAS thread ] below).
 
 # NOTE [ col2im a few images at a time ]

@@ -1,6 +1,7 @@
 """Winograd convolution F(m x m, 3x3), m = 2 or 4: the transforms and the kernels that
-eager convolutions (ember/native/convolution/convolution.py) and ``ember.compile``'s compiled
-kernels (ember/compiler/passes/winograd.py) both run.
+eager convolutions (in NCHW or channels_last, only where ``ember.backends.cpu.benchmark``
+measured them faster: ember/native/convolution/algorithm.py) and ``ember.compile``'s
+compiled kernels (ember/compiler/passes/winograd.py) both run.
 
 PyTorch counterpart: the Winograd kernels oneDNN/NNPACK and cuDNN pick for torch's
 convolutions (aten/src/ATen/native/mkldnn/Conv.cpp, the cuDNN algorithm list of
