@@ -18,25 +18,26 @@ algorithms beside them (channels_last.py, images.py, phases.py, winograd.py).
 # output as the reference, so each rounds as torch's im2col does. For a 2-D
 # convolution on NumPy arrays, ``ember.backends.mkldnn.enabled`` True (the default):
 #
-#   layout         product          kernel                                      where
-#   channels_last  all three        NHWC window rows (channels_last.py)         always
-#   NCHW           output           one product per image (_pointwise_forward)  1x1, stride 1, no padding
-#                                   NHWC gather, copied back to NCHW            H*W <= 256, C >= 16
-#                                   a few images at a time (images.py)          one BLAS thread, OH*OW >= 256
-#                  input's grad.    the flipped-kernel "full" correlation       stride 1, O <= C
-#                                   by phases (phases.py)                       stride > 1
-#                                   a few images at a time (images.py)          one BLAS thread, OH*OW >= 256
-#                  weight's grad.   a few images at a time (images.py)          one BLAS thread, OH*OW >= 256
-#   any            any              the reference (convolution.py)              otherwise
+#   layout     product    kernel                                 where
+#   ch._last   all three  NHWC window rows (channels_last.py)    always
+#   NCHW       output     one product per image (1x1)            1x1, stride 1, unpadded
+#                         NHWC gather, copied back to NCHW       H*W <= 256, C >= 16
+#                         a few images at a time (images.py)     1 BLAS thread, L >= 256
+#              input's    the flipped-kernel "full" correlation  stride 1, O <= C
+#              gradient   by phases (phases.py)                  stride > 1
+#                         a few images at a time (images.py)     1 BLAS thread, L >= 256
+#              weight's   a few images at a time (images.py)     1 BLAS thread, L >= 256
+#   any        any        the reference (convolution.py)         otherwise
 #
-# (every NCHW alternative but the 1x1 and the phases needs one group; a transposed
-# convolution takes channels_last's kernels or the reference). With
+# (L = OH*OW, the outputs per image. Every NCHW alternative needs one group but the
+# full correlation, whose images version does too; a transposed convolution takes
+# channels_last's kernels or the reference.) With
 # ``ember.backends.mkldnn.enabled = False`` every NCHW product runs the reference (the
 # plain path, as that flag sends torch's to im2col), channels_last ones their NHWC rows.
 #
 # Winograd F(4x4, 3x3) (winograd.py) is faster on some 3x3 layers but rounds about 30x
 # worse than torch (about 1e-5 relative in float32, against 3e-7), so eager ember uses
-# it only where asked: ``ember.compile`` measures it (compiler/passes/conv_algorithm.py),
+# it only where asked: ``ember.compile`` measures it (compiler/passes/conv_algorithm.py)
 # and ``ember.backends.cpu.benchmark = True`` lets an eager convolution time it against
 # the fixed rule's kernel at the first call of each shape (NOTE [ Choosing a convolution
 # algorithm by measurement ]). What a measurement picks depends on the machine's load,
@@ -311,19 +312,24 @@ def _measured_layout(xp, layout):
 
 
 def _measured(role, kernel, xp, operands, weight, g, groups, channels_last):
-    """``kernel`` (the fixed rule's), or a Winograd kernel where one applies and measured
-    at least MARGIN faster at this shape's first call (then cached)."""
+    """``kernel`` (the fixed rule's), or a Winograd kernel where one applies and was
+    measured at least MARGIN faster at this shape's first call (then cached)."""
     image = operands[0] if isinstance(operands, tuple) else operands
-    options = eager_options(xp, image.dtype, weight.shape, g, groups, _winograd_applies(role, g), channels_last)
+    applies = _winograd_applies(role, g)
+    options = eager_options(xp, image.dtype, weight.shape, g, groups, applies,
+                            channels_last)
     if len(options) == 1:
         return kernel
-    key = (role, image.shape, str(image.dtype), channels_last, weight.shape, (g.ph, g.pw))
+    key = (role, image.shape, str(image.dtype), channels_last, weight.shape,
+           (g.ph, g.pw))
     candidates = {"im2col": kernel}
-    candidates.update({name: partial(WINOGRAD[role], winograd.tile_size(name), channels_last)
-                       for name in options[1:]})
+    for name in options[1:]:
+        m = winograd.tile_size(name)
+        candidates[name] = partial(WINOGRAD[role], m, channels_last)
 
     def make_runs():
-        return {name: partial(run, xp, operands, weight, g, groups) for name, run in candidates.items()}
+        arguments = (xp, operands, weight, g, groups)
+        return {name: partial(run, *arguments) for name, run in candidates.items()}
 
     return candidates[measured_choice(key, make_runs)]
 

@@ -23,7 +23,7 @@ convolution algorithm ] in ember/native/convolution/algorithm.py). In NCHW with
 # NOTE [ Convolution as a bilinear map ]
 # Write the op without bias as F(x, W) (a convolution, or a transposed one). It is
 # linear in each argument, so its backward needs only two adjoints:
-#   grad_input  = F(., W)^T g   (for a convolution: col2im(W^T g); transposed: a convolution of g)
+#   grad_input  = F(., W)^T g   (col2im(W^T g); transposed: a convolution of g)
 #   grad_weight = F(x, .)^T g   (im2col(x) against g, summed over the batch)
 # ``aten::convolution_backward`` computes both (and grad_bias = sum(g)) in one kernel.
 # Being bilinear too, its own backward is made of the same two ops, given the
@@ -130,22 +130,23 @@ def _offered_columns(xp, x, geometry, groups):
 
 
 def _input_adjoint(xp, rows, weight, N, geometry, groups):
-    """F(., W)^T for a convolution: ``(groups, O/g, N*L)`` -> the ``(N, C, H, W)`` image,
-    a few images at a time (NOTE [ col2im a few images at a time ] in
+    """F(., W)^T for a convolution: ``(groups, O/g, N*L)`` -> the ``(N, C, H, W)``
+    image, a few images at a time (NOTE [ col2im a few images at a time ] in
     ember/native/convolution/images.py)."""
-    w_t = xp.ascontiguousarray(_grouped(weight, groups).transpose(0, 2, 1))  # BLAS likes a contiguous left side
+    # BLAS likes a contiguous left side
+    w_t = xp.ascontiguousarray(_grouped(weight, groups).transpose(0, 2, 1))
     g = geometry
     channels = weight.shape[1] * groups
     image = xp.zeros((N, channels, g.H, g.W), dtype=rows.dtype)
-    per_chunk = max(1, min(N, images.images_per_chunk(N, w_t.shape[0] * w_t.shape[1] * g.L)))
-    buffer = xp.empty(w_t.shape[:2] + (per_chunk * g.L,), dtype=rows.dtype)
+    K = w_t.shape[1]  # C/g*kh*kw
+    per_chunk = max(1, min(N, images.images_per_chunk(N, groups * K * g.L)))
+    buffer = xp.empty(groups * K * per_chunk * g.L, dtype=rows.dtype)
     for start in range(0, N, per_chunk):
-        stop = min(N, start + per_chunk)
-        cols = buffer.reshape(-1)[:buffer.shape[0] * buffer.shape[1] * (stop - start) * g.L]
-        cols = cols.reshape(buffer.shape[:2] + ((stop - start) * g.L,))
-        xp.matmul(w_t, rows[:, :, start * g.L:stop * g.L], out=cols)  # (groups, C/g*kh*kw, n*L)
-        taps = cols.reshape(channels, g.kh, g.kw, stop - start, g.OH, g.OW).transpose(3, 0, 1, 2, 4, 5)
-        col2im_taps(xp, taps, g, out=image[start:stop])
+        n = min(N, start + per_chunk) - start
+        cols = buffer[:groups * K * n * g.L].reshape(groups, K, n * g.L)
+        xp.matmul(w_t, rows[:, :, start * g.L:(start + n) * g.L], out=cols)
+        taps = cols.reshape(channels, g.kh, g.kw, n, g.OH, g.OW)
+        col2im_taps(xp, taps.transpose(3, 0, 1, 2, 4, 5), g, out=image[start:start + n])
     return image
 
 
@@ -241,7 +242,8 @@ def _product(role, xp, operands, weight, g, groups, channels_last, transposed=Fa
     ``algorithm.choose`` picks for this shape: the reference above unless a faster one
     applies (NOTE [ Choosing a convolution algorithm ] in
     ember/native/convolution/algorithm.py)."""
-    kernel = algorithms.choose(role, REFERENCE, xp, operands, weight, g, groups, channels_last, transposed)
+    kernel = algorithms.choose(role, REFERENCE, xp, operands, weight, g, groups,
+                               channels_last, transposed)
     return kernel(xp, operands, weight, g, groups)
 
 
@@ -352,15 +354,18 @@ def _convolution_double_backward(ctx, gg_input, gg_weight, gg_bias):
         if gg_input is not None:
             terms.append(CONVOLUTION(gg_input, weight, gg_bias, **attrs))
         elif gg_bias is not None:
-            terms.append(gg_bias.reshape((1, -1) + (1,) * (grad.ndim - 2)).expand(grad.shape))
+            per_channel = gg_bias.reshape((1, -1) + (1,) * (grad.ndim - 2))
+            terms.append(per_channel.expand(grad.shape))
         if gg_weight is not None:
             terms.append(CONVOLUTION(x, gg_weight, None, **attrs))
         for term in terms:
             d_grad = term if d_grad is None else d_grad + term
     if needs[1] and gg_weight is not None:
-        d_x = convolution_backward(grad, x, gg_weight, output_mask=(True, False, False), **attrs)[0]
+        input_only = (True, False, False)
+        d_x = convolution_backward(grad, x, gg_weight, input_only, **attrs)[0]
     if needs[2] and gg_input is not None:
-        d_weight = convolution_backward(grad, gg_input, weight, output_mask=(False, True, False), **attrs)[1]
+        weight_only = (False, True, False)
+        d_weight = convolution_backward(grad, gg_input, weight, weight_only, **attrs)[1]
     return d_grad, d_x, d_weight
 
 
