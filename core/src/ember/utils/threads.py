@@ -20,6 +20,11 @@ command does the same kind of thing for one process, adapted to the machine's lo
 # written to the thread variables of the environment, so child processes (DataLoader
 # workers, launchers) inherit it. A launcher that starts several workers on one
 # machine should divide it between them, as torchrun does.
+# The thread count is part of what a run computes, not only how fast: convolutions
+# pick their kernel by it (a few images per product on one BLAS thread, NOTE [ Loops
+# of products only on one BLAS thread ]), and those round apart in the last bits. So
+# "auto", which reads the load, can differ between two runs of one command; ``--threads
+# N`` (or a thread variable) gives the same bits every time, as tests/e2e checks.
 """
 
 import os

@@ -66,6 +66,8 @@ algorithms beside them (channels_last.py, images.py, phases.py, winograd.py).
 import time
 from functools import partial
 
+from ember import deterministic
+from ember.backends import cpu, mkldnn
 from ember.memory_format import contiguous_array
 from ember.native.convolution import channels_last as nhwc
 from ember.native.convolution import columns as kept_columns
@@ -91,8 +93,6 @@ def choose(role, references, xp, operands, weight, g, groups, channels_last, tra
 def fixed_rule(role, references, xp, g, groups, out_channels, channels_last, transposed=False):
     """The fixed rule's kernel for ``role`` (the table in NOTE [ Choosing a convolution
     algorithm ]): it reads shapes, the layout, the flag and BLAS's thread count, never a clock."""
-    from ember.backends import mkldnn
-
     if channels_last:
         return CHANNELS_LAST[role]
     if transposed or not mkldnn.enabled:
@@ -282,9 +282,6 @@ EAGER_LAYOUTS = ("channels_last",)
 def _benchmarking():
     """Whether eager convolutions measure: ``ember.backends.cpu.benchmark`` on and
     ``ember.use_deterministic_algorithms`` off."""
-    from ember import deterministic
-    from ember.backends import cpu
-
     return cpu.benchmark and not deterministic.are_deterministic_algorithms_enabled()
 
 
@@ -296,8 +293,6 @@ def eager_options(xp, dtype, weight_shape, geometry, groups, winograd_applies=Tr
     g = geometry
     if g.N * g.OH * g.OW * weight_shape[0] * weight_shape[1] * 9 < SMALL:
         return ("im2col",)  # first: the cheapest test, and the one every tiny convolution stops at
-    from ember.backends import mkldnn
-
     layout = "channels_last" if channels_last else "contiguous"
     if not (mkldnn.enabled and _measured_layout(xp, layout) and winograd_applies and xp.__name__ == "numpy"
             and str(dtype) in EAGER_WINOGRAD and winograd.applies(weight_shape, (g.sh, g.sw), (g.dh, g.dw), groups)):
