@@ -2,13 +2,13 @@
 batch of 32 images 32x32, ember against torch on the same data and weights.
 
 PyTorch counterpart: torch.nn.functional.conv2d (oneDNN/im2col kernels on CPU); ember's
-is im2col on a strided view plus one batched matrix product (ember/native/convolution/convolution.py,
-or ember/native/convolution/channels_last.py with ``--channels-last``), or Winograd
-(ember/native/convolution/winograd.py) where its per-shape measurement says it is faster. The run
-also times ember with ``ember.backends.mkldnn.enabled = False`` (im2col only), interleaved
-with the others, and prints each product's chosen algorithm and measured times.
+is the kernel the fixed rule of ember/native/convolution/algorithm.py picks (NCHW a few
+images at a time, or ember/native/convolution/channels_last.py's rows with
+``--channels-last``; Winograd only with ``ember.backends.cpu.benchmark``). The run also
+times ember with ``ember.backends.mkldnn.enabled = False`` (the reference im2col),
+interleaved with the others, and prints the choices ``--benchmark`` measured.
 
-    python bench/conv_layer.py [THREADS] [--channels-last]
+    python bench/conv_layer.py [THREADS] [--channels-last] [--benchmark]
 """
 
 import json
@@ -32,10 +32,11 @@ def make_steps(lib, x_np, w_np, b_np, channels_last=False):
     return forward, train
 
 
-def main(threads, channels_last):
+def main(threads, channels_last, benchmark=False):
     from common import chosen_algorithms, conv_flops, gemm_limit_figures, im2col_only, interleaved, libraries
 
     np, torch, ember = libraries(threads)
+    ember.backends.cpu.benchmark = benchmark  # opt-in: measure Winograd per shape
     rng = np.random.default_rng(0)
     x = rng.standard_normal((32, 32, 32, 32)).astype(np.float32)
     w = (rng.standard_normal((64, 32, 3, 3)) / np.sqrt(32 * 9)).astype(np.float32)
@@ -50,7 +51,7 @@ def main(threads, channels_last):
                          "ember im2col": im2col_only(ember, ember_train)}, rounds=11, inner=2)
     flops = 3 * conv_flops(32, 32, 64, (3, 3), 32, 32)  # forward, grad_input, grad_weight
     print(json.dumps({"benchmark": "conv3x3 32->64, 32x32x32, fwd+bwd (ms)", "threads": threads,
-                      "format": "channels_last" if channels_last else "contiguous",
+                      "format": "channels_last" if channels_last else "contiguous", "cpu.benchmark": benchmark,
                       "ember": train["ember"] * 1e3, "torch": train["torch"] * 1e3,
                       "ratio": train["ember"] / train["torch"],
                       "forward ratio": forward["ember"] / forward["torch"],
@@ -62,4 +63,4 @@ def main(threads, channels_last):
 
 if __name__ == "__main__":
     arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
-    main(int(arguments[0]) if arguments else 1, "--channels-last" in sys.argv)
+    main(int(arguments[0]) if arguments else 1, "--channels-last" in sys.argv, "--benchmark" in sys.argv)

@@ -10,8 +10,9 @@ build, so the torch side is the test suite's oracle, tests/zoo/resnet/torch_refe
     python bench/resnet_step.py [THREADS] [--profile] [--channels-last]
     # --profile: where ember's time goes; --channels-last: both models and the input in that format
 
-"ember im2col" is the same step with ``ember.backends.mkldnn.enabled = False`` (no
-Winograd), interleaved with the others; "algorithms" counts eager's per-shape choices.
+"ember im2col" is the same step with ``ember.backends.mkldnn.enabled = False`` (the
+plain path), interleaved with the others; "algorithms" counts eager's measured choices
+(none unless ``ember.backends.cpu.benchmark``).
 """
 
 import pathlib
