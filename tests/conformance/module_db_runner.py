@@ -6,14 +6,16 @@ PyTorch counterpart: torch/testing/_internal/common_modules.py (``module_db``,
 this reuses; the comparison is ember's own: torch is the oracle.
 
 An entry ``nn.X`` is checked against ``ember.nn.X`` for float32 and float64 (those the
-entry supports on the CPU), in training mode and, where the entry says the modes differ,
-in eval mode too. For each module input both modules are built from the same constructor
-arguments, ember's takes torch's parameters and buffers by name (``load_state_dict``), and
-both run the forward input: the outputs are compared by shape, dtype and value (the
-entry's tolerances, else ``torch.testing.assert_close``'s defaults), the buffers after a
-training-mode forward (running statistics), and for float64 the gradients of the inputs
-and of the parameters for one fixed cotangent. A random module (two torch runs from
-different seeds differ: the dropout family) is compared by shape and dtype only.
+entry supports on the CPU), in training mode and in eval mode (torch's own tests run
+eval mode only where the entry says the modes differ; ember's module could differ where
+torch's does not, so both are run here). For each module input both modules are built
+from the same constructor arguments, ember's takes torch's parameters and buffers by
+name (``load_state_dict``), and both run the forward input: the outputs are compared by
+shape, dtype and value (the entry's tolerances, else ``torch.testing.assert_close``'s
+defaults), the buffers after a training-mode forward (running statistics), and for
+float64 the gradients of the inputs and of the parameters for one fixed cotangent. A
+random module (two torch runs from different seeds differ) is compared by shape and
+dtype only.
 
 The conversions and the comparison are op_db_runner's; this file adds what modules need.
 """
@@ -172,12 +174,11 @@ def run_entry(info):
     Raises AssertionError (a difference, or an error ember raised where torch did not)."""
     ember_class(info)
     checked = 0
-    trainings = (True, False) if info.train_and_eval_differ else (True,)
     for dtype in DTYPES:
         if dtype not in info.supported_dtypes("cpu"):
             continue
         grad = dtype == torch.float64
-        for training in trainings:
+        for training in (True, False):
             inputs = info.module_inputs_func(info, device="cpu", dtype=dtype, requires_grad=grad, training=training)
             for i, module_input in enumerate(inputs):
                 if module_input.forward_input is None:
