@@ -28,28 +28,21 @@ def _outcomes(terminalreporter, test):
     return outcome
 
 
+# (test, title, what agrees, list prefix): one closing line per suite that ran.
+SUITES = (
+    ("test_op_db.py::test_entry_agrees_with_torch", "torch op_db conformance", "op_db: {} entries", "op_db"),
+    ("test_module_db.py::test_module_agrees_with_torch", "torch module_db conformance", "module_db: {} modules",
+     "module_db"),
+)
+
+
 def pytest_terminal_summary(terminalreporter):
-    _op_db_summary(terminalreporter)
-    _module_db_summary(terminalreporter)
-
-
-def _op_db_summary(terminalreporter):
-    outcome = _outcomes(terminalreporter, "test_op_db.py::test_entry_agrees_with_torch")
-    if outcome is None:
-        return
-    terminalreporter.write_sep("-", "torch op_db conformance")
-    terminalreporter.write_line(
-        f"op_db: {outcome.get('passed', 0)} entries agree with torch, {_count('op_db_failing.txt')} listed as failing "
-        f"(op_db_failing.txt), {_count('op_db_missing.txt')} missing (op_db_missing.txt); "
-        f"{outcome.get('failed', 0)} failed this run")
-
-
-def _module_db_summary(terminalreporter):
-    outcome = _outcomes(terminalreporter, "test_module_db.py::test_module_agrees_with_torch")
-    if outcome is None:
-        return
-    terminalreporter.write_sep("-", "torch module_db conformance")
-    terminalreporter.write_line(
-        f"module_db: {outcome.get('passed', 0)} modules agree with torch, {_count('module_db_failing.txt')} listed as "
-        f"failing (module_db_failing.txt), {_count('module_db_missing.txt')} missing (module_db_missing.txt); "
-        f"{outcome.get('failed', 0)} failed this run")
+    for test, title, agree, prefix in SUITES:
+        outcome = _outcomes(terminalreporter, test)
+        if outcome is None:
+            continue
+        terminalreporter.write_sep("-", title)
+        terminalreporter.write_line(
+            f"{agree.format(outcome.get('passed', 0))} agree with torch, {_count(prefix + '_failing.txt')} listed as "
+            f"failing ({prefix}_failing.txt), {_count(prefix + '_missing.txt')} missing ({prefix}_missing.txt); "
+            f"{outcome.get('failed', 0)} failed this run")
