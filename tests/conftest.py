@@ -21,6 +21,13 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+def pytest_terminal_summary(terminalreporter):
+    """The conformance suites' counts (tests/conformance/conformance_summary.py)."""
+    from conformance_summary import write_counts
+
+    write_counts(terminalreporter)
+
+
 @pytest.fixture
 def use_plugin():
     """Register plugins for one test; unregister them afterwards."""
