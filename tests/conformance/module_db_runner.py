@@ -130,30 +130,6 @@ def forward_args(module_input):
     return [list(module_input.forward_input.args), dict(module_input.forward_input.kwargs)]
 
 
-def inputs_to_ember(value, leaves, seen):
-    """Forward inputs made ember's, one ember tensor per torch tensor: an input given twice
-    (KLDivLoss's scalar case passes one tensor as input and target) stays one leaf, so its
-    gradient sums both uses as torch's does."""
-    if isinstance(value, torch.Tensor):
-        if id(value) not in seen:
-            seen[id(value)] = to_ember(value, leaves)
-        return seen[id(value)]
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return type(value)(inputs_to_ember(v, leaves, seen) for v in value)
-    if isinstance(value, dict):
-        return {k: inputs_to_ember(v, leaves, seen) for k, v in value.items()}
-    return to_ember(value)
-
-
-def unique_leaves(value):
-    """The torch tensors in ``value`` that require grad, each once, in the order
-    ``inputs_to_ember`` meets them."""
-    leaves = {}
-    for tensor in torch_leaves(value, []):
-        leaves.setdefault(id(tensor), tensor)
-    return list(leaves.values())
-
-
 def is_random(module_input, module):
     """Whether two torch forwards of the input, from different seeds, differ."""
     args, kwargs = forward_args(module_input)
@@ -200,7 +176,7 @@ def run_input(info, module_input, dtype, training, grad, label):
     torch.manual_seed(0)
     expected = torch_module(*args, **kwargs)
     leaves = []
-    inputs = inputs_to_ember([args, kwargs], leaves, {})
+    inputs = to_ember([args, kwargs], leaves)
     try:
         actual = ember_module(*inputs[0], **inputs[1])
     except Exception as error:
@@ -228,7 +204,7 @@ def compare_buffers(info, torch_module, ember_module, dtype, label):
 def run_gradient(info, torch_module, ember_module, torch_inputs, expected, actual, leaves, dtype, label):
     """The gradients of every input that requires grad and of every parameter, for one
     fixed cotangent of each floating output."""
-    input_leaves = unique_leaves(torch_inputs)
+    input_leaves = torch_leaves(torch_inputs, [])
     if len(input_leaves) != len(leaves):
         return 0
     names = [name for name, p in torch_module.named_parameters() if p.requires_grad]

@@ -81,20 +81,17 @@ def is_implemented(op):
 # --- converting between torch and ember -----------------------------------------------
 
 
-def to_ember(value, leaves=None):
+def to_ember(value, leaves=None, seen=None):
     """``value`` with every torch tensor, dtype, size and memory format made ember's. A
     tensor keeps its strides where they are a permutation (sliced inputs become dense);
-    one that requires grad becomes an ember leaf, appended to ``leaves``."""
+    one that requires grad becomes an ember leaf, appended to ``leaves``. Each torch
+    tensor becomes one ember tensor (``seen``): a sample that passes one tensor twice
+    gets one leaf, whose gradient sums both uses as torch's does."""
+    seen = {} if seen is None else seen
     if isinstance(value, torch.Tensor):
-        array = value.detach().numpy().copy(order="K") if value.dtype != torch.bfloat16 else None
-        if array is None:
-            raise Missing("bfloat16 sample")
-        tensor = ember.from_numpy(array)
-        if value.requires_grad:
-            tensor.requires_grad_(True)
-            if leaves is not None:
-                leaves.append(tensor)
-        return tensor
+        if id(value) not in seen:
+            seen[id(value)] = _tensor_to_ember(value, leaves)
+        return seen[id(value)]
     if isinstance(value, torch.dtype):
         return getattr(ember, str(value).removeprefix("torch."))
     if isinstance(value, torch.memory_format):
@@ -106,16 +103,28 @@ def to_ember(value, leaves=None):
     if isinstance(value, torch.Generator):
         raise Missing("a sample with a torch.Generator")
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return type(value)(to_ember(v, leaves) for v in value)
+        return type(value)(to_ember(v, leaves, seen) for v in value)
     if isinstance(value, dict):
-        return {k: to_ember(v, leaves) for k, v in value.items()}
+        return {k: to_ember(v, leaves, seen) for k, v in value.items()}
     return value
 
 
+def _tensor_to_ember(value, leaves):
+    if value.dtype == torch.bfloat16:
+        raise Missing("bfloat16 sample")
+    tensor = ember.from_numpy(value.detach().numpy().copy(order="K"))
+    if value.requires_grad:
+        tensor.requires_grad_(True)
+        if leaves is not None:
+            leaves.append(tensor)
+    return tensor
+
+
 def torch_leaves(value, leaves):
-    """The torch tensors in ``value`` that require grad, in the order ``to_ember`` meets them."""
+    """The torch tensors in ``value`` that require grad, each once, in the order
+    ``to_ember`` meets them."""
     if isinstance(value, torch.Tensor):
-        if value.requires_grad:
+        if value.requires_grad and not any(value is leaf for leaf in leaves):
             leaves.append(value)
     elif isinstance(value, (list, tuple)):
         for v in value:
