@@ -15,8 +15,7 @@ for free. Calling the op runs ``dispatch``; see NOTE [ The dispatch path ].
 import functools
 import inspect
 
-from ember import dtypes
-from ember.amp.state import autocast_state
+from ember import dtypes, opmath
 from ember.autograd import anomaly_mode
 from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import OpNode, SavedTensor
@@ -43,7 +42,7 @@ class Op:
         num_outputs: how many tensors the kernel returns (None: as many as it returns).
         view: the output is a view of the first input (shares storage and version).
         opmath: on float16 (and bfloat16) the op computes in float32 and rounds its
-            result once, as PyTorch's kernels do (NOTE [ opmath ] in dtypes.py).
+            result once, as PyTorch's kernels do (NOTE [ opmath ] in opmath.py).
         inplace_of: set on ``add_``-style ops by ``inplace_variant``.
     """
 
@@ -185,14 +184,17 @@ def forget_kernels():
 # NOTE [ The dispatch path ]
 # Every op call goes through `dispatch`, which does in order what PyTorch spreads over
 # the Python arg parser, TensorIterator's type promotion, the dispatcher and the
-# generated VariableType code:
+# generated VariableType code (`run_op` holds the steps):
 #   1. find the device of the tensor inputs; mixing devices is an error;
 #   2. promote: pick the computation dtype and cast the arrays (Python scalars stay
-#      Python numbers, which NumPy and CuPy treat as "weak", as PyTorch does);
+#      Python numbers, which NumPy and CuPy treat as "weak", as PyTorch does); float16
+#      opmath ops and bfloat16 compute in float32 (NOTE [ opmath ] in opmath.py);
 #   3. run the kernel chosen for (op, device type), cached in `op._resolved`;
 #   4. wrap the arrays in tensors;
 #   5. if grad mode is on and an input requires grad, record an OpNode.
-# The hot path is plain attribute and dict access: no pluggy, no inspection.
+# The hot path is plain attribute and dict access: no pluggy, no inspection. The rare
+# modes (autocast, jit.trace) cost it one test together and live in their own modules
+# (NOTE [ Modes at the dispatcher ] in dispatch_modes.py).
 
 
 def _tensor_type():
@@ -204,32 +206,11 @@ def _tensor_type():
 Tensor = None  # bound by ember.tensor on import, to avoid a circular import
 
 
-class _TraceState:
-    """Set by ``ember.jit.trace`` (ember/jit/_trace.py): while ``active``, dispatch hands
-    every op it runs to ``record``, and an in-place write reports itself to ``rebind``."""
-
-    __slots__ = ("active", "record", "rebind")
-
-    def __init__(self):
-        self.active = False
-        self.record = None
-        self.rebind = None
-
-
-trace_state = _TraceState()
-
-
 def dispatch(op, *inputs, **attrs):
-    """Run ``op`` on ``inputs``: ``Op.__call__`` is this function (NOTE [ The dispatch
-    path ])."""
-    # ember.autocast (NOTE [ Autocast at the dispatcher ]); one test when off
-    if autocast_state.enabled:
-        inputs = autocast_state.cast(op, inputs)
-    device = None
-    requires_grad = False
-    common = None  # the dtype of the tensor inputs, while they all agree
-    uniform = True
-    arrays = []
+    """``op(*inputs, **attrs)`` in the five steps of NOTE [ The dispatch path ]."""
+    # -- 1. the device, dtypes and requires_grad of the tensor inputs --
+    device = common = None  # common: the tensors' dtype, while they all agree
+    requires_grad, uniform, arrays = False, True, []
     for x in inputs:
         if isinstance(x, Tensor):
             a = x._data
@@ -239,63 +220,35 @@ def dispatch(op, *inputs, **attrs):
             else:
                 if x._device is not device:
                     _check_same_device(op, inputs)
-                if a.dtype != common:
-                    uniform = False
-            if x._requires_grad:
-                requires_grad = True
-            arrays.append(a)
+                uniform = uniform and a.dtype == common
+            requires_grad = requires_grad or x._requires_grad
         else:
-            if x.__class__ not in _WEAK_SCALARS:
-                uniform = False
-            arrays.append(x)
+            a = x
+            uniform = uniform and x.__class__ in _WEAK_SCALARS
+        arrays.append(a)
     if device is None:
         raise TypeError(f"{op.qualname}() expected at least one Tensor argument")
-    entry = op._resolved.get(device.type)
-    if entry is None:
-        entry = op._resolve(device)
-    call, kernel, xp, array_type = entry
+    call, kernel, xp, array_type = op._resolved.get(device.type) or op._resolve(device)
 
-    # -- promote --
-    # Floating tensors of one dtype with Python scalars need no promotion: NumPy and
-    # CuPy treat Python scalars as "weak", PyTorch's rule for wrapped numbers.
-    # (A set test: cheaper than `common.kind`, and float16 takes the next branch for
-    # opmath.)
+    # -- 2. promote (not needed by floating tensors of one dtype with Python scalars) --
     if op.promote is not NONE and not (uniform and common in _FAST_FLOATS):
-        target = computation_dtype(inputs, op.promote)
-        if target is _BFLOAT16:
-            call, kernel, arrays, attrs = _in_bfloat16_opmath(op, kernel, inputs,
-                                                              arrays, attrs)
-        else:
-            if op.opmath and target in dtypes.REDUCED_FLOATS:
-                call = kernel = dtypes.in_opmath(kernel, target)
-                target = dtypes.OPMATH
-            arrays = [a.astype(target) if isinstance(x, Tensor) and a.dtype != target else
-                      dtypes.fit_int(a, target) if a.__class__ is int else a
-                      for x, a in zip(inputs, arrays)]
-    # one test; bfloat16 ops that do not promote (matmul, conv)
-    elif common is _BFLOAT16 and not op.view:
-        call = kernel = dtypes.in_opmath(kernel, _BFLOAT16)
-        arrays = [a.astype(dtypes.OPMATH)
-                  if a.__class__ is array_type and a.dtype is _BFLOAT16 else a
-                  for a in arrays]
+        call, kernel, arrays, attrs = _promote(op, call, kernel, inputs, arrays, attrs)
+    elif common is _BFLOAT16 and not op.view:  # bfloat16 matmul, conv: in float32 too
+        call, kernel, arrays = opmath.unpromoted_bfloat16(kernel, arrays, array_type)
 
-    # -- run the kernel, wrap the outputs, record the node --
-    if attrs:
-        out = kernel(*arrays, **attrs)
-    else:
-        try:
-            out = call(*arrays)
-        except (ValueError, TypeError, OverflowError):
-            if call is kernel:
-                raise
-            # the generic kernel reports (or handles) the odd case
-            out = kernel(*arrays)
+    # -- 3. run the kernel --
+    try:
+        out = kernel(*arrays, **attrs) if attrs else call(*arrays)
+    except (ValueError, TypeError, OverflowError):
+        if attrs or call is kernel:
+            raise
+        out = kernel(*arrays)  # the generic kernel reports (or handles) the odd case
 
+    # -- 4. wrap the arrays in tensors --
     if op.num_outputs == 1:
         if out.__class__ is not array_type:
             out = xp.asarray(out)
-        # _wrap, inlined: this line runs for every op ember executes.
-        t = _new_tensor(Tensor)
+        t = _new_tensor(Tensor)  # _wrap, inlined: this runs for every op ember executes
         t._data = out
         t._device = device
         t._requires_grad = False
@@ -306,18 +259,17 @@ def dispatch(op, *inputs, **attrs):
     else:
         outputs = tuple(_wrap(o if o.__class__ is array_type else xp.asarray(o), device)
                         for o in out)
-
     if op.view:
         mark_views(op, inputs[0], outputs)
 
+    # -- 5. record the autograd node --
     if requires_grad and op.backward is not None and grad_state.enabled:
         _record(op, inputs, outputs, attrs)
-    # ember.jit.trace (NOTE [ Tracing at the dispatcher ]); one test when off
-    if trace_state.active:
-        trace_state.record(op, inputs, attrs, outputs)
     return outputs[0] if op.num_outputs == 1 else outputs
 
 
+# While autocast or a jit.trace is on, Op.__call__ is `run_in_modes` instead, which calls
+# dispatch inside the modes (NOTE [ Modes at the dispatcher ] in dispatch_modes.py).
 Op.__call__ = dispatch
 
 
@@ -374,22 +326,17 @@ def _slow_computation_dtype(inputs, promote):
     return common.np
 
 
-def _in_bfloat16_opmath(op, kernel, inputs, arrays, attrs):
-    """(call, kernel, arrays, attrs) for an op that computes in bfloat16: every bfloat16
-    op runs in float32 and rounds its result once (NOTE [ bfloat16 ] in dtypes.py). An
-    op that is not opmath takes a Python float operand, and add's and sub's ``alpha``,
-    rounded to bfloat16 first, as PyTorch converts them to the common dtype (x + 0.1
-    adds bfloat16(0.1)); an opmath op (mul, div, ...) keeps them in float32."""
-    opmath = dtypes.OPMATH
-    kernel = dtypes.in_opmath(kernel, _BFLOAT16)
-    rounds_scalars = not op.opmath
-    arrays = [a.astype(opmath) if isinstance(x, Tensor) else
-              dtypes.round_to_bfloat16(a) if rounds_scalars and a.__class__ is float else a
+def _promote(op, call, kernel, inputs, arrays, attrs):
+    """Step 2 of dispatch: ``(call, kernel, arrays, attrs)`` for the op's computation
+    dtype, by PyTorch's promotion rules; float16 opmath ops and every bfloat16 op
+    compute in float32 (ember/opmath.py)."""
+    target = computation_dtype(inputs, op.promote)
+    if target is _BFLOAT16 or (op.opmath and target in dtypes.REDUCED_FLOATS):
+        return opmath.promote(op, kernel, inputs, arrays, attrs, target)
+    arrays = [a.astype(target) if isinstance(x, Tensor) and a.dtype != target else
+              dtypes.fit_int(a, target) if a.__class__ is int else a
               for x, a in zip(inputs, arrays)]
-    alpha = attrs.get("alpha")
-    if rounds_scalars and alpha.__class__ is float:
-        attrs = {**attrs, "alpha": dtypes.round_to_bfloat16(alpha)}
-    return kernel, kernel, arrays, attrs
+    return call, kernel, arrays, attrs
 
 
 def _check_same_device(op, inputs):

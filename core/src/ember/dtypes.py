@@ -58,7 +58,7 @@ class dtype:
 # array + 2.5 is float32; sums accumulate in bfloat16; matmul returns float32; einsum
 # has no loop), so ember never computes on them: the dispatcher runs every bfloat16 op
 # but views in float32 and rounds the result once to nearest-even, as PyTorch's CPU
-# kernels do (NOTE [ opmath ]). A Python float operand (and add's alpha) of an op that
+# kernels do (NOTE [ opmath ] in opmath.py). A Python float operand (and add's alpha) of an op that
 # is not opmath is rounded to bfloat16 first, as TensorIterator casts it.
 # Where ember differs: torch kernels that round between steps (rsqrt, x ** 3, prod,
 # logsumexp, log_softmax's sum) or use other float32 approximations (gelu, silu) can
@@ -192,54 +192,15 @@ def _build_promotion_table():
 _PROMOTE = _build_promotion_table()
 
 
-# NOTE [ opmath ]
-# PyTorch computes on float16 and bfloat16 in float32, its "opmath" type
-# (at::opmath_type), and rounds the result to the reduced type once: reductions
-# accumulate in float32 (float16 [6e4, 6e4].mean() is 6e4, not inf), softmax runs in
-# float32, and mul/div/lerp/addcmul keep a Python float scalar in float32 (half * 0.1
-# multiplies by float32(0.1), not by half(0.1)). add and sub do not: PyTorch rounds
-# their scalar to the tensor's dtype first, as NumPy does. Unary ops are opmath too:
-# NumPy's float16 loops compute one call in float32, but a kernel of several calls
-# (sigmoid, gelu) would round between them.
-# In ember an op declares ``opmath=True``; when its computation dtype is a reduced
-# float, the dispatcher casts the inputs to OPMATH and runs the kernel through
-# ``in_opmath``, which rounds the floating outputs back. float32 and float64 never
-# reach this code (the dispatcher's fast path).
+# The reduced floats, and the type they compute in (NOTE [ opmath ] in opmath.py).
 REDUCED_FLOATS = frozenset(d.np for d in ALL_DTYPES if d.is_floating_point and d.itemsize == 2)
 OPMATH = float32.np
-
-
-def in_opmath(kernel, reduced):
-    """``kernel`` run in OPMATH, its floating outputs rounded once to ``reduced`` (a
-    ``dtype=`` attribute naming the reduced type, e.g. ``sum(dtype=float16)``,
-    accumulates in OPMATH too)."""
-    def run(*arrays, **attrs):
-        asked = attrs.get("dtype")
-        if asked is not None and asked != reduced:
-            return kernel(*arrays, **attrs)  # sum(half, dtype=float32): the asked type, unrounded
-        if asked is not None:
-            attrs["dtype"] = OPMATH
-        out = kernel(*arrays, **attrs)
-        if isinstance(out, tuple):
-            return tuple(_round_to(o, reduced) for o in out)
-        return _round_to(out, reduced)
-    return run
-
-
-def round_to_bfloat16(value):
-    """A Python float rounded to the nearest bfloat16 (ties to even), as a Python float.
-    Through float32 first, as c10::BFloat16 converts a double."""
-    return float(np.float32(value).astype(BFLOAT16_NP))
 
 
 def accumulate_dtype(np_dtype):
     """The dtype a sum inside a composite kernel accumulates in: OPMATH for reduced
     floats (PyTorch's acc_type), else None (the input's own)."""
     return OPMATH if np_dtype in REDUCED_FLOATS else None
-
-
-def _round_to(array, reduced):
-    return array.astype(reduced) if array.dtype == OPMATH else array
 
 
 def promote_types(a, b):

@@ -148,7 +148,7 @@ def test_bad_arguments_are_named():
 
 
 def test_the_dispatcher_records_nothing_outside_a_trace():
-    from ember import dispatcher
+    from ember.dispatch_modes import modes
 
     jit.trace(lambda x: x + 1, ember.ones(2))
-    assert dispatcher.trace_state.active is False and dispatcher.trace_state.record is None
+    assert modes.trace is None and modes.active is False

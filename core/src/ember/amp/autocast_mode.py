@@ -12,6 +12,7 @@ dtype=ember.bfloat16)`` fails at the first cast.)
 import functools
 
 from ember.amp.state import autocast_state
+from ember.dispatch_modes import modes
 
 _DEFAULT_DTYPE_NAMES = {"cpu": "bfloat16", "cuda": "float16"}
 
@@ -96,6 +97,7 @@ class autocast:
             autocast_state.dtypes.pop(self.device, None)
         autocast_state.cache_enabled = self._cache_enabled
         autocast_state.enabled = bool(autocast_state.dtypes)
+        modes.set_autocast(autocast_state.cast if autocast_state.enabled else None)
         return self
 
     def __exit__(self, *exc):
@@ -106,6 +108,7 @@ class autocast:
             autocast_state.dtypes[self.device] = previous
         autocast_state.cache_enabled = cache_enabled
         autocast_state.enabled = bool(autocast_state.dtypes)
+        modes.set_autocast(autocast_state.cast if autocast_state.enabled else None)
         if not autocast_state.enabled:  # leaving the outermost region frees the cached casts
             autocast_state.cache.clear()
         return False

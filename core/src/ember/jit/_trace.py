@@ -12,13 +12,15 @@ See NOTE [ Tracing at the dispatcher ].
 
 import operator
 
-from ember import dispatcher
+from ember.dispatch_modes import modes
 from ember.fx import Graph, GraphModule
 from ember.fx.node import map_aggregate
 
 # NOTE [ Tracing at the dispatcher ]
 # Every op ember runs passes through `dispatch` (ember/dispatcher.py). While a trace is
-# active, dispatch hands (op, inputs, attrs, outputs) to `_OpRecorder.record`, which
+# active, it is a mode of the dispatcher (NOTE [ Modes at the dispatcher ]): each op
+# runs through `run_in_modes`, which hands (op, inputs, attrs, outputs) to
+# `_OpRecorder.record`, which
 # appends a node whose arguments are the nodes that produced the input tensors (found by
 # the tensor's identity), `get_attr` nodes for the module's parameters and buffers, or
 # constants for tensors made outside any op (`ember.arange(n)` inside forward). Python
@@ -28,7 +30,7 @@ from ember.fx.node import map_aggregate
 # ops plus a write ]); the write calls `rebind`, so later readers of the target read the
 # new node. A tensor whose version counter moved without such a rebind (a write through
 # a view into its base) cannot be replayed from the graph: reading it is an error.
-# When no trace is active the dispatcher pays one attribute test.
+# When no mode is on the dispatcher pays one attribute test for all of them.
 
 
 class TracingError(RuntimeError):
@@ -131,14 +133,13 @@ def trace(func, example_inputs, check_trace=True):
         if not isinstance(x, Tensor):
             raise TypeError(f"ember.jit.trace: example inputs must be tensors, got {type(x).__name__} for {name!r}")
         recorder.placeholder(name, x)
-    state = dispatcher.trace_state
-    if state.active:
+    if modes.trace is not None:
         raise TracingError("ember.jit.trace is already running: traces do not nest")
-    state.record, state.rebind, state.active = recorder.record, recorder.rebind, True
+    modes.set_trace(recorder)
     try:
         result = func(*inputs)
     finally:
-        state.active, state.record, state.rebind = False, None, None
+        modes.set_trace(None)
     recorder.graph.output(map_aggregate(result, recorder.value))
     recorder.graph.eliminate_dead_code()
     name = type(func).__name__ if module is not None else getattr(func, "__name__", "traced")

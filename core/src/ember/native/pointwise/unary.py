@@ -76,7 +76,7 @@ def not_implemented_for(kernel_name, dtype):
 
 def _unary(name, kernel, backward, promote=INT_TO_FLOAT, save="inputs"):
     # opmath: a kernel of several NumPy calls (sigmoid, gelu) would round float16 at each
-    # step; PyTorch computes it in float32 and rounds once (NOTE [ opmath ] in dtypes.py).
+    # step; PyTorch computes it in float32 and rounds once (NOTE [ opmath ] in opmath.py).
     return Op(f"aten::{name}", quiet(kernel), backward, promote=promote, save=save, opmath=True)
 
 

@@ -388,7 +388,7 @@ def _logsumexp_kernel(xp, a, dims, keepdim):
     m = xp.amax(a, axis=axis, keepdims=True)
     m = xp.where(xp.isinf(m), 0, m)
     # PyTorch's steps, each rounded to a's dtype; only the sum accumulates in float32
-    # for float16 (NOTE [ opmath ] in dtypes.py).
+    # for float16 (NOTE [ opmath ] in opmath.py).
     total = xp.sum(xp.exp(a - m), axis=axis, keepdims=True, dtype=dtypes.accumulate_dtype(a.dtype))
     out = xp.log(total.astype(a.dtype, copy=False)) + m
     if keepdim:

@@ -17,7 +17,7 @@ from ember import dtypes
 from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import RELEASED, OpNode
 from ember.autograd.views import check_view_inplace, move_retains_grad
-from ember.dispatcher import trace_state
+from ember.dispatch_modes import modes
 
 
 def check_inplace(target):
@@ -64,8 +64,8 @@ def write_result(target, result):
         rebase_view(target, result)  # the base's history changes too
     data[...] = result._data
     target._version_counter[0] += 1
-    if trace_state.active:  # ember.jit.trace follows the write (NOTE [ Tracing at the dispatcher ])
-        trace_state.rebind(target, result)
+    if modes.trace is not None:  # ember.jit.trace follows the write (NOTE [ Tracing at the dispatcher ])
+        modes.trace.rebind(target, result)
     if node is None:
         return target
     if target._base is None:
@@ -250,7 +250,7 @@ def _type_name(d):
 def try_fast_inplace(target, ufunc_name, other, alpha=1):
     """Do ``target <op>= alpha * other`` with one ufunc call and return ``target``, or
     return None when the general path is needed (autograd involved, odd inputs)."""
-    if trace_state.active:
+    if modes.trace is not None:
         return None  # ember.jit.trace records the general path's op and write
     from ember.tensor import Tensor
 
@@ -274,7 +274,7 @@ def try_fast_inplace(target, ufunc_name, other, alpha=1):
     if not dtypes.can_cast(result, dtypes.from_numpy_dtype(target._data.dtype)):
         return None  # the general path raises PyTorch's error
     if result.np in dtypes.REDUCED_FLOATS and ufunc_name == "multiply" or result is dtypes.bfloat16:
-        return None  # mul computes float16 in float32 (NOTE [ opmath ] in dtypes.py), bfloat16 everything
+        return None  # mul computes float16 in float32 (NOTE [ opmath ] in opmath.py), bfloat16 everything
     a = target._data
     if ufunc_name == "subtract" and (a.dtype.kind == "b" or other.__class__ is bool
                                      or isinstance(other, Tensor) and operand.dtype.kind == "b"):

@@ -1,0 +1,67 @@
+"""The dispatcher's modes: ``ember.autocast`` and ``ember.jit.trace`` (a profiler or
+vmap would join them), which of them are on, and how an op runs through them.
+
+PyTorch counterpart: c10/core/impl/LocalDispatchKeySet.h (the thread-local set of
+included keys that turns AutocastCPU and Tracer on for a region) and the kernels of
+those keys, which do their part and pass the call on (v2.13). ember's modes are
+global, not per thread, as its autocast state is. See NOTE [ Modes at the dispatcher ].
+"""
+
+from ember import dispatcher
+
+# NOTE [ Modes at the dispatcher ]
+# `dispatch` (ember/dispatcher.py) runs five steps for every op (NOTE [ The dispatch
+# path ]). A mode changes what happens around those steps for a region of a program:
+# autocast casts the inputs before them (NOTE [ Autocast at the dispatcher ],
+# ember/amp/state.py), a jit.trace in progress sees the op after them (NOTE [ Tracing
+# at the dispatcher ], ember/jit/_trace.py). Modes are rare and the steps run for every
+# op, so the test "is any mode on?" is made when a mode turns on or off, not per op:
+# while one is on, `Op.__call__` is `run_in_modes`, which calls `dispatch` inside the
+# modes; when the last turns off, it is `dispatch` again, and an op pays nothing for
+# the modes. PyTorch also decides ahead of the call where it can: an operator's
+# dispatch table is filled when a kernel registers, so a call never searches it.
+# Each mode's code stays in its own package; here is only the slot it fills while it
+# is on. A new mode (a profiler, vmap) is a slot here and a line in `run_in_modes`,
+# never a branch in dispatch. The order is PyTorch's key order: AutocastCPU sits above
+# Tracer, so a trace records the op with its inputs already cast.
+
+
+class DispatchModes:
+    """Which modes are on: ``active`` is true while any is."""
+
+    __slots__ = ("active", "autocast", "trace")
+
+    def __init__(self):
+        self.active = False
+        self.autocast = None  # cast(op, inputs), while an ember.autocast region is open
+        self.trace = None  # the recorder of the jit.trace in progress: record(...), rebind(...)
+
+    def set_autocast(self, cast):
+        """``cast(op, inputs)`` casts every op's inputs from now on; None turns autocast off."""
+        self.autocast = cast
+        self._update()
+
+    def set_trace(self, recorder):
+        """``recorder.record`` sees every op from now on; None ends the trace."""
+        self.trace = recorder
+        self._update()
+
+    def _update(self):
+        # The one test for all the modes, made here rather than in every op call.
+        self.active = self.autocast is not None or self.trace is not None
+        dispatcher.Op.__call__ = run_in_modes if self.active else dispatcher.dispatch
+
+
+modes = DispatchModes()
+
+
+def run_in_modes(op, *inputs, **attrs):
+    """``Op.__call__`` while a mode is on: ``dispatch`` inside every mode that is on,
+    outermost first; autocast casts the inputs, the op runs, a trace records it."""
+    if modes.autocast is not None:
+        inputs = modes.autocast(op, inputs)
+    result = dispatcher.dispatch(op, *inputs, **attrs)
+    if modes.trace is not None:
+        outputs = (result,) if op.num_outputs == 1 else result
+        modes.trace.record(op, inputs, attrs, outputs)
+    return result

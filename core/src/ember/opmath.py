@@ -1,0 +1,94 @@
+"""float16 and bfloat16 computed in float32: the dispatcher's promotion step for the
+reduced floats, and the kernel wrapper that rounds the result once.
+
+PyTorch counterpart: aten/src/ATen/OpMathType.h (``at::opmath_type``) and the
+conversions TensorIterator's CPU loops make around a kernel in a reduced type (v2.13).
+See NOTE [ opmath ]; bfloat16 itself is NOTE [ bfloat16 ] in dtypes.py.
+"""
+
+import numpy as np
+
+from ember.dtypes import BFLOAT16_NP, OPMATH, fit_int
+
+# NOTE [ opmath ]
+# PyTorch computes on float16 and bfloat16 in float32, its "opmath" type
+# (at::opmath_type), and rounds the result to the reduced type once: reductions
+# accumulate in float32 (float16 [6e4, 6e4].mean() is 6e4, not inf), softmax runs in
+# float32, and mul/div/lerp/addcmul keep a Python float scalar in float32 (half * 0.1
+# multiplies by float32(0.1), not by half(0.1)). add and sub do not: PyTorch rounds
+# their scalar to the tensor's dtype first, as NumPy does. Unary ops are opmath too:
+# NumPy's float16 loops compute one call in float32, but a kernel of several calls
+# (sigmoid, gelu) would round between them.
+# In ember an op declares ``opmath=True``; when its computation dtype is a reduced
+# float, the dispatcher casts the inputs to OPMATH and runs the kernel through
+# ``in_opmath``, which rounds the floating outputs back. bfloat16 goes this way in
+# every op but the views, opmath or not (NumPy cannot compute in it). float32 and
+# float64 never reach this code (the dispatcher's fast path).
+
+
+def promote(op, kernel, inputs, arrays, attrs, target):
+    """``(call, kernel, arrays, attrs)`` for an op whose computation dtype ``target`` is
+    a reduced float: the arrays in OPMATH and the kernel wrapped by ``in_opmath``."""
+    if target is BFLOAT16_NP:
+        return _promote_bfloat16(op, kernel, inputs, arrays, attrs)
+    from ember.tensor import Tensor
+
+    kernel = in_opmath(kernel, target)
+    arrays = [a.astype(OPMATH) if isinstance(x, Tensor) and a.dtype != OPMATH else
+              fit_int(a, OPMATH) if a.__class__ is int else a
+              for x, a in zip(inputs, arrays)]
+    return kernel, kernel, arrays, attrs
+
+
+def _promote_bfloat16(op, kernel, inputs, arrays, attrs):
+    """Every bfloat16 op runs in float32 and rounds its result once (NOTE [ bfloat16 ]
+    in dtypes.py). An op that is not opmath takes a Python float operand, and add's and
+    sub's ``alpha``, rounded to bfloat16 first, as PyTorch converts them to the common
+    dtype (x + 0.1 adds bfloat16(0.1)); an opmath op (mul, div, ...) keeps them in float32."""
+    from ember.tensor import Tensor
+
+    kernel = in_opmath(kernel, BFLOAT16_NP)
+    rounds_scalars = not op.opmath
+    arrays = [a.astype(OPMATH) if isinstance(x, Tensor) else
+              round_to_bfloat16(a) if rounds_scalars and a.__class__ is float else a
+              for x, a in zip(inputs, arrays)]
+    alpha = attrs.get("alpha")
+    if rounds_scalars and alpha.__class__ is float:
+        attrs = {**attrs, "alpha": round_to_bfloat16(alpha)}
+    return kernel, kernel, arrays, attrs
+
+
+def unpromoted_bfloat16(kernel, arrays, array_type):
+    """``(call, kernel, arrays)`` for a bfloat16 op that does not promote (matmul, conv):
+    its bfloat16 arrays in OPMATH, the kernel wrapped by ``in_opmath``."""
+    kernel = in_opmath(kernel, BFLOAT16_NP)
+    arrays = [a.astype(OPMATH) if a.__class__ is array_type and a.dtype is BFLOAT16_NP else a
+              for a in arrays]
+    return kernel, kernel, arrays
+
+
+def in_opmath(kernel, reduced):
+    """``kernel`` run in OPMATH, its floating outputs rounded once to ``reduced`` (a
+    ``dtype=`` attribute naming the reduced type, e.g. ``sum(dtype=float16)``,
+    accumulates in OPMATH too)."""
+    def run(*arrays, **attrs):
+        asked = attrs.get("dtype")
+        if asked is not None and asked != reduced:
+            return kernel(*arrays, **attrs)  # sum(half, dtype=float32): the asked type, unrounded
+        if asked is not None:
+            attrs["dtype"] = OPMATH
+        out = kernel(*arrays, **attrs)
+        if isinstance(out, tuple):
+            return tuple(_round_to(o, reduced) for o in out)
+        return _round_to(out, reduced)
+    return run
+
+
+def round_to_bfloat16(value):
+    """A Python float rounded to the nearest bfloat16 (ties to even), as a Python float.
+    Through float32 first, as c10::BFloat16 converts a double."""
+    return float(np.float32(value).astype(BFLOAT16_NP))
+
+
+def _round_to(array, reduced):
+    return array.astype(reduced) if array.dtype == OPMATH else array
