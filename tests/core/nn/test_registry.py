@@ -1,4 +1,4 @@
-"""Tests for the ember.nn registries (ember/nn/_registry.py, _provided_by.py, the
+"""Tests for the ember.nn registries (ember/plugins/forwarding.py's table, the
 module-level ``__getattr__`` of ember/nn/__init__.py and ember/nn/functional.py, and the
 core's ``ember_register_modules`` in ember/native/support/builtin_plugin.py)."""
 
@@ -9,8 +9,10 @@ from plugin_helpers import make_plugin, run_ember
 
 import ember
 from ember.native.support.builtin_plugin import CORE_MODULES
-from ember.nn._provided_by import PROVIDED_BY
 from ember.plugins import PluginError, registry
+from ember.plugins.forwarding import PROVIDED_BY as _PROVIDED_BY
+
+PROVIDED_BY = {catalogue: _PROVIDED_BY[catalogue] for catalogue in ("modules", "functionals")}
 
 # --- the core's own classes ---------------------------------------------------------------
 

@@ -220,7 +220,7 @@ def test_create_builds_modules_by_name():
 
 
 def test_every_first_party_activation_name_is_provided():
-    from ember.nn._provided_by import PROVIDED_BY
+    from ember.plugins.forwarding import PROVIDED_BY
 
     for catalogue in ("modules", "functionals"):
         expected = {name for name, dist in PROVIDED_BY[catalogue].items() if dist == "ember-activation"}

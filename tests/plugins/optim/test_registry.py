@@ -10,9 +10,11 @@ from plugin_helpers import run_ember
 
 import ember
 import ember_optim
-from ember.optim._provided_by import PROVIDED_BY
 from ember.plugins import hookimpl, registry
+from ember.plugins.forwarding import PROVIDED_BY as _PROVIDED_BY
 from ember_optim import lr_scheduler, swa_utils
+
+PROVIDED_BY = {kind: _PROVIDED_BY[kind] for kind in ("optimizer", "lr_scheduler", "swa_utils")}
 
 NAMESPACES = {"optimizer": ember.optim, "lr_scheduler": ember.optim.lr_scheduler,
               "swa_utils": ember.optim.swa_utils}

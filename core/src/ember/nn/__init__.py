@@ -10,6 +10,7 @@ from ember.nn import functional, init, parallel, utils
 from ember.nn.modules import Module, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from ember.nn.parallel import DataParallel
 from ember.nn.parameter import Parameter
+from ember.plugins import forwarding as _forwarding
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
            "DataParallel", "functional", "init", "parallel", "utils", "create"]
@@ -17,24 +18,7 @@ __all__ = ["Parameter", "Module", "Sequential", "ModuleList", "ModuleDict", "Par
 
 def create(name, **kwargs):
     """Build the module class registered as ``name``: ``ember.nn.create("Linear", in_features=4, ...)``."""
-    from ember.nn._registry import lookup
-
-    try:
-        cls = lookup("modules", name, __name__)
-    except AttributeError as exc:
-        raise KeyError(str(exc)) from None
-    return cls(**kwargs)
+    return _forwarding.create(__name__, name, **kwargs)
 
 
-def __getattr__(name):
-    if name.startswith("__"):  # dunder probes (hasattr(m, "__wrapped__"), copy, pickle) never reach the registry
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ember.nn._registry import lookup
-
-    return lookup("modules", name, __name__)
-
-
-def __dir__():
-    from ember.nn._registry import names
-
-    return sorted(set(globals()) | set(names("modules")))
+__getattr__, __dir__ = _forwarding.forwarder(__name__)  # NOTE [ Forwarding modules ]

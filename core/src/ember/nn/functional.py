@@ -7,6 +7,7 @@ forms of its own layers here; names provided by plugins (``relu``'s relatives,
 """
 
 from ember.native.pointwise import unary as _unary
+from ember.plugins import forwarding as _forwarding
 
 # --- dense layers, embedding, dropout, attention ------------------------------------
 # (ember/native/linear.py, embedding.py, dropout.py, attention.py)
@@ -58,10 +59,4 @@ def relu(input, inplace=False):
     return input.relu_() if inplace else _unary.relu(input)
 
 
-def __getattr__(name):
-    if name.startswith("__"):  # dunder probes (hasattr(m, "__wrapped__"), copy, pickle) never reach the registry
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ember.nn._registry import lookup
-    from ember.plugins.lookup import remember
-
-    return remember(__name__, name, lookup("functionals", name, __name__))
+__getattr__, __dir__ = _forwarding.forwarder(__name__)  # NOTE [ Forwarding modules ]

@@ -9,26 +9,14 @@ same way.
 """
 
 from ember.optim import lr_scheduler, swa_utils
+from ember.plugins import forwarding as _forwarding
 
 __all__ = ["lr_scheduler", "swa_utils", "create"]
 
 
 def create(name, params, **kwargs):
     """Build the optimizer registered as ``name``: ``ember.optim.create("AdamW", model.parameters(), lr=1e-3)``."""
-    from ember.optim._registry import create as _create
-
-    return _create("optimizer", name, params, **kwargs)
+    return _forwarding.create(__name__, name, params, **kwargs)
 
 
-def __getattr__(name):
-    if name.startswith("__"):  # dunder probes (hasattr(m, "__wrapped__"), copy, pickle) never reach the registry
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ember.optim._registry import lookup
-
-    return lookup("optimizer", name, __name__)
-
-
-def __dir__():
-    from ember.optim._registry import names
-
-    return sorted(set(globals()) | set(names("optimizer")))
+__getattr__, __dir__ = _forwarding.forwarder(__name__)  # NOTE [ Forwarding modules ]

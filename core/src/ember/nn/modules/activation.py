@@ -12,6 +12,7 @@ from ember.nn import init
 from ember.nn.modules.linear import NonDynamicallyQuantizableLinear
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
+from ember.plugins.forwarding import forwarder
 
 
 def _empty(*shape, device=None, dtype=None):
@@ -141,11 +142,6 @@ def _to_sequence_first(query, key, value):
     return query, key, value
 
 
-def __getattr__(name):
-    # torch.nn.modules.activation also holds ReLU, GELU, Softmax, ...: in ember they come
-    # from ember-activation, found through ember.nn's module catalogue.
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ember.nn._registry import lookup
-
-    return lookup("modules", name, __name__)
+# torch.nn.modules.activation also holds ReLU, GELU, Softmax, ...: in ember they come
+# from ember-activation, found through ember.nn's module catalogue.
+__getattr__, __dir__ = forwarder(__name__)  # NOTE [ Forwarding modules ]

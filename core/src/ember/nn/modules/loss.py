@@ -4,10 +4,6 @@ from the plugin that registers them, through ``ember.nn``'s module catalogue.
 PyTorch counterpart: torch/nn/modules/loss.py (v2.13).
 """
 
+from ember.plugins.forwarding import forwarder
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ember.nn._registry import lookup
-
-    return lookup("modules", name, __name__)
+__getattr__, __dir__ = forwarder(__name__)  # NOTE [ Forwarding modules ]

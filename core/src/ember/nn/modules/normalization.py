@@ -4,10 +4,6 @@ RMSNorm (ember-norm); the classes come from the plugin that registers them, thro
 PyTorch counterpart: torch/nn/modules/normalization.py (v2.13).
 """
 
+from ember.plugins.forwarding import forwarder
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ember.nn._registry import lookup
-
-    return lookup("modules", name, __name__)
+__getattr__, __dir__ = forwarder(__name__)  # NOTE [ Forwarding modules ]

@@ -5,16 +5,6 @@
 PyTorch counterpart: torch/utils/data/__init__.py (v2.13).
 """
 
+from ember.plugins.forwarding import forwarder
 
-def __getattr__(name):
-    if name.startswith("__"):  # dunder probes (hasattr(m, "__wrapped__"), copy, pickle) never reach the registry
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import ember.data
-
-    return getattr(ember.data, name)
-
-
-def __dir__():
-    import ember.data
-
-    return dir(ember.data)
+__getattr__, __dir__ = forwarder(__name__)  # NOTE [ Forwarding modules ]

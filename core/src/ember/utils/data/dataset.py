@@ -3,6 +3,6 @@
 PyTorch counterpart: torch/utils/data/dataset.py (v2.13).
 """
 
-from ember.utils.data._forward import forward
+from ember.plugins.forwarding import forwarder
 
-__getattr__, __dir__ = forward("ember_data.dataset", __name__)
+__getattr__, __dir__ = forwarder(__name__)  # NOTE [ Forwarding modules ]

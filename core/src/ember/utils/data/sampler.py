@@ -3,6 +3,6 @@
 PyTorch counterpart: torch/utils/data/sampler.py (v2.13).
 """
 
-from ember.utils.data._forward import forward
+from ember.plugins.forwarding import forwarder
 
-__getattr__, __dir__ = forward("ember_data.sampler", __name__)
+__getattr__, __dir__ = forwarder(__name__)  # NOTE [ Forwarding modules ]
