@@ -69,6 +69,12 @@ def channels_last_strides(shape):
     if len(shape) not in (4, 5):
         raise RuntimeError(f"required rank {4 if len(shape) < 5 else 5} tensor to use channels_last format")
     order = [1] + list(range(len(shape) - 1, 1, -1)) + [0]  # innermost first: C, W, H, (D), N
+    return dense_strides(shape, order)
+
+
+def dense_strides(shape, order):
+    """Strides that lay the dims of ``shape`` out one after another in ``order``,
+    innermost first (a size-0 dim makes every stride outside it 0)."""
     strides = [0] * len(shape)
     step = 1
     for dim in order:
@@ -238,12 +244,7 @@ def iterator_strides(shape, operands):
     perm = _sorted_dims(ndim, should_swap)
     if perm == list(range(ndim - 1, -1, -1)):
         return contiguous_strides(shape)
-    out = [0] * ndim
-    step = 1
-    for dim in perm:
-        out[dim] = step
-        step *= shape[dim]
-    return tuple(out)
+    return dense_strides(shape, perm)
 
 
 # NOTE [ suggest_memory_format ]

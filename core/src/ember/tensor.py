@@ -16,6 +16,7 @@ import weakref
 from ember import dispatcher, dtypes
 from ember.autograd.graph import AccumulateGrad
 from ember.dtypes import is_floating_array
+from ember.memory_format import contiguous_strides
 
 
 class Tensor:
@@ -112,7 +113,7 @@ class Tensor:
         strides = tuple(s // itemsize for s in self._data.strides)
         # NOTE [ The strides of an empty tensor ]: NumPy's all-zero default is row-major.
         if self._data.ndim == 0 or self._data.size == 0 and not any(strides):
-            strides = _contiguous_strides(self._data.shape)
+            strides = contiguous_strides(self._data.shape)
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def untyped_storage(self):
@@ -525,15 +526,6 @@ def _wrap_dim(dim, ndim):
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim + n if dim < 0 else dim
-
-
-def _contiguous_strides(shape):
-    strides = []
-    step = 1
-    for s in reversed(shape):
-        strides.append(step)
-        step *= max(s, 1)
-    return tuple(reversed(strides))
 
 
 def _refuse_bfloat16_numpy():

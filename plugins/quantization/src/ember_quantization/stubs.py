@@ -11,28 +11,24 @@ for ``Quantize``, ``DeQuantize`` and ``QFunctional``.
 import ember
 
 
-class QuantStub(ember.nn.Module):
+class _Stub(ember.nn.Module):
+    """An identity that marks a place in the model for prepare and convert."""
+
+    def __init__(self, qconfig=None):
+        super().__init__()
+        if qconfig:
+            self.qconfig = qconfig
+
+    def forward(self, x):
+        return x
+
+
+class QuantStub(_Stub):
     """Where float input becomes quantized; an identity (with an observer) until convert."""
 
-    def __init__(self, qconfig=None):
-        super().__init__()
-        if qconfig:
-            self.qconfig = qconfig
 
-    def forward(self, x):
-        return x
-
-
-class DeQuantStub(ember.nn.Module):
+class DeQuantStub(_Stub):
     """Where quantized values go back to float; an identity until convert."""
-
-    def __init__(self, qconfig=None):
-        super().__init__()
-        if qconfig:
-            self.qconfig = qconfig
-
-    def forward(self, x):
-        return x
 
 
 class FloatFunctional(ember.nn.Module):
