@@ -87,7 +87,8 @@ class Op:
         self._backward_name = name
         self.node_class = _node_class(name)
 
-    # __call__ is `dispatch`, assigned below it: calling an op is one Python frame.
+    # __call__ is `dispatch`, assigned below it (`run_in_modes` while a mode is on, NOTE
+    # [ Modes at the dispatcher ]): calling an op is one Python frame.
 
     def __repr__(self):
         return f"<ember op {self.qualname}>"

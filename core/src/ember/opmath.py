@@ -10,6 +10,8 @@ import numpy as np
 
 from ember.dtypes import BFLOAT16_NP, OPMATH, fit_int
 
+Tensor = None  # bound by ember.tensor on import, as in dispatcher.py
+
 # NOTE [ opmath ]
 # PyTorch computes on float16 and bfloat16 in float32, its "opmath" type
 # (at::opmath_type), and rounds the result to the reduced type once: reductions
@@ -31,8 +33,6 @@ def promote(op, kernel, inputs, arrays, attrs, target):
     a reduced float: the arrays in OPMATH and the kernel wrapped by ``in_opmath``."""
     if target is BFLOAT16_NP:
         return _promote_bfloat16(op, kernel, inputs, arrays, attrs)
-    from ember.tensor import Tensor
-
     kernel = in_opmath(kernel, target)
     arrays = [a.astype(OPMATH) if isinstance(x, Tensor) and a.dtype != OPMATH else
               fit_int(a, OPMATH) if a.__class__ is int else a
@@ -45,8 +45,6 @@ def _promote_bfloat16(op, kernel, inputs, arrays, attrs):
     in dtypes.py). An op that is not opmath takes a Python float operand, and add's and
     sub's ``alpha``, rounded to bfloat16 first, as PyTorch converts them to the common
     dtype (x + 0.1 adds bfloat16(0.1)); an opmath op (mul, div, ...) keeps them in float32."""
-    from ember.tensor import Tensor
-
     kernel = in_opmath(kernel, BFLOAT16_NP)
     rounds_scalars = not op.opmath
     arrays = [a.astype(OPMATH) if isinstance(x, Tensor) else

@@ -13,7 +13,7 @@ The operator methods (``add``, ``sum``, ...) are attached by
 
 import weakref
 
-from ember import dispatcher, dtypes
+from ember import dispatcher, dtypes, opmath
 from ember.autograd.graph import AccumulateGrad
 from ember.dtypes import is_floating_array
 from ember.memory_format import contiguous_strides
@@ -564,7 +564,7 @@ def _make_tensor(array, device, requires_grad=False):
     return t
 
 
-dispatcher.Tensor = Tensor
+dispatcher.Tensor = opmath.Tensor = Tensor
 
 
 def _legacy_new(args, device):
