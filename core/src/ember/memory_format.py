@@ -53,7 +53,8 @@ def _by_name(name):
 
 
 def contiguous_strides(shape):
-    """Row-major strides of ``shape``, in elements (size-1 dims included, as PyTorch)."""
+    """Row-major strides of ``shape``, in elements (size-1 dims included, as
+    PyTorch)."""
     strides = []
     step = 1
     for size in reversed(shape):
