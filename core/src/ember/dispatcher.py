@@ -185,7 +185,7 @@ def forget_kernels():
 # NOTE [ The dispatch path ]
 # Every op call goes through `dispatch`, which does in order what PyTorch spreads over
 # the Python arg parser, TensorIterator's type promotion, the dispatcher and the
-# generated VariableType code (`run_op` holds the steps):
+# generated VariableType code:
 #   1. find the device of the tensor inputs; mixing devices is an error;
 #   2. promote: pick the computation dtype and cast the arrays (Python scalars stay
 #      Python numbers, which NumPy and CuPy treat as "weak", as PyTorch does); float16
@@ -194,8 +194,9 @@ def forget_kernels():
 #   4. wrap the arrays in tensors;
 #   5. if grad mode is on and an input requires grad, record an OpNode.
 # The hot path is plain attribute and dict access: no pluggy, no inspection. The rare
-# modes (autocast, jit.trace) cost it one test together and live in their own modules
-# (NOTE [ Modes at the dispatcher ] in dispatch_modes.py).
+# modes (autocast, jit.trace) live in their own modules and cost it nothing: while one
+# is on, `Op.__call__` is `run_in_modes`, which calls dispatch inside them (NOTE [ Modes
+# at the dispatcher ] in dispatch_modes.py).
 
 
 def _tensor_type():

@@ -9,10 +9,11 @@ lists, ``cached_cast``) (v2.13). See NOTE [ Autocast at the dispatcher ].
 # NOTE [ Autocast at the dispatcher ]
 # PyTorch runs autocast as a dispatch key above autograd: before an op on the list
 # reaches its kernel, its floating inputs are cast (float64 ones are left alone), and
-# the casts are recorded by autograd like any other op. ember's dispatcher does the
-# same in one line at the top of ``dispatch``: ``if autocast_state.enabled`` (a single
-# attribute test when autocast is off), then ``autocast_state.cast(op, inputs)``. The
-# policies, by op name:
+# the casts are recorded by autograd like any other op. In ember autocast is a mode of
+# the dispatcher (NOTE [ Modes at the dispatcher ] in ember/dispatch_modes.py): while a
+# region is open, every op runs through ``run_in_modes``, which calls
+# ``autocast_state.cast(op, inputs)`` before ``dispatch``; with no region open, ops pay
+# nothing for it. The policies, by op name:
 #   lower_precision: every float32 or other reduced input goes to the autocast dtype
 #       (products, convolutions, attention: the ops that gain from half precision);
 #   fp32: every reduced-precision input goes to float32 (losses, reductions,
@@ -56,7 +57,7 @@ POLICY = {**{name: "lower_precision" for name in LOWER_PRECISION}, **{name: "fp3
 
 
 class AutocastState:
-    """``enabled``: is any device type autocasting (the dispatcher's one test);
+    """``enabled``: is any device type autocasting (asked by kernels that check dtypes);
     ``dtypes``: device type -> the lower-precision dtype while it autocasts."""
 
     def __init__(self):

@@ -30,7 +30,7 @@ from ember.fx.node import map_aggregate
 # ops plus a write ]); the write calls `rebind`, so later readers of the target read the
 # new node. A tensor whose version counter moved without such a rebind (a write through
 # a view into its base) cannot be replayed from the graph: reading it is an error.
-# When no mode is on the dispatcher pays one attribute test for all of them.
+# When no mode is on, ops pay nothing for the modes.
 
 
 class TracingError(RuntimeError):
