@@ -335,10 +335,14 @@ def _promote(op, call, kernel, inputs, arrays, attrs):
     target = computation_dtype(inputs, op.promote)
     if target is _BFLOAT16 or (op.opmath and target in dtypes.REDUCED_FLOATS):
         return opmath.promote(op, kernel, inputs, arrays, attrs, target)
-    arrays = [a.astype(target) if isinstance(x, Tensor) and a.dtype != target else
-              dtypes.fit_int(a, target) if a.__class__ is int else a
-              for x, a in zip(inputs, arrays)]
-    return call, kernel, arrays, attrs
+    cast = []  # a loop, not a comprehension: one Python frame less on every promoted op
+    for x, a in zip(inputs, arrays):
+        if isinstance(x, Tensor) and a.dtype != target:
+            a = a.astype(target)
+        elif a.__class__ is int:
+            a = dtypes.fit_int(a, target)  # NOTE [ Python ints wrap into integer dtypes ]
+        cast.append(a)
+    return call, kernel, cast, attrs
 
 
 def _check_same_device(op, inputs):

@@ -25,7 +25,9 @@ Tensor = None  # bound by ember.tensor on import, as in dispatcher.py
 # float, the dispatcher casts the inputs to OPMATH and runs the kernel through
 # ``in_opmath``, which rounds the floating outputs back. bfloat16 goes this way in
 # every op but the views, opmath or not (NumPy cannot compute in it). float32 and
-# float64 never reach this code (the dispatcher's fast path).
+# float64 never reach this code (the dispatcher's fast path). The casts below are
+# loops, not comprehensions: in Python 3.11 a comprehension is a frame of its own, and
+# they run on every reduced-float op.
 
 
 def promote(op, kernel, inputs, arrays, attrs, target):
@@ -34,10 +36,14 @@ def promote(op, kernel, inputs, arrays, attrs, target):
     if target is BFLOAT16_NP:
         return _promote_bfloat16(op, kernel, inputs, arrays, attrs)
     kernel = in_opmath(kernel, target)
-    arrays = [a.astype(OPMATH) if isinstance(x, Tensor) and a.dtype != OPMATH else
-              fit_int(a, OPMATH) if a.__class__ is int else a
-              for x, a in zip(inputs, arrays)]
-    return kernel, kernel, arrays, attrs
+    cast = []
+    for x, a in zip(inputs, arrays):
+        if isinstance(x, Tensor) and a.dtype != OPMATH:
+            a = a.astype(OPMATH)
+        elif a.__class__ is int:
+            a = fit_int(a, OPMATH)
+        cast.append(a)
+    return kernel, kernel, cast, attrs
 
 
 def _promote_bfloat16(op, kernel, inputs, arrays, attrs):
@@ -47,22 +53,29 @@ def _promote_bfloat16(op, kernel, inputs, arrays, attrs):
     dtype (x + 0.1 adds bfloat16(0.1)); an opmath op (mul, div, ...) keeps them in float32."""
     kernel = in_opmath(kernel, BFLOAT16_NP)
     rounds_scalars = not op.opmath
-    arrays = [a.astype(OPMATH) if isinstance(x, Tensor) else
-              round_to_bfloat16(a) if rounds_scalars and a.__class__ is float else a
-              for x, a in zip(inputs, arrays)]
+    cast = []
+    for x, a in zip(inputs, arrays):
+        if isinstance(x, Tensor):
+            a = a.astype(OPMATH)
+        elif rounds_scalars and a.__class__ is float:
+            a = round_to_bfloat16(a)
+        cast.append(a)
     alpha = attrs.get("alpha")
     if rounds_scalars and alpha.__class__ is float:
         attrs = {**attrs, "alpha": round_to_bfloat16(alpha)}
-    return kernel, kernel, arrays, attrs
+    return kernel, kernel, cast, attrs
 
 
 def unpromoted_bfloat16(kernel, arrays, array_type):
     """``(call, kernel, arrays)`` for a bfloat16 op that does not promote (matmul, conv):
     its bfloat16 arrays in OPMATH, the kernel wrapped by ``in_opmath``."""
     kernel = in_opmath(kernel, BFLOAT16_NP)
-    arrays = [a.astype(OPMATH) if a.__class__ is array_type and a.dtype is BFLOAT16_NP else a
-              for a in arrays]
-    return kernel, kernel, arrays
+    cast = []
+    for a in arrays:
+        if a.__class__ is array_type and a.dtype is BFLOAT16_NP:
+            a = a.astype(OPMATH)
+        cast.append(a)
+    return kernel, kernel, cast
 
 
 def in_opmath(kernel, reduced):
