@@ -335,12 +335,12 @@ def _promote(op, call, kernel, inputs, arrays, attrs):
     target = computation_dtype(inputs, op.promote)
     if target is _BFLOAT16 or (op.opmath and target in dtypes.REDUCED_FLOATS):
         return opmath.promote(op, kernel, inputs, arrays, attrs, target)
-    cast = []  # a loop, not a comprehension: one Python frame less on every promoted op
+    cast = []  # a loop, not a comprehension: one Python frame less per promoted op
     for x, a in zip(inputs, arrays):
         if isinstance(x, Tensor) and a.dtype != target:
             a = a.astype(target)
         elif a.__class__ is int:
-            a = dtypes.fit_int(a, target)  # NOTE [ Python ints wrap into integer dtypes ]
+            a = dtypes.fit_int(a, target)  # wraps as PyTorch does (NOTE in dtypes.py)
         cast.append(a)
     return call, kernel, cast, attrs
 
