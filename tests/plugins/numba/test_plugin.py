@@ -1,37 +1,106 @@
-"""ember-numba as a plugin: what it overrides, that it holds after the catalogues are
-rebuilt, and that disabling it gives back ember-norm's NumPy kernels.
+"""ember-numba as a plugin: what it overrides (by op name, through the registry), that it
+holds after the catalogues are rebuilt, that disabling it gives back ember-norm's NumPy
+kernels, and that an op it names but nobody defines is skipped loudly.
 
 Tests for plugins/numba/src/ember_numba/__init__.py (PyTorch counterpart:
 aten/src/ATen/native/DispatchStub.h, v2.13).
 """
 
+import inspect
 import os
 import subprocess
 import sys
+import types
+
+import pytest
 
 import ember
 import ember_numba
+from ember.plugins import hookimpl
 
 # (importing ember_numba registers nothing: only its hook does)
-KERNELS = ("import ember_numba\n"
-           "print([op.kernel_for('cpu') is op.generic for op, _ in ember_numba.overrides()],\n"
-           "      [op.kernel_for('cpu') is kernel for op, kernel in ember_numba.overrides()])")
+KERNELS = ("import inspect, ember, ember_numba\n"
+           "ops = ember.plugins.registry.catalogue('ops')\n"
+           "served = [(ops[name].obj, kernel) for name, kernel, _ in ember_numba.overrides()]\n"
+           "print([op.kernel_for('cpu') is op.generic for op, _ in served],\n"
+           "      [inspect.unwrap(op.kernel_for('cpu')) is kernel for op, kernel in served])")
 
 
-def test_it_registers_kernels_and_no_names():
+def served():
+    """``[(op, kernel, with_fallback)]``: each op ember-numba names, found in the catalogue."""
+    ops = ember.plugins.registry.catalogue("ops")
+    return [(ops[name].obj, kernel, with_fallback) for name, kernel, with_fallback in ember_numba.overrides()]
+
+
+def test_it_registers_kernels_and_no_ops():
     info = {i.name: i for i in ember.plugins.list_plugins()}["numba"]
-    assert info.status == "ok" and info.distribution == "ember-numba" and info.registered == {}
-    for op, kernel in ember_numba.overrides():
-        assert op.kernels["cpu"] is kernel and op.kernel_for("cpu") is kernel
+    assert info.status == "ok" and info.distribution == "ember-numba" and info.skipped == []
+    assert list(info.registered) == ["kernels"]
+    assert sorted(info.registered["kernels"]) == sorted(f"{name}[cpu]" for name, _, _ in ember_numba.overrides())
+    for op, kernel, with_fallback in served():
+        installed = op.kernels["cpu"]
+        assert op.kernel_for("cpu") is installed
+        if with_fallback:  # the kernel, with the op's NumPy kernel as what it falls back to
+            assert installed.func is kernel and installed.args == (op.generic,) and installed.__wrapped__ is kernel
+        else:
+            assert installed is kernel
 
 
 def test_the_override_holds_after_the_catalogues_are_rebuilt():
     ember.plugins.registry.invalidate()
-    catalogue = ember.plugins.registry.catalogue("ops")
-    for op, kernel in ember_numba.overrides():
-        assert op.kernel_for("cpu") is kernel
-        if op.namespace not in ("native", "optim"):  # dispatch stubs and fused updates are not public names
-            assert catalogue[op.qualname].obj is op
+    for op, kernel, _ in served():
+        assert inspect.unwrap(op.kernel_for("cpu")) is kernel
+        assert op.kernels["cpu"].__wrapped__ is kernel if op.kernels["cpu"] is not kernel else True
+
+
+def test_dropping_the_catalogues_gives_the_ops_their_kernels_back():
+    ops = served()
+    with ember.plugins.registry.without("numba"):
+        for op, _, _ in ops:
+            assert "cpu" not in op.kernels and op.kernel_for("cpu") is op.generic
+    for op, kernel, _ in ops:
+        assert inspect.unwrap(op.kernel_for("cpu")) is kernel
+
+
+def make_plugin(name, **hooks):
+    plugin = types.ModuleType(name)
+    for hook_name, fn in hooks.items():
+        setattr(plugin, hook_name, hookimpl(fn))
+    return plugin
+
+
+def test_a_kernel_for_an_op_nobody_defines_is_skipped_loudly(use_plugin):
+    def kernel(fallback, xp, x):
+        return x
+
+    def ember_register_kernels(register):
+        register(kernel, name="renamed::op", device="cpu", with_fallback=True)
+
+    with pytest.warns(RuntimeWarning, match="'renamed::op', which no plugin defines"):
+        use_plugin(make_plugin("names_a_missing_op", ember_register_kernels=ember_register_kernels))
+    info = {i.name: i for i in ember.plugins.list_plugins()}["names_a_missing_op"]
+    assert info.status == "ok" and info.skipped == ["renamed::op[cpu]"]
+
+
+def test_a_kernel_lands_whichever_plugin_loads_first(use_plugin):
+    from ember import library
+
+    def doubled(fallback, xp, x):
+        return fallback(xp, x) * 2
+
+    def ember_register_kernels(register):
+        register(doubled, name="latecomer::op", device="cpu", with_fallback=True)
+
+    with pytest.warns(RuntimeWarning, match="latecomer::op"):  # before the op's plugin: skipped for now
+        use_plugin(make_plugin("kernels_first", ember_register_kernels=ember_register_kernels))
+
+    @library.custom_op("latecomer::op")
+    def op(xp, x):
+        return x + 1
+
+    use_plugin(make_plugin("op_later", ember_register_ops=lambda register: register(op)))
+    assert op(ember.tensor([1.0, 2.0])).tolist() == [4.0, 6.0]
+    assert {i.name: i for i in ember.plugins.list_plugins()}["kernels_first"].skipped == []
 
 
 def run_kernels_check(**env):
@@ -58,10 +127,10 @@ def test_ember_plugins_lists_the_ops_it_serves_on_the_cpu():
     import json
 
     ember.optim.SGD  # builds the catalogues, which runs ember-numba's hook
-    served = sorted(op.qualname for op, _ in ember_numba.overrides())
+    served = sorted(name for name, _, _ in ember_numba.overrides())
     infos = {info["name"]: info for info in json.loads(run_cli("plugins", "--json"))}
-    assert set(served) <= set(infos["numba"]["kernels"]["cpu"])
-    assert infos["numba"]["registered"] == {}
+    assert served == infos["numba"]["kernels"]["cpu"]
+    assert list(infos["numba"]["registered"]) == ["kernels"] and infos["numba"]["skipped"] == []
     text = " ".join(run_cli("plugins").split())  # wrapped to the terminal, never cut
     assert "kernels[cpu]: " in text and all(name in text for name in served)
 

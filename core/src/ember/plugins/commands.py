@@ -40,6 +40,8 @@ def cmd_plugins(args):
             print(textwrap.fill(f"error: {info['error']}", width, initial_indent="    ", subsequent_indent="      ",
                                 break_long_words=True, break_on_hyphens=False))
         for catalogue, names in info["registered"].items():
+            if catalogue == "kernels":  # listed below, per device type
+                continue
             if catalogue == "backends":  # few, and why one is unavailable matters: wrapped, never cut
                 print(textwrap.fill(f"{catalogue}: " + ", ".join(_backend_status(name) for name in names), width,
                                     initial_indent="    ", subsequent_indent="      "))
@@ -48,47 +50,38 @@ def cmd_plugins(args):
         for device_type, names in info["kernels"].items():  # wrapped, never cut: it is all they register
             print(textwrap.fill(f"kernels[{device_type}]: " + ", ".join(names), width, initial_indent="    ",
                                 subsequent_indent="      ", break_on_hyphens=False))
+        if info["skipped"]:  # kernels for ops nobody defines (NOTE [ Kernels a plugin registers ... ])
+            print(textwrap.fill("skipped (no such op): " + ", ".join(info["skipped"]), width, initial_indent="    ",
+                                subsequent_indent="      ", break_on_hyphens=False))
     return status
 
 
 # NOTE [ Kernels a plugin registers for other plugins' ops ]
-# A plugin like ember-numba registers no names: its hook calls ``Op.register_kernel``
-# on ops that core or another plugin defines (ember's REGISTER_DISPATCH), so its
-# catalogue entries are empty. What it serves is found from the kernels themselves:
-# every op ever made is in dispatcher._ALL_OPS, and a per-device kernel whose module
-# belongs to another plugin's package than the op's generic kernel is that plugin's.
-# ``ember plugins`` lists them per device type in full (``kernels[cpu]:
-# aten::log_softmax, ...``), ``--json`` under ``"kernels"``, and ``ember explain OP``
-# names the plugin that replaced a kernel.
-
-
-def _package_owners(registry):
-    """{top-level package: plugin name} for the loaded plugins."""
-    owners = {}
-    for name, info in registry.infos.items():
-        if info.module:
-            owners.setdefault(info.module.partition(".")[0].partition(":")[0], name)
-    return owners
-
-
-def _owner(owners, fn):
-    return owners.get((getattr(fn, "__module__", None) or "").partition(".")[0])
+# A plugin like ember-numba defines no ops: its ``ember_register_kernels`` hook registers
+# kernels for ops that core or another plugin defines, by name (ember's
+# REGISTER_DISPATCH; NOTE [ Kernels for another plugin's ops ] in manager.py). They are
+# the ``kernels`` catalogue, keyed ``"norm::layer_norm[cpu]"``; ``ember plugins`` lists
+# the ones installed per device type in full (``kernels[cpu]: aten::log_softmax, ...``),
+# ``--json`` under ``"kernels"``, and the ones skipped for want of their op under
+# ``skipped``; ``ember explain OP`` names the plugin that replaced a kernel.
 
 
 def kernels_by_plugin(registry):
     """{plugin: {device type: [op qualnames]}}: the kernels each plugin registered for
-    ops whose generic kernel is not its own (NOTE above)."""
-    from ember.dispatcher import _ALL_OPS
-
-    owners = _package_owners(registry)
+    ops by name that were installed (NOTE above)."""
+    ops = registry.catalogue("ops")
     found = {}
-    for op in _ALL_OPS:
-        for device_type, kernel in op.kernels.items():
-            plugin = _owner(owners, kernel)
-            if plugin is not None and plugin != _owner(owners, op.generic):
-                found.setdefault(plugin, {}).setdefault(device_type, set()).add(op.qualname)
+    for entry in registry.catalogue("kernels").values():
+        if entry.extra["op"] in ops:
+            found.setdefault(entry.plugin, {}).setdefault(entry.extra["device"], set()).add(entry.extra["op"])
     return {plugin: {device: sorted(names) for device, names in sorted(devices.items())}
             for plugin, devices in found.items()}
+
+
+def _kernel_owner(registry, qualname, device_type):
+    """The plugin whose ``ember_register_kernels`` serves ``qualname`` on ``device_type``, or None."""
+    entry = registry.catalogue("kernels").get(f"{qualname}[{device_type}]")
+    return None if entry is None else entry.plugin
 
 
 def _listed(prefix, names, width):
@@ -146,10 +139,9 @@ def cmd_explain(args):
     print(f"  promotion:   {op.promote}; saves for backward: {op.save}; outputs: {op.num_outputs}"
           + ("; view of its first input" if op.view else ""))
     print(f"  kernel:      {_where(op.generic)} (generic, every device)")
-    owners = _package_owners(registry)
     for device_type, kernel in sorted(op.kernels.items()):
-        plugin = _owner(owners, kernel)
-        if plugin is not None and plugin != _owner(owners, op.generic):  # NOTE [ Kernels a plugin registers ... ]
+        plugin = _kernel_owner(registry, op.qualname, device_type)
+        if plugin is not None:  # NOTE [ Kernels a plugin registers ... ]
             print(f"  kernel[{device_type}]: {_where(kernel)} (registered by plugin "
                   f"{_describe_plugin(registry, plugin)}; it replaces the generic kernel on {device_type})")
         else:
@@ -189,6 +181,7 @@ def _where(fn):
     """``file:line`` of a function, or a placeholder when Python cannot tell."""
     if fn is None:
         return "(none)"
+    fn = inspect.unwrap(fn)  # a kernel installed with its fallback (functools.update_wrapper)
     try:
         return f"{inspect.getsourcefile(fn)}:{inspect.getsourcelines(fn)[1]}"
     except (OSError, TypeError):

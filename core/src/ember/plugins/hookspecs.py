@@ -26,6 +26,11 @@ def ember_register_ops(register):
 
 
 @hookspec
+def ember_register_kernels(register):
+    """Register kernels for ops any plugin defines, by name: ``register(kernel, name="ns::op", device="cpu")``."""
+
+
+@hookspec
 def ember_register_modules(register):
     """Register nn.Module classes: ``register(cls, name=None)``, reachable as ``ember.nn.<Name>``."""
 
@@ -55,14 +60,21 @@ def ember_register_comm_backends(register):
     """Register communication backends: ``register(factory, name="mpi", devices=("cpu",))``."""
 
 
+@hookspec
+def ember_register_tensor_types(register):
+    """Register the tensor types checkpoints hold: ``register(rebuild, name="quantized")``."""
+
+
 # Catalogue name for each hook: the key under which registrations are stored.
 CATALOGUES = {
     "ember_register_backends": "backends",
     "ember_register_ops": "ops",
+    "ember_register_kernels": "kernels",
     "ember_register_modules": "modules",
     "ember_register_functionals": "functionals",
     "ember_register_optimizers": "optimizers",
     "ember_register_data": "data",
     "ember_register_models": "models",
     "ember_register_comm_backends": "comm_backends",
+    "ember_register_tensor_types": "tensor_types",
 }

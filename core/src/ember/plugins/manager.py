@@ -31,9 +31,27 @@ pytest's ``-p`` selection and pluggy's historic hooks and wrappers.
 # ``EMBER_PLUGINS_AUTOLOAD=0`` loads no entry point; ``EMBER_DISABLE_PLUGINS=a,b`` skips
 # the named entry points (or distributions). A plugin registered in-process with
 # ``register`` fails loudly: its error is raised to the caller.
+
+# NOTE [ Kernels for another plugin's ops ]
+# A plugin may serve an op it does not define (ember-numba's compiled loops for
+# ember-norm's ops): its ``ember_register_kernels`` hook names the op,
+# ``register(kernel, name="norm::layer_norm", device="cpu")``, and never imports the
+# plugin that defines it, as ``torch.library.Library.impl`` names an op another
+# library defines. The hooks of all plugins run first, in load order, whatever that
+# order is; only then is each kernel installed on the op of that name
+# (``Op.register_kernel``), so a kernel lands whether its plugin loaded before or after
+# the op's. With ``with_fallback=True`` the kernel is called as ``kernel(fallback, xp,
+# *arrays, **attrs)``, ``fallback`` being the kernel it replaced (the op's own for that
+# device, else its generic one), for the inputs it does not take, as torch's
+# ``with_keyset=True`` hands an impl what it needs to redispatch. A kernel for an op
+# nobody defines (its plugin not installed, or the op renamed) is skipped with a
+# RuntimeWarning and listed under the plugin by ``ember plugins``. Installed kernels
+# belong to the catalogues: dropping them (``invalidate``, ``unregister``) gives every
+# op back the kernels it had before.
 """
 
 import contextlib
+import functools
 import os
 import warnings
 from collections import namedtuple
@@ -67,7 +85,7 @@ class PluginError(RuntimeError):
 class PluginInfo:
     """What ``ember plugins`` shows for one plugin."""
 
-    __slots__ = ("name", "distribution", "version", "status", "error", "registered", "module")
+    __slots__ = ("name", "distribution", "version", "status", "error", "registered", "module", "skipped")
 
     def __init__(self, name, distribution=None, version=None, status="ok", error=None, module=None):
         self.name = name
@@ -77,11 +95,12 @@ class PluginInfo:
         self.error = error
         self.registered = {}  # catalogue name -> [keys]
         self.module = module
+        self.skipped = []  # its kernels for ops nobody defines (NOTE [ Kernels for another plugin's ops ])
 
     def as_dict(self):
         return {"name": self.name, "distribution": self.distribution, "version": self.version,
                 "module": self.module, "status": self.status, "error": self.error,
-                "registered": {k: sorted(v) for k, v in self.registered.items()}}
+                "registered": {k: sorted(v) for k, v in self.registered.items()}, "skipped": sorted(self.skipped)}
 
     def __repr__(self):
         return f"<PluginInfo {self.name!r} {self.status}>"
@@ -98,6 +117,7 @@ class PluginRegistry:
         self._autoloaded = False
         self._building = False  # True while _built runs the hooks
         self._listing = False  # True in ``ember plugins``: failures are listed, never raised
+        self._installed = []  # (op, device type, its kernel before) per kernel installed, in order
 
     # --- discovery ----------------------------------------------------------------
     def add_builtin(self, plugin, name, distribution):
@@ -186,6 +206,8 @@ class PluginRegistry:
             self.pm.unregister(plugin)
             raise
         self.infos[name] = info
+        self._uninstall_kernels()  # its ops may be what an earlier plugin's kernels wait for
+        self._install_kernels(catalogues)
         _forget_cached_lookups()
         return name
 
@@ -215,7 +237,8 @@ class PluginRegistry:
                 self.invalidate()
 
     def invalidate(self):
-        """Forget every catalogue and the lookups cached from them."""
+        """Forget every catalogue, the kernels installed from them and the lookups cached from them."""
+        self._uninstall_kernels()
         self._catalogues = None
         _forget_cached_lookups()
 
@@ -253,6 +276,7 @@ class PluginRegistry:
                     # a failing hook or a name clash: see NOTE [ Failing plugins ]
                     except Exception as exc:
                         self._broken(info, exc, "registration")
+                self._install_kernels(catalogues)
                 self._catalogues = catalogues
             finally:
                 self._building = False
@@ -304,6 +328,46 @@ class PluginRegistry:
                 raise PluginError(f"plugin {plugin_name!r} failed in {hook_name}: "
                                   f"{type(exc).__name__}: {exc}") from exc
         return staged
+
+    def _install_kernels(self, catalogues):
+        """Put every registered kernel on the op it names, in load order; a kernel for an
+        op nobody defines is skipped and recorded (NOTE [ Kernels for another plugin's ops ])."""
+        ops = catalogues["ops"]
+        for info in self.infos.values():
+            info.skipped = []
+        for key, entry in catalogues["kernels"].items():
+            found = ops.get(entry.extra["op"])
+            if found is None:
+                self._skipped(entry, key)
+                continue
+            op, device_type = found.obj, entry.extra["device"]
+            previous = op.kernels.get(device_type)
+            kernel = entry.obj
+            if entry.extra["with_fallback"]:
+                # the kernel's name, module, attributes and source stay readable (ember explain)
+                kernel = functools.update_wrapper(functools.partial(kernel, previous or op.generic), kernel)
+            op.register_kernel(device_type, kernel)
+            self._installed.append((op, device_type, previous))
+
+    def _skipped(self, entry, key):
+        info = self.infos.get(entry.plugin)
+        if info is not None:
+            info.skipped.append(key)
+        message = (f"ember plugin {entry.plugin!r} registers a kernel for the op {entry.extra['op']!r}, which no "
+                   f"plugin defines (not installed, or renamed): kernel {key!r} skipped")
+        if self._strict():
+            raise PluginError(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=5)
+
+    def _uninstall_kernels(self):
+        """Give every op the kernels it had before ``_install_kernels``."""
+        while self._installed:
+            op, device_type, previous = self._installed.pop()
+            if previous is None:
+                op.kernels.pop(device_type, None)
+            else:
+                op.kernels[device_type] = previous
+            op._resolved.clear()
 
     # --- lookups ------------------------------------------------------------------
     def find_backend(self, device_type):
@@ -373,6 +437,9 @@ def install_hint(distribution):
 
 def _registrar(entries, catalogue_name, plugin_name):
     """The ``register`` callback a hook receives, bound to one plugin and catalogue."""
+    if catalogue_name == "kernels":
+        return _kernel_registrar(entries, plugin_name)
+
     def register(obj, name=None, **extra):
         key = name if name is not None else _default_key(obj)
         if any(key == k for k, _, _ in entries):
@@ -380,6 +447,18 @@ def _registrar(entries, catalogue_name, plugin_name):
                               f"{_singular(catalogue_name)} {key!r} twice")
         entries.append((key, obj, extra))
         return obj
+    return register
+
+
+def _kernel_registrar(entries, plugin_name):
+    """``register(kernel, name, device, with_fallback=False)`` for ``ember_register_kernels``:
+    keyed ``"name[device]"``, as ``ember explain`` writes a device's kernel."""
+    def register(kernel, name, device, with_fallback=False):
+        key = f"{name}[{device}]"
+        if any(key == k for k, _, _ in entries):
+            raise PluginError(f"plugin {plugin_name!r} registers kernel {key!r} twice")
+        entries.append((key, kernel, {"op": name, "device": device, "with_fallback": with_fallback}))
+        return kernel
     return register
 
 

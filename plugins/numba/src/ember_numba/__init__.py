@@ -10,11 +10,16 @@ col2im of its channels_last ones (ember_numba/nhwc_im2col.py).
 PyTorch counterpart: aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``: a
 compiled CPU kernel registered for an op's cpu entry) (v2.13).
 
-The plugin registers no new names: its ``ember_register_ops`` hook registers kernels
-for the cpu device on the core's, ember-norm's, ember-activation's, ember-optim's and
-ember-loss's ops (``Op.register_kernel``), which the dispatcher resolves once per
-device and caches, as it does every kernel. The op objects are module-level in those
-plugins, so the override holds whichever plugin loads first.
+The plugin registers no ops: its ``ember_register_kernels`` hook registers cpu kernels
+for ops the core, ember-norm, ember-activation, ember-optim and ember-loss define, by
+their names (``"norm::layer_norm"``), and imports none of those plugins: the registry
+puts each kernel on its op once every plugin has registered its ops, whichever loads
+first, and hands a kernel the one it replaces (``fallback``) for the inputs its loops do
+not take (NOTE [ Kernels for another plugin's ops ] in ember/plugins/manager.py). A
+missing op (its plugin not installed, or renamed) is skipped with a warning and listed
+by ``ember plugins``. The core's own ops (log_softmax, max pooling) and dispatch stubs
+(im2col, the Winograd transforms) are served the same way; their kernels import the
+core's NumPy code, which a plugin may.
 ``EMBER_DISABLE_PLUGINS=ember-numba`` (or ``numba``) keeps their NumPy kernels.
 The loops are compiled when the plugin is installed, into ember_numba._compiled
 (ember_numba/ahead_of_time.py); numba itself is imported only for a call whose argument
@@ -27,13 +32,9 @@ __version__ = "0.1.0"
 
 
 def overrides():
-    """``[(op, cpu kernel)]``: every op of the core's, ember-norm's, ember-activation's,
-    ember-optim's and ember-loss's this plugin serves on the cpu, each module's own."""
-    from ember.native.pooling.pooling import MAX_POOL2D_VALUES
-    from ember_activation.sigmoid_family import SILU, SILU_BACKWARD
-    from ember_norm.ops import batch_norm as norm_batch_norm
-    from ember_norm.ops import group_norm as norm_group_norm
-    from ember_norm.ops import layer_norm as norm_layer_norm
+    """``[(op name, cpu kernel, with_fallback)]``: every op this plugin serves on the cpu.
+    Kernels for other plugins' ops take the kernel they replace first (``with_fallback``);
+    those for the core's ops call the core's NumPy code themselves."""
     from ember_numba import (
         batch_norm,
         cross_entropy,
@@ -52,24 +53,14 @@ def overrides():
         winograd,
     )
 
-    norms = [
-        (norm_batch_norm.batch_norm_stats, batch_norm.batch_norm_stats),
-        (norm_batch_norm.batch_norm, batch_norm.batch_norm),
-        (norm_batch_norm.batch_norm_backward, batch_norm.batch_norm_backward),
-        (norm_layer_norm.layer_norm_stats, layer_norm.layer_norm_stats),
-        (norm_layer_norm.layer_norm, layer_norm.layer_norm),
-        (norm_layer_norm.layer_norm_backward, layer_norm.layer_norm_backward),
-        (norm_group_norm.group_norm, group_norm.group_norm),
-        (norm_group_norm.group_norm_backward, group_norm.group_norm_backward),
-    ]
-    modules = (fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, log_softmax, nll_loss, cross_entropy, im2col,
-               nhwc_im2col, winograd)
-    activations = [(SILU, silu.silu), (SILU_BACKWARD, silu.silu_backward)]
-    return norms + activations + [(MAX_POOL2D_VALUES, max_pool.max_pool2d)] + [
-        pair for module in modules for pair in module.overrides()]
+    others = (batch_norm, layer_norm, group_norm, silu, fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, nll_loss,
+              cross_entropy)
+    core = (log_softmax, max_pool, im2col, nhwc_im2col, winograd)
+    return ([(name, kernel, True) for module in others for name, kernel in module.overrides()]
+            + [(op.qualname, kernel, False) for module in core for op, kernel in module.overrides()])
 
 
 @hookimpl
-def ember_register_ops(register):
-    for op, kernel in overrides():
-        op.register_kernel("cpu", kernel)
+def ember_register_kernels(register):
+    for name, kernel, with_fallback in overrides():
+        register(kernel, name=name, device="cpu", with_fallback=with_fallback)

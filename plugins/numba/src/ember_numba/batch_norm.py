@@ -8,14 +8,14 @@ PyTorch counterpart: aten/src/ATen/native/cpu/batch_norm_kernel.cpp
 
 As in layer_norm.py, contiguous float32 and float64 arrays take the compiled loops,
 channels_last ones the loops of batch_norm_channels_last.py, and everything else
-(other strides, 1-d inputs, other dtypes) ember-norm's NumPy kernel. Each channel is
+(other strides, 1-d inputs, other dtypes) the kernel it replaced (``fallback``:
+ember-norm's NumPy kernel). Each channel is
 visited as N rows of L values: the statistics read it twice (mean, then squared
 deviations), the normalization once, the backward twice.
 """
 
 import numpy as np
 
-from ember_norm.ops import batch_norm as ops
 from ember_numba import arrays
 from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable, flat_or_filled
@@ -24,11 +24,18 @@ loops = Loops("ember_numba.batch_norm_loops")
 channels_last = Loops("ember_numba.batch_norm_channels_last_loops")
 
 
-def batch_norm_stats(xp, input, *, eps):
+def overrides():
+    """``[(op name, cpu kernel)]``: ember-norm's batch-norm ops, each kernel taking the one it
+    replaces first (NOTE [ Kernels for another plugin's ops ] in ember/plugins/manager.py)."""
+    return [("norm::batch_norm_stats", batch_norm_stats), ("norm::batch_norm", batch_norm),
+            ("norm::batch_norm_backward", batch_norm_backward)]
+
+
+def batch_norm_stats(fallback, xp, input, *, eps):
     """``norm::batch_norm_stats`` on the cpu device: per-channel mean, invstd and
     unbiased variance."""
     if input.ndim < 2:
-        return ops.batch_norm_stats.generic(xp, input, eps=eps)
+        return fallback(xp, input, eps=eps)
     mean = np.empty(input.shape[1], dtype=input.dtype)
     invstd, unbiased = np.empty_like(mean), np.empty_like(mean)
     if compilable(input):
@@ -38,13 +45,13 @@ def batch_norm_stats(xp, input, *, eps):
     if rows is not None and compilable(rows):
         channels_last.column_moments(rows, input.dtype.type(eps), mean, invstd, unbiased)
         return mean, invstd, unbiased
-    return ops.batch_norm_stats.generic(xp, input, eps=eps)
+    return fallback(xp, input, eps=eps)
 
 
-def batch_norm(xp, input, weight, bias, mean, invstd, *, training, eps):
+def batch_norm(fallback, xp, input, weight, bias, mean, invstd, *, training, eps):
     """``norm::batch_norm`` on the cpu device: ``x * scale + shift`` per channel."""
     if input.ndim < 2 or not compilable(mean, invstd, weight, bias):
-        return ops.batch_norm.generic(xp, input, weight, bias, mean, invstd, training=training, eps=eps)
+        return fallback(xp, input, weight, bias, mean, invstd, training=training, eps=eps)
     channels = input.shape[1]
     w, b = flat_or_filled(weight, 1, channels, mean.dtype), flat_or_filled(bias, 0, channels, mean.dtype)
     if compilable(input, mean):
@@ -57,14 +64,14 @@ def batch_norm(xp, input, weight, bias, mean, invstd, *, training, eps):
         out, out_rows = arrays.empty_channels_last(input)
         channels_last.normalize_columns(rows, w, b, mean, invstd, out_rows)
         return out
-    return ops.batch_norm.generic(xp, input, weight, bias, mean, invstd, training=training, eps=eps)
+    return fallback(xp, input, weight, bias, mean, invstd, training=training, eps=eps)
 
 
-def batch_norm_backward(xp, grad, input, weight, mean, invstd, *, training):
+def batch_norm_backward(fallback, xp, grad, input, weight, mean, invstd, *, training):
     """``norm::batch_norm_backward`` on the cpu device: grad_input, grad_weight and
     grad_bias (formulas in ember_norm/ops/batch_norm.py)."""
     if input.ndim < 2 or grad.shape != input.shape or not compilable(mean, invstd, weight):
-        return ops.batch_norm_backward.generic(xp, grad, input, weight, mean, invstd, training=training)
+        return fallback(xp, grad, input, weight, mean, invstd, training=training)
     channels = input.shape[1]
     filled = flat_or_filled(weight, 1, channels, mean.dtype)
     grad_weight, grad_bias = np.empty(channels, dtype=mean.dtype), np.empty(channels, dtype=mean.dtype)
@@ -79,4 +86,4 @@ def batch_norm_backward(xp, grad, input, weight, mean, invstd, *, training):
         channels_last.backward_columns(grad_rows, rows, filled, mean, invstd, training, grad_input_rows,
                                        grad_weight, grad_bias)
         return grad_input, grad_weight, grad_bias
-    return ops.batch_norm_backward.generic(xp, grad, input, weight, mean, invstd, training=training)
+    return fallback(xp, grad, input, weight, mean, invstd, training=training)

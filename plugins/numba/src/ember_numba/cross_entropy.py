@@ -10,8 +10,8 @@ They serve C-contiguous float32 or float64 logits with C-contiguous int64 class
 indices, with or without a class weight of the logits' dtype, and no label smoothing
 (``ignore_index`` may match some positions); every other call (label smoothing, class
 probabilities, other layouts and dtypes), and a target out of range (so that the NumPy
-kernel raises torch's IndexError), goes to ember-loss's NumPy kernels
-(ember_loss/cross_entropy.py). The row forward shifts each row by its target's logit,
+kernel raises torch's IndexError), goes to the kernels they replace (``fallback``:
+ember-loss's NumPy kernels, ember_loss/cross_entropy.py). The row forward shifts each row by its target's logit,
 as the NumPy kernel does (NOTE [ Shifting by the target logit ] there), with
 ember_numba/vector_exp.py's exponential; the backward recomputes the row's
 exponentials into its output and scales them in place, so nothing is kept between the
@@ -21,14 +21,15 @@ the fused loops ] in log_softmax_loops.py).
 
 import numpy as np
 
-from ember_loss import cross_entropy as ops
 from ember_numba.arrays import compilable
 from ember_numba.log_softmax import column_block, loops
 
 
 def overrides():
-    """``[(op, cpu kernel)]``: ember-loss's fused cross-entropy forward and backward ops on the cpu."""
-    return [(ops.cross_entropy_op, cross_entropy), (ops.cross_entropy_backward_op, cross_entropy_backward)]
+    """``[(op name, cpu kernel)]``: ember-loss's fused cross-entropy forward and backward ops on the
+    cpu, each kernel taking the one it replaces first (NOTE [ Kernels for another plugin's ops ] in
+    ember/plugins/manager.py)."""
+    return [("loss::cross_entropy", cross_entropy), ("loss::cross_entropy_backward", cross_entropy_backward)]
 
 
 def _takes(x, target, weight, label_smoothing):
@@ -54,7 +55,7 @@ def _weights(x, weight):
     return (weight, True) if weight is not None else (np.ones(1, x.dtype), False)
 
 
-def cross_entropy(xp, x, target, weight, *, reduction="mean", ignore_index=-100, label_smoothing=0.0):
+def cross_entropy(fallback, xp, x, target, weight, *, reduction="mean", ignore_index=-100, label_smoothing=0.0):
     """``loss::cross_entropy`` on the cpu: ``-w[t] * log_softmax(x)[t]`` per position,
     reduced."""
     loops_for = _takes(x, target, weight, label_smoothing)
@@ -75,8 +76,8 @@ def cross_entropy(xp, x, target, weight, *, reduction="mean", ignore_index=-100,
                                                *(np.empty(block, x.dtype) for _ in range(3)), block)
         if done:
             return _reduced(losses.reshape(target.shape), reduction, sums[0])
-    return ops.cross_entropy_op.generic(xp, x, target, weight, reduction=reduction, ignore_index=ignore_index,
-                                        label_smoothing=label_smoothing)
+    return fallback(xp, x, target, weight, reduction=reduction, ignore_index=ignore_index,
+                    label_smoothing=label_smoothing)
 
 
 def _reduced(losses, reduction, denominator):
@@ -88,7 +89,7 @@ def _reduced(losses, reduction, denominator):
     return total / denominator if denominator else np.asarray(np.nan, losses.dtype)  # all ignored: nan, as torch
 
 
-def cross_entropy_backward(xp, grad, x, target, weight, *, reduction="mean", ignore_index=-100,
+def cross_entropy_backward(fallback, xp, grad, x, target, weight, *, reduction="mean", ignore_index=-100,
                            label_smoothing=0.0):
     """``loss::cross_entropy_backward`` on the cpu: ``w[t] * grad * (softmax(x) -
     onehot(t))`` per position (over the sum of the ``w[t]`` counted, for the mean)."""
@@ -109,5 +110,5 @@ def cross_entropy_backward(xp, grad, x, target, weight, *, reduction="mean", ign
                                                         np.empty(block, x.dtype), block)
         if done:
             return out
-    return ops.cross_entropy_backward_op.generic(xp, grad, x, target, weight, reduction=reduction,
-                                                 ignore_index=ignore_index, label_smoothing=label_smoothing)
+    return fallback(xp, grad, x, target, weight, reduction=reduction, ignore_index=ignore_index,
+                    label_smoothing=label_smoothing)

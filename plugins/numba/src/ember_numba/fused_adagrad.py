@@ -14,23 +14,23 @@ import numpy as np
 
 from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable
-from ember_optim.fused_adagrad import adagrad_kernel, fused_adagrad_op
 
 loops = Loops("ember_numba.fused_adagrad_loops")
 
 
 def overrides():
-    """``[(op, cpu kernel)]``: ``optim::_fused_adagrad_`` on the cpu (NOTE [ The fused update as an op ] in
+    """``[(op name, cpu kernel)]``: ``optim::_fused_adagrad_`` on the cpu, the kernel taking the NumPy one
+    (``adagrad_kernel``) first (NOTE [ The fused update as an op ] in
     ember_optim/fused_sgd.py)."""
-    return [(fused_adagrad_op, fused_adagrad)]
+    return [("optim::_fused_adagrad_", fused_adagrad)]
 
 
-def fused_adagrad(xp, p, g, state_sum, s, t, u, *, weight_decay, eps, maximize, clr):
+def fused_adagrad(fallback, xp, p, g, state_sum, s, t, u, *, weight_decay, eps, maximize, clr):
     """``optim::_fused_adagrad_`` on the cpu: ``adagrad_kernel``'s update in one compiled
     pass; the scratch ``s``, ``t``, ``u`` is unused."""
     if not compilable(p, g, state_sum, empty=True):
-        return adagrad_kernel(xp, p, g, state_sum, s, t, u, weight_decay=weight_decay, eps=eps, maximize=maximize,
-                              clr=clr)
+        return fallback(xp, p, g, state_sum, s, t, u, weight_decay=weight_decay, eps=eps, maximize=maximize,
+                        clr=clr)
     # the scalars in the parameter's dtype, as NumPy converts a Python float for the NumPy
     # kernel; one array rather than a NumPy scalar each (about 0.5 us apiece)
     scalars = np.array((weight_decay, eps, -clr), p.dtype)

@@ -15,26 +15,26 @@ rounded in both. Arrays it does not take go to the NumPy kernel.
 from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable
 from ember_numba.exact import flat
-from ember_optim.fused_adam import adam_kernel, fused_adam_op
 
 loops = Loops("ember_numba.fused_adam_loops")
 
 
 def overrides():
-    """``[(op, cpu kernel)]``: ``optim::_fused_adam_`` on the cpu (NOTE [ The fused update as an op ] in
+    """``[(op name, cpu kernel)]``: ``optim::_fused_adam_`` on the cpu, the kernel taking the NumPy one
+    (``adam_kernel``) first (NOTE [ The fused update as an op ] in
     ember_optim/fused_sgd.py)."""
-    return [(fused_adam_op, fused_adam)]
+    return [("optim::_fused_adam_", fused_adam)]
 
 
-def fused_adam(xp, p, g, m, v, v_max, s, t, *, beta1, beta2, lr, weight_decay, eps, maximize,
+def fused_adam(fallback, xp, p, g, m, v, v_max, s, t, *, beta1, beta2, lr, weight_decay, eps, maximize,
                decoupled_weight_decay, step_size, bias_correction2_sqrt):
     """``optim::_fused_adam_`` on the cpu: ``adam_kernel``'s update in one compiled pass;
     the scratch ``s``, ``t`` is unused."""
     if not compilable(p, g, m, v, v_max, empty=True):
-        return adam_kernel(xp, p, g, m, v, v_max, s, t, beta1=beta1, beta2=beta2, lr=lr,
-                           weight_decay=weight_decay, eps=eps, maximize=maximize,
-                           decoupled_weight_decay=decoupled_weight_decay, step_size=step_size,
-                           bias_correction2_sqrt=bias_correction2_sqrt)
+        return fallback(xp, p, g, m, v, v_max, s, t, beta1=beta1, beta2=beta2, lr=lr,
+                        weight_decay=weight_decay, eps=eps, maximize=maximize,
+                        decoupled_weight_decay=decoupled_weight_decay, step_size=step_size,
+                        bias_correction2_sqrt=bias_correction2_sqrt)
     scalar = p.dtype.type  # the NumPy kernel's conversion of Python floats
     decay = weight_decay != 0 and decoupled_weight_decay
     l2 = 0 if decoupled_weight_decay else weight_decay

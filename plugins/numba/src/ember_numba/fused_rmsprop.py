@@ -21,24 +21,24 @@ import numpy as np
 from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable
 from ember_numba.exact import flat
-from ember_optim.fused_rmsprop import fused_rmsprop_op, rmsprop_kernel
 
 loops = Loops("ember_numba.fused_rmsprop_loops")
 
 
 def overrides():
-    """``[(op, cpu kernel)]``: ``optim::_fused_rmsprop_`` on the cpu (NOTE [ The fused update as an op ] in
+    """``[(op name, cpu kernel)]``: ``optim::_fused_rmsprop_`` on the cpu, the kernel taking the NumPy one
+    (``rmsprop_kernel``) first (NOTE [ The fused update as an op ] in
     ember_optim/fused_sgd.py)."""
-    return [(fused_rmsprop_op, fused_rmsprop)]
+    return [("optim::_fused_rmsprop_", fused_rmsprop)]
 
 
-def fused_rmsprop(xp, p, g, square_avg, grad_avg, buffer, s, t, u, *, lr, alpha, eps, weight_decay, momentum,
+def fused_rmsprop(fallback, xp, p, g, square_avg, grad_avg, buffer, s, t, u, *, lr, alpha, eps, weight_decay, momentum,
                   centered, maximize):
     """``optim::_fused_rmsprop_`` on the cpu: ``rmsprop_kernel``'s update in one compiled
     pass; the scratch ``s``, ``t`` stands in for a buffer that is off."""
     if not compilable(p, g, square_avg, grad_avg, buffer, empty=True):
-        return rmsprop_kernel(xp, p, g, square_avg, grad_avg, buffer, s, t, u, lr=lr, alpha=alpha, eps=eps,
-                              weight_decay=weight_decay, momentum=momentum, centered=centered, maximize=maximize)
+        return fallback(xp, p, g, square_avg, grad_avg, buffer, s, t, u, lr=lr, alpha=alpha, eps=eps,
+                        weight_decay=weight_decay, momentum=momentum, centered=centered, maximize=maximize)
     weight = 1 - alpha
     near = abs(weight) < 0.5  # lerp_into's choice of form
     # the scalars in the parameter's dtype, as NumPy converts a Python float for the NumPy

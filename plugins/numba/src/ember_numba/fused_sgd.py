@@ -27,23 +27,23 @@ PyTorch counterpart: aten/src/ATen/native/cpu/FusedSGDKernel.cpp (v2.13).
 from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable
 from ember_numba.exact import flat
-from ember_optim.fused_sgd import fused_sgd_op, sgd_kernel
 
 loops = Loops("ember_numba.fused_sgd_loops")
 
 
 def overrides():
-    """``[(op, cpu kernel)]``: ``optim::_fused_sgd_`` on the cpu (NOTE [ The fused update as an op ] in
+    """``[(op name, cpu kernel)]``: ``optim::_fused_sgd_`` on the cpu, the kernel taking the NumPy one
+    (``sgd_kernel``) first (NOTE [ The fused update as an op ] in
     ember_optim/fused_sgd.py)."""
-    return [(fused_sgd_op, fused_sgd)]
+    return [("optim::_fused_sgd_", fused_sgd)]
 
 
-def fused_sgd(xp, p, g, buffer, s, t, *, lr, momentum, dampening, weight_decay, nesterov, maximize, first):
+def fused_sgd(fallback, xp, p, g, buffer, s, t, *, lr, momentum, dampening, weight_decay, nesterov, maximize, first):
     """``optim::_fused_sgd_`` on the cpu: ``sgd_kernel``'s update of ``p`` (and
     ``buffer``) in one compiled pass; the scratch ``s``, ``t`` is unused."""
     if not compilable(p, g, buffer, empty=True):
-        return sgd_kernel(xp, p, g, buffer, s, t, lr=lr, momentum=momentum, dampening=dampening,
-                          weight_decay=weight_decay, nesterov=nesterov, maximize=maximize, first=first)
+        return fallback(xp, p, g, buffer, s, t, lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize, first=first)
     scalar = p.dtype.type  # NOTE above: the NumPy kernel's conversion of Python floats
     p = p.reshape(-1)
     loops.sgd_loop(p, g.reshape(-1), flat(buffer, p), scalar(-lr), scalar(momentum), scalar(1 - dampening),

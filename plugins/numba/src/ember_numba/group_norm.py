@@ -6,13 +6,12 @@ PyTorch counterpart: aten/src/ATen/native/cpu/group_norm_kernel.cpp
 (``GroupNormKernelImplInternal``, ``GroupNormBackwardKernelImplInternal``) (v2.13).
 
 As in layer_norm.py, contiguous float32 and float64 arrays take the compiled loops
-and everything else ember-norm's NumPy kernel (``op.generic``); NOTE [ One loop per row
+and everything else the kernel it replaced (``fallback``: ember-norm's NumPy kernel); NOTE [ One loop per row
 instead of whole-array passes ] there says why the loops are faster.
 """
 
 import numpy as np
 
-from ember_norm.ops import group_norm as ops
 from ember_numba import arrays
 from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable, flat_or_filled
@@ -20,10 +19,16 @@ from ember_numba.arrays import compilable, flat_or_filled
 loops = Loops("ember_numba.group_norm_loops")
 
 
-def group_norm(xp, input, weight, bias, mean, rstd, *, num_groups, eps):
+def overrides():
+    """``[(op name, cpu kernel)]``: ember-norm's group-norm ops, each kernel taking the one it
+    replaces first (NOTE [ Kernels for another plugin's ops ] in ember/plugins/manager.py)."""
+    return [("norm::group_norm", group_norm), ("norm::group_norm_backward", group_norm_backward)]
+
+
+def group_norm(fallback, xp, input, weight, bias, mean, rstd, *, num_groups, eps):
     """``norm::group_norm`` on the cpu device: ``x * scale + shift`` per (sample, channel)."""
     if not compilable(input, weight, bias, mean, rstd):
-        return ops.group_norm.generic(xp, input, weight, bias, mean, rstd, num_groups=num_groups, eps=eps)
+        return fallback(xp, input, weight, bias, mean, rstd, num_groups=num_groups, eps=eps)
     x = arrays.channels(input)
     channels = x.shape[1]
     out = np.empty_like(x)
@@ -32,11 +37,11 @@ def group_norm(xp, input, weight, bias, mean, rstd, *, num_groups, eps):
     return out.reshape(input.shape)
 
 
-def group_norm_backward(xp, grad, input, weight, mean, rstd, *, num_groups):
+def group_norm_backward(fallback, xp, grad, input, weight, mean, rstd, *, num_groups):
     """``norm::group_norm_backward`` on the cpu device: grad_input, grad_weight and
     grad_bias (formulas in ember_norm/ops/group_norm.py)."""
     if not compilable(grad, input, weight, mean, rstd) or grad.shape != input.shape:
-        return ops.group_norm_backward.generic(xp, grad, input, weight, mean, rstd, num_groups=num_groups)
+        return fallback(xp, grad, input, weight, mean, rstd, num_groups=num_groups)
     x, g = arrays.channels(input), arrays.channels(grad)
     channels = x.shape[1]
     grad_input = np.empty_like(x)

@@ -5,7 +5,7 @@ PyTorch counterpart: aten/src/ATen/native/cpu/layer_norm_kernel.cpp
 (``LayerNormKernelImplInternal``, ``LayerNormBackwardKernelImplInternal``) (v2.13).
 
 Each override serves contiguous float32 and float64 arrays and hands everything else
-to ember-norm's NumPy kernel (``op.generic``), so the results never depend on whether
+to the kernel it replaced (``fallback``: ember-norm's NumPy kernel), so the results never depend on whether
 this plugin is installed beyond rounding. Statistics accumulate in the input's dtype,
 as torch's float kernels do (``opmath`` of float32 is float).
 
@@ -22,11 +22,17 @@ as torch's float kernels do (``opmath`` of float32 is float).
 
 import numpy as np
 
-from ember_norm.ops import layer_norm as ops
 from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable, flat_or_filled
 
 loops = Loops("ember_numba.layer_norm_loops")
+
+
+def overrides():
+    """``[(op name, cpu kernel)]``: ember-norm's layer-norm ops, each kernel taking the one it
+    replaces first (NOTE [ Kernels for another plugin's ops ] in ember/plugins/manager.py)."""
+    return [("norm::layer_norm_stats", layer_norm_stats), ("norm::layer_norm", layer_norm),
+            ("norm::layer_norm_backward", layer_norm_backward)]
 
 
 def _normalized_numel(input, normalized_ndim):
@@ -36,10 +42,10 @@ def _normalized_numel(input, normalized_ndim):
     return numel
 
 
-def layer_norm_stats(xp, input, *, normalized_ndim, eps):
+def layer_norm_stats(fallback, xp, input, *, normalized_ndim, eps):
     """``norm::layer_norm_stats`` on the cpu device: mean and rstd of each row."""
     if not compilable(input):
-        return ops.layer_norm_stats.generic(xp, input, normalized_ndim=normalized_ndim, eps=eps)
+        return fallback(xp, input, normalized_ndim=normalized_ndim, eps=eps)
     numel = _normalized_numel(input, normalized_ndim)
     rows = input.reshape(-1, numel)
     mean = np.empty(rows.shape[0], dtype=input.dtype)
@@ -49,11 +55,10 @@ def layer_norm_stats(xp, input, *, normalized_ndim, eps):
     return mean.reshape(stats_shape), rstd.reshape(stats_shape)
 
 
-def layer_norm(xp, input, weight, bias, mean, rstd, *, normalized_ndim, eps):
+def layer_norm(fallback, xp, input, weight, bias, mean, rstd, *, normalized_ndim, eps):
     """``norm::layer_norm`` on the cpu device: ``(x - mean) * rstd * weight + bias``."""
     if not compilable(input, weight, bias, mean, rstd):
-        return ops.layer_norm.generic(xp, input, weight, bias, mean, rstd,
-                                      normalized_ndim=normalized_ndim, eps=eps)
+        return fallback(xp, input, weight, bias, mean, rstd, normalized_ndim=normalized_ndim, eps=eps)
     numel = _normalized_numel(input, normalized_ndim)
     rows = input.reshape(-1, numel)
     out = np.empty_like(rows)
@@ -63,12 +68,11 @@ def layer_norm(xp, input, weight, bias, mean, rstd, *, normalized_ndim, eps):
     return out.reshape(input.shape)
 
 
-def layer_norm_backward(xp, grad, input, weight, mean, rstd, *, normalized_ndim):
+def layer_norm_backward(fallback, xp, grad, input, weight, mean, rstd, *, normalized_ndim):
     """``norm::layer_norm_backward`` on the cpu device: grad_input, grad_weight and
     grad_bias (formulas in ember_norm/ops/layer_norm.py)."""
     if not compilable(grad, input, weight, mean, rstd) or grad.shape != input.shape:
-        return ops.layer_norm_backward.generic(xp, grad, input, weight, mean, rstd,
-                                               normalized_ndim=normalized_ndim)
+        return fallback(xp, grad, input, weight, mean, rstd, normalized_ndim=normalized_ndim)
     normalized_shape = input.shape[input.ndim - normalized_ndim:]
     numel = _normalized_numel(input, normalized_ndim)
     rows = input.reshape(-1, numel)

@@ -29,6 +29,11 @@ loops = Loops("ember_numba.max_pool_loops")
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+def overrides():
+    """``[(op, cpu kernel)]``: core's values-only max pooling on the cpu."""
+    return [(MAX_POOL2D_VALUES, max_pool2d)]
+
+
 def max_pool2d(xp, x, kernel_size, stride, padding, dilation, ceil_mode):
     """``aten::max_pool2d`` on the cpu: the compiled loop for channels_last float32 and
     float64 maps, ``MAX_POOL2D_VALUES.generic`` for anything else."""

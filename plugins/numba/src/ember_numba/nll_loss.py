@@ -20,7 +20,6 @@ float64 (nll_loss_loops.py).
 
 import numpy as np
 
-from ember_loss import nll as ops
 from ember_numba.ahead_of_time import Loops
 from ember_numba.arrays import compilable
 
@@ -28,8 +27,10 @@ loops = Loops("ember_numba.nll_loss_loops")
 
 
 def overrides():
-    """``[(op, cpu kernel)]``: ember-loss's nll_loss forward and backward ops on the cpu."""
-    return [(ops.nll_loss_op, nll_loss), (ops.nll_backward_op, nll_loss_backward)]
+    """``[(op name, cpu kernel)]``: ember-loss's nll_loss forward and backward ops on the cpu, each
+    kernel taking the one it replaces first (NOTE [ Kernels for another plugin's ops ] in
+    ember/plugins/manager.py)."""
+    return [("loss::nll_loss", nll_loss), ("loss::nll_loss_backward", nll_loss_backward)]
 
 
 def _takes(x, target, weight):
@@ -52,26 +53,26 @@ def _weights(x, weight):
 _NO_WEIGHT = {np.dtype(t): np.ones(1, t) for t in (np.float32, np.float64)}  # read, never written
 
 
-def nll_loss(xp, x, target, weight, *, reduction="mean", ignore_index=-100):
+def nll_loss(fallback, xp, x, target, weight, *, reduction="mean", ignore_index=-100):
     """``loss::nll_loss`` on the cpu: ``-w[t] * x[t]`` per row, then reduced."""
     if not _takes(x, target, weight):
-        return ops.nll_loss_op.generic(xp, x, target, weight, reduction=reduction, ignore_index=ignore_index)
+        return fallback(xp, x, target, weight, reduction=reduction, ignore_index=ignore_index)
     w, weighted = _weights(x, weight)
     if x.ndim > 2:
-        return _spatial_loss(xp, x, target, weight, reduction, ignore_index)
+        return _spatial_loss(fallback, xp, x, target, weight, reduction, ignore_index)
     losses = np.empty(x.shape[0], x.dtype)
     sums = np.empty(2, x.dtype)  # the sum of the losses and of the weights
     if not loops.forward(x, target, w, weighted, ignore_index, losses, sums):
-        return ops.nll_loss_op.generic(xp, x, target, weight, reduction=reduction, ignore_index=ignore_index)
+        return fallback(xp, x, target, weight, reduction=reduction, ignore_index=ignore_index)
     return _reduced(losses, reduction, sums[0], sums[1])
 
 
-def _spatial_loss(xp, x, target, weight, reduction, ignore_index):
+def _spatial_loss(fallback, xp, x, target, weight, reduction, ignore_index):
     lines, targets = _spatial(x, target)
     losses = np.empty(targets.shape, x.dtype)
     sums = np.empty(1, x.dtype)  # the sum of the weights counted
     if not loops.spatial_forward(lines, targets, *_weights(x, weight), ignore_index, losses, sums):
-        return ops.nll_loss_op.generic(xp, x, target, weight, reduction=reduction, ignore_index=ignore_index)
+        return fallback(xp, x, target, weight, reduction=reduction, ignore_index=ignore_index)
     losses = losses.reshape(target.shape)
     return _reduced(losses, reduction, None if reduction == "none" else losses.sum(), sums[0])
 
@@ -86,12 +87,11 @@ def _reduced(losses, reduction, total, denominator):
     return total / denominator
 
 
-def nll_loss_backward(xp, grad, x, target, weight, *, reduction="mean", ignore_index=-100):
+def nll_loss_backward(fallback, xp, grad, x, target, weight, *, reduction="mean", ignore_index=-100):
     """``loss::nll_loss_backward`` on the cpu: zeros, with ``-w[t] * grad`` (over the
     mean's denominator) at each row's target."""
     if not (_takes(x, target, weight) and grad.dtype == x.dtype):
-        return ops.nll_backward_op.generic(xp, grad, x, target, weight, reduction=reduction,
-                                           ignore_index=ignore_index)
+        return fallback(xp, grad, x, target, weight, reduction=reduction, ignore_index=ignore_index)
     w, weighted = _weights(x, weight)
     out = np.zeros(x.shape, x.dtype)
     if x.ndim > 2:
@@ -103,6 +103,5 @@ def nll_loss_backward(xp, grad, x, target, weight, *, reduction="mean", ignore_i
         grads = grad.reshape(-1) if reduction == "none" else grad.reshape(1)
         done = loops.backward(grads, target, w, weighted, ignore_index, reduction == "mean", out)
     if not done:
-        return ops.nll_backward_op.generic(xp, grad, x, target, weight, reduction=reduction,
-                                           ignore_index=ignore_index)
+        return fallback(xp, grad, x, target, weight, reduction=reduction, ignore_index=ignore_index)
     return out

@@ -36,7 +36,6 @@ PyTorch counterpart: aten/src/ATen/native/cpu/Activation.cpp (``silu_kernel``: `
 
 import numpy as np
 
-from ember_activation.sigmoid_family import SILU, SILU_BACKWARD
 from ember_numba.ahead_of_time import Loops
 
 loops = Loops("ember_numba.silu_loops")
@@ -44,30 +43,37 @@ loops = Loops("ember_numba.silu_loops")
 F = np.float32
 
 
-def silu(xp, x):
+def overrides():
+    """``[(op name, cpu kernel)]``: ember-activation's SiLU forward and backward, each kernel
+    taking the one it replaces first (NOTE [ Kernels for another plugin's ops ] in
+    ember/plugins/manager.py)."""
+    return [("activation::silu", silu), ("activation::silu_backward", silu_backward)]
+
+
+def silu(fallback, xp, x):
     """``activation::silu`` on the cpu: the compiled loop for dense float32 arrays, the
-    NumPy kernel (``SILU.generic``) for everything else."""
+    NumPy kernel (``fallback``, the kernel it replaced) for everything else."""
     values = _dense(x)
     if values is None or x.dtype != F or x.size == 0:
-        return SILU.generic(xp, x)
+        return fallback(xp, x)
     out = np.empty_like(x)  # the input's layout, as NumPy's ufuncs give
     if out.strides != x.strides:  # a size-1 axis strided differently: not worth a case
-        return SILU.generic(xp, x)
+        return fallback(xp, x)
     loops.silu_loop(values, _dense(out))
     return out
 
 
-def silu_backward(xp, grad, x):
+def silu_backward(fallback, xp, grad, x):
     """``activation::silu_backward`` on the cpu: the compiled loop where ``grad`` and
     ``x`` are dense float32 arrays of one shape and one layout, the NumPy kernel
-    (``SILU_BACKWARD.generic``) for everything else."""
+    (``fallback``, the kernel it replaced) for everything else."""
     values, grads = _dense(x), _dense(grad)
     if values is None or grads is None or x.dtype != F or grad.dtype != F or x.size == 0 \
             or grad.shape != x.shape or grad.strides != x.strides:
-        return SILU_BACKWARD.generic(xp, grad, x)
+        return fallback(xp, grad, x)
     out = np.empty_like(x)
     if out.strides != x.strides:
-        return SILU_BACKWARD.generic(xp, grad, x)
+        return fallback(xp, grad, x)
     loops.silu_backward_loop(grads, values, _dense(out))
     return out
 

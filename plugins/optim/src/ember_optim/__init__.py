@@ -5,7 +5,9 @@ PyTorch counterpart: torch/optim/__init__.py (v2.13).
 ember imports this module when it first needs a catalogue and calls the hook below,
 which registers every class and function under its name with a ``kind``:
 ``"optimizer"`` (``ember.optim.<Name>``), ``"lr_scheduler"``
-(``ember.optim.lr_scheduler.<Name>``) or ``"swa_utils"`` (``ember.optim.swa_utils.<name>``).
+(``ember.optim.lr_scheduler.<Name>``) or ``"swa_utils"`` (``ember.optim.swa_utils.<name>``),
+and the ops of the fused updates (``optim::_fused_sgd_``...), by whose names another
+plugin (ember-numba) registers compiled kernels for them.
 Nothing heavy is imported at top level: the classes are imported inside the hook, and
 the names below on first access.
 """
@@ -39,6 +41,15 @@ def ember_register_optimizers(register):
         register(getattr(lr_scheduler, name), kind="lr_scheduler")
     for name in SWA_UTILS:
         register(getattr(swa_utils, name), name=name, kind="swa_utils")
+
+
+@hookimpl
+def ember_register_ops(register):
+    from ember_optim import fused_adagrad, fused_adam, fused_rmsprop, fused_sgd
+
+    for op in (fused_sgd.fused_sgd_op, fused_adam.fused_adam_op, fused_rmsprop.fused_rmsprop_op,
+               fused_adagrad.fused_adagrad_op):
+        register(op)
 
 
 def __getattr__(name):

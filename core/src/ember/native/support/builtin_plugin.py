@@ -1,4 +1,4 @@
-"""The core's own plugin: it registers every ``aten::`` op and the core's module
+"""The core's own plugin: it registers every ``aten::`` op (and ``native::`` stub) and the core's module
 classes through the same hooks a third-party plugin uses.
 
 PyTorch counterpart: aten/src/ATen/native/native_functions.yaml, whose entries the
@@ -16,8 +16,10 @@ def ember_register_ops(register):
     all_modules()
     for op in list(dispatcher._ALL_OPS):
         # plugin == "ember" marks the core's own ops; an "aten::" op made elsewhere
-        # (plugin=None) must go through its own plugin, where a clash is reported.
-        if op.namespace == "aten" and op.plugin == "ember":
+        # (plugin=None) must go through its own plugin, where a clash is reported. The
+        # "native::" ops are the dispatch stubs (support/dispatch_stub.py): registered so
+        # that a plugin can serve them by name (ember_register_kernels).
+        if op.namespace in ("aten", "native") and op.plugin == "ember":
             register(op)
 
 
