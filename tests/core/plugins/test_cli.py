@@ -55,7 +55,7 @@ def test_plugins_json(capsys, cli_plugin):
     assert status == 0
     assert infos["numpy"] == {"name": "numpy", "distribution": "ember-numpy", "version": "0.1.0",
                               "module": "ember_numpy", "status": "ok", "error": None,
-                              "registered": {"backends": ["cpu"]}, "kernels": {}}
+                              "registered": {"backends": ["cpu"]}, "skipped": [], "kernels": {}}
     assert infos["ember"]["distribution"] == "ember-core"
     assert "aten::mul" in infos["ember"]["registered"]["ops"]
     assert infos["clitest"]["registered"] == {"ops": ["clitest::twice"]}

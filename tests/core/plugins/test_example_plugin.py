@@ -107,7 +107,8 @@ def test_the_console_script_lists_and_explains_the_plugin(env):
     infos = {info["name"]: info for info in json.loads(listing.stdout)}
     assert infos["example"] == {"name": "example", "distribution": "ember-example-ops", "version": "0.1.0",
                                 "module": "ember_example_ops", "status": "ok", "error": None,
-                                "registered": {"ops": ["example::softclamp"]}, "kernels": {}}
+                                "registered": {"ops": ["example::softclamp"]}, "skipped": [],
+                                "kernels": {}}
     explain = subprocess.run([env / "ember", "explain", "example::softclamp"], capture_output=True, text=True,
                              timeout=60)
     lines = explain.stdout.splitlines()

@@ -74,6 +74,48 @@ def test_ember_register_ops(use_plugin):
     assert ember.ops.hookspec.twice(ember.tensor([1, 2])).tolist() == [2, 4]
 
 
+def test_ember_register_kernels(use_plugin):
+    from ember import library
+
+    @library.custom_op("hookspec::thrice", promote="default")
+    def thrice(xp, x):
+        return x * 3
+
+    def cpu_thrice(fallback, xp, x):  # the integers here, the generic kernel for the rest
+        return x + x + x if x.dtype.kind == "i" else fallback(xp, x)
+
+    with pytest.warns(RuntimeWarning, match="'hookspec::thrice', which no plugin defines"):
+        use_plugin(make_plugin("hookspec_kernels", ember_register_kernels=lambda register: register(
+            cpu_thrice, name="hookspec::thrice", device="cpu", with_fallback=True)))
+    entry = registry.catalogue("kernels")["hookspec::thrice[cpu]"]
+    assert entry.obj is cpu_thrice and entry.plugin == "hookspec_kernels"
+    assert entry.extra == {"op": "hookspec::thrice", "device": "cpu", "with_fallback": True}
+    assert "cpu" not in thrice.kernels  # the op is nobody's yet: skipped (NOTE [ Kernels for another plugin's ops ])
+    use_plugin(make_plugin("hookspec_kernels_op", ember_register_ops=lambda register: register(thrice)))
+    installed = thrice.kernel_for("cpu")
+    assert installed.__wrapped__ is cpu_thrice and installed.args == (thrice.generic,)
+    assert thrice(ember.tensor([1, 2])).tolist() == [3, 6] and thrice(ember.tensor([0.5])).tolist() == [1.5]
+    ember.plugins.unregister(name="hookspec_kernels")
+    assert thrice.kernel_for("cpu") is thrice.generic  # the catalogues dropped, the op's own kernels back
+
+
+def test_ember_register_tensor_types(use_plugin):
+    from ember.serialization import quantized
+
+    def rebuild(int_repr, dtype, scale, zero_point, axis):
+        return ("rebuilt", dtype, scale, zero_point, axis)
+
+    with registry.without("quantization"):
+        use_plugin(make_plugin("hookspec_tensor_types",
+                               ember_register_tensor_types=lambda register: register(rebuild, name="quantized")))
+        assert registry.catalogue("tensor_types")["quantized"].obj is rebuild
+        assert _owner("tensor_types", "quantized") == "hookspec_tensor_types"
+        assert quantized._rebuild_quantized() is rebuild
+        ember.plugins.unregister(name="hookspec_tensor_types")
+        with pytest.raises(quantized.CheckpointError, match="needs the ember-quantization plugin"):
+            quantized._rebuild_quantized()
+
+
 def _check_class_catalogue(use_plugin, hook, catalogue):
     """Shared body of the tests of the hooks that register classes by name."""
     cls = type("HookSpecThing", (), {})

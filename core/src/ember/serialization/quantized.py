@@ -8,9 +8,10 @@ stride, quantizer_params, requires_grad, backward_hooks)``, its storage typed
 ``torch.QUInt8Storage`` / ``QInt8Storage`` / ``QInt32Storage`` (the raw integers), and
 ``quantizer_params`` either ``(torch.per_tensor_affine, scale, zero_point)`` or
 ``(torch.per_channel_affine, scales, zero_points, axis)``. Quantized tensors belong to
-the ember-quantization plugin (``ember_quantization.QTensor``); the core only checks the
-arguments and, on load, imports the plugin's class, naming the distribution if it is
-missing. Saving is duck-typed on the ``QTensor`` protocol, so the core never imports it.
+the ember-quantization plugin (``ember_quantization.QTensor``); the core imports no
+plugin: on load it checks the arguments and hands them to the rebuild function a plugin
+registered as the tensor type ``"quantized"`` (the hook ``ember_register_tensor_types``),
+naming the distribution when none did. Saving is duck-typed on the ``QTensor`` protocol.
 """
 
 from ember.serialization.errors import CheckpointError, describe
@@ -51,7 +52,8 @@ class QDtypeMarker:
 
 def rebuild_qtensor(rebuild_tensor, storage, storage_offset, size, stride, quantizer_params, requires_grad,
                     backward_hooks):
-    """An ``ember_quantization.QTensor`` over the checkpoint's integers, after checking every argument."""
+    """The quantized tensor (ember-quantization's ``QTensor``) over the checkpoint's integers, after checking
+    every argument."""
     kind = QUANTIZED_STORAGES.get(getattr(getattr(storage, "storage_type", None), "name", None))
     if kind is None:
         raise CheckpointError(f"_rebuild_qtensor needs a quantized storage, got {describe(storage)}")
@@ -59,13 +61,19 @@ def rebuild_qtensor(rebuild_tensor, storage, storage_offset, size, stride, quant
         raise CheckpointError("a quantized tensor cannot require grad")
     int_repr = rebuild_tensor(storage, storage_offset, size, stride, False, backward_hooks)
     scale, zero_point, axis = _quantizer(quantizer_params, size)
-    try:
-        from ember_quantization.dtypes import QDTYPES
-        from ember_quantization.qtensor import QTensor
-    except ImportError:
+    return _rebuild_quantized()(int_repr, kind[2], scale, zero_point, axis)
+
+
+def _rebuild_quantized():
+    """The ``rebuild(int_repr, qdtype name, scale, zero_point, axis)`` a plugin registered
+    as the tensor type ``"quantized"`` (ember-quantization's)."""
+    from ember.plugins import registry
+
+    found = registry.catalogue("tensor_types").get("quantized")
+    if found is None:
         raise CheckpointError("this checkpoint holds quantized tensors; loading them needs the ember-quantization "
-                              "plugin (pip install ember-quantization)") from None
-    return QTensor(int_repr, QDTYPES[kind[2]], scale, zero_point, axis)
+                              "plugin (pip install ember-quantization), which registers the tensor type 'quantized'")
+    return found.obj
 
 
 def _quantizer(params, size):

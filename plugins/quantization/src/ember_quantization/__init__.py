@@ -3,7 +3,9 @@
 PyTorch counterpart: torch/ao/quantization/__init__.py and torch/ao/nn/quantized/__init__.py (v2.13).
 
 ember imports this module when it first needs a catalogue and calls the hook below, which
-registers the quantized operators (``ember.ops.quantized.*``, kernels.py). The user-facing
+registers the quantized operators (``ember.ops.quantized.*``, kernels.py), and the
+tensor type ``"quantized"`` through which the core's checkpoint reader rebuilds a
+``QTensor`` (torch's ``_rebuild_qtensor``) without importing this plugin. The user-facing
 API (quantized tensors, observers, ``prepare``/``convert``, ``quantize_dynamic``,
 ``prepare_qat``, the quantized modules) is imported from this package, as torch's is from
 ``torch.ao.quantization``; the quantized modules live in ``ember_quantization.nn.quantized``
@@ -27,6 +29,13 @@ def ember_register_ops(register):
 
     for op in all_ops():
         register(op)
+
+
+@hookimpl
+def ember_register_tensor_types(register):
+    from ember_quantization.qtensor import from_checkpoint
+
+    register(from_checkpoint, name="quantized")
 
 
 def __getattr__(name):

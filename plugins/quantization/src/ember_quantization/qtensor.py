@@ -118,6 +118,14 @@ class QTensor:
                 f"axis={self._axis})")
 
 
+def from_checkpoint(int_repr, dtype, scale, zero_point, axis):
+    """The ``QTensor`` a checkpoint's ``torch._utils._rebuild_qtensor`` describes, its arguments
+    checked by the core (ember/serialization/quantized.py), which calls this through the hook
+    ``ember_register_tensor_types``: integers ``int_repr``, qdtype name ``dtype``, and a
+    per-tensor (``axis`` None) or per-channel quantizer."""
+    return QTensor(int_repr, as_qdtype(dtype), scale, zero_point, axis)
+
+
 def quantize_per_tensor(input, scale, zero_point, dtype):
     """Quantize a float tensor with one ``scale`` and ``zero_point``: ``clamp(rint(x / scale) + zp)``.
 
