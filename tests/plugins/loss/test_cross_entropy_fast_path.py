@@ -1,6 +1,6 @@
 """The 2-d class-index kernels of cross-entropy (row sums as matrix-vector products, the
-backward folded into one per-row factor, the forward's exponentials kept for backward:
-NOTE [ The forward's exponentials, kept for backward ]) against torch: values and
+backward folded into one per-row factor, the forward's exponentials kept for backward as
+saved outputs of its node: NOTE [ The forward's exponentials, kept for backward ]) against torch: values and
 gradients in float32 and float64, every reduction, class weights, ignore_index,
 non-contiguous logits, an empty batch, and graphs whose backward runs after another
 cross-entropy call or twice.
@@ -62,12 +62,33 @@ def test_backward_after_another_call_uses_its_own_logits():
     (e1, et), (t1, tt) = both(first, t)
     (e2, _), (t2, _) = both(second, t)
     e_loss, t_loss = ember.nn.functional.cross_entropy(e1, et), torch.nn.functional.cross_entropy(t1, tt)
-    ember.nn.functional.cross_entropy(e2, et).backward()  # overwrites the kept exponentials
+    ember.nn.functional.cross_entropy(e2, et).backward()  # each node keeps its own exponentials
     torch.nn.functional.cross_entropy(t2, tt).backward()
     e_loss.backward()
     t_loss.backward()
     assert_close(e1.grad, t1.grad)
     assert_close(e2.grad, t2.grad)
+
+
+@pytest.mark.parametrize("soft", [False, True])
+def test_the_backward_takes_the_forwards_exponentials_from_its_node(monkeypatch, soft):
+    from ember_loss import cross_entropy as module
+
+    x = make_tensor((8, 10), "float64", seed=19)
+    t = make_tensor((8, 10), "float64", seed=20) ** 2 if soft else labels(8, 10)
+    ember.plugins.list_plugins()  # discovery first: ``without`` takes out a plugin it knows
+    with ember.plugins.registry.without("numba"):  # the NumPy kernels, which keep them
+        (ex, et), (tx, tt) = both(x, t)
+        loss = ember.nn.functional.cross_entropy(ex, et)
+        saved = loss.grad_fn.saved_outputs  # the loss, then what the forward kept
+        assert len(saved) == (3 if soft else 4) and saved[1].shape == (8, 10) and saved[2].shape == (8,)
+        computed = []
+        original = module._shifted_exp
+        monkeypatch.setattr(module, "_shifted_exp", lambda *args: computed.append(1) or original(*args))
+        loss.backward()
+    assert computed == []  # not computed again
+    torch.nn.functional.cross_entropy(tx, tt).backward()
+    assert_close(ex.grad, tx.grad)
 
 
 def test_retained_graph_backward_twice_accumulates_like_torch():
@@ -81,7 +102,7 @@ def test_retained_graph_backward_twice_accumulates_like_torch():
 
 
 def test_logits_changed_in_place_after_forward_raise():
-    # The kept exponentials rely on this check. torch differs here (it saves log_softmax's
+    # The saved logits are checked as every saved input is. torch differs here (it saves log_softmax's
     # output, not the logits, so its backward runs on the values before the change).
     x, t = make_tensor((4, 5), "float32", seed=6), labels(4, 5)
     leaf = ember.tensor(x, requires_grad=True)
@@ -251,7 +272,7 @@ def test_non_finite_logits_match_torch(value):
 
 
 def test_backward_with_another_target_on_the_same_logits():
-    # The kept target positions belong to the last call's target only.
+    # Each call's node keeps the target positions of its own target.
     x = make_tensor((8, 10), "float64", seed=18)
     first, second = labels(8, 10, seed=1), labels(8, 10, seed=2)
     ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)

@@ -34,7 +34,6 @@ which is ``softmax - onehot`` (scaled) in the common case.
 """
 
 import math
-import weakref
 
 import ember
 from ember import library
@@ -69,49 +68,28 @@ def _shifted_exp(xp, x):
 
 # NOTE [ The forward's exponentials, kept for backward ]
 # torch's cross-entropy saves log_softmax's output, so its backward is one exp and a
-# subtraction. loss::cross_entropy saves only its inputs (one output, the loss), so the
-# 2-d class-index kernel keeps its shifted exponentials and their row sums in a
-# one-slot cache keyed by the logits array itself (a weak reference, cleared when the
-# logits die), together with the target array and the flat positions of the targets
-# once the forward has checked that every index is in range. The backward kernel uses
-# them only when it is handed that very array: autograd refuses a backward whose saved
-# logits or targets were modified in place (writes through ``.data`` escape that check,
-# as they escape PyTorch's), and the values depend on the logits alone, so any weight
-# or reduction may reuse them; the positions are reused only for the same target
-# array. Otherwise (another call in between, a cast) it recomputes them. Never written
-# to: a retained graph may run backward twice.
-_kept = [None]
+# subtraction. loss::cross_entropy does the same through its own node: where the 2-d
+# kernels have them at hand, the forward returns, after the loss, the shifted
+# exponentials and their row sums (and, for plain rows, NOTE [ The plain-rows fast
+# path ], the flat positions of the targets it checked), and the op saves its outputs
+# as well as its inputs (``save="both"``). The backward formula hands them to the
+# backward op, which then scales them instead of computing them again. They are the
+# node's saved tensors, so autograd's own rules cover them: a backward whose saved
+# logits or targets were modified in place raises, a retained graph may run backward
+# twice (the backward never writes to them), and they go when the graph goes. The
+# values depend on the logits alone, so any reduction reuses them. Every other case
+# (spatial logits, class weights with smoothing, a kernel that keeps nothing, such as
+# ember-numba's, which recomputes a row's exponentials in its backward loop) returns
+# the loss alone, and the backward computes the exponentials.
 
 
-def _keep_exps(x, exps, sums, target=None, positions=None):
-    try:
-        _kept[0] = (weakref.ref(x, _forget), exps, sums, target, positions)
-    except TypeError:  # an array type without weak references: nothing kept
-        _kept[0] = None
-
-
-def _forget(ref):
-    if _kept[0] is not None and _kept[0][0] is ref:
-        _kept[0] = None
-
-
-def _kept_exps(xp, x):
-    """``(exp(x - shift), row sums)``: the forward's if it was for ``x``, else computed
-    anew (shifted by the row maxima)."""
-    kept = _kept[0]
-    if kept is not None and kept[0]() is x:
-        return kept[1], kept[2]
+def _exps_and_sums(xp, x, exps, sums):
+    """``(exp(x - shift), row sums)``: the forward's (``exps``, ``sums``) if it kept them,
+    else computed anew (shifted by the row maxima)."""
+    if exps is not None:
+        return exps, sums
     _, exps = _shifted_exp(xp, x)
     return exps, row_sums(xp, exps)
-
-
-def _kept_positions(x, target):
-    """The flat positions of ``target`` in ``x`` if the forward checked these very
-    arrays (every index in range), else None."""
-    kept = _kept[0]
-    if kept is not None and kept[3] is target and kept[0]() is x:
-        return kept[4]
-    return None
 
 
 def _class_shape(x, class_dim, classes):
@@ -125,11 +103,14 @@ def _smoothing(label_smoothing):
     return label_smoothing if label_smoothing > 0 else 0.0
 
 
-@library.custom_op("loss::cross_entropy", save="inputs")
+@library.custom_op("loss::cross_entropy", save="both", num_outputs=None)
 def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-100, label_smoothing=0.0):
-    """``-sum_c a[c] * log_softmax(x)[c]`` per position, then reduced (module docstring)."""
+    """``-sum_c a[c] * log_softmax(x)[c]`` per position, then reduced (module docstring).
+    Returns ``(loss,)``, or ``(loss, exps, sums)`` / ``(loss, exps, sums, positions)`` where
+    it keeps the softmax's parts for the backward (NOTE [ The forward's exponentials, kept
+    for backward ])."""
     if x.size == 0 and x.ndim > 1:
-        return _empty_loss(xp, x, reduction)
+        return (_empty_loss(xp, x, reduction),)
     class_dim = nll.class_dim_of(x)
     if is_floating_array(target.dtype):
         return _soft_forward(xp, x, target, weight, class_dim, reduction, _smoothing(label_smoothing))
@@ -139,8 +120,9 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
         return _plain_rows_forward(xp, x, target, reduction, nll.flat_positions(xp, target, x.shape[0], classes))
     safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, classes, x.dtype)
     if x.ndim == 2 and (eps == 0 or weight is None):
-        losses = picked_weight * _row_losses(xp, x, safe, eps)
-    elif eps == 0:
+        losses, exps, sums = _row_losses(xp, x, safe, eps)
+        return nll.reduce_weighted(xp, picked_weight * losses, picked_weight, reduction), exps, sums
+    if eps == 0:
         top = x.max(axis=class_dim, keepdims=True)
         exps = x - top
         xp.exp(exps, out=exps)
@@ -153,7 +135,7 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
             logp = logp * weight.reshape(_class_shape(x, class_dim, classes))
         smooth = xp.where(valid, -logp.sum(axis=class_dim), 0)
         losses = (1 - eps) * losses + (eps / classes) * smooth
-    return nll.reduce_weighted(xp, losses, picked_weight, reduction)
+    return (nll.reduce_weighted(xp, losses, picked_weight, reduction),)
 
 
 # NOTE [ The plain-rows fast path ]
@@ -164,25 +146,22 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
 # scatter into the flat positions of the targets. On (128, 10) logits the general
 # kernels' small array operations (where, astype, masks, their sums) cost as much as
 # the arithmetic itself. nll_loss has the same path (a gather forward, a scatter
-# backward); the range check is one reduction, the forward's positions are kept for
-# the backward (NOTE [ The forward's exponentials, kept for backward ]).
+# backward); the range check is one reduction, and the forward's positions go to the
+# backward through the node (NOTE [ The forward's exponentials, kept for backward ]).
 
 
-def _row_losses(xp, x, target, eps=0.0, positions=None):
+def _row_losses(xp, x, target, eps=0.0):
     """Per row of 2-d logits, ``-(1 - eps) * logp[t] - eps * mean(logp)`` with
     ``logp = x - logsumexp(x)``, given class indices ``t`` in range: the target entry
     of log_softmax and, with label smoothing ``eps``, the row mean of ``x`` (a BLAS row
-    sum). Keeps the exponentials for the backward."""
+    sum). Returns ``(losses, exps, sums)``: the exponentials, for the backward."""
     classes = x.shape[1]
-    if positions is None:
-        positions = nll.flat_positions(xp, target, x.shape[0], classes)
-    picked = x.take(positions)
+    picked = x.take(nll.flat_positions(xp, target, x.shape[0], classes))
     exps, sums, losses, _ = call_quietly(xp, _target_nll, xp, x, picked)
-    _keep_exps(x, exps, sums, target, positions)
     if eps:
         # -(1 - eps) * logp[t] - eps * mean(logp) = -logp[t] + eps * (x[t] - mean(x))
         losses += (picked - row_sums(xp, x) / classes) * eps
-    return losses
+    return losses, exps, sums
 
 
 def _target_nll(xp, x, picked):
@@ -222,27 +201,26 @@ def _soft_row_losses(xp, x, q, eps):
     """Per row of 2-d logits and class probabilities ``q``, with ``a = (1 - eps) * q +
     eps / C``: ``-sum(a * logp) = log(sum(exp(s))) * sum(a) - sum(a * s)`` for the
     shifted logits ``s = x - max``, as BLAS row sums and dot products (no product
-    array). Keeps the exponentials for the backward."""
+    array). Returns ``(losses, exps, sums)``: the exponentials, for the backward."""
     top = x.max(axis=1)
     shifted = x - top[:, None]
     exps = xp.exp(shifted)
     sums = row_sums(xp, exps)
-    _keep_exps(x, exps, sums)
     a_sum = row_sums(xp, q)
     dots = row_dots(xp, q, shifted)
     if eps:
         a_sum = a_sum * (1 - eps) + eps
         dots = dots * (1 - eps) + row_sums(xp, shifted) * (eps / x.shape[1])
-    return xp.log(sums) * a_sum - dots
+    return xp.log(sums) * a_sum - dots, exps, sums
 
 
 def _plain_rows_forward(xp, x, target, reduction, positions):
-    """``_row_losses`` without smoothing, reduced by the sum its overflow check took."""
+    """``_row_losses`` without smoothing, reduced by the sum its overflow check took;
+    with the exponentials, their sums and the checked positions, for the backward."""
     exps, sums, losses, total = call_quietly(xp, _target_nll, xp, x, x.take(positions))
-    _keep_exps(x, exps, sums, target, positions)
-    if reduction == "none":
-        return losses
-    return total / x.shape[0] if reduction == "mean" else total
+    if reduction != "none":
+        losses = total / x.shape[0] if reduction == "mean" else total
+    return losses, exps, sums, positions
 
 
 def _empty_loss(xp, x, reduction):
@@ -255,21 +233,21 @@ def _empty_loss(xp, x, reduction):
 def _soft_forward(xp, x, target, weight, class_dim, reduction, eps):
     classes = x.shape[class_dim]
     if x.ndim == 2 and weight is None:
-        losses = _soft_row_losses(xp, x, target, eps)
-        if reduction == "none":
-            return losses
-        total = losses.sum()
-        return total if reduction == "sum" else total / x.shape[0]
+        losses, exps, sums = _soft_row_losses(xp, x, target, eps)
+        if reduction != "none":
+            total = losses.sum()
+            losses = total if reduction == "sum" else total / x.shape[0]
+        return losses, exps, sums
     q = target * (1 - eps) + eps / classes if eps else target
     products = _log_softmax(xp, x, class_dim) * q
     if weight is not None:
         products = products * weight.reshape(_class_shape(x, class_dim, classes))
     if reduction == "none":
-        return -products.sum(axis=class_dim)
+        return (-products.sum(axis=class_dim),)
     total = -products.sum()
     if reduction == "sum":
-        return total
-    return total / (x.size // classes)
+        return (total,)
+    return (total / (x.size // classes),)
 
 
 def coefficients(xp, x, target, weight, reduction, ignore_index, label_smoothing):
@@ -307,15 +285,18 @@ def coefficients_op(xp, x, target, weight, *, reduction="mean", ignore_index=-10
 
 
 @library.custom_op("loss::cross_entropy_backward")
-def cross_entropy_backward_op(xp, grad, x, target, weight, *, reduction="mean", ignore_index=-100,
-                              label_smoothing=0.0):
-    """``grad * (a_sum * softmax(x) - a)`` (NOTE [ Fused cross-entropy ])."""
+def cross_entropy_backward_op(xp, grad, x, target, weight, exps=None, sums=None, positions=None, *,
+                              reduction="mean", ignore_index=-100, label_smoothing=0.0):
+    """``grad * (a_sum * softmax(x) - a)`` (NOTE [ Fused cross-entropy ]); ``exps``,
+    ``sums`` and ``positions`` are what the forward kept, if anything (NOTE [ The
+    forward's exponentials, kept for backward ])."""
     class_dim = nll.class_dim_of(x)
     eps = _smoothing(label_smoothing)
     if x.ndim == 2 and not is_floating_array(target.dtype) and (weight is None or not eps):
-        return _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index, eps)
+        return _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index, eps,
+                                        _exps_and_sums(xp, x, exps, sums), positions)
     if x.ndim == 2 and is_floating_array(target.dtype) and weight is None:
-        return _soft_target_backward_2d(xp, grad, x, target, reduction, eps)
+        return _soft_target_backward_2d(xp, grad, x, target, reduction, eps, _exps_and_sums(xp, x, exps, sums))
     if reduction == "none" and x.ndim > 1:
         grad = nll.with_class_dim(grad, class_dim)
     out = _softmax(xp, x, class_dim)
@@ -338,7 +319,8 @@ def cross_entropy_backward_op(xp, grad, x, target, weight, *, reduction="mean", 
     return out
 
 
-def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index, eps):
+def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index, eps, exps_and_sums,
+                             kept_positions):
     """``(N, C)`` logits and class indices, no weight where there is label smoothing
     ``eps``: ``c * (softmax(x) - (1 - eps) * onehot(t) - eps / C)`` with ``c = grad *
     scale`` per row, the softmax's 1 / sum folded into the same per-row factor: one
@@ -346,7 +328,7 @@ def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_inde
     rows, classes = x.shape
     positions = None
     if weight is None and not eps:
-        positions = _plain_positions(xp, x, target, ignore_index)
+        positions = _plain_positions(xp, x, target, ignore_index, kept_positions)
     if positions is not None:  # the plain rows: every index in range, nothing ignored
         safe = target
         scale = grad / rows if reduction == "mean" else grad
@@ -354,7 +336,7 @@ def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_inde
         safe, picked_weight, valid = nll.target_weights(
             xp, target, weight, ignore_index, classes, x.dtype, check=False)
         scale = nll.mean_scale(xp, picked_weight, valid, reduction) * grad
-    exps, sums = _kept_exps(xp, x)
+    exps, sums = exps_and_sums
     out = exps * (scale / sums)[:, None]
     if eps:
         out -= (scale * (eps / classes))[:, None]
@@ -367,24 +349,24 @@ def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_inde
     return out
 
 
-def _plain_positions(xp, x, target, ignore_index):
+def _plain_positions(xp, x, target, ignore_index, positions):
     """The flat target positions of plain rows (NOTE [ The plain-rows fast path ]): the
-    forward's, or checked and computed anew; None where the rows are not plain."""
+    forward's (``positions``), or checked and computed anew; None where the rows are not
+    plain."""
     if 0 <= ignore_index < x.shape[1]:
         return None
-    positions = _kept_positions(x, target)
     if positions is None and nll.all_targets_plain(xp, target, ignore_index, x.shape[1]):
         positions = nll.flat_positions(xp, target, *x.shape)
     return positions
 
 
-def _soft_target_backward_2d(xp, grad, x, q, reduction, eps):
+def _soft_target_backward_2d(xp, grad, x, q, reduction, eps, exps_and_sums):
     """``c * (sum(a) * softmax(x) - a)`` with ``a = (1 - eps) * q + eps / C`` and
     ``c = grad`` (over N for 'mean') per row: the kept exponentials scaled once, then
     ``q`` scaled and subtracted."""
     c = grad / x.shape[0] if reduction == "mean" else grad
     c = xp.broadcast_to(xp.asarray(c, dtype=x.dtype), (x.shape[0],))
-    exps, sums = _kept_exps(xp, x)
+    exps, sums = exps_and_sums
     a_sum = row_sums(xp, q) * (1 - eps) + eps if eps else row_sums(xp, q)
     out = exps * (c * a_sum / sums)[:, None]
     out -= q * (c * (1 - eps))[:, None]
@@ -405,8 +387,11 @@ def _soft_coefficients(xp, x, target, weight, reduction, label_smoothing):
     return a, a.sum(axis=class_dim, keepdims=True)
 
 
-def _cross_entropy_backward(ctx, grad):
+def _cross_entropy_backward(ctx, grad, *kept_grads):
+    """The node's formula; ``kept_grads`` (for the kept exponentials, sums and positions)
+    are None: nothing downstream reads those outputs."""
     x, target, weight = ctx.saved_inputs
+    kept = ctx.saved_outputs[1:]  # NOTE [ The forward's exponentials, kept for backward ]
     attrs = ctx.attrs
     soft = target.dtype.is_floating_point
     grad_input = grad_target = None
@@ -417,7 +402,7 @@ def _cross_entropy_backward(ctx, grad):
             g = grad.unsqueeze(class_dim) if attrs.get("reduction", "mean") == "none" and x.ndim > 1 else grad
             grad_input = g * (x.softmax(class_dim) * a_sum - a)
         else:
-            grad_input = cross_entropy_backward_op(grad, x, target, weight, **attrs)
+            grad_input = cross_entropy_backward_op(grad, x, target, weight, *kept, **attrs)
     grad_weight = None
     if soft and ctx.needs_input_grad[1]:
         grad_target = _soft_target_grad(grad, x, weight, attrs)
@@ -513,9 +498,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         kernel = "lastdim_kernel_impl" if input.ndim <= 2 else "kernel_impl"
         raise NotImplementedError(f"\"log_softmax_{kernel}\" not implemented for "
                                   f"'{nll._type_name(input.dtype)}'")
-    return cross_entropy_op(input, target, weight, reduction=reduction,
-                            ignore_index=ignore_index,
-                            label_smoothing=float(label_smoothing))
+    return cross_entropy_op(input, target, weight, reduction=reduction, ignore_index=ignore_index,
+                            label_smoothing=float(label_smoothing))[0]
 
 
 def _check_probabilities(input, target, weight, ignore_index, label_smoothing):

@@ -57,13 +57,15 @@ def _weights(x, weight):
 
 def cross_entropy(fallback, xp, x, target, weight, *, reduction="mean", ignore_index=-100, label_smoothing=0.0):
     """``loss::cross_entropy`` on the cpu: ``-w[t] * log_softmax(x)[t]`` per position,
-    reduced."""
+    reduced; ``(loss,)``: the loops keep nothing for the backward, which recomputes each
+    row's exponentials (NOTE [ The forward's exponentials, kept for backward ] in
+    ember_loss/cross_entropy.py)."""
     loops_for = _takes(x, target, weight, label_smoothing)
     if loops_for == "rows":
         losses = np.empty(x.shape[0], x.dtype)
         counted = loops.cross_entropy_rows(x, target, ignore_index, losses)
         if counted >= 0:
-            return _reduced(losses, reduction, counted)
+            return (_reduced(losses, reduction, counted),)
     elif loops_for is not None:
         sums = np.empty(1, x.dtype)  # the sum of the weights counted
         if loops_for == "weighted":
@@ -75,7 +77,7 @@ def cross_entropy(fallback, xp, x, target, weight, *, reduction="mean", ignore_i
             done = loops.cross_entropy_columns(lines, targets, *_weights(x, weight), ignore_index, losses, sums,
                                                *(np.empty(block, x.dtype) for _ in range(3)), block)
         if done:
-            return _reduced(losses.reshape(target.shape), reduction, sums[0])
+            return (_reduced(losses.reshape(target.shape), reduction, sums[0]),)
     return fallback(xp, x, target, weight, reduction=reduction, ignore_index=ignore_index,
                     label_smoothing=label_smoothing)
 
@@ -89,10 +91,12 @@ def _reduced(losses, reduction, denominator):
     return total / denominator if denominator else np.asarray(np.nan, losses.dtype)  # all ignored: nan, as torch
 
 
-def cross_entropy_backward(fallback, xp, grad, x, target, weight, *, reduction="mean", ignore_index=-100,
-                           label_smoothing=0.0):
+def cross_entropy_backward(fallback, xp, grad, x, target, weight, exps=None, sums=None, positions=None, *,
+                           reduction="mean", ignore_index=-100, label_smoothing=0.0):
     """``loss::cross_entropy_backward`` on the cpu: ``w[t] * grad * (softmax(x) -
-    onehot(t))`` per position (over the sum of the ``w[t]`` counted, for the mean)."""
+    onehot(t))`` per position (over the sum of the ``w[t]`` counted, for the mean).
+    ``exps``, ``sums`` and ``positions``, kept by the NumPy forward when it ran, are for
+    the fallback."""
     loops_for = _takes(x, target, weight, label_smoothing) if grad.dtype == x.dtype else None
     mean = reduction == "mean"
     if loops_for is not None:
@@ -110,5 +114,5 @@ def cross_entropy_backward(fallback, xp, grad, x, target, weight, *, reduction="
                                                         np.empty(block, x.dtype), block)
         if done:
             return out
-    return fallback(xp, grad, x, target, weight, reduction=reduction, ignore_index=ignore_index,
-                    label_smoothing=label_smoothing)
+    return fallback(xp, grad, x, target, weight, exps, sums, positions, reduction=reduction,
+                    ignore_index=ignore_index, label_smoothing=label_smoothing)
