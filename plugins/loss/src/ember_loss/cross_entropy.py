@@ -319,8 +319,8 @@ def cross_entropy_backward_op(xp, grad, x, target, weight, exps=None, sums=None,
     return out
 
 
-def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index, eps, exps_and_sums,
-                             kept_positions):
+def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index, eps,
+                             exps_and_sums, kept_positions):
     """``(N, C)`` logits and class indices, no weight where there is label smoothing
     ``eps``: ``c * (softmax(x) - (1 - eps) * onehot(t) - eps / C)`` with ``c = grad *
     scale`` per row, the softmax's 1 / sum folded into the same per-row factor: one
@@ -498,8 +498,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         kernel = "lastdim_kernel_impl" if input.ndim <= 2 else "kernel_impl"
         raise NotImplementedError(f"\"log_softmax_{kernel}\" not implemented for "
                                   f"'{nll._type_name(input.dtype)}'")
-    return cross_entropy_op(input, target, weight, reduction=reduction, ignore_index=ignore_index,
-                            label_smoothing=float(label_smoothing))[0]
+    # the loss; after it, what the op keeps for its backward (NOTE [ The forward's
+    # exponentials, kept for backward ])
+    loss, *_ = cross_entropy_op(input, target, weight, reduction=reduction,
+                                ignore_index=ignore_index,
+                                label_smoothing=float(label_smoothing))
+    return loss
 
 
 def _check_probabilities(input, target, weight, ignore_index, label_smoothing):

@@ -60,7 +60,8 @@ def layer_norm_stats(fallback, xp, input, *, normalized_ndim, eps):
 def layer_norm(fallback, xp, input, weight, bias, mean, rstd, *, normalized_ndim, eps):
     """``norm::layer_norm`` on the cpu device: ``(x - mean) * rstd * weight + bias``."""
     if not compilable(input, weight, bias, mean, rstd):
-        return fallback(xp, input, weight, bias, mean, rstd, normalized_ndim=normalized_ndim, eps=eps)
+        return fallback(xp, input, weight, bias, mean, rstd,
+                        normalized_ndim=normalized_ndim, eps=eps)
     numel = _normalized_numel(input, normalized_ndim)
     rows = input.reshape(-1, numel)
     out = np.empty_like(rows)
