@@ -1,5 +1,5 @@
 """The float32 normal CDF behind exact GELU (NOTE [ A fast normal CDF for float32 ] in
-plugins/activation/src/ember_activation/gelu.py) against the exact CDF in float64
+plugins/activation/src/ember_activation/gelu_fast.py) against the exact CDF in float64
 (scipy's erfc), on a dense grid over the whole line, across block boundaries, and at
 the special values; GELU and its gradient built on it against torch on large inputs."""
 
