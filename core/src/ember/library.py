@@ -50,7 +50,8 @@ def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=No
         promote: how inputs are type-promoted first: ``"none"``, ``"default"``,
             ``"int_to_float"`` or ``"compare"``.
         save: what backward reads: ``"inputs"``, ``"outputs"``, ``"both"`` or None.
-        num_outputs: how many arrays the kernel returns.
+        num_outputs: how many arrays the kernel returns (None: a tuple of as many as it
+            returns, which may vary from call to call).
         backward: the formula ``fn(ctx, *grads)``, or set it later with
             ``register_autograd``.
 
@@ -118,7 +119,10 @@ def schema(op):
     keyword-only ones are the non-tensor attributes.
     """
     op = _as_op(op)
-    returns = "Tensor" if op.num_outputs == 1 else "(" + ", ".join(["Tensor"] * op.num_outputs) + ")"
+    if op.num_outputs is None:  # as many as the kernel returns (loss::cross_entropy's kept parts)
+        returns = "(Tensor, ...)"
+    else:
+        returns = "Tensor" if op.num_outputs == 1 else "(" + ", ".join(["Tensor"] * op.num_outputs) + ")"
     kernel = op.generic or next(iter(op.kernels.values()), None)
     try:
         params = list(inspect.signature(kernel).parameters.values())[1:]  # drop xp

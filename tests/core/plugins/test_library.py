@@ -209,6 +209,16 @@ def test_schema_is_read_from_the_kernel_signature():
     assert library.schema(ember.ops.aten.mul) == "aten::mul(a, b) -> Tensor"
 
 
+def test_an_op_with_as_many_outputs_as_its_kernel_returns():
+    @library.custom_op("libtest::parts", num_outputs=None)
+    def parts(xp, x, *, count=1):
+        return tuple(x + i for i in range(count))
+
+    assert library.schema(parts) == "libtest::parts(x, *, count=1) -> (Tensor, ...)"
+    assert [t.tolist() for t in parts(ember.tensor([1.0]), count=3)] == [[1.0], [2.0], [3.0]]
+    assert [t.tolist() for t in parts(ember.tensor([1.0]))] == [[1.0]]
+
+
 def test_custom_ops_are_owned_by_the_plugin_that_registers_them():
     assert softsign.plugin == "libtest"
     assert registry.catalogue("ops")["libtest::softsign"].plugin == "libtest"

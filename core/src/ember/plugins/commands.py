@@ -136,7 +136,8 @@ def cmd_explain(args):
     op = found.obj
     print(schema(op))
     print(f"  plugin:      {_describe_plugin(registry, found.plugin)}")
-    print(f"  promotion:   {op.promote}; saves for backward: {op.save}; outputs: {op.num_outputs}"
+    outputs = "as many as its kernel returns" if op.num_outputs is None else op.num_outputs
+    print(f"  promotion:   {op.promote}; saves for backward: {op.save}; outputs: {outputs}"
           + ("; view of its first input" if op.view else ""))
     print(f"  kernel:      {_where(op.generic)} (generic, every device)")
     for device_type, kernel in sorted(op.kernels.items()):
