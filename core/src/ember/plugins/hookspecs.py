@@ -5,8 +5,9 @@ torch/utils/backend_registration.py (devices), and the registries of torchvision
 models/_api.py (models). The shape follows simonw/llm's hookspecs.py.
 
 Each hook receives ``register``, a callback bound to the calling plugin,
-``register(obj, name=None, **extra)``, so the core knows which plugin registered what
-and can name both plugins on a clash. docs/plugins/hooks.md documents every hook; a
+``register(obj, name=None, **extra)`` (``ember_register_kernels``'s takes the op's name
+and a device: ``register(kernel, name, device, with_fallback=False)``), so the core knows
+which plugin registered what and can name both plugins on a clash. docs/plugins/hooks.md documents every hook; a
 test keeps the two in step.
 """
 
