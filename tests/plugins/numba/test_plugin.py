@@ -50,7 +50,6 @@ def test_the_override_holds_after_the_catalogues_are_rebuilt():
     ember.plugins.registry.invalidate()
     for op, kernel, _ in served():
         assert inspect.unwrap(op.kernel_for("cpu")) is kernel
-        assert op.kernels["cpu"].__wrapped__ is kernel if op.kernels["cpu"] is not kernel else True
 
 
 def test_dropping_the_catalogues_gives_the_ops_their_kernels_back():
@@ -80,6 +79,18 @@ def test_a_kernel_for_an_op_nobody_defines_is_skipped_loudly(use_plugin):
         use_plugin(make_plugin("names_a_missing_op", ember_register_kernels=ember_register_kernels))
     info = {i.name: i for i in ember.plugins.list_plugins()}["names_a_missing_op"]
     assert info.status == "ok" and info.skipped == ["renamed::op[cpu]"]
+
+
+def test_strict_mode_raises_for_a_kernel_for_an_op_nobody_defines(monkeypatch):
+    monkeypatch.setenv("EMBER_STRICT_PLUGINS", "1")
+    plugin = make_plugin("strict_missing_op", ember_register_kernels=lambda register: register(
+        lambda fallback, xp, x: x, name="renamed::op", device="cpu", with_fallback=True))
+    with pytest.raises(ember.plugins.PluginError, match="'renamed::op', which no plugin defines"):
+        ember.plugins.register(plugin)
+    assert "strict_missing_op" not in [info.name for info in ember.plugins.list_plugins()]
+    for op, kernel, with_fallback in served():  # the others' kernels are back, each once
+        assert inspect.unwrap(op.kernel_for("cpu")) is kernel
+        assert op.kernels["cpu"].args == (op.generic,) if with_fallback else op.kernels["cpu"] is kernel
 
 
 def test_a_kernel_lands_whichever_plugin_loads_first(use_plugin):

@@ -207,7 +207,11 @@ class PluginRegistry:
             raise
         self.infos[name] = info
         self._uninstall_kernels()  # its ops may be what an earlier plugin's kernels wait for
-        self._install_kernels(catalogues)
+        try:
+            self._install_kernels(catalogues)
+        except PluginError:  # strict mode: a kernel for an op nobody defines
+            self.unregister(name=name)
+            raise
         _forget_cached_lookups()
         return name
 
@@ -262,6 +266,7 @@ class PluginRegistry:
                     "being built; do such lookups when the registered object is first "
                     "used, not in the hook")
             self._building = True
+            self._uninstall_kernels()  # a build that raised may have installed some
             try:
                 self.load_entry_points()
                 catalogues = {name: {} for name in hookspecs.CATALOGUES.values()}
