@@ -13,6 +13,7 @@ import torch
 import ember
 from ember.autograd import gradgradcheck
 from ember.native.convolution import channels_last as nhwc
+from ember.native.convolution import channels_last_images as nhwc_images
 from ember.native.convolution import columns as kept
 from ember.native.convolution import convolution, images
 from ember.native.fold import IM2COL_INTO
@@ -54,17 +55,19 @@ def _case(shape, kernel, dtype):
 
 
 def _counting(monkeypatch):
-    """Count the im2col builds of both layouts, by role: NCHW's of the whole batch
-    (``_columns``) or a few images at a time (core's im2col stub, maybe compiled; these
-    images are small enough for one chunk), and NHWC's."""
+    """Count the im2col builds of both layouts, by role: of the whole batch
+    (``_columns``, ``window_rows``) or a few images at a time (core's im2col and NHWC
+    gather stubs, maybe compiled; these images are small enough for one chunk)."""
     calls = []
     columns, rows, kernel_of = convolution._columns, nhwc.window_rows, images.kernel_of
 
     def counted_kernel(op, xp):
         kernel = kernel_of(op, xp)
-        return (lambda xp, x, *a: calls.append(x.shape) or kernel(xp, x, *a)) if op is IM2COL_INTO else kernel
+        counted = op in (IM2COL_INTO, nhwc.NHWC_ROWS_INTO)
+        return (lambda xp, x, *a: calls.append(x.shape) or kernel(xp, x, *a)) if counted else kernel
 
     monkeypatch.setattr(images, "kernel_of", counted_kernel)
+    monkeypatch.setattr(nhwc_images, "kernel_of", counted_kernel)
 
     def counted_columns(xp, x, g, groups):
         calls.append(x.shape)

@@ -19,7 +19,9 @@ algorithms beside them (channels_last.py, images.py, phases.py, winograd.py).
 # convolution on NumPy arrays, ``ember.backends.mkldnn.enabled`` True (the default):
 #
 #   layout     product    kernel                                 where
-#   ch._last   all three  NHWC window rows (channels_last.py)    always
+#   ch._last   all three  a few images at a time                 1 BLAS thread, L >= 256
+#                         (channels_last_images.py)
+#                         NHWC window rows (channels_last.py)    otherwise
 #   NCHW       output     one product per image (1x1)            1x1, stride 1, unpadded
 #                         NHWC gather, copied back to NCHW       H*W <= 256, C >= 16
 #                         a few images at a time (images.py)     1 BLAS thread, L >= 256
@@ -30,10 +32,12 @@ algorithms beside them (channels_last.py, images.py, phases.py, winograd.py).
 #   any        any        the reference (convolution.py)         otherwise
 #
 # (L = OH*OW, the outputs per image. Every NCHW alternative needs one group but the
-# full correlation, whose images version does too; a transposed convolution takes
-# channels_last's kernels or the reference.) With
+# full correlation, whose images version does too, and so do channels_last's chunks;
+# a transposed convolution takes channels_last's whole-batch kernels or the
+# reference.) With
 # ``ember.backends.mkldnn.enabled = False`` every NCHW product runs the reference (the
-# plain path, as that flag sends torch's to im2col), channels_last ones their NHWC rows.
+# plain path, as that flag sends torch's to im2col), channels_last ones their NHWC rows
+# for the whole batch.
 #
 # Winograd F(4x4, 3x3) (winograd.py) is faster on some 3x3 layers but rounds about 30x
 # worse than torch (about 1e-5 relative in float32, against 3e-7), so eager ember uses
@@ -70,6 +74,7 @@ from ember import deterministic
 from ember.backends import cpu, mkldnn
 from ember.memory_format import contiguous_array
 from ember.native.convolution import channels_last as nhwc
+from ember.native.convolution import channels_last_images as nhwc_images
 from ember.native.convolution import columns as kept_columns
 from ember.native.convolution import images, phases, winograd
 
@@ -94,6 +99,8 @@ def fixed_rule(role, references, xp, g, groups, out_channels, channels_last, tra
     """The fixed rule's kernel for ``role`` (the table in NOTE [ Choosing a convolution
     algorithm ]): it reads shapes, the layout, the flag and BLAS's thread count, never a clock."""
     if channels_last:
+        if mkldnn.enabled and not transposed and images.applies(xp, g, groups):
+            return CHANNELS_LAST_IMAGES[role]
         return CHANNELS_LAST[role]
     if transposed or not mkldnn.enabled:
         return references[role]
@@ -151,6 +158,25 @@ def _channels_last_weight_adjoint(xp, operands, weight, g, groups):
 
 CHANNELS_LAST = {"forward": _channels_last_forward, "input_adjoint": _channels_last_input_adjoint,
                  "weight_adjoint": _channels_last_weight_adjoint}
+
+
+def _channels_last_images_forward(xp, operands, weight, g, groups):
+    x, bias = operands
+    return nhwc_images.forward(xp, x, weight, g, bias)  # NOTE [ channels_last products a few images at a time ]
+
+
+def _channels_last_images_input_adjoint(xp, rows, weight, g, groups):
+    return nhwc_images.input_adjoint(xp, rows.grad, weight, g)
+
+
+def _channels_last_images_weight_adjoint(xp, operands, weight, g, groups):
+    x, rows = operands
+    return nhwc_images.weight_adjoint(xp, x, rows.grad, weight.shape, g)
+
+
+CHANNELS_LAST_IMAGES = {"forward": _channels_last_images_forward,
+                        "input_adjoint": _channels_last_images_input_adjoint,
+                        "weight_adjoint": _channels_last_images_weight_adjoint}
 
 
 def _pointwise(g, groups):

@@ -111,10 +111,11 @@ def images_per_product(g, K):
     return max(1, min(g.N, CHUNK_ELEMENTS // max(1, K * g.L)))
 
 
-def _chunks(xp, g, K, dtype, rows=None, store=None):
+def chunks(xp, g, K, dtype, rows=None, store=None):
     """``(start, stop, columns)`` per chunk of images, ``columns`` a C-contiguous
     ``(rows, (stop-start)*L)`` block (``rows`` defaults to K): of one buffer reused by
-    every chunk, or of ``store``, whose blocks follow one another."""
+    every chunk, or of ``store``, whose blocks follow one another. The channels_last
+    kernels (channels_last_images.py) read each block as ``((stop-start)*L, K)`` rows."""
     rows = K if rows is None else rows
     per_chunk = images_per_product(g, K)
     buffer = xp.empty(rows * per_chunk * g.L, dtype=dtype) if store is None else None
@@ -152,7 +153,7 @@ def forward(xp, x, weight, g, bias=None):
         kept_columns.offer(store, "images")
     y = xp.empty((g.N, O, g.OH, g.OW), dtype=x.dtype)
     outputs = y.reshape(g.N, O, g.L)
-    for start, stop, columns in _chunks(xp, g, K, x.dtype, rows, store):
+    for start, stop, columns in chunks(xp, g, K, x.dtype, rows, store):
         im2col(xp, x[start:stop], columns[:K], g)
         if bias is not None:
             columns[K] = 1
@@ -174,7 +175,7 @@ def weight_adjoint(xp, x, grad, weight_shape, g):
         if store is not None:
             break
     total = None
-    for start, stop, columns in _chunks(xp, g, K, x.dtype, rows, store):
+    for start, stop, columns in chunks(xp, g, K, x.dtype, rows, store):
         columns = columns[:K]
         if store is None:
             im2col(xp, x[start:stop], columns, g)
@@ -190,7 +191,7 @@ def input_adjoint(xp, grad, weight, g):
     O, K = weight.shape[0], weight.shape[1] * g.kh * g.kw
     w_t = xp.ascontiguousarray(weight.reshape(O, K).T)  # contiguous, for BLAS
     image = xp.zeros((g.N, g.C, g.H, g.W), dtype=grad.dtype)
-    for start, stop, columns in _chunks(xp, g, K, grad.dtype):
+    for start, stop, columns in chunks(xp, g, K, grad.dtype):
         xp.matmul(w_t, _rows(xp, grad, start, stop, g.L), out=columns)
         col2im(xp, columns, image[start:stop], g)
     return image
