@@ -30,6 +30,9 @@ CASES = [
     ((8, 32, 8, 8), (32, 16, 3, 3), {"stride": 2, "padding": 1, "output_padding": 1}, False, True, "float32"),
     ((8, 32, 8, 8), (32, 16, 3, 3), {"stride": 2, "padding": 1, "output_padding": 1}, True, True, "float32"),
     ((4, 16, 16, 16), (16, 16, 3, 3), {"padding": 1}, True, False, "float64"),
+    # channels_last a few images at a time (on one BLAS thread): col2im (O > C), the full correlation
+    ((4, 16, 32, 32), (32, 16, 3, 3), {"padding": 1}, True, False, "float32"),
+    ((4, 16, 32, 32), (16, 16, 3, 3), {"padding": 1}, True, False, "float32"),
 ]
 
 CHILD = """

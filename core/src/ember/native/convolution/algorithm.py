@@ -20,7 +20,7 @@ algorithms beside them (channels_last.py, images.py, phases.py, winograd.py).
 #
 #   layout     product    kernel                                 where
 #   ch._last   all three  a few images at a time                 1 BLAS thread, L >= 256
-#                         (channels_last_images.py)
+#                         (channels_last_images.py)              and 2 chunks or more
 #                         NHWC window rows (channels_last.py)    otherwise
 #   NCHW       output     one product per image (1x1)            1x1, stride 1, unpadded
 #                         NHWC gather, copied back to NCHW       H*W <= 256, C >= 16
@@ -99,7 +99,7 @@ def fixed_rule(role, references, xp, g, groups, out_channels, channels_last, tra
     """The fixed rule's kernel for ``role`` (the table in NOTE [ Choosing a convolution
     algorithm ]): it reads shapes, the layout, the flag and BLAS's thread count, never a clock."""
     if channels_last:
-        if mkldnn.enabled and not transposed and images.applies(xp, g, groups):
+        if mkldnn.enabled and not transposed and nhwc_images.applies(xp, g, groups):
             return CHANNELS_LAST_IMAGES[role]
         return CHANNELS_LAST[role]
     if transposed or not mkldnn.enabled:

@@ -38,13 +38,26 @@ from ember.native.convolution.channels_last import (
     output_rows,
     weight_matrix,
 )
+from ember.native.convolution import images
 from ember.native.convolution.images import chunks
 from ember.native.fold import geometry
 from ember.native.support.dispatch_stub import kernel_of
 
 
+def applies(xp, g, groups):
+    """Whether a channels_last convolution runs a few images at a time: where NCHW's
+    would (images.py's ``applies``: NumPy, one group, MIN_CHUNK_PIXELS outputs per image,
+    one BLAS thread) and the batch makes more than one chunk (one chunk is the
+    whole-batch product, which channels_last.py's kernels make at a lower fixed cost)."""
+    K = g.kh * g.kw * g.C
+    return g.N > 1 and g.L >= images.MIN_CHUNK_PIXELS and images.images_per_product(g, K) < g.N and (
+        images.applies(xp, g, groups))
+
+
 def _chunk_geometry(g, n):
     """``g`` for ``n`` of its images (the gather's NumPy kernel sizes its padded plane by N)."""
+    if n == g.N:
+        return g
     return geometry((n, g.C, g.H, g.W), (g.kh, g.kw), (g.sh, g.sw), (g.ph, g.pw), (g.dh, g.dw), (g.OH, g.OW))
 
 
