@@ -30,6 +30,7 @@ rule of ember/native/convolution/algorithm.py picks these kernels on one BLAS th
 """
 
 from ember.native.convolution import columns as kept_columns
+from ember.native.convolution import images
 from ember.native.convolution.channels_last import (
     NHWC_COL2IM_ADD,
     NHWC_ROWS_INTO,
@@ -38,8 +39,6 @@ from ember.native.convolution.channels_last import (
     output_rows,
     weight_matrix,
 )
-from ember.native.convolution import images
-from ember.native.convolution.images import chunks
 from ember.native.fold import geometry
 from ember.native.support.dispatch_stub import kernel_of
 
@@ -88,7 +87,7 @@ def forward(xp, x, weight, g, bias=None):
         kept_columns.offer(store.reshape(1, g.N * g.L, K), "rows")
     y = xp.empty((g.N, g.OH, g.OW, O), dtype=x.dtype)
     outputs = y.reshape(g.N * g.L, O)
-    for start, stop, block in chunks(xp, g, K, x.dtype, store=store):
+    for start, stop, block in images.chunks(xp, g, K, x.dtype, store=store):
         out = outputs[start * g.L:stop * g.L]
         xp.matmul(_window_rows(gather, xp, x, block, g, start, stop), w, out=out)
         if bias is not None:
@@ -106,7 +105,7 @@ def weight_adjoint(xp, x, grad, weight_shape, g):
     store = None if kept is None else kept.reshape(-1)
     grad_rows = output_rows(grad, 1)[0]
     total = None
-    for start, stop, block in chunks(xp, g, K, x.dtype, store=store):
+    for start, stop, block in images.chunks(xp, g, K, x.dtype, store=store):
         if store is None:
             rows = _window_rows(gather, xp, x, block, g, start, stop)
         else:
@@ -128,7 +127,7 @@ def input_adjoint(xp, grad, weight, g):
     w_t = xp.ascontiguousarray(weight_matrix(weight, 1)[0].T)  # (O, K)
     grad_rows = output_rows(grad, 1)[0]
     image = xp.zeros((g.N, g.H, g.W, 1, g.C), dtype=grad.dtype)
-    for start, stop, block in chunks(xp, g, K, grad.dtype):
+    for start, stop, block in images.chunks(xp, g, K, grad.dtype):
         n = stop - start
         window_grads = block.reshape(n * g.L, K)
         xp.matmul(_grad_rows(xp, grad_rows, g, start, stop), w_t, out=window_grads)
