@@ -25,8 +25,12 @@ rule of ember/native/convolution/algorithm.py picks these kernels on one BLAS th
 # channels_last.py's; only the weight's gradient adds its sum over the batch chunk by
 # chunk, as NCHW's images.py does. Measured per product on conv_layer's layer, one
 # thread, CPU time, median of 9 (ms, chunks against the whole batch): forward 14.8
-# against 22.4, input's gradient 15.1 against 33.6 (the full correlation 15.8),
-# weight's gradient 15.0-15.6 gathering again against 16.4 on kept rows.
+# against 22.4, input's gradient 15.1 against 33.6 (by the full correlation 15.8),
+# weight's gradient 15.0-15.6 gathering again against 16.4 for the product alone on
+# kept rows (so 38 MB of rows are not kept: columns.py's BUDGET decides). The step
+# went from 1.86-1.94 of torch's time to 1.22-1.31 (interleaved with the whole-batch
+# code, load 2-8). A batch that fits one chunk keeps the whole-batch kernels, whose
+# fixed cost is lower; maps under MIN_CHUNK_PIXELS outputs gained nothing by chunks.
 """
 
 from ember.native.convolution import columns as kept_columns
