@@ -2,10 +2,11 @@
 batch of 32 images 32x32, ember against torch on the same data and weights.
 
 PyTorch counterpart: torch.nn.functional.conv2d (oneDNN/im2col kernels on CPU); ember's
-is the kernel the fixed rule of ember/native/convolution/algorithm.py picks (NCHW a few
-images at a time, or ember/native/convolution/channels_last.py's rows with
+is the kernel the fixed rule of ember/native/convolution/algorithm.py picks (a few
+images at a time on one thread: images.py, or channels_last_images.py with
 ``--channels-last``; Winograd only with ``ember.backends.cpu.benchmark``). The run also
-times ember with ``ember.backends.mkldnn.enabled = False`` (the reference im2col),
+times ember with ``ember.backends.mkldnn.enabled = False`` (the reference im2col; with
+``--channels-last`` channels_last.py's rows of the whole batch),
 interleaved with the others, and prints the choices ``--benchmark`` measured.
 
     python bench/conv_layer.py [THREADS] [--channels-last] [--benchmark]
