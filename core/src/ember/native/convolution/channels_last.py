@@ -10,7 +10,9 @@ channels_last) and aten/src/ATen/native/Convolution.cpp (the output's memory for
 The three kernels mirror the NCHW ones in ember/native/convolution/convolution.py (NOTE
 [ Convolution as a bilinear map ]): ``forward`` is F(x, W), ``input_adjoint`` is
 F(., W)^T and ``weight_adjoint`` is F(x, .)^T, so a transposed convolution swaps their
-roles here exactly as it does there.
+roles here exactly as it does there. On one BLAS thread the fixed rule runs the same
+products a few images at a time instead (channels_last_images.py, which reuses this
+module's gather, col2im and weight layout).
 
 # NOTE [ Convolution in channels_last ]
 # In NHWC memory a window of the image is kh*kw runs of C contiguous channels, so
