@@ -1,13 +1,18 @@
-"""The dispatcher's modes: ``ember.autocast`` and ``ember.jit.trace`` (a profiler or
-vmap would join them), which of them are on, and how an op runs through them.
+"""The dispatcher's modes: ``ember.autocast``, ``ember.jit.trace`` and
+``ember.inference_mode`` (a profiler or vmap would join them), which of them are on,
+and how an op runs through them.
 
 PyTorch counterpart: c10/core/impl/LocalDispatchKeySet.h (the thread-local set of
 included keys that turns AutocastCPU and Tracer on for a region) and the kernels of
 those keys, which do their part and pass the call on (v2.13). ember's modes are
-global, not per thread, as its autocast state is. See NOTE [ Modes at the dispatcher ].
+global, not per thread, as its autocast state is; inference mode is per thread, so its
+slot is on while any thread is inside it, and `run_in_modes` asks this thread's
+state. See NOTE [ Modes at the dispatcher ].
 """
 
 from ember import dispatcher
+from ember.autograd import inference
+from ember.autograd.grad_mode import grad_state
 
 # NOTE [ Modes at the dispatcher ]
 # `dispatch` (ember/dispatcher.py) runs five steps for every op (NOTE [ The dispatch
@@ -29,12 +34,13 @@ from ember import dispatcher
 class DispatchModes:
     """Which modes are on: ``active`` is true while any is."""
 
-    __slots__ = ("active", "autocast", "trace")
+    __slots__ = ("active", "autocast", "trace", "inference")
 
     def __init__(self):
         self.active = False
         self.autocast = None  # cast(op, inputs), while an ember.autocast region is open
         self.trace = None  # the recorder of the jit.trace in progress: record(...), rebind(...)
+        self.inference = False  # some thread is inside inference_mode (NOTE [ Inference tensors ])
 
     def set_autocast(self, cast):
         """``cast(op, inputs)`` casts every op's inputs from now on; None turns autocast off."""
@@ -46,9 +52,14 @@ class DispatchModes:
         self.trace = recorder
         self._update()
 
+    def set_inference(self, on):
+        """Whether some thread is inside ``inference_mode`` (ember/autograd/inference.py)."""
+        self.inference = on
+        self._update()
+
     def _update(self):
         # The one test for all the modes, made here rather than in every op call.
-        self.active = self.autocast is not None or self.trace is not None
+        self.active = self.autocast is not None or self.trace is not None or self.inference
         dispatcher.Op.__call__ = run_in_modes if self.active else dispatcher.dispatch
 
 
@@ -57,10 +68,14 @@ modes = DispatchModes()
 
 def run_in_modes(op, *inputs, **attrs):
     """``Op.__call__`` while a mode is on: ``dispatch`` inside every mode that is on,
-    outermost first; autocast casts the inputs, the op runs, a trace records it."""
+    outermost first; autocast casts the inputs, the op runs, inside inference mode
+    what it made becomes inference tensors (a view keeps its base's kind), a trace
+    records it."""
     if modes.autocast is not None:
         inputs = modes.autocast(op, inputs)
     result = dispatcher.dispatch(op, *inputs, **attrs)
+    if modes.inference and grad_state.inference and not op.view:
+        inference.mark((result,) if op.num_outputs == 1 else result)
     if modes.trace is not None:
         outputs = (result,) if op.num_outputs == 1 else result
         modes.trace.record(op, inputs, attrs, outputs)

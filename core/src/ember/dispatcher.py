@@ -16,9 +16,10 @@ import functools
 import inspect
 
 from ember import dtypes, opmath
-from ember.autograd import anomaly_mode
+from ember.autograd import anomaly_mode, inference
 from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import OpNode, SavedTensor
+from ember.autograd.inference import INFERENCE
 from ember.autograd.views import mark_views
 
 # Promotion rules an op can declare (torch/_prims_common ELEMENTWISE_TYPE_PROMOTION_KIND).
@@ -192,7 +193,8 @@ def forget_kernels():
 #      opmath ops and bfloat16 compute in float32 (NOTE [ opmath ] in opmath.py);
 #   3. run the kernel chosen for (op, device type), cached in `op._resolved`;
 #   4. wrap the arrays in tensors;
-#   5. if grad mode is on and an input requires grad, record an OpNode.
+#   5. if grad mode is on (and inference mode off) and an input requires grad,
+#      record an OpNode.
 # The hot path is plain attribute and dict access: no pluggy, no inspection. The rare
 # modes (autocast, jit.trace) live in their own modules and cost it nothing: while one
 # is on, `Op.__call__` is `run_in_modes`, which calls dispatch inside them (NOTE [ Modes
@@ -377,8 +379,16 @@ def _record(op, inputs, outputs, attrs):
         if save == "outputs":
             node._saved = ((), (), saved_outputs)
         else:
-            versions = tuple([x._version_counter[0] if isinstance(x, Tensor) else None for x in inputs])
-            node._saved = (inputs, versions, saved_outputs)
+            versions = []
+            for x in inputs:
+                if isinstance(x, Tensor):
+                    counter = x._version_counter
+                    if counter is INFERENCE:  # NOTE [ Inference tensors ] in autograd/inference.py
+                        raise RuntimeError(inference.SAVE_MESSAGE)
+                    versions.append(counter[0])
+                else:
+                    versions.append(None)
+            node._saved = (inputs, tuple(versions), saved_outputs)
     output_nr = 0
     for o in outputs:
         if o._data.dtype in _FLOATING:  # integer and bool outputs are not differentiable

@@ -14,7 +14,10 @@ The operator methods (``add``, ``sum``, ...) are attached by
 import weakref
 
 from ember import dispatcher, dtypes, opmath
+from ember.autograd import inference
+from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import AccumulateGrad
+from ember.autograd.inference import INFERENCE
 from ember.dtypes import is_floating_array
 from ember.memory_format import contiguous_strides
 
@@ -158,6 +161,8 @@ class Tensor:
             return self
         if requires_grad and not is_floating_array(self._data.dtype):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self._version_counter is INFERENCE and not grad_state.inference:
+            raise RuntimeError(inference.REQUIRES_GRAD_MESSAGE)
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -167,8 +172,17 @@ class Tensor:
 
     @property
     def _version(self):
-        """How many in-place writes this memory has seen (shared by all views of it)."""
+        """How many in-place writes this memory has seen (shared by all views of it);
+        an inference tensor counts none (NOTE [ Inference tensors ])."""
+        if self._version_counter is INFERENCE:
+            raise RuntimeError(inference.VERSION_MESSAGE)
         return self._version_counter[0]
+
+    def is_inference(self):
+        """True for a tensor made inside ``inference_mode`` (or a view of one), which
+        autograd will not save and which cannot be written in place outside it
+        (NOTE [ Inference tensors ] in ember/autograd/inference.py)."""
+        return self._version_counter is INFERENCE
 
     @property
     def grad_fn(self):
@@ -192,8 +206,12 @@ class Tensor:
     @property
     def data(self):
         """The same memory as a new leaf that does not require grad, with its own
-        version counter (changes through it escape autograd's checks, as in PyTorch)."""
-        return dispatcher._wrap(self._data, self._device)
+        version counter (changes through it escape autograd's checks, as in PyTorch);
+        an inference tensor's is one too."""
+        out = dispatcher._wrap(self._data, self._device)
+        if self._version_counter is INFERENCE:
+            out._version_counter = INFERENCE
+        return out
 
     @data.setter
     def data(self, value):
@@ -560,6 +578,8 @@ def _dtype_of_legacy_name(name):
 
 def _make_tensor(array, device, requires_grad=False):
     t = dispatcher._wrap(array, device)
+    if grad_state.inference:  # a factory inside inference_mode (NOTE [ Inference tensors ])
+        t._version_counter = INFERENCE
     t._requires_grad = requires_grad
     return t
 

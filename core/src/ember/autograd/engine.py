@@ -17,7 +17,7 @@ import numpy as np
 
 from ember import dispatcher
 from ember.autograd import anomaly_mode
-from ember.autograd.grad_mode import grad_state
+from ember.autograd.grad_mode import grad_state, set_state
 from ember.autograd.graph import Node
 
 
@@ -190,15 +190,15 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
     if targets:
         needed = _needed(root, [node for node, _ in targets], run_targets)
     captured = {target: None for target in targets}
-    prev_mode = grad_state.enabled
-    grad_state.enabled = create_graph
+    prev_mode = grad_state.mode
+    set_state(create_graph, grad_state.inference)  # hooks see is_grad_enabled() == create_graph
     try:
         # Backward formulas meet inf and 0 as forward ops do; keep NumPy's
         # floating-point warnings quiet, as PyTorch is (NOTE [ Floating-point warnings ]
         # in native/unary.py).
         call_quietly(np, _run, root, retain_graph, deps, needed, captured)
     finally:
-        grad_state.enabled = prev_mode
+        set_state(prev_mode, grad_state.inference)
     return captured
 
 

@@ -3,9 +3,11 @@
 
 PyTorch counterpart: torch/autograd/grad_mode.py and c10/core/GradMode.h (v2.13).
 
-The flag is thread-local, as in PyTorch: a DataLoader's pinning thread or a user's
+The flags are thread-local, as in PyTorch: a DataLoader's pinning thread or a user's
 worker thread does not switch off recording for the main thread. ``inference_mode``
-is ``no_grad`` here: ember has no separate inference tensors.
+is more than ``no_grad``: nothing records inside it, even under ``enable_grad``, and
+the tensors it makes are inference tensors (NOTE [ Inference tensors ] in
+ember/autograd/inference.py).
 """
 
 import functools
@@ -14,16 +16,29 @@ import threading
 
 
 class _GradState(threading.local):
+    # Two switches, as PyTorch's GradMode flag and InferenceMode guard: ``mode`` is
+    # what is_grad_enabled() reports, ``inference`` is inference mode. ``enabled`` is
+    # what the dispatcher and the autograd code test, "ops record": mode and not
+    # inference, kept up to date by set_state so that a test costs one attribute read.
     enabled = True
+    mode = True
     inference = False
+
+
+def set_state(mode, inference):
+    """Set the grad mode and the inference mode of this thread."""
+    grad_state.mode = mode
+    grad_state.inference = inference
+    grad_state.enabled = mode and not inference
 
 
 grad_state = _GradState()
 
 
 def is_grad_enabled():
-    """True when new operations are recorded for backward."""
-    return grad_state.enabled
+    """The grad mode: False under ``no_grad`` and ``inference_mode``, True under
+    ``enable_grad`` (even inside ``inference_mode``, where nothing records anyway)."""
+    return grad_state.mode
 
 
 def is_inference_mode_enabled():
@@ -79,7 +94,7 @@ class _DecoratorContextManager:
         return ()
 
     def __exit__(self, *exc):
-        grad_state.enabled = self._prev
+        set_state(self._prev, grad_state.inference)
         return False
 
 
@@ -87,16 +102,16 @@ class no_grad(_DecoratorContextManager):
     """Context manager and decorator that stops recording the graph."""
 
     def __enter__(self):
-        self._prev = grad_state.enabled
-        grad_state.enabled = False
+        self._prev = grad_state.mode
+        set_state(False, grad_state.inference)
 
 
 class enable_grad(_DecoratorContextManager):
     """Context manager and decorator that turns recording back on inside ``no_grad``."""
 
     def __enter__(self):
-        self._prev = grad_state.enabled
-        grad_state.enabled = True
+        self._prev = grad_state.mode
+        set_state(True, grad_state.inference)
 
 
 class set_grad_enabled(_DecoratorContextManager):
@@ -104,8 +119,8 @@ class set_grad_enabled(_DecoratorContextManager):
 
     def __init__(self, mode):
         self.mode = bool(mode)
-        self._prev = grad_state.enabled
-        grad_state.enabled = self.mode
+        self._prev = grad_state.mode
+        set_state(self.mode, grad_state.inference)
 
     def __enter__(self):
         pass
@@ -114,29 +129,32 @@ class set_grad_enabled(_DecoratorContextManager):
         return (self.mode,)
 
     def __call__(self, func):
-        grad_state.enabled = self._prev  # decorating must not flip the mode now
+        set_state(self._prev, grad_state.inference)  # decorating must not flip the mode now
         return super().__call__(func)
 
 
 class inference_mode(_DecoratorContextManager):
-    """``no_grad`` under PyTorch's name (ember has no inference tensors);
-    ``inference_mode(False)`` records again, as in PyTorch."""
+    """No recording, even under ``enable_grad``, and the tensors made inside are
+    inference tensors (NOTE [ Inference tensors ] in ember/autograd/inference.py);
+    ``inference_mode(False)`` leaves it for a region, recording again."""
 
     def __init__(self, mode=True):
         self.mode = mode
 
     def __enter__(self):
-        self._prev = grad_state.enabled
-        self._prev_inference = grad_state.inference
-        # Like PyTorch's InferenceMode guard: recording is the opposite of the mode,
-        # so inference_mode(False) turns recording on.
-        grad_state.enabled = not self.mode
-        grad_state.inference = bool(self.mode)
+        self._prev = (grad_state.mode, grad_state.inference)
+        # Like PyTorch's InferenceMode guard, the grad mode is the opposite of the
+        # mode, so inference_mode(False) turns recording on.
+        set_state(not self.mode, bool(self.mode))
+        inference.enter(bool(self.mode))
 
     def __exit__(self, *exc):
-        grad_state.enabled = self._prev
-        grad_state.inference = self._prev_inference
+        set_state(*self._prev)
+        inference.leave(bool(self.mode))
         return False
 
     def _args(self):
         return (self.mode,)
+
+
+from ember.autograd import inference  # noqa: E402  (it reads grad_state)

@@ -16,6 +16,7 @@ import sys
 
 from ember.autograd.accumulate import accumulate_grad
 from ember.autograd.grad_mode import grad_state
+from ember.autograd.inference import INFERENCE, SAVE_MESSAGE
 
 _sequence = itertools.count()
 
@@ -144,6 +145,8 @@ class SavedTensor:
     __slots__ = ("tensor", "data", "device", "version_counter", "saved_version", "output_nr", "node")
 
     def __init__(self, tensor, is_output=False, node=None, output_nr=0):
+        if tensor._version_counter is INFERENCE:  # NOTE [ Inference tensors ] in inference.py
+            raise RuntimeError(SAVE_MESSAGE)
         self.version_counter = tensor._version_counter
         self.saved_version = tensor._version_counter[0]
         if is_output:
