@@ -285,3 +285,19 @@ def test_copies_are_normal_tensors():
         x = made_inside(lib, 2)
         return [c.is_inference() for c in (copy.copy(x), copy.deepcopy(x), pickle.loads(pickle.dumps(x)))]
     assert_same(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, w: lib.nn.functional.nll_loss(lib.zeros(2, 3), lib.tensor([0, 1]), weight=w),
+    lambda lib, w: lib.nn.functional.binary_cross_entropy(lib.full((3,), 0.5), lib.ones(3), weight=w),
+    lambda lib, w: lib.nn.functional.batch_norm(lib.ones(2, 3), w, w.detach() + 1, training=False),
+])
+def test_inputs_refused_only_when_recording(call):
+    # Losses refuse a weight that requires grad, batch norm running statistics that do,
+    # when autograd records: not inside inference mode, even under enable_grad.
+    def program(lib):
+        w = lib.ones(3, requires_grad=True)
+        with lib.inference_mode(), lib.enable_grad():
+            inside = call(lib, w).tolist()
+        return inside, outcome(lambda: call(lib, w))[0]
+    assert_same(program)

@@ -22,6 +22,7 @@ applied afterwards.
 
 import ember
 from ember import library
+from ember.autograd.grad_mode import grad_state
 from ember_loss import reduction as reductions
 
 LOG_CLAMP = -100.0
@@ -125,7 +126,7 @@ BINARY_CROSS_ENTROPY_WITH_LOGITS = library.custom_op("loss::binary_cross_entropy
 def _check_no_grad(function, **tensors):
     # PyTorch gives weight and pos_weight no derivative and refuses them when they require grad.
     for name, tensor in tensors.items():
-        if tensor is not None and tensor.requires_grad and ember.is_grad_enabled():
+        if tensor is not None and tensor.requires_grad and grad_state.enabled:  # only a recorded call
             raise RuntimeError(f"The function '{function}' is not differentiable with respect to argument "
                                f"'{name}'. This input cannot have requires_grad True.")
 

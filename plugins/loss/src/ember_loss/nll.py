@@ -86,7 +86,7 @@ def check_weight(input, weight, spatial=False, prefix=""):
         return
     if weight.dtype != input.dtype:
         raise RuntimeError(f"expected scalar type {_type_name(input.dtype)} but found {_type_name(weight.dtype)}")
-    if weight.requires_grad and ember.is_grad_enabled():
+    if weight.requires_grad and grad_state.enabled:  # only a recorded call is refused
         name = "nll_loss2d_forward" if spatial else "nll_loss_forward"
         raise RuntimeError(f"The function '{name}' is not differentiable with respect to argument 'weight'. "
                            "This input cannot have requires_grad True.")

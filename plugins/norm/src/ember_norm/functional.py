@@ -14,6 +14,7 @@ core ops.
 
 
 import ember
+from ember.autograd.grad_mode import grad_state
 from ember.dtypes import SCALAR_TYPE_NAMES, finfo_of
 from ember_norm.ops.batch_norm import batch_norm as _batch_norm_op
 from ember_norm.ops.batch_norm import batch_norm_stats
@@ -71,7 +72,7 @@ def _check_channel_vectors(input, training=True, **vectors):
 def _check_running_stats_grad(running_mean, running_var):
     """torch's autograd refuses running statistics that require grad: the batch norm has
     no gradient for them (it updates them in place, outside the graph)."""
-    if not ember.is_grad_enabled():
+    if not grad_state.enabled:  # not recording (no_grad, or inference_mode even under enable_grad)
         return
     for name, t in (("running_mean", running_mean), ("running_var", running_var)):
         if t is not None and t.requires_grad:
@@ -157,7 +158,7 @@ def _channel_vectors_fit(input, vectors):
 def _running_statistics(running_mean, running_var, eps):
     """The eval statistics, outside autograd: the running mean and
     ``1 / sqrt(running_var + eps)`` (NOTE [ The eval batch norm's fixed cost ])."""
-    if not ember.is_grad_enabled():
+    if not grad_state.enabled:
         return running_mean, (running_var + eps).rsqrt()
     with ember.no_grad():
         return running_mean.detach(), (running_var.detach() + eps).rsqrt()
