@@ -191,7 +191,8 @@ def execute(root, retain_graph, create_graph, targets=(), run_targets=True):
         needed = _needed(root, [node for node, _ in targets], run_targets)
     captured = {target: None for target in targets}
     prev_mode = grad_state.mode
-    set_state(create_graph, grad_state.inference)  # hooks see is_grad_enabled() == create_graph
+    # Grad mode is create_graph for the pass (what hooks see in is_grad_enabled(), too).
+    set_state(create_graph, grad_state.inference)
     try:
         # Backward formulas meet inf and 0 as forward ops do; keep NumPy's
         # floating-point warnings quiet, as PyTorch is (NOTE [ Floating-point warnings ]

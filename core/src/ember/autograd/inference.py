@@ -1,9 +1,8 @@
 """Inference tensors: what ``inference_mode`` makes, and what autograd refuses them.
 
-PyTorch counterpart: c10/core/InferenceMode.h, the inference branch of
-c10/core/TensorImpl.cpp (a tensor made in inference mode has no autograd keys and no
-version counter), c10/core/impl/VariableVersion's checks in TensorImpl.h and the
-check in torch/csrc/autograd/saved_variable.cpp (v2.13).
+PyTorch counterpart: c10/core/InferenceMode.h, c10/core/TensorImpl.h (a tensor made in
+inference mode has no autograd keys and no version counter; VariableVersion's checks)
+and the check in torch/csrc/autograd/saved_variable.cpp (v2.13).
 """
 
 import threading
