@@ -13,6 +13,7 @@ state. See NOTE [ Modes at the dispatcher ].
 from ember import dispatcher
 from ember.autograd import inference
 from ember.autograd.grad_mode import grad_state
+from ember.autograd.inference import INFERENCE
 
 # NOTE [ Modes at the dispatcher ]
 # `dispatch` (ember/dispatcher.py) runs five steps for every op (NOTE [ The dispatch
@@ -75,7 +76,10 @@ def run_in_modes(op, *inputs, **attrs):
         inputs = modes.autocast(op, inputs)
     result = dispatcher.dispatch(op, *inputs, **attrs)
     if modes.inference and grad_state.inference and not op.view:
-        inference.mark((result,) if op.num_outputs == 1 else result)
+        if op.num_outputs == 1:  # inlined: this runs for every op inside inference mode
+            result._version_counter = INFERENCE
+        else:
+            inference.mark(result)
     if modes.trace is not None:
         outputs = (result,) if op.num_outputs == 1 else result
         modes.trace.record(op, inputs, attrs, outputs)
