@@ -93,6 +93,15 @@ def test_second_derivative_at_extremes_matches_torch(case):
     assert_parity(first_derivative(None, name, kwargs), x, np.linspace(-1, 1, 7), atol=1e-12)
 
 
+@pytest.mark.parametrize("case", [("elu", {}), ("elu", {"alpha": 2.0}), ("celu", {"alpha": 2.0}), ("selu", {})],
+                         ids=case_id)
+def test_second_derivative_at_the_kink_matches_torch(case):
+    # At 0 the first derivative takes the negative branch's slope, the second is 0.
+    name, kwargs = case
+    assert_parity(first_derivative(None, name, kwargs), np.array([-1.0, -0.0, 0.0, 1.0]),
+                  np.array([0.5, -1.0, 1.5, 2.0]))
+
+
 @pytest.mark.parametrize("case", [("gelu", {}), ("silu", {}), ("softplus", {"beta": 2.0, "threshold": 20.0}),
                                   ("elu", {}), ("mish", {})], ids=case_id)
 def test_third_derivative_by_finite_differences(case):

@@ -110,10 +110,26 @@ def test_gradcheck(name, reduction):
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_mse_double_backward_vs_torch(reduction):
     def second(lib, x, t):
+        x, t = x.requires_grad_(), t.requires_grad_()  # (grad=False: assert_parity leaves them plain)
         loss = lib.nn.functional.mse_loss(x, t, reduction=reduction)
         gx, gt = lib.autograd.grad(loss.sum(), (x, t), create_graph=True)
         return lib.autograd.grad((gx * gx).sum() + (gt * x).sum(), (x, t))
     assert_parity(second, make_tensor((3, 4), "float64", seed=1), make_tensor((3, 4), "float64", seed=2), grad=False)
+
+
+@pytest.mark.parametrize("name, kwargs", [("huber_loss", {"delta": 1.0}), ("huber_loss", {"delta": 0.5}),
+                                          ("smooth_l1_loss", {"beta": 1.0})])
+def test_second_derivative_at_the_kink_vs_torch(name, kwargs):
+    # |d| == delta (and beta) exactly: both sides agree in value and slope, and
+    # torch's second derivative there is the linear side's, 0.
+    def second(lib, x, t):
+        x, t = x.requires_grad_(), t.requires_grad_()
+        loss = getattr(lib.nn.functional, name)(x, t, reduction="none", **kwargs)
+        (gx,) = lib.autograd.grad(loss.sum(), x, create_graph=True)
+        return gx, lib.autograd.grad(gx.sum(), (x, t))
+    edge = next(iter(kwargs.values()))
+    x = np.array([edge, -edge, 0.5 * edge, 2.0 * edge, 0.0])
+    assert_parity(second, x, np.zeros(5), grad=False)
 
 
 def test_mse_is_one_graph_node():

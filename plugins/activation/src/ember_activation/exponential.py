@@ -29,8 +29,10 @@ def _elu_backward_kernel(xp, grad, x, *, alpha, scale, input_scale):
 
 
 def _elu_second_derivative(x, *, alpha, scale, input_scale):
+    # Only x < 0 curves: at the kink x == 0 (where the first derivative takes the
+    # negative branch) PyTorch's elu_double_backward masks with x < 0, so it is 0 there.
     curve = (x.clamp(max=0) * input_scale).exp() * (alpha * scale * input_scale * input_scale)
-    return ember.where(x > 0, 0.0, curve)
+    return ember.where(x < 0, curve, 0.0)
 
 
 ELU, ELU_BACKWARD = define("elu", _elu_kernel, _elu_backward_kernel, _elu_second_derivative,

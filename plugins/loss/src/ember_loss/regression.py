@@ -9,7 +9,7 @@ With ``d = input - target`` (broadcast, with PyTorch's warning when the sizes di
     l1        |d|
     mse       d ** 2
     smooth_l1 0.5 * d ** 2 / beta  if |d| < beta  else |d| - 0.5 * beta
-    huber     0.5 * d ** 2         if |d| <= delta else delta * (|d| - 0.5 * delta)
+    huber     0.5 * d ** 2         if |d| < delta  else delta * (|d| - 0.5 * delta)
 
 ``mse_loss`` is the fused op ``loss::mse_loss`` (one graph node; the backward
 ``2 * d * grad`` is written with ember ops so it differentiates again); the others are
@@ -130,7 +130,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     input, target = _expanded(input, target)
     d = input - target
     ad = d.abs()
-    losses = ember.where(ad <= delta, d * d * 0.5, (ad - 0.5 * delta) * delta)
+    # At |d| == delta both branches agree in value and slope; the linear one is taken
+    # there, as PyTorch's double backward does, so the second derivative is 0 at the kink.
+    losses = ember.where(ad < delta, d * d * 0.5, (ad - 0.5 * delta) * delta)
     if weight is not None:
         return _weighted(losses, weight, input, reduction, mean_over_weights=False)
     return reductions.apply(losses, reduction)

@@ -183,6 +183,23 @@ def test_second_order_gradients(name):
         np.testing.assert_allclose(actual, expected, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("wrt", [0, 1])
+def test_atan2_gradients_at_the_origin(wrt):
+    # At (0, 0) torch's gradient is 0 (signed by the other input), not 0/0; its second
+    # derivative there is NaN. Signed zeros and points off the origin around it.
+    values = [0.0, -0.0, 1.0, -2.0]
+    a, b = np.array(values).repeat(4), np.array(values * 4)
+    results = []
+    for lib in (ember, torch):
+        x, y = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        gx, gy = lib.autograd.grad(lib.atan2(x, y).sum(), (x, y), create_graph=True)
+        second = lib.autograd.grad((gx, gy)[wrt].sum(), (x, y))
+        results.append([g.detach().numpy() for g in (gx, gy, *second)])
+    for actual, expected in zip(*results):
+        np.testing.assert_array_equal(actual, expected)
+        np.testing.assert_array_equal(np.signbit(actual), np.signbit(expected))
+
+
 @pytest.mark.parametrize("name", ["mul", "div", "pow", "atan2"])
 def test_gradgradcheck(name):
     op = next(op for op in BINARY if op.name == name)

@@ -117,10 +117,15 @@ def _atan2_kernel(xp, a, b):
 
 
 def _atan2_backward(ctx, grad):
+    from ember.native.indexing.indexing import where
+
     a, b = ctx.saved_inputs
     denom = a * a + b * b
+    # At (0, 0) PyTorch takes the gradient as 0 (signed as the other input), not 0/0:
+    # it zeroes 1 / denom there; the second derivative there is still NaN, as in PyTorch.
+    recip = where(denom == 0, 0.0, denom.reciprocal())
     need_a, need_b = ctx.needs_input_grad
-    return (grad * b / denom if need_a else None), (grad * -a / denom if need_b else None)
+    return (grad * b * recip if need_a else None), (grad * -a * recip if need_b else None)
 
 
 ATAN2 = Op("aten::atan2", _atan2_kernel, _atan2_backward, promote=INT_TO_FLOAT, save="inputs")
