@@ -98,6 +98,19 @@ def test_cumprod_gradient_is_exact_with_zeros(zeros, dim):
     assert gradcheck(lambda t: t.cumprod(dim), (t,))
 
 
+@pytest.mark.parametrize("values", [[2.0, 0.0, 3.0, 4.0], [2.0, 0.0, 3.0, 0.0], [0.0, 5.0, 0.5, 2.0],
+                                    [2.0, float("inf"), 3.0], [2.0, float("nan"), 3.0]], ids=str)
+def test_cumprod_second_derivative_with_zeros_inf_nan(values):
+    # Under create_graph the gradient after a zero stays a multiple of it, so the
+    # second derivative is exact there, as torch's.
+    def run(lib, x):
+        x = x.requires_grad_()
+        (g,) = lib.autograd.grad((x.cumprod(0) * lib.arange(1.0, len(values) + 1)).sum(), x, create_graph=True)
+        return g, lib.autograd.grad(g.sum(), x)
+    assert_parity(run, np.array(values), grad=False)
+
+
+
 @pytest.mark.parametrize("name", ["cumsum", "cumprod"])
 def test_cumulative_gradgradcheck(name):
     x = ember.tensor(make_tensor((2, 4), "float64", low=0.5, high=1.5)).requires_grad_()

@@ -229,6 +229,8 @@ def _cumprod_backward(ctx, grad):
     if x.ndim == 0 or x.numel() == 0:
         return (grad,)
     is_zero = x == 0
+    if grad_state.enabled and bool(is_zero.any()):  # create_graph: see the function below
+        return (_cumprod_backward_twice_differentiable(x, grad, dim),)
     zeros_so_far = is_zero.cumsum(dim)
     before_first_zero = zeros_so_far == 0
     first_zero = is_zero & (zeros_so_far == 1)
@@ -239,6 +241,24 @@ def _cumprod_backward(ctx, grad):
     tail_sum = (grad * tail_products * (zeros_so_far > 0)).sum(dim, keepdim=True)
     at_first_zero = exclusive_cumprod(x, dim) * tail_sum
     return (grad_input + where(first_zero, at_first_zero, 0.0),)
+
+
+def _cumprod_backward_twice_differentiable(x, grad, dim):
+    # The formula above sets the gradient after the first zero to a constant 0, so its
+    # own derivative misses that those entries are multiples of that zero. Under
+    # create_graph with zeros PyTorch computes, per position k, the products with x_k
+    # left out, prod(x[:k]) * prod(x[k+1 : j+1]) for j >= k, with no division and no
+    # masking: O(n^2) work, but the second derivative is exact.
+    from ember.native.shape.shape import cat
+
+    n = x.shape[dim]
+    columns = []
+    for k in range(n):
+        before = x.narrow(dim, 0, k).prod(dim, keepdim=True)  # 1 for k == 0
+        after = x.narrow(dim, k + 1, n - k - 1).cumprod(dim)
+        omitted = cat([before, before * after], dim)
+        columns.append((grad.narrow(dim, k, n - k) * omitted).sum(dim, keepdim=True))
+    return cat(columns, dim)
 
 
 CUMPROD = Op("aten::cumprod", contiguous_result(_cumprod_kernel), _cumprod_backward, promote=DEFAULT, save="both",

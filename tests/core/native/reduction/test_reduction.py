@@ -98,6 +98,31 @@ def test_prod_gradient_is_exact_with_zeros(zeros, dim):
     assert gradcheck(lambda t: t.prod() if dim is None else t.prod(dim), (t,))
 
 
+INF, NAN = float("inf"), float("nan")
+
+
+def first_and_second(reduce):
+    # The gradient of reduce(x).sum() kept differentiable, and the gradient of its sum.
+    def run(lib, x):
+        x = x.requires_grad_()  # (grad=False: assert_parity leaves the input plain)
+        (g,) = lib.autograd.grad(reduce(x).sum(), x, create_graph=True)
+        return g, lib.autograd.grad(g.sum(), x)
+    return run
+
+
+@pytest.mark.parametrize("values", [[INF, 2.0, 3.0], [NAN, 2.0, 3.0], [-INF, 0.5, 4.0], [2.0, 0.5, 4.0],
+                                    [INF, 0.0, 3.0], [0.0, 2.0, 3.0], [0.0, 0.0, 3.0]], ids=str)
+@pytest.mark.parametrize("dim", [None, 0])
+def test_prod_gradients_with_inf_and_nan(values, dim):
+    # Without zeros torch's gradient is prod / x (inf / inf is NaN where x is inf).
+    x = np.array(values)
+    reduce = (lambda t: t.prod()) if dim is None else (lambda t: t.prod(dim))
+    if 0.0 in values and INF in values:  # ember's second derivative differs there: NOTE in the notes
+        assert_parity(lambda lib, x: reduce(x), x)
+    else:
+        assert_parity(first_and_second(reduce), x, grad=False)
+
+
 # A backward's own layout (what autograd.grad returns, before any .grad contract):
 # PyTorch's prod and norm backward multiply a tensor made from the input by the spread
 # gradient, so their gradients follow the gradient's order, then the input's.

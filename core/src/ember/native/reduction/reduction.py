@@ -201,15 +201,19 @@ def _prod_kernel(xp, a, dims, keepdim, dtype=None):
 
 def _prod_backward(ctx, grad):
     # NOTE [ prod backward with zeros ]
-    # d prod / d x_i is the product of every *other* element. Dividing prod by x_i is
-    # wrong where x_i == 0; instead multiply the exclusive running products from the
-    # left and from the right, which is exact for any number of zeros.
+    # d prod / d x_i is the product of every *other* element. Without zeros that is
+    # prod / x_i, PyTorch's formula (so an inf or NaN element spreads as in PyTorch:
+    # inf / inf is NaN). Dividing is wrong where x_i == 0; then multiply the exclusive
+    # running products from the left and from the right, exact for any number of zeros.
     from ember.native.softmax import exclusive_cumprod
 
     (x,) = ctx.saved_inputs
+    (result,) = ctx.saved_outputs
     dims, keepdim = ctx.attrs["dims"], ctx.attrs["keepdim"]
     if x.ndim == 0:
         return (grad,)
+    if not bool((x == 0).any()):
+        return (expand_reduced(grad, x.shape, dims, keepdim) * (expand_reduced(result, x.shape, dims, keepdim) / x),)
     line = x.movedim(dims[0], -1) if len(dims) == 1 else x.reshape(-1)
     others = exclusive_cumprod(line, -1) * exclusive_cumprod(line.flip(-1), -1).flip(-1)
     others = others.movedim(-1, dims[0]) if len(dims) == 1 else others.reshape(x.shape)
@@ -231,7 +235,7 @@ def _laid_out_like(t, x):
     return t
 
 
-PROD = Op("aten::prod", contiguous_result(_prod_kernel), _prod_backward, promote=DEFAULT, save="inputs", opmath=True)
+PROD = Op("aten::prod", contiguous_result(_prod_kernel), _prod_backward, promote=DEFAULT, save="both", opmath=True)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
