@@ -105,7 +105,7 @@ def first_and_second(reduce):
     # The gradient of reduce(x).sum() kept differentiable, and the gradient of its sum.
     def run(lib, x):
         x = x.requires_grad_()  # (grad=False: assert_parity leaves the input plain)
-        (g,) = lib.autograd.grad(reduce(x).sum(), x, create_graph=True)
+        (g,) = lib.autograd.grad(reduce(lib, x).sum(), x, create_graph=True)
         return g, lib.autograd.grad(g.sum(), x)
     return run
 
@@ -116,9 +116,9 @@ def first_and_second(reduce):
 def test_prod_gradients_with_inf_and_nan(values, dim):
     # Without zeros torch's gradient is prod / x (inf / inf is NaN where x is inf).
     x = np.array(values)
-    reduce = (lambda t: t.prod()) if dim is None else (lambda t: t.prod(dim))
-    if 0.0 in values and INF in values:  # ember's second derivative differs there: NOTE in the notes
-        assert_parity(lambda lib, x: reduce(x), x)
+    reduce = (lambda lib, t: t.prod()) if dim is None else (lambda lib, t: t.prod(dim))
+    if 0.0 in values and INF in values:  # ember's second derivative differs there (first only)
+        assert_parity(reduce, x)
     else:
         assert_parity(first_and_second(reduce), x, grad=False)
 
@@ -354,3 +354,19 @@ def test_gradcheck(name):
                                   lambda lib, x: x.sum(0, dtype=lib.float16)])
 def test_integer_dtype_of_a_tensor_requiring_grad_raises_like_torch(call):
     assert_parity(call, np.array([1.5, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("values", [[1.0, INF, 3.0, 4.0], [1.0, NAN, 3.0, 4.0], [INF, INF, 3.0, 4.0],
+                                    [1.0, -INF, 3.0, 4.0], [2.0, 2.0, 2.0, 2.0], [1.0, 1.0, 3.0, 4.0]], ids=str)
+@pytest.mark.parametrize("name", ["var", "std", "var(c=0)", "std(dim)", "var_mean", "std_mean", "std_mean(dim)"])
+def test_var_std_gradients_with_inf_nan_and_constants(values, name):
+    # A constant row has std 0 (torch's std gradient is 0 there, not 0/0); inf and NaN
+    # spread through the mean as in torch. First and second derivatives.
+    reduce = {
+        "var": lambda lib, t: t.var(), "std": lambda lib, t: t.std(),
+        "var(c=0)": lambda lib, t: t.var(correction=0), "std(dim)": lambda lib, t: t.view(2, 2).std(1),
+        "var_mean": lambda lib, t: lib.stack(lib.var_mean(t)),
+        "std_mean": lambda lib, t: lib.stack(lib.std_mean(t)),
+        "std_mean(dim)": lambda lib, t: lib.cat(lib.std_mean(t.view(2, 2), 1)),
+    }[name]
+    assert_parity(first_and_second(reduce), np.array(values), grad=False)
