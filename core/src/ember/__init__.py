@@ -17,6 +17,7 @@ from ember import tensor_methods as _tensor_methods  # attaches the op methods t
 from ember import autograd
 from ember.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from ember.autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled, is_inference_mode_enabled
+from ember.autograd.inference import is_inference
 from ember.random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,
                           set_rng_state)
 from ember.native.factory import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,

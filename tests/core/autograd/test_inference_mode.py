@@ -78,7 +78,7 @@ def test_which_tensors_are_inference_tensors():
             kinds.append(lib.ones(2).is_inference())
         kinds += [x.is_inference(), (x + 1).is_inference(), x.exp().is_inference(), x.clone().is_inference(),
                   x[:2].is_inference(), x.view(3).is_inference(), x.detach().is_inference(),
-                  x.data.is_inference(), normal.data.is_inference()]
+                  x.data.is_inference(), normal.data.is_inference(), lib.is_inference(x), lib.is_inference(normal)]
         return kinds
     assert_same(program)
 

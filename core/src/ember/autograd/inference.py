@@ -56,10 +56,16 @@ class InferenceVersion(list):
 INFERENCE = InferenceVersion([0])
 
 
-def check_saved(tensor):
-    """Raise PyTorch's error if ``tensor`` is an inference tensor (autograd saves it)."""
-    if tensor._version_counter is INFERENCE:
-        raise RuntimeError(SAVE_MESSAGE)
+def is_inference(input):
+    """True for a tensor made inside ``inference_mode`` (``torch.is_inference``).
+
+    >>> import ember
+    >>> with ember.inference_mode():
+    ...     x = ember.ones(2)
+    >>> ember.is_inference(x), ember.is_inference(x.clone())
+    (True, False)
+    """
+    return input._version_counter is INFERENCE
 
 
 def mark(outputs):
