@@ -112,7 +112,7 @@ def result_type(tensor1, tensor2):
         if isinstance(x, Tensor):
             keys.append((2 if x.ndim else 1, x.dtype))
         else:
-            keys.append((0, _dtype_module.scalar_dtype(x)))
+            keys.append((0, _dtype_module.scalar_dtype(_dtype_module.python_number(x))))
     return _dtype_module.result_type_from_keys(tuple(keys))
 
 

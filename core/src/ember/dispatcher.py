@@ -15,6 +15,8 @@ for free. Calling the op runs ``dispatch``; see NOTE [ The dispatch path ].
 import functools
 import inspect
 
+import numpy as np
+
 from ember import dtypes, opmath
 from ember.autograd import anomaly_mode, inference
 from ember.autograd.grad_mode import grad_state
@@ -228,7 +230,13 @@ def dispatch(op, *inputs, **attrs):
             requires_grad = requires_grad or x._requires_grad
         else:
             a = x
-            uniform = uniform and x.__class__ in _WEAK_SCALARS
+            if x.__class__ not in _WEAK_SCALARS:
+                if isinstance(x, _NUMPY_SCALAR) and op.promote is not NONE:
+                    # read as a Python number (NOTE [ NumPy scalars are Python numbers ] in
+                    # dtypes.py); an op that does not promote takes the typed scalar its
+                    # caller made (where's, masked_fill's)
+                    return dispatch(op, *dtypes.python_numbers(inputs), **attrs)
+                uniform = False
         arrays.append(a)
     if device is None:
         raise TypeError(f"{op.qualname}() expected at least one Tensor argument")
@@ -312,6 +320,7 @@ def computation_dtype(inputs, promote):
 
 
 _WEAK_SCALARS = frozenset((float, int, bool, type(None)))
+_NUMPY_SCALAR = np.generic
 _FAST_FLOATS = frozenset((dtypes.float32.np, dtypes.float64.np))
 _BFLOAT16 = dtypes.bfloat16.np
 _FLOATING = dtypes.FLOATING_NP  # dtypes.is_floating_array, inlined on the record path

@@ -217,14 +217,48 @@ _promotion_cache = {}
 
 
 def scalar_dtype(value):
-    """The dtype a Python scalar would have as a tensor: bool, int64 or the default float."""
-    if isinstance(value, (bool, np.bool_)):
+    """The dtype a Python scalar would have as a tensor: bool, int64 or the default float
+    (a NumPy scalar as the Python number it reads as: NOTE [ NumPy scalars are Python numbers ])."""
+    value = python_number(value)
+    if isinstance(value, bool):
         return bool_
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, int):
         return int64
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, float):
         return _default_dtype[0]
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
+
+
+# NOTE [ NumPy scalars are Python numbers ]
+# Real programs hand ops NumPy scalars: ``x * np.sqrt(d)``, ``x - arr.max()``, a loop
+# over ``np.arange``. PyTorch's argument parser reads one as the Python number it holds,
+# so it is a weak operand like any scalar: float32 * np.float64(2.) is float32, uint8 +
+# np.int64(300) wraps to uint8, as with 2.0 and 300. An integer (np.int8 ... np.uint64)
+# reads as an int; a floating one (np.float16 ... np.float64) and np.bool_ as a float:
+# PyTorch parses np.bool_ as a double, so int64 + np.bool_(True) is float32 and
+# bool | np.bool_(True) has no kernel, unlike a Python bool. ember converts them where a
+# scalar enters (the dispatcher's slow branch for an operand that is not a Tensor or a
+# Python number, and the functions that inspect a scalar before dispatching: clamp,
+# full, where, fill_, alpha); ``ember.tensor([np.float32(1.)])`` is another matter, it
+# keeps the NumPy type (float32), as torch.tensor does. A 0-d NumPy array is no scalar
+# to PyTorch (a function refuses it); see NOTE [ NumPy operands of Tensor operators ]
+# in tensor.py for the operators.
+
+
+def python_number(value):
+    """``value`` as the Python number PyTorch reads from it when it is a NumPy scalar
+    (NOTE [ NumPy scalars are Python numbers ]); anything else unchanged."""
+    if isinstance(value, np.generic):
+        if isinstance(value, np.integer):
+            return int(value)
+        if isinstance(value, (np.floating, np.bool_)):
+            return float(value)
+    return value
+
+
+def python_numbers(values):
+    """``python_number`` of each of ``values``, as a tuple."""
+    return tuple([python_number(v) for v in values])
 
 
 # NOTE [ Python ints wrap into integer dtypes ]

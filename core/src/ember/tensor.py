@@ -13,6 +13,8 @@ The operator methods (``add``, ``sum``, ...) are attached by
 
 import weakref
 
+import numpy as np
+
 from ember import dispatcher, dtypes, opmath
 from ember.autograd import inference
 from ember.autograd.grad_mode import grad_state
@@ -342,6 +344,15 @@ class Tensor:
     def _host(self):
         return self._device.backend.to_host(self._data)
 
+    # NOTE [ NumPy operands of Tensor operators ]
+    # ``np.float64(2.) * x`` first asks the NumPy scalar, which would turn the tensor
+    # into an array and return an ndarray. A high ``__array_priority__`` makes NumPy's
+    # scalars (and arrays) step aside for the tensor's reflected operator, as PyTorch's
+    # Tensor does (it sets 1000): the scalar is then read as a Python number (NOTE [
+    # NumPy scalars are Python numbers ] in dtypes.py), so both orders agree. A 0-d or
+    # larger NumPy array is no scalar: ops refuse it with a TypeError.
+    __array_priority__ = 1000
+
     def __array__(self, dtype=None, copy=None):
         if self._data.dtype == dtypes.BFLOAT16_NP:
             _refuse_bfloat16_numpy()
@@ -537,9 +548,14 @@ def _rebuild_tensor(array, device, requires_grad):
     return tensor(array, device=device, requires_grad=requires_grad)
 
 
+_NP_INTEGER = np.integer
+
+
 def _wrap_dim(dim, ndim):
     """PyTorch's maybe_wrap_dim: negative dims count from the end; a 0-d tensor
-    accepts dims -1 and 0."""
+    accepts dims -1 and 0. A NumPy integer is a dim too (``np.int64(0)``), as in PyTorch."""
+    if dim.__class__ is not int and isinstance(dim, _NP_INTEGER):
+        dim = int(dim)
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")

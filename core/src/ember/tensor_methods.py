@@ -10,6 +10,7 @@ function itself. An in-place method ``op_`` computes ``op`` and writes the resul
 """
 
 from ember.autograd.grad_mode import grad_state
+from ember.dtypes import python_number
 from ember.native import copy, factory, softmax, sorting
 from ember.native.indexing import indexing, masked_scatter
 from ember.native.linalg import aliases as linalg_aliases
@@ -106,7 +107,7 @@ def _fast_inplace_method(fn, name, ufunc_name):
             check_inplace(self)
             if try_fast_inplace(self, ufunc_name, other, alpha) is not None:
                 return self
-            return write_result(self, fn(self, other) if alpha == 1 else fn(self, other, alpha=alpha))
+            return write_result(self, fn(self, other, alpha=alpha))
     return _named(method, name, fn)
 
 
@@ -119,6 +120,7 @@ def _named(method, name, fn):
 
 def _fill_(self, value):
     check_inplace(self)
+    value = python_number(value)  # NOTE [ NumPy scalars are Python numbers ] in dtypes.py
     if not getattr(self._data.flags, "writeable", True) and not isinstance(value, Tensor) and not (
             grad_state.enabled and self._requires_grad):
         # An expanded tensor takes a Python number (not a tensor: that is a copy in PyTorch);

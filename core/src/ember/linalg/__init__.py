@@ -13,6 +13,8 @@ matrices with PyTorch's messages.
 
 import math
 
+import numpy as np
+
 from ember.native.linalg.checks import LinAlgError, check_floating, check_matrix
 from ember.native.linalg.cholesky import cholesky
 from ember.native.linalg.det import det, slogdet
@@ -94,7 +96,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     >>> ember.linalg.norm(ember.tensor([[3., 4.], [0., 0.]]))
     tensor(5.)
     """
-    if isinstance(dim, int):
+    if isinstance(dim, (int, np.integer)):
         dim = (dim,)
     if isinstance(ord, str) or (ord is not None and dim is not None and len(dim) == 2) or (
             ord is not None and dim is None and A.ndim == 2):

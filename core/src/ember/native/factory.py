@@ -86,35 +86,39 @@ def _legacy_name(d):
 
 
 def _infer_dtype(data):
-    """The dtype PyTorch gives Python data: the highest category present (bool < int
-    < float) as bool, int64 or the default float; a 0-d NumPy scalar keeps its type."""
+    """The dtype PyTorch gives Python data: each element's type promoted with the
+    others' (``promote_types``), a Python bool, int or float being bool, int64 or the
+    default float and a NumPy scalar or a tensor its own dtype: ``[1, 2.5]`` is float32,
+    ``[np.float64(1.), 2]`` float64, ``[np.int32(1), np.int8(2)]`` int32."""
     if isinstance(data, np.generic):
         return dtypes.from_numpy_dtype(data.dtype)
-    kinds = set()
+    result, numpy_bool = None, False
     stack = [data]
     while stack:
         x = stack.pop()
         if isinstance(x, (list, tuple)):
             stack.extend(x)
-        elif isinstance(x, Tensor):
-            kinds.add(x.dtype.category)
-        elif isinstance(x, (bool, np.bool_)):
-            kinds.add(dtypes.BOOL)
-        elif isinstance(x, (int, np.integer)):
-            kinds.add(dtypes.INTEGRAL)
-        elif isinstance(x, (float, np.floating)):
-            kinds.add(dtypes.FLOATING)
+            continue
+        if isinstance(x, Tensor):
+            d = x.dtype
+        elif isinstance(x, np.generic):
+            d = dtypes.from_numpy_dtype(x.dtype)
+            numpy_bool = numpy_bool or d is dtypes.bool_
+        elif isinstance(x, bool):
+            d = dtypes.bool_
+        elif isinstance(x, int):
+            d = dtypes.int64
+        elif isinstance(x, float):
+            d = dtypes.get_default_dtype()
         elif isinstance(x, str):
             raise TypeError("new(): invalid data type 'str'")
         else:
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
-    if dtypes.FLOATING in kinds:
-        return dtypes.get_default_dtype()
-    if dtypes.INTEGRAL in kinds:
-        return dtypes.int64
-    if dtypes.BOOL in kinds:
-        return dtypes.bool_
-    return dtypes.get_default_dtype()  # an empty list
+        result = d if result is None else dtypes.promote_types(result, d)
+    if numpy_bool and result.category == dtypes.INTEGRAL:
+        # PyTorch stores each element as the result type; np.bool_ has no __index__
+        raise TypeError("'numpy.bool' object cannot be interpreted as an integer")
+    return dtypes.get_default_dtype() if result is None else result  # an empty list: the default
 
 
 def _to_host_nested(data):
@@ -131,7 +135,7 @@ def _python_data_to_array(data):
         values = np.array(_to_host_nested(data))
     except OverflowError:
         values = None
-    if values is None or values.dtype.kind in "uO":  # NumPy's fallbacks for ints past int64
+    if values is None or values.dtype.kind == "O" or values.dtype == np.uint64:  # NumPy's fallbacks past int64
         raise ValueError("Overflow when unpacking long long")
     return values
 
@@ -264,6 +268,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=Non
 def _fill_dtype(fill_value):
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
+    fill_value = dtypes.python_number(fill_value)  # NOTE [ NumPy scalars are Python numbers ]
     return fill_value, dtypes.scalar_dtype(fill_value)
 
 

@@ -11,9 +11,11 @@ list gives a copy ("advanced indexing"). PyTorch's rule for where the indexed di
 differs from NumPy's when ints and tensors meet: see NOTE [ Ints are selects ].
 """
 
+import numpy as np
+
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import DEFAULT, NONE, Op
-from ember.dtypes import is_floating_array
+from ember.dtypes import is_floating_array, python_number
 from ember.native.support._inplace import (
     _type_name,
     check_inplace,
@@ -23,7 +25,7 @@ from ember.native.support._inplace import (
     setitem_array,
     write_result,
 )
-from ember.tensor import Tensor, _wrap_dim
+from ember.tensor import Tensor, _legacy_type_name, _wrap_dim
 
 # --- turning a Python key into an array key -------------------------------------
 
@@ -80,7 +82,6 @@ def _convert_key(tensor, key):
             out.append(k)
             basic = False
         elif isinstance(k, (list, range)):
-            import numpy as np
 
             array = np.asarray(k, dtype=np.int64 if isinstance(k, range) or not k else None)
             if is_floating_array(array.dtype):
@@ -256,8 +257,6 @@ def _index_strides(a, key):
         return None
     sliced = a[tuple(e if e.__class__ is slice else slice(None) for e in entries)]
     arrays = [entries[d][2] for d in advanced]
-    import numpy as np
-
     index_shape = np.broadcast_shapes(*[getattr(i, "shape", ()) for i in arrays])
     in_place = advanced == list(range(advanced[0], advanced[-1] + 1))
     kept = [d for d in range(a.ndim) if d not in advanced]
@@ -390,7 +389,7 @@ def _as_value(target, value):
                                f"{target._device} and {value._device}!")
         value = value if value.dtype is target.dtype else value.to(target.dtype)
         return _strip_leading_ones(value)
-    return value
+    return python_number(value)  # NOTE [ NumPy scalars are Python numbers ] in dtypes.py
 
 
 def _strip_leading_ones(value):
@@ -407,6 +406,9 @@ def _strip_leading_ones(value):
 def setitem(tensor, key, value):
     """``tensor[key] = value``, in place; differentiable for tensors in the graph."""
     check_inplace(tensor)
+    if isinstance(value, np.generic) and not isinstance(value, (np.integer, float)):
+        # PyTorch assigns a NumPy integer or np.float64 (a float), but no other NumPy scalar
+        raise TypeError(f"can't assign a numpy.{type(value).__name__} to a {_legacy_type_name(tensor)}")
     array_key = _basic_key(key)
     if array_key is None:
         array_key, basic = _convert_key(tensor, key)
@@ -525,7 +527,7 @@ def where(condition, input=None, other=None):
     if condition.dtype.name != "bool":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{condition.dtype.name.capitalize()}")
-    a, b = _where_promote(condition, input, other)
+    a, b = _where_promote(condition, python_number(input), python_number(other))
     return WHERE_RAW(condition, a, b)
 
 
@@ -540,7 +542,7 @@ def masked_fill(input, mask, value):
         value = value.to(input.dtype)
         out = MASKED_FILL_TENSOR(mask, value, input)
     else:
-        out = MASKED_FILL(mask, _scalar_as(value, input._data.dtype), input)
+        out = MASKED_FILL(mask, _scalar_as(python_number(value), input._data.dtype), input)
     if tuple(out.shape) != tuple(input.shape):
         raise RuntimeError("The size of the mask must match the size of the input")
     return out

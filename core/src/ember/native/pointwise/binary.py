@@ -20,7 +20,7 @@ pays nothing.
 import numpy as np
 
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, Op
-from ember.dtypes import is_floating_array
+from ember.dtypes import checked_int, is_floating_array, python_number
 from ember.native.pointwise.unary import not_implemented_for, quiet
 from ember.tensor import Tensor
 
@@ -77,7 +77,13 @@ def require_tensors(name, input, other):
         if not hasattr(x, "_data"):
             argument = "input" if position == 1 else "other"
             raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
-                            f"not {type(x).__name__}")
+                            f"not {type_name(x)}")
+
+
+def type_name(value):
+    """The name PyTorch's argument parser gives ``value``'s type: ``float``, ``numpy.float64``."""
+    cls = type(value)
+    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _elementwise(ufunc):
@@ -98,12 +104,20 @@ def _scaled(xp, b, alpha):
     return b * alpha if not hasattr(b, "dtype") else xp.multiply(b, alpha)
 
 
-def _check_alpha(xp, a, b, alpha):
-    kind = _dtype_of(a, b).kind
+def _checked_alpha(a, b, alpha):
+    """``alpha`` as the result dtype takes it, after PyTorch's checks: no bool alpha but
+    for a bool result, no float alpha for an integer or bool one, an int alpha in the
+    integer dtype's range (PyTorch converts it with its overflow check); a bool result
+    takes an int alpha as a bool (``a + 3 * b`` is ``a or b``)."""
+    dtype = _dtype_of(a, b)
+    kind = dtype.kind
     if isinstance(alpha, bool) and kind != "b":
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if isinstance(alpha, float) and kind in "iub":
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if kind == "b":
+        return bool(alpha)
+    return checked_int(alpha, dtype) if kind in "iu" else alpha
 
 
 def _additive_kernel(ufunc_name):
@@ -113,9 +127,10 @@ def _additive_kernel(ufunc_name):
     def kernel(xp, a, b, alpha=1):
         ufunc = getattr(xp, ufunc_name)
         try:
+            if alpha.__class__ is not int or alpha != 1:  # 1.0 and True are checked too
+                alpha = _checked_alpha(a, b, alpha)
             if alpha == 1:
                 return ufunc(a, b)
-            _check_alpha(xp, a, b, alpha)
             return ufunc(a, _scaled(xp, b, alpha))
         except ValueError as error:
             _reraise(error, a, b)
@@ -143,9 +158,9 @@ def add(input, other, *, alpha=1):
     >>> ember.add(ember.tensor([1, 2]), ember.tensor([0.5, 0.5]))
     tensor([1.5000, 2.5000])
     """
-    if alpha == 1:
+    if alpha == 1 and alpha.__class__ is int:
         return ADD(input, other)
-    return ADD(input, other, alpha=alpha)
+    return ADD(input, other, alpha=python_number(alpha))
 
 
 _sub_kernel = _additive_kernel("subtract")
@@ -182,9 +197,9 @@ def sub(input, other, *, alpha=1):
             or isinstance(input, Tensor) and input._data.dtype is _BOOL
             or isinstance(other, Tensor) and other._data.dtype is _BOOL):
         _raise_bool_sub(input, other)
-    if alpha == 1:
+    if alpha == 1 and alpha.__class__ is int:
         return SUB(input, other)
-    return SUB(input, other, alpha=alpha)
+    return SUB(input, other, alpha=python_number(alpha))
 
 
 subtract = sub

@@ -89,6 +89,7 @@ def pow(input, exponent):
     >>> ember.pow(2, ember.tensor([0, 1, 2]))
     tensor([1, 2, 4])
     """
+    exponent = dtypes.python_number(exponent)  # np.int64(300) is 300 (NOTE in dtypes.py)
     if exponent.__class__ is int and exponent < 0 and getattr(input, "dtype", None) in _INTEGERS:
         # Checked before the exponent wraps into the tensor's dtype (uint8 ** -1 would be ** 255).
         raise RuntimeError("Integers to negative integer powers are not allowed.")

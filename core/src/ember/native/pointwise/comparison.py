@@ -14,6 +14,8 @@ and ``isclose`` take tensors only; bitwise ops take a number on either side but 
 floating point.
 """
 
+import numpy as np
+
 from ember.dispatcher import COMPARE, DEFAULT, NONE, Op
 from ember.dtypes import is_floating_array
 from ember.native.pointwise.binary import _elementwise, _reraise, require_tensors
@@ -87,7 +89,8 @@ not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
 
 
 def _comparable(other):
-    return hasattr(other, "_data") or other.__class__ in (int, float, bool)
+    # A NumPy scalar is a number too (NOTE [ NumPy scalars are Python numbers ] in dtypes.py).
+    return hasattr(other, "_data") or other.__class__ in (int, float, bool) or isinstance(other, np.generic)
 
 
 def tensor_eq(self, other):

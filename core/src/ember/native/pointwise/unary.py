@@ -463,6 +463,7 @@ def clamp(input, min=None, max=None):
     """Limit ``input`` to ``[min, max]``; either bound may be a number or a tensor."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    min, max = dtypes.python_number(min), dtypes.python_number(max)  # NOTE in dtypes.py
     for bound in (min, max):
         if bound.__class__ is int:
             dtypes.checked_int(bound, input._data.dtype)  # PyTorch's overflow check for the bounds

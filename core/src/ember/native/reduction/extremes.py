@@ -59,7 +59,7 @@ AMIN = Op("aten::amin", contiguous_result(_extreme_kernel("amin")), _extreme_bac
 
 
 def _extreme(op, input, dim, keepdim, name):
-    if dim == () or dim is None:
+    if dim is None or dim.__class__ is tuple and not dim:
         _check_nonempty(input, None, name)
         return op(input, dims=tuple(range(input.ndim)), keepdim=keepdim)
     dims = reduction_dims(dim, input.ndim)

@@ -11,6 +11,8 @@ count from the end. Integer and bool sums accumulate in int64, as in PyTorch.
 import builtins
 import functools
 
+import numpy as np
+
 from ember import dtypes
 from ember.dispatcher import DEFAULT, NONE, Op
 from ember.memory_format import contiguous_array
@@ -31,8 +33,8 @@ def reduction_dims(dim, ndim):
     every dim. A 0-d tensor accepts dims 0 and -1 and reduces over nothing."""
     if dim is None:
         return tuple(range(ndim))
-    if isinstance(dim, int):
-        wrapped = _wrap_dim(dim, ndim)  # raises IndexError when out of range
+    if isinstance(dim, (int, np.integer)):  # np.int64(0) is a dim too, as in PyTorch
+        wrapped = _wrap_dim(int(dim), ndim)  # raises IndexError when out of range
         return (wrapped,) if ndim else ()
     dims = tuple(_wrap_dim(d, ndim) for d in dim)
     if not dims:
@@ -246,7 +248,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     >>> ember.tensor([[1., 2.], [3., 4.]]).prod(1)
     tensor([ 2., 12.])
     """
-    if dim is not None and not isinstance(dim, int):
+    if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
     dims = reduction_dims(dim, input.ndim)
     accumulate = _accumulate_dtype(input, dtype)

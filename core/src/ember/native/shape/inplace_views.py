@@ -11,6 +11,8 @@ flow back through it as through ``t()``. A leaf that requires grad is refused, a
 PyTorch.
 """
 
+import numpy as np
+
 from ember.dispatcher import Op
 from ember.native.shape import views
 from ember.native.support._inplace import check_inplace
@@ -77,6 +79,6 @@ def squeeze_(self, dim=None):
     check_inplace(self)
     if dim is None:
         return _become(self, SQUEEZE_(self, dims=tuple(range(self.ndim))))
-    if isinstance(dim, int):
+    if isinstance(dim, (int, np.integer)):
         return _become(self, SQUEEZE_DIM_(self, dims=(_wrap_dim(dim, self.ndim),) if self.ndim else ()))
     return _become(self, SQUEEZE_DIMS_(self, dims=tuple(_wrap_dim(d, self.ndim) for d in dim) if self.ndim else ()))

@@ -6,6 +6,8 @@ PyTorch counterpart: aten/src/ATen/native/TensorShape.cpp (cat, stack, repeat,
 broadcast_to, broadcast_tensors) and TensorTransformations.cpp (flip, roll) (v2.13).
 """
 
+import numpy as np
+
 from ember.dispatcher import Op
 from ember.native.shape.views import _sizes, expand
 from ember.tensor import _wrap_dim
@@ -125,7 +127,7 @@ FLIP = Op("aten::flip", lambda xp, a, dims: xp.flip(a, dims).copy(), lambda ctx,
 
 def flip(input, dims):
     """Reverse the order along ``dims`` (a copy: ember, like PyTorch, has no negative strides)."""
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     return FLIP(input, dims=tuple(_wrap_dim(d, input.ndim) for d in dims))
 
 
@@ -156,7 +158,7 @@ def roll(input, shifts, dims=None):
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     if dims is None:
         return ROLL(input.flatten(), shifts=shifts, dims=0).reshape(input.shape) if input.ndim else input.clone()
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     return ROLL(input, shifts=shifts, dims=tuple(_wrap_dim(d, input.ndim) for d in dims))
 
 

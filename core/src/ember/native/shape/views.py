@@ -10,6 +10,8 @@ base and shares the version counter). The backward of a view op is the inverse v
 or a reduction, written with ember ops.
 """
 
+import numpy as np
+
 from ember.dispatcher import Op
 from ember.tensor import _wrap_dim
 
@@ -297,7 +299,7 @@ def squeeze(input, dim=None):
     """Remove dimensions of size 1 (all of them, or those in ``dim`` that are 1)."""
     if dim is None:
         return SQUEEZE(input, dims=tuple(range(input.ndim)))
-    if isinstance(dim, int):
+    if isinstance(dim, (int, np.integer)):
         return SQUEEZE_DIM(input, dims=(_wrap_dim(dim, input.ndim),) if input.ndim else ())
     return SQUEEZE_DIMS(input, dims=tuple(_wrap_dim(d, input.ndim) for d in dim) if input.ndim else ())
 

@@ -279,8 +279,8 @@ def try_fast_inplace(target, ufunc_name, other, alpha=1):
     if ufunc_name == "subtract" and (a.dtype.kind == "b" or other.__class__ is bool
                                      or isinstance(other, Tensor) and operand.dtype.kind == "b"):
         return None  # the general path raises PyTorch's error for any bool operand
-    if alpha != 1 and not result.is_floating_point:
-        return None  # the general path checks a float or bool alpha against an integer result
+    if not (alpha.__class__ is int and alpha == 1 or result.is_floating_point and alpha.__class__ in (int, float)):
+        return None  # the general path checks alpha (a float or bool alpha, a NumPy scalar's type)
     if not getattr(a.flags, "writeable", True) or (isinstance(other, Tensor) and other._data.ndim > a.ndim):
         return None
     if alpha != 1:
