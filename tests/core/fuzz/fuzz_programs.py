@@ -94,9 +94,23 @@ def _values(shape, dtype, seed):
 
 
 def scalar(data):
-    """A Python scalar operand: bools, small and negative ints, floats."""
-    return data.draw(st.sampled_from([True, False, 0, 1, 2, -1, -3, 7, 300, 0.5, -2.5, 0.1, 1e-3, 6e4]),
-                     label="scalar")
+    """A scalar operand: bools, small and negative ints, floats; a Python number or a
+    NumPy scalar of a type that holds it, which both libraries read as the Python number
+    (NOTE [ NumPy scalars are Python numbers ] in ember/dtypes.py)."""
+    value = data.draw(st.sampled_from([True, False, 0, 1, 2, -1, -3, 7, 300, 0.5, -2.5, 0.1, 1e-3, 6e4]),
+                      label="scalar")
+    kind = data.draw(st.sampled_from(["python", "python", *_numpy_types(value)]), label="scalar_type")
+    return value if kind == "python" else getattr(np, kind)(value)
+
+
+def _numpy_types(value):
+    """The NumPy scalar types that hold ``value`` exactly (floats: within range)."""
+    if isinstance(value, bool):
+        return ["bool_"]
+    if isinstance(value, int):
+        return [t for t in ("int8", "int16", "int32", "int64", "uint8")
+                if np.iinfo(t).min <= value <= np.iinfo(t).max]
+    return [t for t in ("float16", "float32", "float64") if abs(value) <= np.finfo(t).max]
 
 
 def dim_of(data, ndim, label="dim"):

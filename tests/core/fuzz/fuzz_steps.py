@@ -12,6 +12,7 @@ too. Each family is one function; ``STEPS`` lists them with their weights.
 import operator
 from typing import Callable, NamedTuple
 
+import numpy as np
 from fuzz_programs import DTYPES, dim_of, scalar
 from hypothesis import strategies as st
 
@@ -243,7 +244,7 @@ BINARY = ["add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "eq", 
 def binary_step(data, pool):
     x = _pick(data, pool)
     name = data.draw(st.sampled_from(BINARY), label="binary")
-    form = data.draw(st.sampled_from(["tensor", "scalar", "rscalar", "operator"]), label="form")
+    form = data.draw(st.sampled_from(["tensor", "scalar", "rscalar", "operator", "array"]), label="form")
     if name == "where":
         y = _pick(data, pool, "other")
         s = scalar(data)
@@ -253,6 +254,8 @@ def binary_step(data, pool):
         y = _pick(data, pool, "other")
         return Step(f"{name}({x.name}, {y.name})", lambda lib, a, b: getattr(lib, name)(a, b), (x, y))
     s = scalar(data)
+    if form == "array":  # a 0-d NumPy array is no Number: the functions refuse it (TypeError)
+        return Step(f"{name}({x.name}, np.array({s!r}))", lambda lib, a: getattr(lib, name)(a, np.array(s)), (x,))
     if form == "scalar":
         return Step(f"{name}({x.name}, {s!r})", lambda lib, a: getattr(lib, name)(a, s), (x,))
     symbol = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floor_divide": "//", "remainder": "%",
