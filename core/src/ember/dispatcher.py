@@ -232,9 +232,8 @@ def dispatch(op, *inputs, **attrs):
             a = x
             if x.__class__ not in _WEAK_SCALARS:
                 if isinstance(x, _NUMPY_SCALAR) and op.promote is not NONE:
-                    # read as a Python number (NOTE [ NumPy scalars are Python numbers ] in
-                    # dtypes.py); an op that does not promote takes the typed scalar its
-                    # caller made (where's, masked_fill's)
+                    # read as a Python number: NOTE [ NumPy scalars are
+                    # Python numbers ] in dtypes.py
                     return dispatch(op, *dtypes.python_numbers(inputs), **attrs)
                 uniform = False
         arrays.append(a)

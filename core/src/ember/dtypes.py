@@ -236,13 +236,18 @@ def scalar_dtype(value):
 # np.int64(300) wraps to uint8, as with 2.0 and 300. An integer (np.int8 ... np.uint64)
 # reads as an int; a floating one (np.float16 ... np.float64) and np.bool_ as a float:
 # PyTorch parses np.bool_ as a double, so int64 + np.bool_(True) is float32 and
-# bool | np.bool_(True) has no kernel, unlike a Python bool. ember converts them where a
-# scalar enters (the dispatcher's slow branch for an operand that is not a Tensor or a
-# Python number, and the functions that inspect a scalar before dispatching: clamp,
-# full, where, fill_, alpha); ``ember.tensor([np.float32(1.)])`` is another matter, it
-# keeps the NumPy type (float32), as torch.tensor does. A 0-d NumPy array is no scalar
-# to PyTorch (a function refuses it); see NOTE [ NumPy operands of Tensor operators ]
-# in tensor.py for the operators.
+# bool | np.bool_(True) has no kernel, unlike a Python bool.
+# ember converts them where a scalar enters: in the dispatcher's branch for an operand
+# that is neither a Tensor nor a Python number (so the float hot path pays nothing), for
+# ops that promote (one that does not, such as where's kernel, takes the typed scalar its
+# caller made), and in the functions that read a scalar before dispatching (comparisons,
+# clamp, pow, full, where, masked_fill, fill_, setitem, alpha). Dims and sizes take a
+# NumPy integer as an int. ``ember.tensor([np.float32(1.)])`` is another matter: there a
+# NumPy scalar keeps its dtype (float32), as in torch.tensor.
+# A 0-d NumPy array is no scalar: functions refuse it (TypeError) as PyTorch's do. One
+# difference is left: PyTorch's ``x * np.array(2.)`` hands the operation to NumPy (its
+# operators turn a TypeError into NotImplemented) and wraps NumPy's float64 result in a
+# tensor; ember's operators are the op functions themselves, so they raise the TypeError.
 
 
 def python_number(value):

@@ -349,8 +349,9 @@ class Tensor:
     # into an array and return an ndarray. A high ``__array_priority__`` makes NumPy's
     # scalars (and arrays) step aside for the tensor's reflected operator, as PyTorch's
     # Tensor does (it sets 1000): the scalar is then read as a Python number (NOTE [
-    # NumPy scalars are Python numbers ] in dtypes.py), so both orders agree. A 0-d or
-    # larger NumPy array is no scalar: ops refuse it with a TypeError.
+    # NumPy scalars are Python numbers ] in dtypes.py), so both orders agree. A NumPy
+    # array is no scalar: ops refuse it with a TypeError (that NOTE says where PyTorch's
+    # operators differ).
     __array_priority__ = 1000
 
     def __array__(self, dtype=None, copy=None):
