@@ -212,6 +212,8 @@ REFUSING = {
     "clamp": lambda lib, a: make(lib, "float32").clamp(min=a),
     "where": lambda lib, a: lib.where(make(lib, "bool"), make(lib, "float32"), a),
     "gt_operator": lambda lib, a: make(lib, "float32") > a,
+    "gt_function": lambda lib, a: lib.gt(make(lib, "float32"), a),
+    "arange": lambda lib, a: lib.arange(a),
     "reflected_mul": lambda lib, a: a * make(lib, "float32"),
 }
 

@@ -245,9 +245,10 @@ def scalar_dtype(value):
 # NumPy integer as an int. ``ember.tensor([np.float32(1.)])`` is another matter: there a
 # NumPy scalar keeps its dtype (float32), as in torch.tensor.
 # A 0-d NumPy array is no scalar: functions refuse it (TypeError) as PyTorch's do. One
-# difference is left: PyTorch's ``x * np.array(2.)`` hands the operation to NumPy (its
-# operators turn a TypeError into NotImplemented) and wraps NumPy's float64 result in a
-# tensor; ember's operators are the op functions themselves, so they raise the TypeError.
+# difference is left: PyTorch's ``x * np.array(2.)`` (and ``x == np.array(2.)``) hands
+# the operation to NumPy (its operators turn a TypeError into NotImplemented) and wraps
+# NumPy's result in a tensor; ember's operators are the op functions themselves (a
+# wrapper would cost every ``x * 2.0``), so they raise the TypeError (== is False).
 
 
 def python_number(value):

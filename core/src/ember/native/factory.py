@@ -341,9 +341,9 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 def _range_scalar(value):
     if isinstance(value, Tensor):
         value = value.item()
-    if isinstance(value, np.generic):
-        value = value.item()
-    return value
+    if isinstance(value, np.ndarray):  # a 0-d NumPy array is no Number to PyTorch
+        raise TypeError("arange(): argument must be Number, not numpy.ndarray")
+    return dtypes.python_number(value)  # NOTE [ NumPy scalars are Python numbers ]
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
