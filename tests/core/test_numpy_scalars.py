@@ -86,21 +86,15 @@ FUNCTIONS = {name: _function(name) for name in ["gt", "lt", "ge", "le", "eq", "n
                                                  "remainder", "pow", "maximum"]}
 
 
-@pytest.mark.parametrize("scalar", ALL_SCALARS, ids=str)
-@pytest.mark.parametrize("dtype", TENSOR_DTYPES)
-@pytest.mark.parametrize("op", BINARY)
-def test_binary_operators_match_torch(op, dtype, scalar):
-    s = ALL_SCALARS[scalar]
-    fn = BINARY[op]
-    assert_same(lambda: fn(make(ember, dtype), s), lambda: fn(make(torch, dtype), s))
+OPERATORS = {**BINARY, **COMPARISONS}
 
 
 @pytest.mark.parametrize("scalar", ALL_SCALARS, ids=str)
 @pytest.mark.parametrize("dtype", TENSOR_DTYPES)
-@pytest.mark.parametrize("op", COMPARISONS)
-def test_comparisons_match_torch(op, dtype, scalar):
+@pytest.mark.parametrize("op", OPERATORS)
+def test_operators_and_comparisons_match_torch(op, dtype, scalar):
     s = ALL_SCALARS[scalar]
-    fn = COMPARISONS[op]
+    fn = OPERATORS[op]
     assert_same(lambda: fn(make(ember, dtype), s), lambda: fn(make(torch, dtype), s))
 
 
