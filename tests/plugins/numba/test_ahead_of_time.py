@@ -103,7 +103,8 @@ def assert_same(first, second, exact):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_exports_compute_what_the_jit_computes(dtype):
-    # one loop of each flavour: fast-math sums (layer norm), exact arithmetic (SGD, im2col),
+    # one loop of each flavour: fast-math sums (layer norm), sums in fixed vector lanes
+    # (layer norm's float64 moments), exact arithmetic (SGD, im2col),
     # the vectorized exp (log_softmax, cross-entropy), integer targets and a result (nll).
     # The exact loops agree bit for bit; loops compiled with reassociation (jit.py's flags)
     # may add in another order, within a few units in the last place.
@@ -127,6 +128,9 @@ def test_exports_compute_what_the_jit_computes(dtype):
          lambda: (rows(seeded(), dtype), np.array([0, 36, -100, 5, 7, 1]), np.ones(37, dtype), False, -100,
                   np.empty(6, dtype), np.empty(2, dtype))),
     ]
+    if dtype == np.float64:  # float64 row moments in sixteen lanes, the same bits from either build
+        cases.append((Loops("ember_numba.layer_norm_loops").ordered_row_moments, True,
+                      lambda: (rows(seeded(), dtype, (6, 37)) * 10 + 3, 1e-5, np.empty(6), np.empty(6))))
     for loop, exact, make_args in cases:
         exported_args, jit_args, exported, jitted = both_ways(loop, make_args)
         assert exported == jitted, loop

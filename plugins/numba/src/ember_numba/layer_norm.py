@@ -51,7 +51,7 @@ def layer_norm_stats(fallback, xp, input, *, normalized_ndim, eps):
     mean = np.empty(rows.shape[0], dtype=input.dtype)
     rstd = np.empty_like(mean)
     # float64: a fixed order on every machine (NOTE [ float64 row moments in a fixed order ])
-    moments = loops.exact_row_moments if input.dtype == np.float64 else loops.row_moments
+    moments = loops.ordered_row_moments if input.dtype == np.float64 else loops.row_moments
     moments(rows, input.dtype.type(eps), mean, rstd)
     stats_shape = input.shape[:input.ndim - normalized_ndim] + (1,) * normalized_ndim
     return mean.reshape(stats_shape), rstd.reshape(stats_shape)
