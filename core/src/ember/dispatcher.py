@@ -18,7 +18,7 @@ import inspect
 import numpy as np
 
 from ember import dtypes, opmath
-from ember.autograd import anomaly_mode, inference
+from ember.autograd import anomaly_mode, graph, inference
 from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import OpNode, SavedTensor
 from ember.autograd.inference import INFERENCE
@@ -267,9 +267,12 @@ def dispatch(op, *inputs, **attrs):
         t._output_nr = 0
         t._version_counter = [0]
         outputs = (t,)
-    else:
-        outputs = tuple(_wrap(o if o.__class__ is array_type else xp.asarray(o), device)
-                        for o in out)
+    else:  # a loop, not a generator (a frame of its own, resumed per output)
+        outputs = []
+        for o in out:
+            o = o if o.__class__ is array_type else xp.asarray(o)
+            outputs.append(_wrap(o, device))
+        outputs = tuple(outputs)
     if op.view:
         mark_views(op, inputs[0], outputs)
 
@@ -298,6 +301,7 @@ def _wrap(array, device):
 
 
 _new_tensor = object.__new__
+graph._wrap = _wrap  # SavedTensor.unpack's, which cannot import this module
 
 
 def computation_dtype(inputs, promote):
@@ -381,9 +385,11 @@ def _record(op, inputs, outputs, attrs):
     node = op.node_class(op, tuple(next_functions), attrs, tuple(meta), tuple(needs), len(outputs))
     save = op.save
     if save is not None:
-        saved_outputs = ()
+        saved_outputs = []
         if save != "inputs":
-            saved_outputs = tuple([SavedTensor(o, True, node, i) for i, o in enumerate(outputs)])
+            for i, o in enumerate(outputs):  # a loop: a comprehension is a frame
+                saved_outputs.append(SavedTensor(o, True, node, i))
+        saved_outputs = tuple(saved_outputs)
         if save == "outputs":
             node._saved = ((), (), saved_outputs)
         else:

@@ -219,6 +219,32 @@ def test_an_op_with_as_many_outputs_as_its_kernel_returns():
     assert [t.tolist() for t in parts(ember.tensor([1.0]))] == [[1.0]]
 
 
+
+def test_a_formula_that_reads_only_later_outputs_lets_the_first_change_in_place():
+    # ctx.saved_outputs_from(1) unpacks (and checks) the outputs after the first only, as
+    # cross-entropy's formula reads its kept softmax parts and not its loss
+    @library.custom_op("libtest::scaled_with_scale", save="outputs", num_outputs=None)
+    def scaled(xp, x):
+        return x * 2.0, xp.full_like(x, 2.0)
+
+    def backward(ctx, grad, _):
+        (scale,) = ctx.saved_outputs_from(1)
+        return (grad * scale,)
+
+    library.register_autograd(scaled, backward, save="outputs")
+    x = ember.tensor([1.0, 3.0], requires_grad=True)
+    out, scale = scaled(x)
+    out.mul_(5.0)  # the first output, not read by the formula
+    out.sum().backward()
+    assert x.grad.tolist() == [10.0, 10.0]
+    x.grad = None
+    out, scale = scaled(x)
+    with ember.no_grad():
+        scale.add_(1.0)  # a kept output the formula reads: checked, as saved_outputs does
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
 def test_custom_ops_are_owned_by_the_plugin_that_registers_them():
     assert softsign.plugin == "libtest"
     assert registry.catalogue("ops")["libtest::softsign"].plugin == "libtest"

@@ -114,6 +114,24 @@ def test_logits_changed_in_place_after_forward_raise():
         loss.backward()
 
 
+
+@pytest.mark.parametrize("target", ["plain", "smoothed", "probabilities"])
+def test_the_loss_changed_in_place_after_forward_still_backpropagates_like_torch(target):
+    # The node keeps the softmax's parts after the loss (NOTE [ The forward's exponentials,
+    # kept for backward ]); the loss itself is not read by the backward, so, as in torch, it
+    # may change in place before backward (label smoothing and probabilities take ember-loss's
+    # NumPy kernels, which keep those parts, also where ember-numba is loaded)
+    x = make_tensor((6, 5), "float32", seed=7)
+    t = make_tensor((6, 5), "float32", seed=8, low=0, high=1) if target == "probabilities" else labels(6, 5)
+    smoothing = 0.1 if target == "smoothed" else 0.0
+    (ex, et), (tx, tt) = both(x, t)
+    for lib, logits, targets in ((ember, ex, et), (torch, tx, tt)):
+        loss = lib.nn.functional.cross_entropy(logits, targets, label_smoothing=smoothing)
+        loss.mul_(3.0)
+        loss.backward()
+    assert_close(ex.grad, tx.grad)
+
+
 # --- the plain-rows path (NOTE [ The plain-rows fast path ]) --------------------------
 
 

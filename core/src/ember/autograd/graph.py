@@ -133,6 +133,11 @@ class AccumulateGrad(Node):
         return ()
 
 
+# ember.dispatcher's tensor constructor, bound by it on import (it imports this module);
+# an import statement in unpack cost each saved output it rebuilds about 0.3 us
+_wrap = None
+
+
 class SavedTensor:
     """A tensor kept for backward, with the version it had when saved.
 
@@ -164,9 +169,7 @@ class SavedTensor:
             raise RuntimeError(_inplace_message(self, owner))
         if self.tensor is not None:
             return self.tensor
-        from ember.tensor import _make_tensor
-
-        out = _make_tensor(self.data, self.device)
+        out = _wrap(self.data, self.device)
         out._version_counter = self.version_counter
         if grad_state.enabled:
             out._grad_fn = self.node
@@ -269,6 +272,19 @@ class OpNode(Node):
         if saved is RELEASED:
             raise RuntimeError(_FREED)
         return tuple(x.unpack(self) for x in saved[2])
+
+    def saved_outputs_from(self, start):
+        """``saved_outputs[start:]``, the outputs before ``start`` neither unpacked nor
+        checked: a formula that reads only the later ones (cross-entropy's kept softmax
+        parts) leaves the first free to change in place, as torch's saves only what its
+        formula reads."""
+        saved = self._saved
+        if saved is RELEASED:
+            raise RuntimeError(_FREED)
+        outputs = []
+        for x in saved[2][start:]:
+            outputs.append(x.unpack(self))
+        return tuple(outputs)
 
     def apply(self, grads):
         # Raise even when the formula reads nothing it saved (PyTorch's IndexBackward0).

@@ -77,7 +77,9 @@ def _shifted_exp(xp, x):
 # node's saved tensors, so autograd's own rules cover them: a backward whose saved
 # logits or targets were modified in place raises, a retained graph may run backward
 # twice (the backward never writes to them), and they go when the graph goes. The
-# values depend on the logits alone, so any reduction reuses them. Every other case
+# formula unpacks only these (``ctx.saved_outputs_from(1)``): the loss, saved with
+# them, may change in place before backward, as torch's may. The values depend on the
+# logits alone, so any reduction reuses them. Every other case
 # (spatial logits, class weights with smoothing, a kernel that keeps nothing, such as
 # ember-numba's, which recomputes a row's exponentials in its backward loop) returns
 # the loss alone, and the backward computes the exponentials.
@@ -391,7 +393,10 @@ def _cross_entropy_backward(ctx, grad, *kept_grads):
     """The node's formula; ``kept_grads`` (for the kept exponentials, sums and positions)
     are None: nothing downstream reads those outputs."""
     x, target, weight = ctx.saved_inputs
-    kept = ctx.saved_outputs[1:]  # NOTE [ The forward's exponentials, kept for backward ]
+    # the outputs after the loss, if the forward kept any (NOTE [ The forward's
+    # exponentials, kept for backward ]; ember-numba's keeps none); the loss is not
+    # read, so it may change in place before backward, as torch's may
+    kept = ctx.saved_outputs_from(1) if ctx.num_outputs > 1 else ()
     attrs = ctx.attrs
     soft = target.dtype.is_floating_point
     grad_input = grad_target = None
