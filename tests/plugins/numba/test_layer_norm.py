@@ -141,8 +141,10 @@ sys.stdout.write(mean.tobytes().hex() + " " + rstd.tobytes().hex())
 """
 
 
-def float64_stats(jit):
+def float64_stats(jit, cpu=None):
     env = {**os.environ, "EMBER_NUMBA_JIT": "1" if jit else "0"}
+    if cpu:  # numba's JIT compiling for another CPU: other SIMD widths
+        env.update(NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="")
     result = subprocess.run([sys.executable, "-c", ROWS], env=env, capture_output=True, text=True, check=True)
     mean, rstd = (np.frombuffer(bytes.fromhex(h), np.float64) for h in result.stdout.split())
     return mean, rstd
@@ -150,11 +152,13 @@ def float64_stats(jit):
 
 def test_float64_statistics_are_the_same_bits_in_every_process_and_close_to_the_exact_ones():
     # NOTE [ float64 row moments in a fixed order ]: sums in sixteen lanes written as vector
-    # code, so the export, numba's JIT and any other process give the same bits; within
-    # an ulp or two of the exact mean (math.fsum), as torch's cascaded sum is
-    exported, jitted = float64_stats(jit=False), float64_stats(jit=True)
-    for a, b in zip(exported, jitted):
-        np.testing.assert_array_equal(a, b, strict=True)
+    # code, so the export, numba's JIT (also compiled for plain x86-64, SSE2's two lanes,
+    # where this machine may have AVX-512's eight) and any other process give the same
+    # bits; within an ulp or two of the exact mean (math.fsum), as torch's cascaded sum is
+    exported = float64_stats(jit=False)
+    for other in (float64_stats(jit=True), float64_stats(jit=True, cpu="x86-64")):
+        for a, b in zip(exported, other):
+            np.testing.assert_array_equal(a, b, strict=True)
     x = np.random.default_rng(12).standard_normal((300, 301)) * 4 + 1.5
     mean, rstd = compiled.layer_norm_stats(ops.layer_norm_stats.generic, np, x, normalized_ndim=1, eps=1e-5)
     np.testing.assert_array_equal(mean.ravel(), exported[0], strict=True)
