@@ -24,7 +24,7 @@ import copy
 import types
 
 import torch
-from op_db_runner import Missing, compare, flat_tensors, to_ember, to_torch, torch_leaves
+from op_db_runner import Missing, compare, flat_tensors, seed_cpu, to_ember, to_torch, torch_leaves
 from torch.testing._internal.common_modules import module_db
 
 import ember
@@ -96,7 +96,7 @@ def build_torch(info, module_input, dtype, training):
     """torch's module as test_modules.py builds it: constructed, cast to ``dtype``, and
     put in training or eval mode."""
     args, kwargs = module_input.constructor_input.args, module_input.constructor_input.kwargs
-    torch.manual_seed(0)
+    seed_cpu(0)
     module = info.module_cls(*args, **kwargs)
     module.to(dtype)
     module.train(training)
@@ -135,7 +135,7 @@ def is_random(module_input, module):
     args, kwargs = forward_args(module_input)
     results = []
     for seed in (0, 1):
-        torch.manual_seed(seed)
+        seed_cpu(seed)
         with torch.no_grad():
             results.append(flat_tensors(copy.deepcopy(module)(*args, **kwargs)))
     return any(not torch.equal(a, b) for a, b in zip(*results) if a.shape == b.shape
@@ -173,7 +173,7 @@ def run_input(info, module_input, dtype, training, grad, label):
         return 0  # torch refuses the input: nothing to compare
     ember_module = build_ember(info, module_input, torch_module, dtype, label)
     args, kwargs = forward_args(module_input)
-    torch.manual_seed(0)
+    seed_cpu(0)
     expected = torch_module(*args, **kwargs)
     leaves = []
     inputs = to_ember([args, kwargs], leaves)
