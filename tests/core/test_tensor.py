@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import ember
+from ember.testing import make_tensor
 
 DTYPES = ["float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool"]
 SHAPES = [(), (0,), (3,), (2, 3), (2, 0, 3), (1, 2, 1)]
@@ -326,3 +327,14 @@ def test_deepcopy_of_non_leaf_raises_like_torch():
         copy.deepcopy(torch.ones(2, requires_grad=True) * 2)
     with pytest.raises(RuntimeError, match="leaves"):
         copy.deepcopy(ember.ones(2, requires_grad=True) * 2)
+
+
+@pytest.mark.parametrize("method", ["float", "double", "half", "long", "int", "short", "char", "byte", "bool"])
+@pytest.mark.parametrize("memory_format", ["channels_last", "contiguous_format", "preserve_format"])
+def test_dtype_methods_take_a_memory_format(method, memory_format):
+    x = make_tensor((2, 3, 4, 5), "float64")
+    results = []
+    for lib in (ember, torch):
+        out = getattr(lib.tensor(x), method)(memory_format=getattr(lib, memory_format))
+        results.append((str(out.dtype).split(".")[-1], out.stride(), out.numpy().tolist()))
+    assert results[0] == results[1]

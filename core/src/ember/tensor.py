@@ -393,35 +393,35 @@ class Tensor:
             dtype = _dtype_of_legacy_name(dtype)
         return self.to(dtype)
 
-    def float(self):
-        return self.to(dtypes.float32)
+    def float(self, memory_format=None):
+        return self.to(dtypes.float32, memory_format=memory_format)
 
-    def double(self):
-        return self.to(dtypes.float64)
+    def double(self, memory_format=None):
+        return self.to(dtypes.float64, memory_format=memory_format)
 
-    def half(self):
-        return self.to(dtypes.float16)
+    def half(self, memory_format=None):
+        return self.to(dtypes.float16, memory_format=memory_format)
 
-    def bfloat16(self):
-        return self.to(dtypes.bfloat16)
+    def bfloat16(self, memory_format=None):
+        return self.to(dtypes.bfloat16, memory_format=memory_format)
 
-    def long(self):
-        return self.to(dtypes.int64)
+    def long(self, memory_format=None):
+        return self.to(dtypes.int64, memory_format=memory_format)
 
-    def int(self):
-        return self.to(dtypes.int32)
+    def int(self, memory_format=None):
+        return self.to(dtypes.int32, memory_format=memory_format)
 
-    def short(self):
-        return self.to(dtypes.int16)
+    def short(self, memory_format=None):
+        return self.to(dtypes.int16, memory_format=memory_format)
 
-    def char(self):
-        return self.to(dtypes.int8)
+    def char(self, memory_format=None):
+        return self.to(dtypes.int8, memory_format=memory_format)
 
-    def byte(self):
-        return self.to(dtypes.uint8)
+    def byte(self, memory_format=None):
+        return self.to(dtypes.uint8, memory_format=memory_format)
 
-    def bool(self):
-        return self.to(dtypes.bool_)
+    def bool(self, memory_format=None):
+        return self.to(dtypes.bool_, memory_format=memory_format)
 
     def type_as(self, other):
         return self.to(other.dtype)

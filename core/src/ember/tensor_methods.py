@@ -9,6 +9,7 @@ function itself. An in-place method ``op_`` computes ``op`` and writes the resul
 ``self`` (see NOTE [ In-place ops are out-of-place ops plus a write ]).
 """
 
+from ember import dtypes
 from ember.autograd.grad_mode import grad_state
 from ember.dtypes import python_number
 from ember.native import copy, factory, softmax, sorting
@@ -68,7 +69,7 @@ METHODS = {
     copysign: ["copysign"],
     xlogy: ["xlogy"],
     shifts: ["bitwise_left_shift", "bitwise_right_shift"],
-    inplace_views: ["t_", "transpose_", "unsqueeze_", "squeeze_"],
+    inplace_views: ["t_", "transpose_", "unsqueeze_", "squeeze_", "as_strided_"],
     masked_scatter: ["masked_scatter", "masked_scatter_"],
     linalg_aliases: ["inverse", "det", "logdet", "slogdet", "matrix_exp", "pinverse", "svd", "cholesky"],
 }
@@ -81,7 +82,8 @@ INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmo
            "nan_to_num", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
            "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "masked_fill", "scatter",
            "scatter_add", "index_add", "index_put", "cumsum", "cumprod", "maximum", "minimum", "true_divide",
-           "multiply", "subtract", "divide", "copysign", "xlogy", "bitwise_left_shift", "bitwise_right_shift"]
+           "multiply", "subtract", "divide", "copysign", "xlogy", "bitwise_left_shift", "bitwise_right_shift",
+           "sgn", "addmm", "addmv", "baddbmm"]
 
 FAST_INPLACE = {"add": "add", "sub": "subtract", "mul": "multiply"}
 
@@ -116,6 +118,17 @@ def _named(method, name, fn):
     method.__qualname__ = f"Tensor.{name}"
     method.__doc__ = f"In-place version of :meth:`Tensor.{fn.__name__}`."
     return method
+
+
+def _float_power_(self, exponent):
+    # float_power computes in float64, and its in-place form does not narrow the result:
+    # the tensor must already be float64 (complex128 in PyTorch).
+    if self.dtype != dtypes.float64:
+        name = dtypes.SCALAR_TYPE_NAMES[self.dtype.name]
+        raise RuntimeError(f"the base given to float_power_ has dtype {name} but the operation's result "
+                           "requires dtype Double")
+    check_inplace(self)
+    return write_result(self, binary_functions.float_power(self, exponent))
 
 
 def _fill_(self, value):
@@ -188,6 +201,7 @@ def attach():
     Tensor.addcmul_ = pointwise.addcmul_
     Tensor.addcdiv_ = pointwise.addcdiv_
     Tensor.lerp_ = pointwise.lerp_  # the general in-place path plus a fast path for optimizers
+    Tensor.float_power_ = _float_power_
     Tensor.fill_ = _fill_
     Tensor.zero_ = _zero_
     Tensor.masked_fill_ = indexing.masked_fill_

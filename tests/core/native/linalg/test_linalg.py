@@ -4,6 +4,7 @@ einsum equations of every kind, gradients, gradcheck, and the shape and dtype er
 
 import numpy as np
 import pytest
+import torch
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
@@ -243,3 +244,26 @@ def test_einsum_dtype_mismatch_raises():
 
 def test_einsum_is_no_tensor_method():
     assert not hasattr(ember.ones(2), "einsum")
+
+
+@pytest.mark.parametrize("name", ["addmm", "addmv", "baddbmm"])
+def test_fused_products_of_integers_truncate_float_scalars(name):
+    # PyTorch casts beta and alpha to the integer dtype: 1.7 acts as 1, 2.6 as 2.
+    shapes = {"addmm": [(2, 4), (2, 3), (3, 4)], "addmv": [(2,), (2, 3), (3,)],
+              "baddbmm": [(2, 2, 4), (2, 2, 3), (2, 3, 4)]}[name]
+    inputs = [make_tensor(shape, "int64", seed=i) for i, shape in enumerate(shapes)]
+    assert_parity(lambda lib, *xs: getattr(lib, name)(*xs, beta=1.7, alpha=2.6), *inputs)
+
+
+@pytest.mark.parametrize("name", ["addmm", "addmv", "baddbmm"])
+def test_fused_products_in_place(name):
+    shapes = {"addmm": [(2, 4), (2, 3), (3, 4)], "addmv": [(2,), (2, 3), (3,)],
+              "baddbmm": [(2, 2, 4), (2, 2, 3), (2, 3, 4)]}[name]
+    inputs = [make_tensor(shape, "float32", seed=i) for i, shape in enumerate(shapes)]
+    results = []
+    for lib in (ember, torch):
+        target, *operands = (lib.tensor(x) for x in inputs)
+        out = getattr(target, name + "_")(*operands, beta=0.5, alpha=2.0)
+        assert out is target
+        results.append(target.numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-5, atol=1e-5)

@@ -412,3 +412,10 @@ def test_inplace_on_a_saved_tensor_is_detected():
                                 lambda lib, x: lib.div(x, 0, rounding_mode="trunc"), lambda lib, x: x % 0])
 def test_integer_division_of_an_empty_tensor_by_zero_is_empty(op):
     assert_parity(op, np.zeros((0, 3), dtype=np.int64))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_float_power_in_place_needs_a_float64_base(dtype):
+    # The result is float64 and float_power_ does not narrow it (PyTorch's rule).
+    x, y = make_tensor((2, 3), dtype, low=1, high=3), make_tensor((2, 3), "float64", seed=2)
+    assert_parity(lambda lib, x, y: x.clone().float_power_(y), x, y, grad=False)

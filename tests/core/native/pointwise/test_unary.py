@@ -293,3 +293,7 @@ def test_erfinv_at_the_ends_of_its_domain():
 def test_unary_op_requires_a_tensor():
     with pytest.raises(TypeError):
         ember.exp(1.0)
+
+
+def test_sgn_in_place():
+    assert_parity(lambda lib, x: x.clone().sgn_(), make_tensor((3, 4), "float32"), grad=False)

@@ -72,3 +72,14 @@ def test_t_of_three_dims_is_an_error_like_torch():
     with pytest.raises(RuntimeError) as ours:
         ember.ones(2, 3, 4).t_()
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("args", [((2, 2), (1, 2)), ((3,), (2,), 1), ((2, 2), (0, 1), 2)])
+def test_as_strided_in_place_matches_torch(args):
+    results = []
+    for lib in (ember, torch):
+        t = lib.arange(6.0)
+        out = t.as_strided_(*args)
+        assert out is t
+        results.append((tuple(t.shape), t.stride(), t.storage_offset(), t._version, t.numpy().tolist()))
+    assert results[0] == results[1]

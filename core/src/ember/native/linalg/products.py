@@ -167,6 +167,8 @@ def mv(input, vec):
 def _addmm_kernel(xp, bias, a, b, beta, alpha):
     # One product, then in-place scaling and bias on the fresh result: no temporaries.
     out = xp.matmul(a, b)
+    if out.dtype.kind in "iu":  # integer products take the scalars truncated to integers, as in PyTorch
+        beta, alpha = int(beta), int(alpha)
     if alpha != 1:
         out *= alpha
     if beta != 0:  # beta == 0 ignores the bias entirely, even its NaNs (PyTorch's rule)

@@ -1,4 +1,4 @@
-"""In-place view ops: ``t_``, ``transpose_``, ``unsqueeze_``, ``squeeze_`` change a
+"""In-place view ops: ``t_``, ``transpose_``, ``unsqueeze_``, ``squeeze_``, ``as_strided_`` change a
 tensor's shape and strides without touching its memory.
 
 PyTorch counterpart: aten/src/ATen/native/TensorShape.cpp (``t_``, ``unsqueeze_``...)
@@ -31,6 +31,7 @@ UNSQUEEZE_ = _inplace_of(views.UNSQUEEZE, "unsqueeze_", "UnsqueezeBackward1")
 SQUEEZE_ = _inplace_of(views.SQUEEZE, "squeeze_", "SqueezeBackward3")
 SQUEEZE_DIM_ = _inplace_of(views.SQUEEZE_DIM, "squeeze_.dim", "SqueezeBackward4")
 SQUEEZE_DIMS_ = _inplace_of(views.SQUEEZE_DIMS, "squeeze_.dims", "SqueezeBackward5")
+AS_STRIDED_ = _inplace_of(views.AS_STRIDED, "as_strided_", "AsStridedBackward1")
 
 
 def _become(tensor, view):
@@ -82,3 +83,18 @@ def squeeze_(self, dim=None):
     if isinstance(dim, (int, np.integer)):
         return _become(self, SQUEEZE_DIM_(self, dims=(_wrap_dim(dim, self.ndim),) if self.ndim else ()))
     return _become(self, SQUEEZE_DIMS_(self, dims=tuple(_wrap_dim(d, self.ndim) for d in dim) if self.ndim else ()))
+
+
+def as_strided_(self, size, stride, storage_offset=None):
+    """Give the tensor explicit sizes, strides and offset into its storage, in place.
+
+    >>> import ember
+    >>> ember.arange(6.).as_strided_((2, 2), (1, 2)).tolist()
+    [[0.0, 2.0], [1.0, 3.0]]
+    """
+    check_inplace(self)
+    if storage_offset is None:
+        storage_offset = self.storage_offset()
+    geometry = (tuple(self.shape), self.stride(), self.storage_offset())
+    return _become(self, AS_STRIDED_(self, size=tuple(size), stride=tuple(stride), storage_offset=storage_offset,
+                                     input_geometry=geometry))
