@@ -72,6 +72,11 @@ GETITEM = [
     key_case("range_and_int", lambda lib: (0, slice(None), range(1, 4, 2))),
     key_case("zero_d_bool_on_zero_d", lambda lib: lib.tensor(True), ()),
     key_case("zero_d_false_on_zero_d", lambda lib: lib.tensor(False), ()),
+    # An Ellipsis that covers no dim does not separate the arrays around it (PyTorch's rule, not NumPy's).
+    key_case("list_empty_ellipsis_list", lambda lib: (slice(None), [0, 1], Ellipsis, [0, 0]), (3, 2, 1)),
+    key_case("slice_list_ellipsis_list", lambda lib: (slice(1, None), [1, 0, 0], Ellipsis, [1, 0, 0])),
+    key_case("list_ellipsis_list", lambda lib: ([1, 2], Ellipsis, [0, 4])),
+    key_case("zero_d_int_tensor_python_bool", lambda lib: (lib.tensor(1), True), (3,)),
 ]
 
 
@@ -156,6 +161,9 @@ SETITEM = [
     Case("extra_leading_ones", lambda lib, x, v: _set(x, slice(0, 2), v[:2].reshape(1, 1, 2, 4, 5))),
     Case("extra_leading_ones_advanced", lambda lib, x, v: _set(x, [0, 2], v[:2].unsqueeze(0))),
     Case("range", lambda lib, x, v: _set(x, range(1, 3), v[:2])),
+    Case("list_empty_ellipsis_list", lambda lib, x, v: _set(x[:, :2, :1], (slice(None), [0, 1], Ellipsis, [0, 0]),
+                                                             v[:, :2, 0])),
+    Case("int_python_bool", lambda lib, x, v: _set(x, (1, True, 2), v[0, :1])),
 ]
 
 
@@ -276,6 +284,8 @@ MASKED = [
     Case("where_scalar", lambda lib, x, m: lib.where(m[0], x, 0.5), ((3, 4), (3, 4))),
     Case("where_cond_only", lambda lib, x, m: lib.where(m), ((3, 4), (3, 4))),
     Case("where_0d_cond", lambda lib, x, m: lib.where(m[0, 0]), ((3, 4), (3, 4))),
+    Case("where_0d_true", lambda lib, x, m: lib.where(m[0, 0] | True), ((3, 4), (3, 4))),
+    Case("nonzero_0d_tuple", lambda lib, x, m: lib.nonzero(x[0, 0], as_tuple=True), ((3, 4), (3, 4))),
     Case("nonzero", lambda lib, x, m: lib.nonzero(m), ((3, 4), (3, 4))),
     Case("nonzero_tuple", lambda lib, x, m: x.nonzero(as_tuple=True), ((3, 4), (3, 4))),
     Case("nonzero_0d", lambda lib, x, m: lib.nonzero(x[0, 0]), ((3, 4), (3, 4))),
@@ -307,6 +317,19 @@ INDEX_EDGES = [
     Case("where_int_cond", lambda lib, x: lib.where(lib.ones(3, 4, dtype=lib.int64), x, x)),
     Case("scatter_dtype", lambda lib, x: x.scatter(0, lib.tensor([[0]]), lib.ones(1, 1, dtype=lib.float64))),
     Case("index_add_dtype", lambda lib, x: x.index_add(0, lib.tensor([0]), lib.ones(1, 4, dtype=lib.float64))),
+    # Unlike a subscript, gather and index_select refuse a negative index; take_along_dim along a dim wraps it.
+    Case("gather_negative", lambda lib, x: x.gather(1, lib.tensor([[-1]]))),
+    Case("index_select_negative", lambda lib, x: x.index_select(0, lib.tensor([-1]))),
+    Case("take_along_dim_negative", lambda lib, x: lib.take_along_dim(x, lib.tensor([[-4, -1]]), 1)),
+    Case("take_along_dim_flat_negative", lambda lib, x: lib.take_along_dim(x, lib.tensor([-1]))),
+    # An empty index is not checked: any dtype, any shape.
+    Case("gather_empty_index", lambda lib, x: x.gather(1, lib.ones(0, 5, 7, dtype=lib.int64))),
+    Case("gather_empty_float_index", lambda lib, x: x.gather(1, lib.ones(0))),
+    # A 0-d input indexes like a one-element vector and stays 0-d.
+    Case("index_select_0d", lambda lib, x: x[0, 0].index_select(0, lib.tensor([0]))),
+    Case("index_select_0d_index", lambda lib, x: x.index_select(1, lib.tensor(2))),
+    Case("index_add_0d", lambda lib, x: x[0, 0].index_add(0, lib.tensor([0]), x[1, 1], alpha=2)),
+    Case("index_add_0d_bool", lambda lib, x: (x[0, 0] > 0).index_add(0, lib.tensor([0]), x[1, 1] > 0)),
 ]
 
 

@@ -96,7 +96,7 @@ def _convert_key(tensor, key):
     if basic:
         return _basic_key(tuple(out)), True
     _check_bounds(tensor._data.shape, out)
-    return _select_first(tuple(out)), False
+    return _select_first(tuple(out), tensor._data.ndim), False
 
 
 # NOTE [ Ints are selects ]
@@ -107,7 +107,10 @@ def _convert_key(tensor, key):
 # int is gone, so its dim stays in place) and (2, 3) in NumPy (the int and the list are
 # separated by a slice, so their broadcast dim goes first). ember does what PyTorch
 # does: a key with ints and arrays becomes a SelectKey, a basic key of the ints (a
-# view) followed by the key of what remains.
+# view) followed by the key of what remains. An Ellipsis goes the same way, spelled out
+# as the full slices it stands for: NumPy counts even an Ellipsis that covers no dim as
+# separating two arrays, PyTorch (which expands it to those slices) does not, so
+# zeros(3, 2, 1)[:, [0, 1], ..., [0, 0]] is (3, 2) there and (2, 3) in NumPy.
 
 
 class SelectKey(tuple):
@@ -117,8 +120,8 @@ class SelectKey(tuple):
     __slots__ = ()
 
 
-def _select_first(key):
-    if not any(k.__class__ is int for k in key):
+def _select_first(key, ndim):
+    if not any(k.__class__ is int or k is Ellipsis for k in key):
         return key
     basic, advanced = [], []
     for k in key:
@@ -127,14 +130,19 @@ def _select_first(key):
         elif k is None:  # the new axis is made by the first step, kept by the second
             basic.append(None)
             advanced.append(slice(None))
-        elif k is Ellipsis or k.__class__ is slice:
+        elif k is Ellipsis:  # spelled out: one that covers no dim leaves its neighbours adjacent
             basic.append(k)
-            advanced.append(k if k is Ellipsis else slice(None))
+            advanced.extend([slice(None)] * (ndim - sum(_dims_consumed(j) for j in key)))
+        elif k.__class__ is slice:
+            basic.append(k)
+            advanced.append(slice(None))
         elif isinstance(k, bool):
             advanced.append(k)
         else:  # an array: a bool mask spans its ndim dims
             basic.extend([slice(None)] * (k.ndim if k.dtype.kind == "b" else 1))
             advanced.append(k)
+    if Ellipsis not in basic:  # an all-int basic key must give a 0-d view, not a scalar
+        basic.append(Ellipsis)
     return SelectKey((tuple(basic), tuple(advanced)))
 
 
@@ -579,6 +587,8 @@ def _check_gather(name, input, dim, index):
 
 
 def _gather_kernel(xp, a, index, dim):
+    if index.size == 0:
+        return xp.empty(index.shape, dtype=a.dtype)
     if a.ndim == 0:
         return a.reshape(1)[index.reshape(-1)].reshape(index.shape)
     # The index may be smaller than `a` in the other dims: address `a` by a full grid.
@@ -591,6 +601,8 @@ def _gather_backward(ctx, grad):
     (meta, _) = ctx.input_meta
     _, index = ctx.saved_inputs
     base = zeros(meta[0], dtype=grad.dtype, device=grad.device)
+    if index.numel() == 0:  # nothing was picked: a zero gradient
+        return base, None
     return scatter_add(base, ctx.attrs["dim"], index, grad), None
 
 
@@ -600,6 +612,8 @@ GATHER = Op("aten::gather", _gather_kernel, _gather_backward, save="inputs")
 def gather(input, dim, index):
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and so on): values picked
     along ``dim`` by ``index``."""
+    if index.numel() == 0:  # PyTorch checks nothing else for an empty index: the result is shaped like it
+        return GATHER(input, index.long(), dim=dim)
     _check_gather("gather", input, dim, index)
     dim = _wrap_dim(dim, input.ndim)
     if any(index.shape[d] > input.shape[d] for d in range(index.ndim) if d != dim):
@@ -610,10 +624,13 @@ def gather(input, dim, index):
 
 
 def _check_index_range(index, size, name):
-    if index.numel() and (bool((index >= size).any()) or bool((index < -size).any())):
+    # Unlike a subscript, these ops take no negative index (PyTorch's rule).
+    if index.numel() and (bool((index >= size).any()) or bool((index < 0).any())):
         if name == "index_select":
             raise IndexError("index out of range in self")
-        raise RuntimeError(f"index {int(index.max().item())} is out of bounds for dimension with size {size}")
+        low = int(index.min().item())
+        bad = low if low < 0 else int(index.max().item())
+        raise RuntimeError(f"index {bad} is out of bounds for dimension with size {size}")
 
 
 def take_along_dim(input, indices, dim=None):
@@ -629,6 +646,8 @@ def take_along_dim(input, indices, dim=None):
     a[dim] = input.shape[dim]
     b = common.copy()
     b[dim] = indices.shape[dim]
+    # Along a dim, PyTorch wraps negative indices (without one, the flat gather refuses them).
+    indices = indices + (indices < 0).to(indices.dtype) * input.shape[dim]
     return gather(input.expand(a), dim, indices.expand(b))
 
 
@@ -747,10 +766,14 @@ def index_select(input, dim, index):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     dim = _wrap_dim(dim, input.ndim)
     _check_index_range(index, input.shape[dim] if input.ndim else 1, "index_select")
+    if input.ndim == 0:  # a 0-d input gives a 0-d result (its one element, picked once)
+        return INDEX_SELECT(input, index.reshape(()), dim=dim)
     return INDEX_SELECT(input, index.reshape(-1) if index.ndim == 0 else index, dim=dim)
 
 
 def _index_add_kernel(xp, a, index, source, dim, alpha=1):
+    if a.ndim == 0:  # a 0-d input indexes like a 1-element vector
+        return _index_add_kernel(xp, a.reshape(1), index.reshape(-1), source.reshape(-1), 0, alpha).reshape(())
     out = a.copy()
     key = [slice(None)] * a.ndim
     key[dim] = index
@@ -797,8 +820,10 @@ def nonzero(input, *, as_tuple=False):
     out = NONZERO(input)
     if not as_tuple:
         return out
-    if input.ndim == 0:
-        return (out.reshape(-1),) if out.numel() else (out.reshape(0),)
+    if input.ndim == 0:  # one index (0) when the element is nonzero, none otherwise
+        from ember.native.factory import zeros
+
+        return (zeros(out.shape[0], dtype=out.dtype, device=out.device),)
     return tuple(out[:, d] for d in range(input.ndim))
 
 
