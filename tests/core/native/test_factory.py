@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import ember
+from ember.testing import assert_parity
 
 # Each case builds a tensor (or raises) with lib = ember and lib = torch.
 DETERMINISTIC = {
@@ -306,3 +307,16 @@ def test_negative_dimension_message_names_the_shape():
 def test_arange_float_step_counts_like_torch():
     for start, end, step in [(0, 0.3, 0.1), (1.0, 1.3, 0.1), (0, 1, 1 / 3), (-1, 1, 0.2), (10, 0, -0.7)]:
         assert ember.arange(start, end, step).numel() == torch.arange(start, end, step).numel()
+
+
+@pytest.mark.parametrize("args", [(0.0, -8.000001, -4.0), (0.5, 3.7, 1.5), (-0.5, 3, 1), (0, 5.5, 2), (0, 1, 0.5)])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16"])
+def test_arange_of_an_integer_dtype_truncates_its_arguments(args, dtype):
+    # NOTE [ arange of an integer dtype ]: int64 takes its length from the truncated values.
+    assert_parity(lambda lib: lib.arange(*args, dtype=getattr(lib, dtype)))
+
+
+@pytest.mark.parametrize("args", [(0, 1.2, 2), (0.5, 2.7, 3), (-1.5, 3.9, 4, 2.5), (2.9, 0.2, 3, 3)])
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+def test_logspace_of_an_integer_dtype_truncates_its_exponents(args, dtype):
+    assert_parity(lambda lib: lib.logspace(*args, dtype=getattr(lib, dtype)))

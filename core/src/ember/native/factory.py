@@ -346,6 +346,14 @@ def _range_scalar(value):
     return dtypes.python_number(value)  # NOTE [ NumPy scalars are Python numbers ]
 
 
+# NOTE [ arange of an integer dtype ]
+# PyTorch computes an integer arange in int64 from the bounds and step truncated toward
+# zero. For int64 the length comes from those truncated values too, so
+# arange(0., -8.000001, -4., dtype=int64) is [0, -4] (and a step that truncates to 0
+# raises ValueError); for the narrower integer dtypes the length comes from the values
+# as given, so the same call with int32 is [0, -4, -8].
+
+
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """Values from ``start`` up to (not including) ``end`` by ``step``.
 
@@ -367,6 +375,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         d = dtypes.to_dtype(dtype)
     if d is dtypes.bool_:
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if d is dtypes.int64 and step != 0 and all(math.isfinite(a) for a in (start, end, step)):
+        # NOTE [ arange of an integer dtype ]: int64 truncates all three first.
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise ValueError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step == 0:
@@ -374,7 +387,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if (end - start) / step < 0:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = math.ceil((end - start) / step)
-    if all(isinstance(a, int) for a in (start, end, step)):
+    if not d.is_floating_point:  # the length from the given values, the elements from truncated ones
+        host = int(start) + np.arange(n, dtype=np.int64) * int(step)
+    elif all(isinstance(a, int) for a in (start, end, step)):
         host = start + np.arange(n, dtype=np.int64) * step  # exact, even past 2**53
     else:
         host = start + np.arange(n, dtype=np.float64) * step
@@ -412,6 +427,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """``base ** linspace(start, end, steps)``."""
     d = _float_dtype(dtype)
+    if not d.is_floating_point:  # an integer logspace starts from truncated exponents, as in PyTorch
+        start, end = (int(_range_scalar(a)) for a in (start, end))
     exponents = linspace(start, end, steps, dtype=dtypes.float64)._host()
     return _finish(np.power(base, exponents).astype(d.np), d, device, requires_grad)
 
