@@ -106,6 +106,8 @@ COPIES = [
 
 OTHERS = [
     Case("flip_neg_dims", lambda lib, x: lib.flip(x, (-1,)), (3, 4)),
+    Case("flip_0d", lambda lib, x: lib.flip(x, (0,)), ()),
+    Case("flip_0d_neg", lambda lib, x: x.flip(-1), ()),
     Case("fliplr", lambda lib, x: lib.fliplr(x), (3, 4)),
     Case("flipud", lambda lib, x: lib.flipud(x), (3, 4)),
     Case("roll_flat", lambda lib, x: x.roll(5), (3, 4)),
@@ -335,3 +337,18 @@ def test_broadcast_shapes():
     assert ember.broadcast_shapes() == torch.broadcast_shapes()
     with pytest.raises(RuntimeError):
         ember.broadcast_shapes((2,), (3,))
+
+
+def test_flip_of_0d_out_of_range_raises_like_torch():
+    assert_parity(lambda lib, x: lib.flip(x, (1,)), make_tensor(()))
+
+
+@pytest.mark.parametrize("shapes", [((5, 1), 5), (2, (3, 1)), (3,), ((2,), 3), (-1,), ((2, -1),)])
+def test_broadcast_shapes_takes_ints_like_torch(shapes):
+    results = []
+    for lib in (ember, torch):
+        try:
+            results.append(tuple(lib.broadcast_shapes(*shapes)))
+        except Exception as error:
+            results.append(type(error))
+    assert results[0] == results[1]

@@ -20,7 +20,11 @@ def broadcast_to(input, shape):
 
 
 def broadcast_shapes(*shapes):
-    """The shape that all ``shapes`` broadcast to, or PyTorch's error."""
+    """The shape that all ``shapes`` broadcast to, or PyTorch's error; an int ``n``
+    stands for the shape ``(n,)``."""
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    if any(size < 0 for shape in shapes for size in shape):
+        raise ValueError("Attempting to broadcast a dimension with negative length!")
     ndim = 0 if not shapes else max(len(s) for s in shapes)
     result = [1] * ndim
     for shape in shapes:
@@ -128,7 +132,8 @@ FLIP = Op("aten::flip", lambda xp, a, dims: xp.flip(a, dims).copy(), lambda ctx,
 def flip(input, dims):
     """Reverse the order along ``dims`` (a copy: ember, like PyTorch, has no negative strides)."""
     dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
-    return FLIP(input, dims=tuple(_wrap_dim(d, input.ndim) for d in dims))
+    dims = tuple(_wrap_dim(d, input.ndim) for d in dims)
+    return FLIP(input, dims=dims if input.ndim else ())  # a 0-d tensor's one "dim" is nothing to reverse
 
 
 def fliplr(input):
