@@ -278,6 +278,8 @@ MASKED = [
     Case("masked_fill", lambda lib, x, m: x.masked_fill(m, -1.0), ((3, 4), (3, 4))),
     Case("masked_fill_broadcast", lambda lib, x, m: lib.masked_fill(x, m[0], 2), ((3, 4), (3, 4))),
     Case("masked_fill_tensor", lambda lib, x, m: x.masked_fill(m, x.sum()), ((3, 4), (3, 4))),
+    Case("masked_fill_larger_mask", lambda lib, x, m: x[0].masked_fill(m, 2.0), ((3, 4), (3, 4))),
+    Case("masked_fill_in_place_larger_mask", lambda lib, x, m: (x[0] * 1).masked_fill_(m, 2.0), ((3, 4), (3, 4))),
     Case("masked_select", lambda lib, x, m: x.masked_select(m), ((3, 4), (3, 4))),
     Case("masked_select_broadcast", lambda lib, x, m: lib.masked_select(x, m[:1]), ((3, 4), (3, 4))),
     Case("where", lambda lib, x, m: lib.where(m, x, x * 2), ((3, 4), (3, 4))),

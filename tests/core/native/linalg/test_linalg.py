@@ -246,6 +246,17 @@ def test_einsum_is_no_tensor_method():
     assert not hasattr(ember.ones(2), "einsum")
 
 
+@pytest.mark.parametrize("shape_a, shape_b", [((), (2, 3)), ((2, 3), ()), ((3,), (3,)), ((2, 3), (4, 3)),
+                                              ((2, 1, 3), (3,)), ((2, 0), (3, 0)), ((2, 3), (2, 4))])
+def test_inner_over_the_last_dims(shape_a, shape_b):
+    assert_parity(lambda lib, a, b: lib.inner(a, b), make_tensor(shape_a, "float64"),
+                  make_tensor(shape_b, "float64", seed=1))
+
+
+def test_inner_dtype_mismatch_raises():
+    assert_parity(lambda lib, a, b: a.inner(b), make_tensor((3,)), make_tensor((3,), "float64"))
+
+
 @pytest.mark.parametrize("name", ["addmm", "addmv", "baddbmm"])
 def test_fused_products_of_integers_truncate_float_scalars(name):
     # PyTorch casts beta and alpha to the integer dtype: 1.7 acts as 1, 2.6 as 2.

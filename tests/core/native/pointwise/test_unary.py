@@ -267,7 +267,8 @@ def test_clamp_of_int_tensor_with_float_bound_promotes():
     assert_parity(lambda lib, x: lib.clamp(x, 0.5, 2.5), make_tensor((5,), "int64"))
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"nan": 1.5}, {"posinf": 9.0, "neginf": -9.0}, {"nan": 0.0, "posinf": 1.0}])
+@pytest.mark.parametrize("kwargs", [{}, {"nan": 1.5}, {"posinf": 9.0, "neginf": -9.0}, {"nan": 0.0, "posinf": 1.0},
+                                    {"nan": None}])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_nan_to_num(kwargs, dtype):
     assert_parity(lambda lib, x: lib.nan_to_num(x, **kwargs), np.array(EDGES, dtype=dtype))

@@ -98,7 +98,8 @@ def test_multinomial_equals_torch(replacement, n, dtype):
 def test_normal_functional_forms_equal_torch():
     same_draws(8, lambda lib: [lib.normal(2.0, 3.0, (20,)), lib.normal(2.0, 0.5, size=(3,)),
                                lib.normal(lib.arange(5.0), lib.ones(5) * 2), lib.normal(lib.zeros(17), 0.1),
-                               lib.normal(1.0, lib.ones(4, dtype=lib.float64))])
+                               lib.normal(1.0, lib.ones(4, dtype=lib.float64)),
+                               lib.normal(lib.tensor(1.0), lib.tensor(2.0)), lib.normal(lib.tensor(1.0), 0.5)])
 
 
 @pytest.mark.parametrize("fn, shape", [("dropout", (7, 9)), ("dropout", (40,)), ("dropout2d", (2, 3, 4, 4)),

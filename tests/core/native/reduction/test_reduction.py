@@ -307,6 +307,14 @@ def test_norm_gradcheck(p):
     assert gradcheck(lambda x: x.norm(p, dim=1), (x,))
 
 
+@pytest.mark.parametrize("shape, dim, keepdim", [((3, 4), None, False), ((2, 3, 4), (0, 2), False),
+                                                 ((2, 3, 4), (-1, 1), True), ((2, 3, 4), None, False),
+                                                 ((4,), None, False)])
+def test_nuclear_norm_is_a_matrix_norm(shape, dim, keepdim):
+    # torch.norm(x, "nuc") hands the matrix norm to linalg (a 3-d input needs its two dims).
+    assert_parity(lambda lib, x: lib.norm(x, "nuc", dim, keepdim), make_tensor(shape, "float64"))
+
+
 def test_norm_of_integers_raises():
     assert_parity(lambda lib, x: x.norm(), make_tensor((3,), "int64"))
 

@@ -540,7 +540,7 @@ def where(condition, input=None, other=None):
 
 
 def masked_fill(input, mask, value):
-    """``input`` with ``value`` where ``mask`` is true (mask broadcasts to input)."""
+    """``input`` with ``value`` where ``mask`` is true (input and mask broadcast together)."""
     if mask.dtype.name != "bool":
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}")
     if isinstance(value, Tensor):
@@ -551,9 +551,7 @@ def masked_fill(input, mask, value):
         out = MASKED_FILL_TENSOR(mask, value, input)
     else:
         out = MASKED_FILL(mask, _scalar_as(python_number(value), input._data.dtype), input)
-    if tuple(out.shape) != tuple(input.shape):
-        raise RuntimeError("The size of the mask must match the size of the input")
-    return out
+    return out  # the broadcast shape: a mask larger than the input grows it (masked_fill_ refuses)
 
 
 def masked_fill_(input, mask, value):

@@ -10,6 +10,8 @@ in the result; batch dimensions broadcast. The backward reduces the gradient of 
 broadcast batch back to the operand's shape (the engine's ``sum_to_size``).
 """
 
+import math
+
 from ember.amp.state import autocast_state
 from ember.dispatcher import NONE, Op
 from ember.dtypes import C_TYPE_NAMES
@@ -268,7 +270,26 @@ def dot(input, other):
     return DOT(input, other)
 
 
-inner = dot
+def inner(input, other):
+    """Sum of products over the last dim of both: ``out[i..., j...] = sum_k input[i..., k]
+    * other[j..., k]``; a 0-d operand multiplies instead.
+
+    >>> import ember
+    >>> ember.inner(ember.ones(2, 3), ember.ones(4, 3)).shape
+    ember.Size([2, 4])
+    """
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    if input.dtype is not other.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    # One matrix product: every leading index of one against every leading index of the other.
+    rows, cols = tuple(input.shape[:-1]), tuple(other.shape[:-1])
+    k = input.shape[-1]
+    out = input.reshape(math.prod(rows), k).matmul(other.reshape(math.prod(cols), k).mT)
+    return out.reshape(rows + cols)
 
 
 def vdot(input, other):

@@ -505,8 +505,9 @@ NAN_TO_NUM = Op("aten::nan_to_num", _nan_to_num_kernel, _nan_to_num_backward, sa
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
-    """Replace NaN, +inf and -inf (by default with 0 and the dtype's extremes)."""
-    return NAN_TO_NUM(input, nan=nan, posinf=posinf, neginf=neginf)
+    """Replace NaN, +inf and -inf (by default with 0 and the dtype's extremes;
+    ``nan=None`` is 0 too, as in PyTorch)."""
+    return NAN_TO_NUM(input, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
 
 
 # --- relu -----------------------------------------------------------------------

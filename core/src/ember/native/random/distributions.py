@@ -278,7 +278,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     reference = mean if isinstance(mean, Tensor) else std
     shape = np.broadcast_shapes(*[tuple(t.shape) for t in (mean, std) if isinstance(t, Tensor)])
-    out = empty(*shape, dtype=reference.dtype, device=reference.device)
+    out = empty(tuple(shape), dtype=reference.dtype, device=reference.device)
     normal_(out, 0.0, 1.0, generator=generator)
     from ember.autograd.grad_mode import no_grad
 

@@ -482,11 +482,22 @@ def _check_norm_identity(input, dims, p, every_dim):
                                "this dimension is empty and the operation does not have an identity")
 
 
+def _nuclear_norm(input, dim, keepdim):
+    # The sum of singular values is a matrix norm: torch.norm hands it to linalg.
+    from ember.linalg import matrix_norm
+
+    dim = tuple(range(input.ndim)) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    if input.ndim >= 2 and len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+    return matrix_norm(input, "nuc", dim, keepdim)
+
+
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm ``(sum |x|^p)^(1/p)`` over ``dim`` (every element by default).
 
     ``p`` may be any number, ``inf`` (largest magnitude), ``-inf`` (smallest), ``0``
-    (count of nonzeros) or ``"fro"`` (the 2-norm of the flattened values).
+    (count of nonzeros), ``"fro"`` (the 2-norm of the flattened values) or ``"nuc"``
+    (a matrix's sum of singular values, over two dims).
 
     >>> import ember
     >>> ember.tensor([3., -4.]).norm()
@@ -499,6 +510,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
                            f"Got {_legacy(input.dtype)}")
     if p == "fro" or p is None:
         p = 2
+    if p == "nuc":
+        return _nuclear_norm(input, dim, keepdim)
     dims = reduction_dims(dim, input.ndim)
     if (p < 0 or p == float("inf")) and input.numel() == 0:
         _check_norm_identity(input, dims, p, dim is None)
