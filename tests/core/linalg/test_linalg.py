@@ -274,3 +274,10 @@ def test_logdet_of_negative_and_zero_determinants_matches_torch():
     with pytest.raises(RuntimeError) as ours:
         ember.logdet(ember.ones(2, 3))
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("ord", [1, -1, float("inf"), float("-inf"), 2, -2, "nuc", "fro"])
+@pytest.mark.parametrize("shape", [(0, 0), (0, 3), (3, 0), (2, 0, 0)])
+def test_matrix_norm_of_an_empty_matrix(shape, ord):
+    # The largest of no values is 0, as in PyTorch; the smallest of none raises.
+    assert_parity(lambda lib, x: lib.linalg.matrix_norm(x, ord), np.ones(shape, dtype="float32"))

@@ -276,3 +276,17 @@ def test_grad_fn_names_like_torch(call):
     e = call(ember, ember.tensor(x).requires_grad_())
     t = call(torch, torch.from_numpy(x).requires_grad_())
     assert e.grad_fn.name() == t.grad_fn.name()
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("shape, channels", [((0,), 0), ((0, 3, 2), 3), ((0, 3), 4)])
+def test_batch_norm_of_an_empty_input_checks_nothing_as_in_torch(shape, channels, training):
+    results = []
+    for lib in (ember, torch):
+        x = lib.ones(shape, requires_grad=True)
+        stats = lib.zeros(channels), lib.ones(channels)
+        affine = (lib.ones(channels) * 2, lib.ones(channels)) if channels else (None, None)
+        out = lib.nn.functional.batch_norm(x, *stats, *affine, training=training)
+        out.sum().backward()
+        results.append((tuple(out.shape), tuple(x.grad.shape)))
+    assert results[0] == results[1]

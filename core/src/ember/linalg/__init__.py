@@ -73,15 +73,23 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if ord in (1, -1, math.inf, -math.inf):
         summed, reduce = (rows, cols) if abs(ord) == 1 else (cols, rows)
         sums = A.abs().sum(summed, keepdim=True)
-        out = sums.amax(reduce, keepdim=True) if ord > 0 else sums.amin(reduce, keepdim=True)
+        out = _largest(sums, reduce) if ord > 0 else sums.amin(reduce, keepdim=True)
         return out if keepdim else out.squeeze((rows, cols))
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def _largest(values, dim, keepdim=True):
+    # A norm is never negative, so the largest of no values is 0 (PyTorch's result);
+    # the smallest of none stays an error.
+    if values.shape[dim] == 0:
+        return values.sum(dim, keepdim=keepdim)
+    return values.amax(dim, keepdim=keepdim)
 
 
 def _spectral_norm(A, ord, rows, cols, keepdim):
     moved = A.movedim((rows, cols), (-2, -1))
     values = svdvals(moved)
-    out = values.sum(-1) if ord == "nuc" else values.amax(-1) if ord == 2 else values.amin(-1)
+    out = values.sum(-1) if ord == "nuc" else _largest(values, -1, keepdim=False) if ord == 2 else values.amin(-1)
     if keepdim:
         for d in sorted((rows, cols)):
             out = out.unsqueeze(d)

@@ -80,6 +80,15 @@ def _check_running_stats_grad(running_mean, running_var):
                                f"'{name}'. This input cannot have requires_grad True.")
 
 
+def _empty_batch_norm(input, weight, bias):
+    out = input.clone()
+    if weight is not None:
+        out = out * weight[0]
+    if bias is not None:
+        out = out + bias[0]
+    return out
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-5):
     """Normalize each channel of an (N, C, *) input: ``(x - mean) / sqrt(var + eps) * weight + bias``.
@@ -108,6 +117,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """
     if training:
         _verify_batch_size(input.size())
+    if input.numel() == 0:  # torch checks nothing else for an empty input and keeps it in the graph
+        return _empty_batch_norm(input, weight, bias)
     if not _channel_vectors_fit(input, (running_mean, running_var, weight, bias)):
         _check_channel_vectors(input, training, running_mean=running_mean,
                                running_var=running_var, weight=weight, bias=bias)
