@@ -168,3 +168,9 @@ def test_topk_and_kthvalue_return_new_tensors(op):
 
     out = getattr(ember.arange(12.0).reshape(3, 4), op)(2, 0)
     assert out.values._base is None and out.indices._base is None
+
+
+@pytest.mark.parametrize("shape, k", [((), 1), ((), 2), ((1,), 1)])
+def test_kthvalue_of_bool(shape, k):
+    # A 0-d input never reaches the kernel (that has no bool version), as in PyTorch.
+    assert_parity(lambda lib, x: x.kthvalue(k), np.ones(shape, dtype=bool))

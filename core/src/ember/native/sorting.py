@@ -123,7 +123,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     from ember.native.support._inplace import _type_name
 
     dim = _wrap_dim(dim, input.ndim)
-    if input.dtype.name == "bool":
+    if input.dtype.name == "bool" and input.ndim:  # a 0-d input never reaches the kernel, as in PyTorch
         raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{_type_name(input.dtype)}'")
     size = input.shape[dim] if input.ndim else 1
     if size == 0:

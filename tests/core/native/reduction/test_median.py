@@ -64,6 +64,11 @@ def test_mode_matches_torch(name, dtype):
     assert_parity(lambda lib, t: t.mode(), x, noncontiguous=bool(x.ndim))
 
 
+@pytest.mark.parametrize("values", [[np.nan, 1.0, 1.0, np.nan, np.nan], [np.nan, np.nan], [np.nan], [2.0, np.nan, 3.0]])
+def test_mode_counts_each_nan_once_like_torch(values):
+    assert_parity(lambda lib, t: t.mode(), np.array(values, np.float32))
+
+
 def test_median_of_nothing_is_nan_like_torch():
     assert_parity(lambda lib, t: t.median(), np.zeros((0,), np.float32))
     assert_parity(lambda lib, t: t.nanmedian(), np.zeros((2, 0), np.float64))

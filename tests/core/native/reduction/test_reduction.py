@@ -329,6 +329,14 @@ def test_sum_to_size(shape, size):
     assert_parity(lambda lib, x: x.sum_to_size(*size), make_tensor(shape))
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float32"])
+@pytest.mark.parametrize("shape, size", [((), ()), ((2, 3), ()), ((2, 3), (2, 3)), ((2, 3), (1, 3))])
+def test_sum_to_size_dtypes(dtype, shape, size):
+    # A 0-d size is always a sum (a bool becomes int64), even from a 0-d input; an
+    # unchanged shape is the input itself.
+    assert_parity(lambda lib, x: x.sum_to_size(size), make_tensor(shape, dtype), grad=False)
+
+
 @pytest.mark.parametrize("name", ["sum", "mean", "prod", "amax", "max", "argmax", "logsumexp", "std", "cumsum",
                                   "all"])
 @pytest.mark.parametrize("shape, dim", [((2, 3), 2), ((2, 3), -3), ((), 1), ((), -2)])

@@ -137,10 +137,12 @@ def _mode_kernel(xp, a, dim, keepdim):
     indices = xp.empty(flat.shape[0], dtype="int64")
     for row in range(flat.shape[0]):
         line = flat[row]
-        uniques, counts = xp.unique(line, return_counts=True)
+        # NaN != NaN, so each NaN counts once (PyTorch compares neighbours after sorting).
+        uniques, counts = xp.unique(line, return_counts=True, equal_nan=False)
         value = uniques[int(xp.argmax(counts))]  # the smallest of the most frequent
         values[row] = value
-        indices[row] = int(xp.flatnonzero(line == value)[-1])  # its last occurrence
+        found = xp.flatnonzero(line == value)
+        indices[row] = int(found[-1]) if found.size else int(xp.flatnonzero(line != line)[0])  # its last occurrence
     shape = lines.shape[:-1]
     values, indices = values.reshape(shape), indices.reshape(shape)
     if keepdim:

@@ -182,6 +182,8 @@ def sum_to_size(input, *size):
         size = size[0]
     size = tuple(size)
     shape = tuple(input.shape)
+    if not size:  # PyTorch sums to a 0-d size even from a 0-d input (a bool becomes int64)
+        return sum(input)
     if shape == size:
         return input
     lead = len(shape) - len(size)
