@@ -298,3 +298,20 @@ def test_unary_op_requires_a_tensor():
 
 def test_sgn_in_place():
     assert_parity(lambda lib, x: x.clone().sgn_(), make_tensor((3, 4), "float32"), grad=False)
+
+
+@pytest.mark.parametrize("bounds", [{"min": "tensor", "max": 0.5}, {"min": 0.0, "max": "tensor"},
+                                    {"min": "tensor", "max": "tensor"}, {"min": 0.0, "max": 0.5}])
+def test_clamp_bounds_are_both_tensors_or_both_numbers(bounds):
+    def fn(lib, x):
+        kwargs = {k: x * 0 + 0.25 if v == "tensor" else v for k, v in bounds.items()}
+        return lib.clamp(x, **kwargs)
+    assert_parity(fn, make_tensor((3, 4)))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool", "float32"])
+@pytest.mark.parametrize("decimals", [None, 0, 1])
+def test_round_of_integers_with_decimals_raises_like_torch(dtype, decimals):
+    # round.decimals, even with 0, has no integer kernel; plain round returns integers as they are.
+    kwargs = {} if decimals is None else {"decimals": decimals}
+    assert_parity(lambda lib, x: lib.round(x, **kwargs), make_tensor((5,), dtype), grad=False)

@@ -402,9 +402,12 @@ def trunc(input):
 fix = trunc
 
 
-def round(input, *, decimals=0):
-    """Round half to even, like PyTorch."""
-    return ROUND(input) if decimals == 0 else ROUND(input, decimals=decimals)
+def round(input, *, decimals=None):
+    """Round half to even, like PyTorch. An integer input is returned as it is, unless
+    ``decimals`` is given (even 0): PyTorch's ``round.decimals`` has no integer kernel."""
+    if decimals is not None and not input.dtype.is_floating_point:
+        raise not_implemented_for("round_vml_cpu" if decimals == 0 else "round_cpu", input._data.dtype)
+    return ROUND(input) if not decimals else ROUND(input, decimals=decimals)
 
 
 def _frac_kernel(xp, a):
@@ -459,11 +462,23 @@ def _clamp_backward(ctx, grad):
 CLAMP = Op("aten::clamp", _clamp_kernel, _clamp_backward, promote=DEFAULT, save="inputs")
 
 
+def _check_bounds_alike(min, max):
+    # PyTorch's overloads take two tensor bounds or two number bounds, never one of each.
+    from ember.tensor import Tensor
+
+    if isinstance(min, Tensor) != isinstance(max, Tensor):
+        raise TypeError(f"clamp() received an invalid combination of arguments - got (Tensor, "
+                        f"min={type(min).__name__}, max={type(max).__name__}), but expected both bounds "
+                        "Tensors or both Numbers")
+
+
 def clamp(input, min=None, max=None):
-    """Limit ``input`` to ``[min, max]``; either bound may be a number or a tensor."""
+    """Limit ``input`` to ``[min, max]``; the bounds are numbers or tensors (both of a kind)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     min, max = dtypes.python_number(min), dtypes.python_number(max)  # NOTE in dtypes.py
+    if min is not None and max is not None:
+        _check_bounds_alike(min, max)
     for bound in (min, max):
         if bound.__class__ is int:
             dtypes.checked_int(bound, input._data.dtype)  # PyTorch's overflow check for the bounds
