@@ -281,3 +281,12 @@ def test_logdet_of_negative_and_zero_determinants_matches_torch():
 def test_matrix_norm_of_an_empty_matrix(shape, ord):
     # The largest of no values is 0, as in PyTorch; the smallest of none raises.
     assert_parity(lambda lib, x: lib.linalg.matrix_norm(x, ord), np.ones(shape, dtype="float32"))
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+def test_pinv_hermitian_reads_the_lower_triangle(shape):
+    # hermitian=True takes eigh of the lower triangle: a non-symmetric input shows it.
+    a = np.random.default_rng(0).standard_normal(shape)
+    assert_parity(lambda lib, x: lib.linalg.pinv(x, hermitian=True), a, grad=False, atol=1e-10)
+    symmetric = a + np.swapaxes(a, -1, -2)
+    assert_parity(lambda lib, x: lib.linalg.pinv(x, hermitian=True), symmetric, atol=1e-10)

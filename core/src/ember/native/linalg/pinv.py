@@ -4,7 +4,8 @@ PyTorch counterpart: aten/src/ATen/native/LinearAlgebra.cpp (``linalg_pinv``),
 BatchLinearAlgebra.cpp (``linalg_lstsq``) and ``pinv_backward`` in
 torch/csrc/autograd/FunctionsManual.cpp (v2.13).
 
-``pinv`` comes from the SVD, dropping singular values below ``rtol * max(S)`` (``rtol``
+``pinv`` comes from the SVD (from ``eigh`` of the lower triangle with
+``hermitian=True``), dropping singular values below ``rtol * max(S)`` (``rtol``
 defaults to eps * max(m, n)). Its gradient is PyTorch's closed form, valid where the
 rank does not change. ``lstsq`` returns the minimum-norm solution of min ||A X - B||,
 computed and differentiated as ``pinv(A) @ B``; ``residuals`` and ``singular_values``
@@ -20,13 +21,14 @@ from ember.native.linalg.checks import check_floating, check_matrix
 return_types_lstsq = collections.namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
 
 
-def _pinv_kernel(xp, a, rtol):
+def _pinv_kernel(xp, a, rtol, hermitian=False):
     m, n = a.shape[-2:]
     if a.size == 0:
         return xp.zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
     if rtol is None:
         rtol = xp.finfo(a.dtype).eps * max(m, n)
-    return xp.linalg.pinv(a, rcond=rtol).astype(a.dtype)
+    # hermitian: eigenvalues of the lower triangle stand in for the singular values (PyTorch's eigh path).
+    return xp.linalg.pinv(a, rcond=rtol, hermitian=hermitian).astype(a.dtype)
 
 
 def _pinv_backward(ctx, grad):
@@ -59,7 +61,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     check_floating(A, "linalg.pinv")
     if atol is not None:
         raise NotImplementedError("ember's linalg.pinv takes rtol only (atol is PyTorch's too, not ember's yet)")
-    return PINV(A, rtol=rtol)
+    return PINV(A, rtol=rtol, hermitian=True) if hermitian else PINV(A, rtol=rtol)
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
