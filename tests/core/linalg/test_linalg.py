@@ -290,3 +290,13 @@ def test_pinv_hermitian_reads_the_lower_triangle(shape):
     assert_parity(lambda lib, x: lib.linalg.pinv(x, hermitian=True), a, grad=False, atol=1e-10)
     symmetric = a + np.swapaxes(a, -1, -2)
     assert_parity(lambda lib, x: lib.linalg.pinv(x, hermitian=True), symmetric, atol=1e-10)
+
+
+@pytest.mark.parametrize("driver", ["gels", "gelsy", "gelsd", "gelss", None])
+@pytest.mark.parametrize("shape_a, shape_b", [((2, 3), (2, 3)), ((4, 3), (4, 2)), ((2, 4, 3), (2, 4, 2)),
+                                              ((4, 3), (4,))])
+def test_lstsq_returns_what_each_driver_does(driver, shape_a, shape_b):
+    # NOTE [ lstsq's drivers ]: rank, residuals and singular values depend on the driver.
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+    assert_parity(lambda lib, x, y: tuple(lib.linalg.lstsq(x, y, driver=driver)), a, b, grad=False, atol=1e-10)

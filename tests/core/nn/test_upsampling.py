@@ -1,5 +1,5 @@
 """F.interpolate and the Upsample layers against torch: nearest, nearest-exact,
-linear, bilinear (align_corners True/False) and area, by size and by scale_factor
+linear, bilinear, trilinear (align_corners True/False) and area, by size and by scale_factor
 (with and without recompute_scale_factor), up and down, float32/float64: outputs and
 input gradients; gradcheck and double backward; errors."""
 
@@ -33,6 +33,15 @@ def test_interpolate_1d(mode, align_corners, sizes):
     x = make_tensor((2, 3, 7))
     assert_parity(lambda lib, x: lib.nn.functional.interpolate(x, mode=mode, align_corners=align_corners, **sizes),
                   x, noncontiguous=True, **TOLERANCE["float32"])
+
+
+@pytest.mark.parametrize("mode, align_corners", [("nearest", None), ("nearest-exact", None), ("trilinear", True),
+                                                 ("trilinear", False)])
+@pytest.mark.parametrize("sizes", [dict(size=(3, 7, 8)), dict(scale_factor=1.7), dict(scale_factor=(0.5, 2, 1.3))])
+def test_interpolate_3d(mode, align_corners, sizes):
+    x = make_tensor((2, 3, 4, 5, 6), "float64")
+    assert_parity(lambda lib, x: lib.nn.functional.interpolate(x, mode=mode, align_corners=align_corners, **sizes),
+                  x, noncontiguous=True)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -98,6 +107,7 @@ ERRORS = [
     lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4), size=3, mode="bilinear"),
     lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4), size=(3, 3, 3)),
     lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4), scale_factor=(2, 2, 2)),
+    lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4), size=3, mode="trilinear"),
     lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4, dtype=lib.int64), scale_factor=2),
 ]
 

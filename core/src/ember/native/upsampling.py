@@ -18,8 +18,8 @@ import numpy as np
 
 from ember.native.resampling import resample
 
-_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "area")
-_DIMS = {"linear": 1, "bilinear": 2}
+_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "area")
+_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
 
 
 def _scale(in_size, out_size, scale_factor, align_corners, dtype):
@@ -87,9 +87,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """Resize the spatial dims of ``(N, C, ...)`` to ``size`` or by ``scale_factor``.
 
     Modes: ``'nearest'`` (PyTorch's legacy ``floor(dst * scale)``), ``'nearest-exact'``
-    (pixel centres), ``'linear'`` (3-D input), ``'bilinear'`` (4-D input), ``'area'``
-    (adaptive average pooling). ``align_corners=True`` maps the corner pixels of input
-    and output onto each other; ``False`` (default) maps pixel areas.
+    (pixel centres), ``'linear'`` (3-D input), ``'bilinear'`` (4-D input),
+    ``'trilinear'`` (5-D input), ``'area'`` (adaptive average pooling, 3-D and 4-D).
+    ``align_corners=True`` maps the corner pixels of input and output onto each other;
+    ``False`` (default) maps pixel areas.
 
     >>> import ember
     >>> ember.nn.functional.interpolate(ember.tensor([[[1., 2.]]]), scale_factor=2).tolist()
@@ -108,9 +109,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias:
         raise NotImplementedError("ember's interpolate does not implement antialias=True")
     dims = input.ndim - 2
-    if dims not in (1, 2):
-        raise NotImplementedError(f"Input Error: Only 3D and 4D input Tensors are supported by ember (got "
-                                  f"{input.ndim}D) for the modes: nearest | linear | bilinear | area | nearest-exact "
+    if dims not in (1, 2, 3) or dims == 3 and mode == "area":  # ember has no adaptive_avg_pool3d
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D (3D and 4D for area) input Tensors "
+                                  f"are supported by ember (got {input.ndim}D) for the modes: nearest | linear | "
+                                  f"bilinear | trilinear | area | nearest-exact "
                                   f"(got {mode})")
     if mode in _DIMS and _DIMS[mode] != dims:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_DIMS[mode] + 2}D input")
@@ -118,7 +120,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if not input.dtype.is_floating_point and mode != "area":
         from ember.native.support._inplace import _type_name
 
-        kind = "nearest" if mode.startswith("nearest") else "bilinear" if dims == 2 else "linear"
+        kind = "nearest" if mode.startswith("nearest") else {1: "linear", 2: "bilinear", 3: "trilinear"}[dims]
         raise NotImplementedError(f"\"upsample_{kind}{dims}d\" not implemented for '{_type_name(input.dtype)}'")
     if mode == "area":
         from ember.native.pooling.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d

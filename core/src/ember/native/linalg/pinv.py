@@ -10,7 +10,7 @@ defaults to eps * max(m, n)). Its gradient is PyTorch's closed form, valid where
 rank does not change. ``lstsq`` returns the minimum-norm solution of min ||A X - B||,
 computed and differentiated as ``pinv(A) @ B``; ``residuals`` and ``singular_values``
 are empty and ``rank`` is the numerical rank, as with PyTorch's default CPU driver
-(``gelsy``). Where ember differs: the ``driver`` argument is accepted and only checked.
+(``gelsy``); the other drivers return what PyTorch's do (NOTE [ lstsq's drivers ]).
 """
 
 import collections
@@ -73,7 +73,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
     tensor([[1.],
             [2.]])
     """
+    from ember.dtypes import int64
     from ember.native.factory import empty, tensor
+    from ember.native.linalg.svd import svdvals
 
     check_matrix(A, "linalg.lstsq")
     check_floating(A, "linalg.lstsq")
@@ -84,9 +86,24 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if rhs.shape[-2] != A.shape[-2]:
         raise RuntimeError("ember.linalg.lstsq: input.size(-2) should match other.size(-2)")
     solution = PINV(A, rtol=rcond) @ rhs
-    rank = tensor(_rank(A, rcond), device=A.device)
     none = empty(0, dtype=A.dtype, device=A.device)
-    return return_types_lstsq(solution.squeeze(-1) if vector else solution, none, rank, none)
+    # What each LAPACK driver reports (NOTE [ lstsq's drivers ]).
+    ranks = _rank(A, rcond)
+    rank = empty(0, dtype=int64, device=A.device) if driver == "gels" else tensor(ranks, device=A.device)
+    singular_values = svdvals(A.detach()) if driver in ("gelsd", "gelss") else none
+    m, n = A.shape[-2:]
+    residuals = solution.reshape(-1)[:0]  # empty, but an output of the graph like PyTorch's
+    if driver in ("gels", "gelsd", "gelss") and m > n and bool((ranks == n).all()):
+        residuals = (A @ solution - rhs).square().sum(-2)  # a vector B keeps its one column: (1,)
+    return return_types_lstsq(solution.squeeze(-1) if vector else solution, residuals, rank, singular_values)
+
+
+# NOTE [ lstsq's drivers ]
+# ember solves every driver's problem the same way (pinv(A) @ B); what differs is what
+# PyTorch returns beside the solution: gels no rank (an empty tensor), gelsd and gelss
+# the singular values of A, and gels, gelsd and gelss the residuals (the squared column
+# norms of A X - B) where A is tall and of full rank. gelsy, the default, returns the
+# rank only.
 
 
 def _rank(A, rcond):
