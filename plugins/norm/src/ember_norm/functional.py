@@ -117,7 +117,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """
     if training:
         _verify_batch_size(input.size())
-    if input.numel() == 0:  # torch checks nothing else for an empty input and keeps it in the graph
+    if input.numel() == 0:  # torch checks nothing more, and keeps it in the graph
         return _empty_batch_norm(input, weight, bias)
     if not _channel_vectors_fit(input, (running_mean, running_var, weight, bias)):
         _check_channel_vectors(input, training, running_mean=running_mean,
