@@ -139,7 +139,11 @@ def _fill_(self, value):
         # An expanded tensor takes a Python number (not a tensor: that is a copy in PyTorch);
         # NOTE [ Writing into overlapping memory ].
         return fill_overlapping(self, value)
-    from ember.native.indexing.indexing import setitem
+    from ember.native.indexing.indexing import INDEX_PUT, setitem
+
+    if not getattr(self._data.flags, "writeable", True) and not isinstance(value, Tensor):
+        # Recorded, into overlapping memory: one value everywhere, so the write is well defined.
+        return write_result(self, INDEX_PUT(self, value, key=(Ellipsis,)), uniform=True)
 
     setitem(self, Ellipsis, value.item() if isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad
             else value)

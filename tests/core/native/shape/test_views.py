@@ -79,6 +79,20 @@ def test_writes_torch_allows_on_expanded_tensors(name):
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("name", ["fill_", "zero_"])
+def test_fill_through_an_expanded_view_of_a_recorded_tensor(name):
+    # One value everywhere: the write is well defined, and the base's history becomes CopySlices.
+    results = []
+    for lib in (ember, torch):
+        x = lib.ones(3, requires_grad=True)
+        base = x * 2
+        view = base.expand(2, 3)
+        ALLOWED[name](view, lib)
+        results.append((base.tolist(), view.tolist(), type(base.grad_fn).__name__, type(view.grad_fn).__name__,
+                        base._version, x.tolist()))
+    assert results[0] == results[1]
+
+
 @pytest.mark.parametrize("mask", [[True, False, True], [[True, False, False], [False, False, True]]])
 def test_masked_fill_on_expanded_tensor_warns_and_fills_every_alias(mask):
     results = []

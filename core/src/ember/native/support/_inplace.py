@@ -41,7 +41,10 @@ def inplace(target, op, inputs, attrs=None):
     return write_result(target, result)
 
 
-def write_result(target, result):
+def write_result(target, result, *, uniform=False):
+    """Write ``result`` into ``target`` and give ``target`` its history. ``uniform``: every
+    element of ``result`` is the same value, so overlapping memory (an expanded tensor)
+    takes the write, as PyTorch's ``fill_`` does."""
     if result.shape != target.shape:
         raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")
@@ -55,9 +58,9 @@ def write_result(target, result):
     data = target._data
     # CuPy arrays have no writeable flag (every CuPy array is writeable).
     if not getattr(data.flags, "writeable", True):
-        if overlapping(data):
+        if overlapping(data) and not uniform:
             raise RuntimeError(_OVERLAP_ERROR)
-        data = _writeable(target)  # cut from an expanded tensor, but its own elements are distinct
+        data = _writeable(target)  # cut from an expanded tensor, or written with one value
     if node is not None and target._base is not None:
         from ember.native.support.copy_slices import rebase_view
 
