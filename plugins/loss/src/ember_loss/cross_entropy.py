@@ -33,14 +33,12 @@ which is ``softmax - onehot`` (scaled) in the common case.
 # differentiable ember ops instead, so second derivatives need no extra kernels.
 """
 
-import math
 
 import ember
 from ember import library
 from ember.autograd.grad_mode import grad_state
 from ember.dtypes import is_floating_array
-from ember.native.pointwise.unary import call_quietly
-from ember.native.support.blas_sums import row_dots, row_sums
+from ember_loss import cross_entropy_rows as rows
 from ember_loss import nll
 from ember_loss import reduction as reductions
 
@@ -58,40 +56,23 @@ def _softmax(xp, x, class_dim):
     return e
 
 
-def _shifted_exp(xp, x):
-    """For 2-d ``x``: the row maxima and ``exp(x - max)`` (a new array)."""
-    top = x.max(axis=1)
-    exps = x - top[:, None]
-    xp.exp(exps, out=exps)
-    return top, exps
-
-
 # NOTE [ The forward's exponentials, kept for backward ]
 # torch's cross-entropy saves log_softmax's output, so its backward is one exp and a
 # subtraction. loss::cross_entropy does the same through its own node: where the 2-d
 # kernels have them at hand, the forward returns, after the loss, the shifted
 # exponentials and their row sums (and, for plain rows, NOTE [ The plain-rows fast
-# path ], the flat positions of the targets it checked), and the op saves its outputs
-# as well as its inputs (``save="both"``). The backward formula hands them to the
-# backward op, which then scales them instead of computing them again. They are the
-# node's saved tensors, so autograd's own rules cover them: a backward whose saved
-# logits or targets were modified in place raises, a retained graph may run backward
-# twice (the backward never writes to them), and they go when the graph goes. The
-# formula unpacks only these (``ctx.saved_outputs_from(1)``): the loss, saved with
+# path ] in cross_entropy_rows.py, the flat positions of the targets it checked), and
+# the op saves its outputs as well as its inputs (``save="both"``). The backward formula
+# hands them to the backward op, which then scales them instead of computing them again.
+# They are the node's saved tensors, so autograd's own rules cover them: a backward
+# whose saved logits or targets were modified in place raises, a retained graph may run
+# backward twice (the backward never writes to them), and they go when the graph goes.
+# The formula unpacks only these (``ctx.saved_outputs_from(1)``): the loss, saved with
 # them, may change in place before backward, as torch's may. The values depend on the
-# logits alone, so any reduction reuses them. Every other case
-# (spatial logits, class weights with smoothing, a kernel that keeps nothing, such as
-# ember-numba's, which recomputes a row's exponentials in its backward loop) returns
-# the loss alone, and the backward computes the exponentials.
-
-
-def _exps_and_sums(xp, x, exps, sums):
-    """``(exp(x - shift), row sums)``: the forward's (``exps``, ``sums``) if it kept them,
-    else computed anew (shifted by the row maxima)."""
-    if exps is not None:
-        return exps, sums
-    _, exps = _shifted_exp(xp, x)
-    return exps, row_sums(xp, exps)
+# logits alone, so any reduction reuses them. Every other case (spatial logits, class
+# weights with smoothing, a kernel that keeps nothing, such as ember-numba's, which
+# recomputes a row's exponentials in its backward loop) returns the loss alone, and the
+# backward computes the exponentials.
 
 
 def _class_shape(x, class_dim, classes):
@@ -113,23 +94,21 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
     for backward ])."""
     if x.size == 0 and x.ndim > 1:
         return (_empty_loss(xp, x, reduction),)
+    eps = _smoothing(label_smoothing)
+    fast = rows.forward(xp, x, target, weight, reduction, ignore_index, eps)  # 2-d logits: cross_entropy_rows.py
+    if fast is not None:
+        return fast
     class_dim = nll.class_dim_of(x)
     if is_floating_array(target.dtype):
-        return _soft_forward(xp, x, target, weight, class_dim, reduction, _smoothing(label_smoothing))
+        return _soft_forward(xp, x, target, weight, class_dim, reduction, eps)
     classes = x.shape[class_dim]
-    eps = _smoothing(label_smoothing)
-    if eps == 0 and x.ndim == 2 and weight is None and nll.all_targets_plain(xp, target, ignore_index, classes):
-        return _plain_rows_forward(xp, x, target, reduction, nll.flat_positions(xp, target, x.shape[0], classes))
     safe, picked_weight, valid = nll.target_weights(xp, target, weight, ignore_index, classes, x.dtype)
-    if x.ndim == 2 and (eps == 0 or weight is None):
-        losses, exps, sums = _row_losses(xp, x, safe, eps)
-        return nll.reduce_weighted(xp, picked_weight * losses, picked_weight, reduction), exps, sums
     if eps == 0:
         top = x.max(axis=class_dim, keepdims=True)
         exps = x - top
         xp.exp(exps, out=exps)
         picked = x[nll.target_positions(xp, safe, class_dim)] - top.squeeze(class_dim)
-        losses = picked_weight * (xp.log(exps.sum(axis=class_dim)) - picked)  # as _row_losses
+        losses = picked_weight * (xp.log(exps.sum(axis=class_dim)) - picked)
     else:
         logp = _log_softmax(xp, x, class_dim)
         losses = -picked_weight * nll.pick(xp, logp, safe, class_dim)
@@ -138,91 +117,6 @@ def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-1
         smooth = xp.where(valid, -logp.sum(axis=class_dim), 0)
         losses = (1 - eps) * losses + (eps / classes) * smooth
     return (nll.reduce_weighted(xp, losses, picked_weight, reduction),)
-
-
-# NOTE [ The plain-rows fast path ]
-# The common call, (N, C) logits and in-range class indices with no weight, no
-# smoothing and no index to ignore, needs none of the per-position weights, masks and
-# denominators of the general kernels: the forward is a gather, one subtraction, exp,
-# a BLAS row sum and log; the backward one scaled copy of the exponentials and a
-# scatter into the flat positions of the targets. On (128, 10) logits the general
-# kernels' small array operations (where, astype, masks, their sums) cost as much as
-# the arithmetic itself. nll_loss has the same path (a gather forward, a scatter
-# backward); the range check is one reduction, and the forward's positions go to the
-# backward through the node (NOTE [ The forward's exponentials, kept for backward ]).
-
-
-def _row_losses(xp, x, target, eps=0.0):
-    """Per row of 2-d logits, ``-(1 - eps) * logp[t] - eps * mean(logp)`` with
-    ``logp = x - logsumexp(x)``, given class indices ``t`` in range: the target entry
-    of log_softmax and, with label smoothing ``eps``, the row mean of ``x`` (a BLAS row
-    sum). Returns ``(losses, exps, sums)``: the exponentials, for the backward."""
-    classes = x.shape[1]
-    picked = x.take(nll.flat_positions(xp, target, x.shape[0], classes))
-    exps, sums, losses, _ = call_quietly(xp, _target_nll, xp, x, picked)
-    if eps:
-        # -(1 - eps) * logp[t] - eps * mean(logp) = -logp[t] + eps * (x[t] - mean(x))
-        losses += (picked - row_sums(xp, x) / classes) * eps
-    return losses, exps, sums
-
-
-def _target_nll(xp, x, picked):
-    """``(exps, row sums, -logp[t], its sum)`` for the target logits ``picked`` of 2-d
-    ``x`` (NOTE [ Shifting by the target logit ])."""
-    exps = x - picked[:, None]
-    xp.exp(exps, out=exps)
-    sums = row_sums(xp, exps)
-    losses = xp.log(sums)
-    total = losses.sum()
-    if not math.isfinite(total):  # a logit far above the target's, inf or nan
-        top, exps = _shifted_exp(xp, x)
-        sums = row_sums(xp, exps)
-        # log(sums) - (x[t] - max): x[t] - max is exact where x[t] is the max, so a
-        # confident row's small loss does not lose its digits to the max's magnitude.
-        losses = xp.log(sums)
-        losses -= picked - top
-        total = losses.sum()
-    return exps, sums, losses, total
-
-
-# NOTE [ Shifting by the target logit ]
-# log_softmax is shift-invariant per row, and the usual shift is the row's max, so that
-# no exponential overflows. The 2-d class-index forward shifts by the target logit
-# instead: then the loss is just log(sum(exp(x - x[t]))), each sum is at least 1 (the
-# target's own term is exp(0)), and the row max, the slowest reduction on short rows
-# (12 us of (128, 10) logits against 2 us for a gather), is never taken. A confident
-# row keeps its small loss (log(1 + d) of a sum within 1e-7 of 1 + d), where adding a
-# max of 40 back would round it to 4e-6. An exponential overflows only where some logit
-# exceeds the target's by about 88 (float32; 11 in float16), a loss that large; the
-# losses are then not all finite (inf and nan inputs too), which one sum of the
-# non-negative losses tells, and the forward falls back to the max shift for the
-# batch. The backward's softmax is the same for either shift.
-
-
-def _soft_row_losses(xp, x, q, eps):
-    """Per row of 2-d logits and class probabilities ``q``, with ``a = (1 - eps) * q +
-    eps / C``: ``-sum(a * logp) = log(sum(exp(s))) * sum(a) - sum(a * s)`` for the
-    shifted logits ``s = x - max``, as BLAS row sums and dot products (no product
-    array). Returns ``(losses, exps, sums)``: the exponentials, for the backward."""
-    top = x.max(axis=1)
-    shifted = x - top[:, None]
-    exps = xp.exp(shifted)
-    sums = row_sums(xp, exps)
-    a_sum = row_sums(xp, q)
-    dots = row_dots(xp, q, shifted)
-    if eps:
-        a_sum = a_sum * (1 - eps) + eps
-        dots = dots * (1 - eps) + row_sums(xp, shifted) * (eps / x.shape[1])
-    return xp.log(sums) * a_sum - dots, exps, sums
-
-
-def _plain_rows_forward(xp, x, target, reduction, positions):
-    """``_row_losses`` without smoothing, reduced by the sum its overflow check took;
-    with the exponentials, their sums and the checked positions, for the backward."""
-    exps, sums, losses, total = call_quietly(xp, _target_nll, xp, x, x.take(positions))
-    if reduction != "none":
-        losses = total / x.shape[0] if reduction == "mean" else total
-    return losses, exps, sums, positions
 
 
 def _empty_loss(xp, x, reduction):
@@ -234,12 +128,6 @@ def _empty_loss(xp, x, reduction):
 
 def _soft_forward(xp, x, target, weight, class_dim, reduction, eps):
     classes = x.shape[class_dim]
-    if x.ndim == 2 and weight is None:
-        losses, exps, sums = _soft_row_losses(xp, x, target, eps)
-        if reduction != "none":
-            total = losses.sum()
-            losses = total if reduction == "sum" else total / x.shape[0]
-        return losses, exps, sums
     q = target * (1 - eps) + eps / classes if eps else target
     products = _log_softmax(xp, x, class_dim) * q
     if weight is not None:
@@ -292,13 +180,11 @@ def cross_entropy_backward_op(xp, grad, x, target, weight, exps=None, sums=None,
     """``grad * (a_sum * softmax(x) - a)`` (NOTE [ Fused cross-entropy ]); ``exps``,
     ``sums`` and ``positions`` are what the forward kept, if anything (NOTE [ The
     forward's exponentials, kept for backward ])."""
-    class_dim = nll.class_dim_of(x)
     eps = _smoothing(label_smoothing)
-    if x.ndim == 2 and not is_floating_array(target.dtype) and (weight is None or not eps):
-        return _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index, eps,
-                                        _exps_and_sums(xp, x, exps, sums), positions)
-    if x.ndim == 2 and is_floating_array(target.dtype) and weight is None:
-        return _soft_target_backward_2d(xp, grad, x, target, reduction, eps, _exps_and_sums(xp, x, exps, sums))
+    fast = rows.backward(xp, grad, x, target, weight, reduction, ignore_index, eps, exps, sums, positions)
+    if fast is not None:  # 2-d logits: cross_entropy_rows.py
+        return fast
+    class_dim = nll.class_dim_of(x)
     if reduction == "none" and x.ndim > 1:
         grad = nll.with_class_dim(grad, class_dim)
     out = _softmax(xp, x, class_dim)
@@ -318,62 +204,6 @@ def cross_entropy_backward_op(xp, grad, x, target, weight, exps=None, sums=None,
         out *= nll.with_class_dim(scale, class_dim)
         out[nll.target_positions(xp, safe, class_dim)] -= scale
     out *= grad
-    return out
-
-
-def _hard_target_backward_2d(xp, grad, x, target, weight, reduction, ignore_index, eps,
-                             exps_and_sums, kept_positions):
-    """``(N, C)`` logits and class indices, no weight where there is label smoothing
-    ``eps``: ``c * (softmax(x) - (1 - eps) * onehot(t) - eps / C)`` with ``c = grad *
-    scale`` per row, the softmax's 1 / sum folded into the same per-row factor: one
-    pass over the forward's exponentials (two with smoothing), and one scatter."""
-    rows, classes = x.shape
-    positions = None
-    if weight is None and not eps:
-        positions = _plain_positions(xp, x, target, ignore_index, kept_positions)
-    if positions is not None:  # the plain rows: every index in range, nothing ignored
-        safe = target
-        scale = grad / rows if reduction == "mean" else grad
-    else:
-        safe, picked_weight, valid = nll.target_weights(
-            xp, target, weight, ignore_index, classes, x.dtype, check=False)
-        scale = nll.mean_scale(xp, picked_weight, valid, reduction) * grad
-    exps, sums = exps_and_sums
-    out = exps * (scale / sums)[:, None]
-    if eps:
-        out -= (scale * (eps / classes))[:, None]
-    at_targets = scale * (1 - eps) if eps else scale
-    if positions is not None and out.flags.c_contiguous:
-        flat = out.reshape(-1)  # a view: out is new and C-ordered
-        flat[positions] -= at_targets
-    else:
-        out[xp.arange(rows), safe] -= at_targets
-    return out
-
-
-def _plain_positions(xp, x, target, ignore_index, positions):
-    """The flat target positions of plain rows (NOTE [ The plain-rows fast path ]): the
-    forward's (``positions``), or checked and computed anew; None where the rows are not
-    plain."""
-    if 0 <= ignore_index < x.shape[1]:
-        return None
-    if positions is None and nll.all_targets_plain(xp, target, ignore_index, x.shape[1]):
-        positions = nll.flat_positions(xp, target, *x.shape)
-    return positions
-
-
-def _soft_target_backward_2d(xp, grad, x, q, reduction, eps, exps_and_sums):
-    """``c * (sum(a) * softmax(x) - a)`` with ``a = (1 - eps) * q + eps / C`` and
-    ``c = grad`` (over N for 'mean') per row: the kept exponentials scaled once, then
-    ``q`` scaled and subtracted."""
-    c = grad / x.shape[0] if reduction == "mean" else grad
-    c = xp.broadcast_to(xp.asarray(c, dtype=x.dtype), (x.shape[0],))
-    exps, sums = exps_and_sums
-    a_sum = row_sums(xp, q) * (1 - eps) + eps if eps else row_sums(xp, q)
-    out = exps * (c * a_sum / sums)[:, None]
-    out -= q * (c * (1 - eps))[:, None]
-    if eps:
-        out -= (c * (eps / x.shape[1]))[:, None]
     return out
 
 

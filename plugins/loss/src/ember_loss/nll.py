@@ -182,7 +182,7 @@ def mean_scale(xp, picked_weight, valid, reduction):
 def all_targets_plain(xp, target, ignore_index, classes):
     """Whether every class index is in ``[0, classes)`` and none can be ignored: then
     every weight is 1 and 'mean' divides by N (NOTE [ The plain-rows fast path ] in
-    cross_entropy.py)."""
+    cross_entropy_rows.py)."""
     if target.size == 0 or 0 <= ignore_index < classes:
         return False
     if target.dtype == xp.uint8:

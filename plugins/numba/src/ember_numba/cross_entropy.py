@@ -11,8 +11,9 @@ indices, with or without a class weight of the logits' dtype, and no label smoot
 (``ignore_index`` may match some positions); every other call (label smoothing, class
 probabilities, other layouts and dtypes), and a target out of range (so that the NumPy
 kernel raises torch's IndexError), goes to the kernels they replace (``fallback``:
-ember-loss's NumPy kernels, ember_loss/cross_entropy.py). The row forward shifts each row by its target's logit,
-as the NumPy kernel does (NOTE [ Shifting by the target logit ] there), with
+ember-loss's NumPy kernels, ember_loss/cross_entropy.py). The row forward shifts each
+row by its target's logit, as the NumPy kernel does (NOTE [ Shifting by the target
+logit ] in ember_loss/cross_entropy_rows.py), with
 ember_numba/vector_exp.py's exponential; the backward recomputes the row's
 exponentials into its output and scales them in place, so nothing is kept between the
 two. Spatial logits take the column loops (NOTE [ Class weights and spatial targets in

@@ -153,7 +153,7 @@ def cross_entropy_rows(x, target, ignore_index, losses):
     """Each row's ``-log_softmax(x)[t]`` into ``losses`` (0 where ``t`` is ignored);
     returns the number of rows not ignored, or -1 at a target out of range. Shifted by
     the target's logit (NOTE [ Shifting by the target logit ] in
-    ember_loss/cross_entropy.py), by the row max where that overflows."""
+    ember_loss/cross_entropy_rows.py), by the row max where that overflows."""
     return _row_losses(x, target, losses[:1], False, ignore_index, losses)[0]  # losses[:1]: a weight never read
 
 
