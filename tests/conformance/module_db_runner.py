@@ -24,7 +24,7 @@ import copy
 import types
 
 import torch
-from op_db_runner import Missing, compare, flat_tensors, seed_cpu, to_ember, to_torch, torch_leaves
+from op_db_runner import Missing, compare, differs_by_seed, flat_tensors, seed_cpu, to_ember, to_torch, torch_leaves
 from torch.testing._internal.common_modules import module_db
 
 import ember
@@ -133,13 +133,12 @@ def forward_args(module_input):
 def is_random(module_input, module):
     """Whether two torch forwards of the input, from different seeds, differ."""
     args, kwargs = forward_args(module_input)
-    results = []
-    for seed in (0, 1):
-        seed_cpu(seed)
+
+    def forward():
         with torch.no_grad():
-            results.append(flat_tensors(copy.deepcopy(module)(*args, **kwargs)))
-    return any(not torch.equal(a, b) for a, b in zip(*results) if a.shape == b.shape
-               and not (a.is_floating_point() and (a.isnan().any() or b.isnan().any())))
+            return copy.deepcopy(module)(*args, **kwargs)
+
+    return differs_by_seed(forward)
 
 
 # --- running ---------------------------------------------------------------------------
