@@ -67,14 +67,13 @@ def _attribute(owner, name):
 def is_implemented(op):
     """Whether ember has the entry's function (or, for a lambda entry, the tensor
     methods it names), without running it."""
+    if getattr(op.op, "__name__", "") == "<lambda>":
+        names = [name for name in op.op.__code__.co_names if not name.startswith("_")]
+        return "torch" not in names and all(hasattr(ember.Tensor, name) or hasattr(ember, name) for name in names)
     try:
         ember_function(op)
     except Missing:
         return False
-    if getattr(op.op, "__name__", "") == "<lambda>":
-        names = [name for name in op.op.__code__.co_names if not name.startswith("_")]
-        return all(hasattr(ember.Tensor, name) or hasattr(ember, name) for name in names
-                   if name not in ("torch", "self", "args", "kwargs")) and "torch" not in names
     return True
 
 
