@@ -189,3 +189,12 @@ def test_a_bug_is_not_disguised_as_a_users_mistake(capsys, monkeypatch, run_dir)
     monkeypatch.setattr(training, "evaluate", broken)
     with pytest.raises(ZeroDivisionError, match="a bug"):
         ember.cli.main(["eval", "resnet8_cifar", "--weights", str(run_dir / "checkpoint.pt")])
+
+
+def test_the_model_a_checkpoint_looks_like_is_found_among_every_zoo_model(capsys, tmp_path):
+    # wide_resnet101_2 has resnet101's parameter names (only the shapes differ) and is the
+    # costliest model to build; every candidate is compared, none skipped for time.
+    path = tmp_path / "weights.pt"
+    ember.save(ember.zoo.create_model("wide_resnet101_2").state_dict(), path)
+    line = one_line_error(capsys, "eval", "resnet8_cifar", "--weights", path, "--data", "digits")
+    assert line.endswith("it looks like a checkpoint of 'wide_resnet101_2'")

@@ -193,3 +193,15 @@ def test_initialising_a_parameter_records_no_history(name):
     assert out is p and p.is_leaf and p.grad_fn is None and p.requires_grad
     (p * 2).sum().backward()
     assert p.grad.tolist() == [[2.0] * 4] * 4
+
+
+def test_structure_only_builds_the_names_and_shapes_without_drawing():
+    ember.manual_seed(0)
+    expected = ember.nn.Conv2d(3, 8, 3).weight.detach().numpy().copy()
+    ember.manual_seed(0)
+    with ember.nn.init.structure_only():
+        skeleton = ember.nn.Sequential(ember.nn.Conv2d(3, 8, 3), ember.nn.Linear(4, 2))
+    assert {k: tuple(v.shape) for k, v in skeleton.state_dict().items()} == {
+        "0.weight": (8, 3, 3, 3), "0.bias": (8,), "1.weight": (2, 4), "1.bias": (2,)}
+    # Nothing was drawn: the generator's stream continues where manual_seed left it.
+    np.testing.assert_array_equal(ember.nn.Conv2d(3, 8, 3).weight.detach().numpy(), expected)

@@ -99,21 +99,21 @@ def test_exception_type_needing_more_arguments_becomes_runtime_error(child):
     assert "Caught Picky in DataLoader worker process 0." in outcome["message"]
 
 
-def test_worker_killed_by_sigkill_raises_quickly(child):
+def test_worker_killed_by_sigkill_raises_instead_of_waiting(child):
     def scenario():
-        start = time.monotonic()
         try:
             list(DataLoader(Squares(kill_at=3), batch_size=1, num_workers=2))
         except RuntimeError as error:
-            return str(error), time.monotonic() - start
-        return "no error", 0.0
+            return str(error)
+        return "no error"
 
     outcome = child(scenario)
-    message, seconds = outcome["value"]
+    message = outcome["value"]
     assert re.search(r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly", message), message
     assert "killed by signal: Killed" in message
-    # Starting two workers is most of it; a missed death would wait for a join timeout.
-    assert seconds < 3.0
+    # A missed death would leave the main process waiting for the dead worker's batch
+    # until the harness's timeout fails the test; no bound on the time itself, which
+    # depends on the machine's load.
     assert outcome["leftover_children"] == 0
 
 
@@ -124,18 +124,19 @@ def test_worker_segfault_reports_the_signal(child):
     outcome = child(scenario)
     assert outcome["type"] == "RuntimeError"
     assert re.search(r"DataLoader worker \(pid \d+\) is killed by signal: Segmentation fault", outcome["message"])
-    assert outcome["seconds"] < 3.0
     assert outcome["leftover_children"] == 0
 
 
 def test_timeout(child):
     def scenario():
-        list(DataLoader(Squares(n=4, sleep=3.0), batch_size=1, num_workers=1, timeout=0.5))
+        list(DataLoader(Squares(n=4, sleep=600.0), batch_size=1, num_workers=1, timeout=0.5))
 
+    # The sample takes ten minutes and the harness gives up after HARNESS_TIMEOUT: an
+    # outcome at all means the timeout fired, however slow the machine is.
     outcome = child(scenario)
     assert outcome["type"] == "RuntimeError"
     assert outcome["message"] == "DataLoader timed out after 0.5 seconds"
-    assert 0.5 <= outcome["seconds"] < 2.0  # the timeout, plus the workers' start and a short shutdown
+    assert outcome["seconds"] >= 0.5
     assert outcome["leftover_children"] == 0
 
 
@@ -184,15 +185,14 @@ def test_break_and_drop_iterator_shuts_workers_down(child):
             if i == 2:
                 break
         del iterator
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 20  # the shutdown's joins, with room for a loaded machine
         while any(_running(p) for p in pids) and time.monotonic() < deadline:
             time.sleep(0.02)
-        return alive_while_iterating, [_running(p) for p in pids], time.monotonic() - deadline + 5
+        return alive_while_iterating, [_running(p) for p in pids]
 
     outcome = child(scenario)
-    alive, still_running, seconds = outcome["value"]
+    alive, still_running = outcome["value"]
     assert alive and not any(still_running)
-    assert seconds < 2.0
 
 
 def test_exhausted_epoch_and_persistent_loader_deletion_reap_workers(child):

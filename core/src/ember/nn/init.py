@@ -17,14 +17,44 @@ compares a float32 ``log`` (NumPy's, not ATen's) with the candidate's log-densit
 # Xavier keeps the variance of activations and gradients about equal with
 # std = gain * sqrt(2 / (fan_in + fan_out)); Kaiming keeps one of them (``mode``)
 # with std = gain / sqrt(fan). A uniform distribution on [-b, b] has std b / sqrt(3).
+#
+# NOTE [ Building a model for its structure only ]
+# Drawing a large model's random weights costs seconds (wide_resnet101_2: about 7 s),
+# spent in the four random fills below. Code that builds a model only to read its
+# parameter names, as the zoo does to say which model a checkpoint belongs to, runs the
+# builder inside ``structure_only()``: the random fills leave their tensors as
+# allocated (uninitialized memory) and draw nothing, so the global generator's stream
+# is untouched too. torch builds such a model on the meta device
+# (``torch.nn.utils.skip_init``); ember has no meta device. ember-only, not in torch.
 """
 
+import contextlib
 import math
+import threading
 import warnings
 
 import numpy as np
 
 from ember.autograd.grad_mode import no_grad
+
+_SKIP = threading.local()
+
+
+@contextlib.contextmanager
+def structure_only():
+    """Within this block the random initializers draw nothing and leave tensors as they
+    are (NOTE [ Building a model for its structure only ]); this thread only."""
+    before = getattr(_SKIP, "on", False)
+    _SKIP.on = True
+    try:
+        yield
+    finally:
+        _SKIP.on = before
+
+
+def _skipping():
+    return getattr(_SKIP, "on", False)
+
 
 _LINEAR_GAIN_ONE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                     "conv_transpose3d", "sigmoid")
@@ -79,12 +109,16 @@ def _calculate_correct_fan(tensor, mode):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with samples of U(a, b)."""
+    if _skipping():
+        return tensor
     with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with samples of N(mean, std**2)."""
+    if _skipping():
+        return tensor
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
@@ -94,6 +128,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     does (so the draws, and hence the values, are PyTorch's): when [a, b] holds more than
     30% of the mass, normals outside it are redrawn; otherwise uniform candidates on
     [a, b] are accepted with probability pdf / peak pdf."""
+    if _skipping():
+        return tensor
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of "
                       "values may be incorrect.", stacklevel=2)
@@ -233,6 +269,8 @@ def orthogonal_(tensor, gain=1, generator=None):
     The QR runs in NumPy on the host: initialisation is no hot path, and it keeps the
     core free of a linalg.qr op.
     """
+    if _skipping():
+        return tensor
     if tensor.ndimension() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:

@@ -4,8 +4,8 @@ PyTorch counterpart: torchvision/models/_api.py ``get_model`` (v0.28) and timm's
 ``_factory.py`` ``create_model``; weights come from local files only (ember/zoo/weights.py).
 """
 
-import time
 
+from ember.nn.init import structure_only
 from ember.zoo.errors import ZooError
 from ember.zoo.quantizable import apply_recorded_compression
 from ember.zoo.registry import list_models, model_info
@@ -62,30 +62,27 @@ def _mismatch_message(name, path, model, state_dict, checkpoint, exc):
             f"buffer names, the model {len(expected)}, {common} in common){hint}")
 
 
-def _input_area(name):
-    size = model_info(name).input_size or ()
-    return size[-1] * size[-2] if len(size) >= 2 else 0
+def looks_like(state_dict, skip=None):
+    """The name of the zoo model whose parameters and buffers have the names and shapes
+    of ``state_dict``'s, or None.
 
-
-def looks_like(state_dict, skip=None, budget_seconds=15.0):
-    """The name of the zoo model whose parameter and buffer names are those of
-    ``state_dict``, or None.
-
-    Builds candidate models (an error path, so the cost is acceptable) and stops at the
-    first match, or when ``budget_seconds`` are spent: ember has no meta device to build
-    a model without its weights, and the ImageNet-size ResNets take seconds each, so
-    models for small inputs come first.
+    Builds each candidate model (an error path) with its random fills skipped (NOTE
+    [ Building a model for its structure only ] in ember/nn/init.py) and compares names
+    and shapes (wide_resnet101_2 has resnet101's names); drawing the ImageNet-size
+    ResNets' weights would take seconds each. Every candidate is tried, so the answer
+    does not depend on the machine's speed.
     """
-    keys = set(state_dict)
-    candidates = sorted((n for n in list_models() if n != skip), key=_input_area)
-    deadline = time.perf_counter() + budget_seconds
-    for candidate in candidates:
-        if time.perf_counter() > deadline:
-            break
+    shapes = _shapes(state_dict)
+    for candidate in sorted(n for n in list_models() if n != skip):
         try:
-            built = model_info(candidate).builder()
+            with structure_only():
+                built = model_info(candidate).builder()
         except Exception:  # a builder that needs arguments cannot be compared
             continue
-        if set(built.state_dict()) == keys:
+        if _shapes(built.state_dict()) == shapes:
             return candidate
     return None
+
+
+def _shapes(state_dict):
+    return {key: tuple(getattr(value, "shape", ())) for key, value in state_dict.items()}
