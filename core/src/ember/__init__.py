@@ -13,6 +13,7 @@ from ember.dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, floa
 from ember.type_info import finfo, iinfo
 from ember.device import device
 from ember.tensor import Size, Tensor
+from ember.legacy_tensor_types import TYPED_CLASSES as _TYPED_CLASSES
 from ember import tensor_methods as _tensor_methods  # attaches the op methods to Tensor
 from ember import autograd
 from ember.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -87,6 +88,17 @@ from ember import optim  # noqa: E402  (likewise: ember.optim.<Name> comes from 
 from ember import zoo  # noqa: E402  (models come from the models catalogue)
 from ember import fx, jit, onnx  # noqa: E402  (graph capture and export: ember/fx, ember/jit, ember/onnx)
 from ember.compiler import compile  # noqa: E402  (ember.compile, like torch.compile)
+
+# torch's math constants (torch/__init__.py: ``from math import e, inf, nan, pi``) and NumPy's
+# ``newaxis`` spelling of None.
+from math import e, inf, nan, pi  # noqa: E402
+newaxis = None
+
+# NOTE [ Legacy tensor types ] (ember/legacy_tensor_types.py)
+(FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
+ BoolTensor) = (_TYPED_CLASSES[name] for name in (
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
+    "CharTensor", "ByteTensor", "BoolTensor"))
 
 float = float32
 double = float64

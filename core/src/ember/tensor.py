@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from ember import dispatcher, dtypes, opmath
+from ember import dispatcher, dtypes, legacy_tensor_types, opmath
 from ember.autograd import inference
 from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import AccumulateGrad
@@ -53,7 +53,7 @@ class Tensor:
         ``ember.Tensor(t)`` ``t`` itself (detached). Ops make tensors without this path."""
         if cls is not Tensor:
             return object.__new__(cls)
-        return _legacy_new(args, device)
+        return legacy_tensor_types.legacy_new(args, device)
 
     # --- metadata -----------------------------------------------------------------
     @property
@@ -384,13 +384,20 @@ class Tensor:
 
         return is_pinned(self)
 
+    def new(self, *args, device=None):
+        """The legacy constructor with this tensor's dtype and device: ``x.new(2, 3)`` is
+        uninitialised, ``x.new([1, 2])`` a copy of the data (NOTE [ Legacy tensor types ])."""
+        return legacy_tensor_types.legacy_new(args, device or self.device, self.dtype)
+
     def type(self, dtype=None):
         """The legacy type name (``'ember.FloatTensor'``), or a conversion to ``dtype``
         (a dtype or such a name)."""
         if dtype is None:
-            return _legacy_type_name(self)
+            return legacy_tensor_types.legacy_type_name(self)
         if isinstance(dtype, str):
-            dtype = _dtype_of_legacy_name(dtype)
+            dtype = legacy_tensor_types.dtype_of_legacy_name(dtype)
+        elif isinstance(dtype, legacy_tensor_types.tensortype):
+            dtype = dtype.dtype
         return self.to(dtype)
 
     def float(self, memory_format=None):
@@ -574,25 +581,6 @@ def _array_address(array):
     return array.__array_interface__["data"][0] if hasattr(array, "__array_interface__") else array.data.ptr
 
 
-_LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                 "bfloat16": "BFloat16Tensor",
-                 "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-                 "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
-
-
-def _legacy_type_name(t):
-    prefix = "ember." if t.device.type == "cpu" else f"ember.{t.device.type}."
-    return prefix + _LEGACY_NAMES[t.dtype.name]
-
-
-def _dtype_of_legacy_name(name):
-    """``'ember.DoubleTensor'`` -> ``ember.float64`` (the name's device part is ignored)."""
-    for dtype_name, legacy in _LEGACY_NAMES.items():
-        if name.rsplit(".", 1)[-1] == legacy:
-            return dtypes._BY_NAME[dtype_name]
-    raise ValueError(f"invalid type: '{name}'")
-
-
 def _make_tensor(array, device, requires_grad=False):
     t = dispatcher._wrap(array, device)
     if grad_state.inference:  # a factory inside inference_mode (NOTE [ Inference tensors ])
@@ -602,26 +590,3 @@ def _make_tensor(array, device, requires_grad=False):
 
 
 dispatcher.Tensor = opmath.Tensor = Tensor
-
-
-def _legacy_new(args, device):
-    """``torch.Tensor(*args)``: sizes give an uninitialised float32 tensor, one sequence its data."""
-    import operator
-
-    from ember.native.factory import empty, tensor
-
-    if len(args) == 1 and isinstance(args[0], Tensor):
-        return args[0].detach()
-    sizes = []
-    for value in args:
-        try:
-            sizes.append(operator.index(value))
-        except TypeError:
-            break
-    else:
-        return empty(*sizes, dtype=dtypes.float32, device=device) if sizes else empty(0, device=device)
-    if len(args) == 1 and isinstance(args[0], Size):
-        return empty(*args[0], dtype=dtypes.float32, device=device)
-    if len(args) != 1:
-        raise TypeError(f"Tensor(): expected sizes (ints) or one sequence of data, got {args!r}")
-    return tensor(args[0], dtype=dtypes.float32, device=device)

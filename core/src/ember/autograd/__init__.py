@@ -2,7 +2,8 @@
 
 PyTorch counterpart: torch/autograd/__init__.py (v2.13). The pieces live in
 ``graph.py`` (nodes), ``engine.py`` (backward), ``function.py`` (custom Functions),
-``grad_mode.py``, ``anomaly_mode.py``, ``gradcheck.py`` and ``dot.py`` (DOT export).
+``grad_mode.py``, ``anomaly_mode.py``, ``gradcheck.py``, ``dot.py`` (DOT export) and
+``variable.py`` (the legacy ``Variable``).
 """
 
 from ember.autograd.anomaly_mode import (
@@ -24,9 +25,10 @@ from ember.autograd.grad_mode import (
 )
 from ember.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ember.autograd.graph import AccumulateGrad, Node
+from ember.autograd.variable import Variable
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
            "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "gradcheck", "gradgradcheck",
            "GradcheckError", "Node", "AccumulateGrad",
-           "graph_to_dot"]
+           "graph_to_dot", "Variable"]

@@ -194,10 +194,10 @@ def _modified_text(data, device, node, output_nr, current, expected):
     # PyTorch's wording: the legacy type name and shape, whose output the tensor is
     # (the op's short name, `Mul` for MulBackward0; nothing for a leaf), both versions.
     from ember import dtypes
-    from ember.tensor import _LEGACY_NAMES
+    from ember.legacy_tensor_types import LEGACY_NAMES
 
     prefix = "ember." if device.type == "cpu" else f"ember.{device.type}."
-    type_name = prefix + _LEGACY_NAMES[dtypes._BY_NUMPY[data.dtype].name]
+    type_name = prefix + LEGACY_NAMES[dtypes._BY_NUMPY[data.dtype].name]
     origin = f", which is output {output_nr} of {_short_name(node)}," if node is not None else ""
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{type_name} {list(data.shape)}]{origin} is at version "

@@ -16,6 +16,7 @@ import numpy as np
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import DEFAULT, NONE, Op
 from ember.dtypes import is_floating_array, python_number
+from ember.legacy_tensor_types import legacy_type_name
 from ember.native.support._inplace import (
     _type_name,
     check_inplace,
@@ -25,7 +26,7 @@ from ember.native.support._inplace import (
     setitem_array,
     write_result,
 )
-from ember.tensor import Tensor, _legacy_type_name, _wrap_dim
+from ember.tensor import Tensor, _wrap_dim
 
 # --- turning a Python key into an array key -------------------------------------
 
@@ -416,7 +417,7 @@ def setitem(tensor, key, value):
     check_inplace(tensor)
     if isinstance(value, np.generic) and not isinstance(value, (np.integer, float)):
         # PyTorch assigns a NumPy integer or np.float64 (a float), but no other NumPy scalar
-        raise TypeError(f"can't assign a numpy.{type(value).__name__} to a {_legacy_type_name(tensor)}")
+        raise TypeError(f"can't assign a numpy.{type(value).__name__} to a {legacy_type_name(tensor)}")
     array_key = _basic_key(key)
     if array_key is None:
         array_key, basic = _convert_key(tensor, key)
