@@ -4,6 +4,7 @@ type for bad arguments. Random factories are checked for shape and dtype here an
 their statistics in tests/core/test_random.py (ember's stream is not torch's).
 """
 
+import collections
 import warnings
 
 import numpy as np
@@ -320,3 +321,19 @@ def test_arange_of_an_integer_dtype_truncates_its_arguments(args, dtype):
 @pytest.mark.parametrize("dtype", ["int64", "int32"])
 def test_logspace_of_an_integer_dtype_truncates_its_exponents(args, dtype):
     assert_parity(lambda lib: lib.logspace(*args, dtype=getattr(lib, dtype)))
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "rand", "randn"])
+def test_size_as_a_keyword(name):
+    for size in [(2, 3), [4], ()]:
+        assert tuple(getattr(ember, name)(size=size).shape) == tuple(getattr(torch, name)(size=size).shape)
+    for lib in (torch, ember):
+        with pytest.raises(TypeError, match=f"^{name}\\(\\) .*size"):  # torch's wording differs by overload
+            getattr(lib, name)(2, size=(3,))
+
+
+def test_any_python_sequence_is_data():
+    for data in [collections.deque([1, 2]), range(3), [collections.deque([1.5, 2]), (3, 4)],
+                 collections.deque([[True, False]])]:
+        e, t = ember.tensor(data), torch.tensor(data)
+        assert e.tolist() == t.tolist() and str(e.dtype).split(".")[1] == str(t.dtype).split(".")[1]

@@ -11,6 +11,7 @@ Left out: ``out=``, ``layout=``, ``pin_memory`` (accepted and ignored by ``tenso
 """
 
 import math
+import collections.abc
 import operator
 
 import numpy as np
@@ -42,8 +43,13 @@ def _finish(host_array, dtype, device, requires_grad):
     return _make_tensor(array, dev, requires_grad=bool(requires_grad))
 
 
-def _shape(size, fn_name):
-    """``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])`` all mean shape (2, 3)."""
+def _shape(size, fn_name, keyword=None):
+    """``zeros(2, 3)``, ``zeros((2, 3))``, ``zeros([2, 3])`` and ``zeros(size=(2, 3))``
+    (``keyword``) all mean shape (2, 3)."""
+    if keyword is not None:
+        if size:
+            raise TypeError(f"{fn_name}() got multiple values for argument 'size'")
+        size = (keyword,)
     if not size:
         raise TypeError(f"{fn_name}() missing 1 required positional arguments: \"size\"")
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
@@ -112,6 +118,9 @@ def _infer_dtype(data):
             d = dtypes.get_default_dtype()
         elif isinstance(x, str):
             raise TypeError("new(): invalid data type 'str'")
+        elif isinstance(x, collections.abc.Sequence):  # a deque, a range: any sequence, as torch
+            stack.extend(x)
+            continue
         else:
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
         result = d if result is None else dtypes.promote_types(result, d)
@@ -236,7 +245,7 @@ def scalar_tensor(value, *, dtype=None, device=None, requires_grad=False):
 # --- filled with a constant ------------------------------------------------------
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros, of the default float dtype unless ``dtype`` is given.
 
     >>> import ember
@@ -244,22 +253,22 @@ def zeros(*size, dtype=None, device=None, requires_grad=False):
     ember.Size([2, 3])
     """
     d = _float_dtype(dtype)
-    return _finish(np.zeros(_shape(size, "zeros"), d.np), d, device, requires_grad)
+    return _finish(np.zeros(_shape(sizes, "zeros", size), d.np), d, device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     """A tensor of ones, of the default float dtype unless ``dtype`` is given."""
     d = _float_dtype(dtype)
-    return _finish(np.ones(_shape(size, "ones"), d.np), d, device, requires_grad)
+    return _finish(np.ones(_shape(sizes, "ones", size), d.np), d, device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None):
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, memory_format=None):
     """A tensor whose values are whatever the memory held (read none of them), laid
     out as ``memory_format`` (row-major by default)."""
     from ember.memory_format import channels_last, channels_last_3d, channels_last_strides, empty_strided_array
 
     d = _float_dtype(dtype)
-    shape = _shape(size, "empty")
+    shape = _shape(sizes, "empty", size)
     if memory_format is channels_last or memory_format is channels_last_3d:
         return _finish(empty_strided_array(np, shape, channels_last_strides(shape), d.np), d, device, requires_grad)
     return _finish(np.empty(shape, d.np), d, device, requires_grad)
@@ -452,7 +461,7 @@ def _check_floating(d, kernel_name):
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_legacy_name(d)}'")
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1), floating dtypes only; PyTorch's numbers for the same seed.
 
     >>> import ember
@@ -462,12 +471,12 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """
     d = _float_dtype(dtype)
     _check_floating(d, "check_uniform_bounds")
-    shape = _shape(size, "rand")
+    shape = _shape(sizes, "rand", size)
     host = transformations.uniform(_generator(generator), math.prod(shape), d.np)
     return _finish(host.reshape(shape), d, device, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples (mean 0, standard deviation 1), floating dtypes only;
     PyTorch's numbers for the same seed (NOTE [ Two Box-Muller kernels ]).
 
@@ -478,7 +487,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """
     d = _float_dtype(dtype)
     _check_floating(d, "normal_kernel_cpu")
-    shape = _shape(size, "randn")
+    shape = _shape(sizes, "randn", size)
     host = transformations.normal(_generator(generator), math.prod(shape), d.np)
     return _finish(host.reshape(shape), d, device, requires_grad)
 

@@ -56,7 +56,7 @@ def _sort_backward(ctx, grad, grad_indices=None):
     from ember.native.indexing.indexing import scatter
 
     (meta,) = ctx.input_meta
-    _, indices = ctx.saved_outputs
+    (indices,) = ctx.saved_outputs_from(1)  # the values stay free to change in place, as in torch
     if len(meta[0]) == 0:
         return (grad,)
     return (scatter(zeros(meta[0], dtype=grad.dtype, device=grad.device), ctx.attrs["dim"], indices, grad),)

@@ -204,7 +204,7 @@ def _scatter_to_planes(grad, indices, shape):
 
 
 def _indexed_pool_backward(ctx, grad, grad_indices):
-    _, indices = ctx.saved_outputs
+    (indices,) = ctx.saved_outputs_from(1)  # the values stay free to change in place, as in torch
     grad_input = _scatter_to_planes(grad, indices, ctx.input_meta[0][0])
     return (_in_format_of_tensor(indices, grad_input),)
 
@@ -243,7 +243,7 @@ def _max_pool_backward_kernel(xp, grad, indices, input_size, kernel_size, stride
 
 
 def _max_pool_backward(ctx, grad, grad_indices):
-    _, indices = ctx.saved_outputs
+    (indices,) = ctx.saved_outputs_from(1)  # the values stay free to change in place, as in torch
     return (MAX_POOL2D_BACKWARD(grad, indices, input_size=ctx.input_meta[0][0], **ctx.attrs),)
 
 

@@ -145,7 +145,7 @@ def _max_dim_backward(ctx, grad, grad_indices=None):
     (meta,) = ctx.input_meta
     shape = meta[0]
     dim, keepdim = ctx.attrs["dim"], ctx.attrs["keepdim"]
-    _, indices = ctx.saved_outputs
+    (indices,) = ctx.saved_outputs_from(1)  # the values stay free to change in place, as in torch
     if len(shape) == 0:
         return (grad,)
     if not keepdim:

@@ -59,7 +59,7 @@ def _select_backward(ctx, grad, grad_indices=None):
     from ember.native.factory import zeros
 
     (meta,) = ctx.input_meta
-    _, indices = ctx.saved_outputs
+    (indices,) = ctx.saved_outputs_from(1)  # the values stay free to change in place, as in torch
     dim, keepdim = ctx.attrs["dim"], ctx.attrs["keepdim"]
     if len(meta[0]) == 0:
         return (grad,)
