@@ -10,8 +10,8 @@ ember/generator.py): the same seed gives PyTorch's CPU numbers, on every device.
 Left out: ``out=``, ``layout=``, ``pin_memory`` (accepted and ignored by ``tensor``).
 """
 
-import math
 import collections.abc
+import math
 import operator
 
 import numpy as np
