@@ -93,12 +93,12 @@ class Tracer:
         return Proxy(self._tensor_node(attr_val), self)
 
     # --- building nodes ------------------------------------------------------------------
-    def create_node(self, kind, target, args, kwargs, name=None):
-        return self.graph.create_node(kind, target, args, kwargs, name)
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
 
-    def create_proxy(self, kind, target, args, kwargs, name=None):
-        node = self.create_node(kind, target, self.create_arg(args), self.create_arg(kwargs), name)
-        if self.example_inputs is not None:
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None):
+        node = self.create_node(kind, target, self.create_arg(args), self.create_arg(kwargs), name, type_expr)
+        if self.example_inputs is not None and kind != "placeholder":  # a placeholder's is set by the caller
             node.meta["example_value"] = self._run_example(node, args, kwargs)
         return Proxy(node, self)
 
@@ -173,7 +173,9 @@ class Tracer:
             args = [root] + args
         with _Patcher(self, fn):
             result = fn(*args)
-        self.graph.output(self.create_arg(result))
+        # The placeholders and the output go through create_node too, so a subclass that
+        # overrides it sees every node, as torch's Tracer does.
+        self.create_node("output", "output", (self.create_arg(result),), {}, name="output")
         for node in self.graph.nodes:
             node.meta.pop("example_value", None)  # the graph keeps no activations alive
         return self.graph
@@ -195,7 +197,7 @@ class Tracer:
             if self.example_inputs is not None and len(values) >= len(self.example_inputs) and default:
                 values.append(default[0])  # past the examples, an argument keeps its default, baked in
                 continue
-            proxy = Proxy(self.graph.placeholder(p.name, *default), self)
+            proxy = self.create_proxy("placeholder", p.name, default, {}, name=p.name)
             if self.example_inputs is not None and len(values) < len(self.example_inputs):
                 proxy.node.meta["example_value"] = self.example_inputs[len(values)]
             values.append(proxy)

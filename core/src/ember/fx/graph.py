@@ -35,8 +35,9 @@ class Graph:
         return len(self._nodes)
 
     # --- building ----------------------------------------------------------------------
-    def create_node(self, op, target, args=(), kwargs=None, name=None):
-        node = Node(self, self._unique_name(name or _candidate_name(op, target)), op, target, args, kwargs or {})
+    def create_node(self, op, target, args=(), kwargs=None, name=None, type_expr=None):
+        node = Node(self, self._unique_name(name or _candidate_name(op, target)), op, target, args, kwargs or {},
+                    type_expr)
         if self._insert_at is None:
             self._nodes.append(node)
         else:

@@ -27,13 +27,14 @@ class Node:
             call_module), a callable (call_function) or a method name (call_method).
     """
 
-    def __init__(self, graph, name, op, target, args, kwargs):
+    def __init__(self, graph, name, op, target, args, kwargs, type_expr=None):
         if op not in OPCODES:
             raise ValueError(f"unknown fx opcode {op!r}; expected one of {', '.join(OPCODES)}")
         self.graph = graph
         self.name = name
         self.op = op
         self.target = target
+        self.type = type_expr  # an annotation the tracer passed on (torch's Node.type), unused by ember
         self.users = {}  # dict used as an ordered set
         self.meta = {}
         self._args = ()
