@@ -188,3 +188,30 @@ def test_renamed_nodes_still_give_torch_gradients(name):
 def test_size_repr_matches_torch(shape):
     assert repr(ember.zeros(shape).shape) == repr(torch.zeros(shape).shape).replace("torch", "ember")
     assert repr(ember.Size(shape)) == f"ember.Size({list(shape)})"
+
+
+@pytest.mark.parametrize("options", [dict(precision=2), dict(sci_mode=True), dict(sci_mode=False), dict(profile="short"),
+                                     dict(profile="full"), dict(threshold=5, edgeitems=1), dict(linewidth=30),
+                                     dict(precision=6, sci_mode=True)], ids=str)
+def test_set_printoptions_prints_as_torch(options):
+    values = [np.array([1.5, 2.25, 3.125]), np.array([1e-5, 1.0]), np.array([1.0, 2.0, 300000.0]),
+              np.arange(30.0) / 7, np.arange(2000.0) / 3, np.array([[1.23456, 2], [3, 4]]), np.zeros(3)]
+    try:
+        for lib in (torch, ember):
+            lib.set_printoptions(**options)
+        for v in values:
+            assert repr(ember.tensor(v, dtype=ember.float32)) == repr(torch.tensor(v, dtype=torch.float32))
+    finally:
+        for lib in (torch, ember):
+            lib.set_printoptions(profile="default")
+
+
+def test_printoptions_restores_what_was_set():
+    from ember._tensor_str import get_printoptions, printoptions
+
+    before = get_printoptions()
+    with printoptions(precision=1, sci_mode=True):
+        assert repr(ember.tensor([1.25])) == "tensor([1.2e+00])"
+    assert get_printoptions() == before
+    with pytest.raises(ValueError, match="profile must be one of"):
+        ember.set_printoptions(profile="long")

@@ -13,6 +13,7 @@ from ember.dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, floa
 from ember.type_info import finfo, iinfo
 from ember.device import device
 from ember.tensor import Size, Tensor
+from ember._tensor_str import set_printoptions
 from ember.legacy_tensor_types import TYPED_CLASSES as _TYPED_CLASSES
 from ember import tensor_methods as _tensor_methods  # attaches the op methods to Tensor
 from ember import autograd

@@ -8,19 +8,67 @@ floats (``1.``), fixed point with 4 decimals, or scientific notation when magnit
 span more than 1000x or leave [1e-4, 1e8); every element is then right-aligned to one
 width. Tensors with more than 1000 elements are summarised with ``...`` (3 items at
 each edge of every dimension). Rows wrap at 80 characters, and so do the suffixes
-(``dtype=``, ``grad_fn=``). Left out: ``set_printoptions``, complex and sparse tensors.
+(``dtype=``, ``grad_fn=``). ``set_printoptions`` changes the four numbers and can force
+scientific notation on or off, as torch's does. Left out: complex and sparse tensors.
 """
 
+import contextlib
+import dataclasses
 import math
 
 import numpy as np
 
 from ember.dtypes import is_floating_array
 
-PRECISION = 4
-THRESHOLD = 1000
-EDGEITEMS = 3
-LINEWIDTH = 80
+
+@dataclasses.dataclass
+class _PrinterOptions:
+    precision: int = 4
+    threshold: float = 1000
+    edgeitems: int = 3
+    linewidth: int = 80
+    sci_mode: bool | None = None  # None: chosen per tensor from its values
+
+
+PRINT_OPTS = _PrinterOptions()
+
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None):
+    """How tensors print from now on: ``precision`` digits after the point, summarised
+    past ``threshold`` elements with ``edgeitems`` at each edge, lines of ``linewidth``;
+    ``profile`` ("default", "short", "full") sets all four first; ``sci_mode`` True/False
+    forces scientific notation on/off and None (what every call not naming it sets)
+    chooses per tensor, as in torch."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"profile must be one of {sorted(_PROFILES)}, got {profile!r}")
+        (PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems,
+         PRINT_OPTS.linewidth) = _PROFILES[profile]
+    for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                        ("linewidth", linewidth)):
+        if value is not None:
+            setattr(PRINT_OPTS, name, value)
+    PRINT_OPTS.sci_mode = sci_mode
+
+
+def get_printoptions():
+    """The current print options as a dict (the keyword arguments of ``set_printoptions``
+    but ``profile``)."""
+    return dataclasses.asdict(PRINT_OPTS)
+
+
+@contextlib.contextmanager
+def printoptions(**kwargs):
+    """``set_printoptions(**kwargs)`` for the duration of a ``with`` block."""
+    saved = get_printoptions()
+    set_printoptions(**kwargs)
+    try:
+        yield
+    finally:
+        set_printoptions(**saved)
 
 
 # NOTE [ Element width ]
@@ -47,7 +95,9 @@ class _Formatter:
         largest, smallest = magnitudes.max(), magnitudes.min()
         self.int_mode = bool(np.all(np.ceil(nonzero_finite) == nonzero_finite))
         spread_or_large = largest / smallest > 1000.0 or largest > 1.0e8
-        self.sci_mode = spread_or_large if self.int_mode else (spread_or_large or smallest < 1.0e-4)
+        self.sci_mode = PRINT_OPTS.sci_mode
+        if self.sci_mode is None:
+            self.sci_mode = spread_or_large or smallest < 1.0e-4
         self.width = max(len(self.format_plain(v)) for v in nonzero_finite.tolist())
 
     def format_plain(self, value):
@@ -55,10 +105,10 @@ class _Formatter:
         if not self.floating:
             return str(value)
         if self.sci_mode:
-            return f"{value:.{PRECISION}e}"
+            return f"{value:.{PRINT_OPTS.precision}e}"
         if self.int_mode:
             return f"{value:.0f}" + ("." if math.isfinite(value) else "")
-        return f"{value:.{PRECISION}f}"
+        return f"{value:.{PRINT_OPTS.precision}f}"
 
     def format(self, value):
         return self.format_plain(value).rjust(self.width)
@@ -68,8 +118,8 @@ def _summarized_values(a):
     """The values that will be printed: all of them, or only the edges of each dimension."""
     if a.ndim == 0:
         return a.reshape(-1)
-    if a.shape[0] > 2 * EDGEITEMS:
-        rows = list(a[:EDGEITEMS]) + list(a[-EDGEITEMS:])
+    if a.shape[0] > 2 * PRINT_OPTS.edgeitems:
+        rows = list(a[:PRINT_OPTS.edgeitems]) + list(a[-PRINT_OPTS.edgeitems:])
     else:
         rows = list(a)
     if a.ndim == 1:
@@ -78,14 +128,14 @@ def _summarized_values(a):
 
 
 def _vector_str(a, fmt, indent, summarize):
-    """One 1-d row, wrapped so that no line is longer than LINEWIDTH."""
+    """One 1-d row, wrapped so that no line is longer than the line width."""
     values = a.tolist()
-    if summarize and len(values) > 2 * EDGEITEMS:
-        items = [fmt.format(v) for v in values[:EDGEITEMS]] + [" ..."] + \
-                [fmt.format(v) for v in values[-EDGEITEMS:]]
+    if summarize and len(values) > 2 * PRINT_OPTS.edgeitems:
+        items = [fmt.format(v) for v in values[:PRINT_OPTS.edgeitems]] + [" ..."] + \
+                [fmt.format(v) for v in values[-PRINT_OPTS.edgeitems:]]
     else:
         items = [fmt.format(v) for v in values]
-    per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
+    per_line = max(1, (PRINT_OPTS.linewidth - indent) // (fmt.width + 2))
     lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
@@ -96,9 +146,9 @@ def _array_str(a, fmt, indent, summarize):
         return fmt.format(a.item())
     if a.ndim == 1:
         return _vector_str(a, fmt, indent, summarize)
-    if summarize and a.shape[0] > 2 * EDGEITEMS:
-        rows = [_array_str(row, fmt, indent + 1, summarize) for row in a[:EDGEITEMS]] + ["..."] + \
-               [_array_str(row, fmt, indent + 1, summarize) for row in a[-EDGEITEMS:]]
+    if summarize and a.shape[0] > 2 * PRINT_OPTS.edgeitems:
+        rows = [_array_str(row, fmt, indent + 1, summarize) for row in a[:PRINT_OPTS.edgeitems]] + ["..."] + \
+               [_array_str(row, fmt, indent + 1, summarize) for row in a[-PRINT_OPTS.edgeitems:]]
     else:
         rows = [_array_str(row, fmt, indent + 1, summarize) for row in a]
     separator = "," + "\n" * (a.ndim - 1) + " " * (indent + 1)
@@ -107,11 +157,11 @@ def _array_str(a, fmt, indent, summarize):
 
 def _add_suffixes(text, suffixes, indent):
     """Append ``, suffix`` items to ``tensor([...`` and close it, starting a new line
-    when a suffix would pass LINEWIDTH."""
+    when a suffix would pass the line width."""
     parts = [text]
     last_line_length = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_length + len(suffix) + 2 > LINEWIDTH:
+        if last_line_length + len(suffix) + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
             last_line_length = indent + len(suffix)
         else:
@@ -140,7 +190,7 @@ def tensor_repr(t):
         if t.dtype is not dtypes.get_default_dtype():
             suffixes.append(f"dtype=ember.{t.dtype.name}")
     else:
-        summarize = a.size > THRESHOLD
+        summarize = a.size > PRINT_OPTS.threshold
         fmt = _Formatter(_summarized_values(a) if summarize else a.reshape(-1))
         body = _array_str(a, fmt, indent, summarize)
         # Python data of each kind becomes one of these dtypes, so they go unsaid.
