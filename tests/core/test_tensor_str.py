@@ -190,9 +190,11 @@ def test_size_repr_matches_torch(shape):
     assert repr(ember.Size(shape)) == f"ember.Size({list(shape)})"
 
 
-@pytest.mark.parametrize("options", [dict(precision=2), dict(sci_mode=True), dict(sci_mode=False), dict(profile="short"),
-                                     dict(profile="full"), dict(threshold=5, edgeitems=1), dict(linewidth=30),
-                                     dict(precision=6, sci_mode=True)], ids=str)
+OPTION_SETS = [dict(precision=2), dict(sci_mode=True), dict(sci_mode=False), dict(profile="short"),
+               dict(profile="full"), dict(threshold=5, edgeitems=1), dict(linewidth=30), dict(precision=6, sci_mode=True)]
+
+
+@pytest.mark.parametrize("options", OPTION_SETS, ids=str)
 def test_set_printoptions_prints_as_torch(options):
     values = [np.array([1.5, 2.25, 3.125]), np.array([1e-5, 1.0]), np.array([1.0, 2.0, 300000.0]),
               np.arange(30.0) / 7, np.arange(2000.0) / 3, np.array([[1.23456, 2], [3, 4]]), np.zeros(3)]
