@@ -191,7 +191,8 @@ def test_size_repr_matches_torch(shape):
 
 
 OPTION_SETS = [dict(precision=2), dict(sci_mode=True), dict(sci_mode=False), dict(profile="short"),
-               dict(profile="full"), dict(threshold=5, edgeitems=1), dict(linewidth=30), dict(precision=6, sci_mode=True)]
+               dict(profile="full"), dict(threshold=5, edgeitems=1), dict(linewidth=30),
+               dict(precision=6, sci_mode=True)]
 
 
 @pytest.mark.parametrize("options", OPTION_SETS, ids=str)
