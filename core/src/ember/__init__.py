@@ -14,6 +14,8 @@ from ember.type_info import finfo, iinfo
 from ember.device import device
 from ember.tensor import Size, Tensor
 from ember._tensor_str import set_printoptions
+from ember.float32_matmul_precision import get_float32_matmul_precision, set_float32_matmul_precision
+from ember import legacy_tensor_types
 from ember.legacy_tensor_types import TYPED_CLASSES as _TYPED_CLASSES
 from ember import tensor_methods as _tensor_methods  # attaches the op methods to Tensor
 from ember import autograd
@@ -22,9 +24,9 @@ from ember.autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled, is_
 from ember.autograd.inference import is_inference
 from ember.random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,
                           set_rng_state)
-from ember.native.factory import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
-                                  logspace, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
-                                  randperm, scalar_tensor, tensor, zeros, zeros_like)
+from ember.native.factory import (arange, as_tensor, asarray, empty, empty_like, eye, from_numpy, frombuffer, full,
+                                  full_like, linspace, logspace, ones, ones_like, rand, rand_like, randint,
+                                  randint_like, randn, randn_like, randperm, scalar_tensor, tensor, zeros, zeros_like)
 from ember.native.pointwise.binary import (add, div, divide, floor_divide, fmod, mul, multiply, remainder, rsub, sub,
                                            subtract, true_divide)
 from ember.native.pointwise.binary_functions import arctan2, atan2, float_power, fmax, fmin, lerp, maximum, minimum, pow
@@ -108,7 +110,8 @@ long = int64
 int = int32
 short = int16
 
-__version__ = "0.1.0"
+from ember import version  # noqa: E402
+from ember.version import __version__  # noqa: E402
 
 
 def is_tensor(obj):
@@ -131,3 +134,46 @@ def result_type(tensor1, tensor2):
 
 def can_cast(from_, to):
     return _dtype_module.can_cast(from_, to)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_nonzero(input):
+    """``bool(input)`` for a one-element tensor; refuses others, as torch does."""
+    return input.is_nonzero()
+
+
+def is_storage(obj):
+    from ember.storage import UntypedStorage
+
+    return isinstance(obj, UntypedStorage)
+
+
+def typename(obj):
+    """``'ember.FloatTensor'`` for a tensor (its legacy type name), the qualified class
+    name otherwise (``'ember.nn.modules.linear.Linear'``, ``'int'``)."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    cls = obj if isinstance(obj, type) else type(obj)
+    module = "" if cls.__module__ in ("builtins", "__builtin__") else cls.__module__ + "."
+    return module + cls.__qualname__
+
+
+def set_default_tensor_type(t):  # noqa: F811 (torch's parameter name; shadows ember.t here only)
+    """The default dtype from a legacy type (``ember.DoubleTensor``) or its name;
+    deprecated, as in torch (use ``set_default_dtype``)."""
+    import warnings
+
+    warnings.warn("ember.set_default_tensor_type() is deprecated as in torch 2.1+, please use "
+                  "ember.set_default_dtype() and ember.set_default_device() as alternatives.", UserWarning,
+                  stacklevel=2)
+    legacy = legacy_tensor_types
+    set_default_dtype(t.dtype if isinstance(t, legacy.tensortype) else legacy.dtype_of_legacy_name(t))
+
+
+def set_flush_denormal(mode):  # noqa: F811 (torch's parameter name)
+    """False: ember cannot set the CPU's flush-to-zero mode (NumPy keeps denormals), so
+    it reports the mode as unsupported, as torch does on CPUs without SSE3."""
+    return False

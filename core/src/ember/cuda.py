@@ -78,6 +78,33 @@ def get_device_name(device=None):
     return _usable_backend().module.get_device_name(_index(device))
 
 
+class _CudaDeviceProperties:
+    """What ``get_device_properties`` returns (torch's ``_CudaDeviceProperties``)."""
+
+    def __init__(self, raw):
+        name = raw["name"]
+        self.name = name.decode() if isinstance(name, bytes) else name
+        self.major, self.minor = int(raw["major"]), int(raw["minor"])
+        self.total_memory = int(raw["totalGlobalMem"])
+        self.multi_processor_count = int(raw["multiProcessorCount"])
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // 2 ** 20}MB, multi_processor_count={self.multi_processor_count})")
+
+
+def get_device_properties(device=None):
+    """The device's name, compute capability, memory and multiprocessor count; raises,
+    saying why, without CUDA (torch: an AssertionError on a CPU-only build)."""
+    return _CudaDeviceProperties(_usable_backend().module.get_device_properties(_index(device)))
+
+
+def get_device_capability(device=None):
+    """The device's compute capability ``(major, minor)``, e.g. ``(8, 0)`` for an A100."""
+    properties = get_device_properties(device)
+    return properties.major, properties.minor
+
+
 # --- memory ------------------------------------------------------------------------
 
 def memory_stats(device=None):
@@ -136,5 +163,6 @@ def manual_seed_all(seed):
 
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize", "get_device_name",
+           "get_device_properties", "get_device_capability",
            "memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved",
            "reset_peak_memory_stats", "empty_cache", "manual_seed", "manual_seed_all"]

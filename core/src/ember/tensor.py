@@ -384,6 +384,13 @@ class Tensor:
 
         return is_pinned(self)
 
+    def is_nonzero(self):
+        """``bool(self)`` for one element; torch's errors for none or several."""
+        if self.numel() != 1:
+            which = "no values" if self.numel() == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {which} is ambiguous")
+        return bool(self.item())
+
     def new(self, *args, device=None):
         """The legacy constructor with this tensor's dtype and device: ``x.new(2, 3)`` is
         uninitialised, ``x.new([1, 2])`` a copy of the data (NOTE [ Legacy tensor types ])."""

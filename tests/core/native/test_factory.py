@@ -337,3 +337,40 @@ def test_any_python_sequence_is_data():
                  collections.deque([[True, False]])]:
         e, t = ember.tensor(data), torch.tensor(data)
         assert e.tolist() == t.tolist() and str(e.dtype).split(".")[1] == str(t.dtype).split(".")[1]
+
+
+def test_asarray_shares_memory_as_torch():
+    for lib in (torch, ember):
+        a = np.arange(3.0)
+        shared = lib.asarray(a)
+        shared[0] = 7.0
+        copied = lib.asarray(a, copy=True)
+        copied[1] = 9.0
+        assert a.tolist() == [7.0, 1.0, 2.0] and shared.dtype == lib.float64
+        converted = lib.asarray(a, dtype=lib.float32)
+        assert converted.dtype == lib.float32 and not np.shares_memory(converted.numpy(), a)
+        t = lib.ones(2)
+        assert lib.asarray(t) is t and lib.asarray(t, copy=True) is not t
+        assert lib.asarray([1, 2]).dtype == lib.int64 and lib.asarray(np.float32(2)).dtype == lib.float32
+        assert lib.asarray([1.0], requires_grad=True).requires_grad
+    with pytest.raises(ValueError):
+        ember.asarray([1, 2], copy=False)
+
+
+@pytest.mark.parametrize(("dtype", "count", "offset"), [("float32", -1, 0), ("int8", 3, 4), ("int16", -1, 2),
+                                                        ("float64", 1, 8)])
+def test_frombuffer_reads_and_writes_the_buffer_as_torch(dtype, count, offset):
+    buffers = [bytearray(np.arange(4, dtype=np.float32).tobytes()) for _ in range(2)]
+    e = ember.frombuffer(buffers[0], dtype=getattr(ember, dtype), count=count, offset=offset)
+    t = torch.frombuffer(buffers[1], dtype=getattr(torch, dtype), count=count, offset=offset)
+    assert e.tolist() == t.tolist()
+    e[0], t[0] = 5, 5
+    assert buffers[0] == buffers[1]
+
+
+def test_frombuffer_refuses_what_torch_refuses():
+    for lib in (torch, ember):
+        with pytest.raises(ValueError, match="must be a multiple of element size"):
+            lib.frombuffer(bytearray(6), dtype=lib.float32)
+        with pytest.raises(ValueError, match="must not be 0"):
+            lib.frombuffer(bytearray(0), dtype=lib.float32)

@@ -123,6 +123,10 @@ def test_ember_cuda_services():
     assert ember.cuda.memory_reserved() >= ember.cuda.memory_allocated()
     ember.cuda.manual_seed(0)
     ember.cuda.manual_seed_all(0)
+    properties = ember.cuda.get_device_properties(0)
+    assert properties.name == ember.cuda.get_device_name(0) and properties.total_memory > 2 ** 30
+    assert ember.cuda.get_device_capability() == (properties.major, properties.minor) and properties.major >= 3
+    assert ember.version.cuda.count(".") == 1
 
 
 def test_random_factories_give_the_same_numbers_on_both_devices():

@@ -128,7 +128,7 @@ def test_ember_cuda_answers_like_a_cpu_only_torch(request, case):
 
 @pytest.mark.parametrize("case", UNAVAILABLE)
 @pytest.mark.parametrize("call", ["current_device", "set_device", "synchronize", "get_device_name",
-                                  "reset_peak_memory_stats"])
+                                  "reset_peak_memory_stats", "get_device_properties", "get_device_capability"])
 def test_what_needs_a_device_raises_embers_error_with_the_reason(request, case, call):
     request.getfixturevalue(case)
     args = (0,) if call == "set_device" else ()
@@ -213,3 +213,11 @@ def test_registering_the_plugin_imports_no_cupy():
         assert "cupy" not in sys.modules
     """)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("case", UNAVAILABLE)
+def test_the_cuda_version_is_none_as_in_a_cpu_only_torch(request, case):
+    request.getfixturevalue(case)
+    assert ember.version.cuda is None
+    if TORCH_IS_CPU_ONLY:
+        assert torch.version.cuda is None

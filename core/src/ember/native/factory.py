@@ -13,6 +13,7 @@ Left out: ``out=``, ``layout=``, ``pin_memory`` (accepted and ignored by ``tenso
 import collections.abc
 import math
 import operator
+import warnings
 
 import numpy as np
 
@@ -234,6 +235,52 @@ def from_numpy(array):
         raise ValueError("given numpy array has byte order different from the native byte order. "
                          "Conversion between byte orders is currently not supported.")
     return _make_tensor(array, CPU)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """``obj`` (a tensor, a NumPy array, Python data) as a tensor, sharing its memory
+    where no dtype or device change is asked and ``copy`` is not True; ``copy=False``
+    refuses to copy (torch.asarray's rules)."""
+    shares = isinstance(obj, Tensor) or isinstance(obj, np.ndarray) and (device is None or Device(device) is CPU)
+    if copy is False and not shares:
+        raise ValueError(f"can't alias {type(obj).__name__} data: copy=False asks for a tensor sharing its memory")
+    result = as_tensor(obj, dtype=dtype, device=device)
+    if copy is False and shares and not _same_memory(result, obj):
+        raise ValueError("can't alias the data with the dtype or device asked for: copy=False forbids copying")
+    if copy and shares and _same_memory(result, obj):
+        result = result.clone()
+    if requires_grad:
+        result = result.detach().requires_grad_() if result is obj else result.requires_grad_()
+    return result
+
+
+def _same_memory(t, obj):
+    if isinstance(obj, Tensor):
+        return t is obj
+    return t.device is CPU and np.shares_memory(t._data, obj)
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-d tensor over the bytes of an object with the buffer protocol (a bytearray,
+    an ``array.array``, a memoryview), from byte ``offset``: ``count`` elements, or all
+    that fit. Writes go through to the buffer, as torch's do."""
+    d = dtypes.to_dtype(dtype)
+    length = memoryview(buffer).nbytes
+    if length == 0 or offset >= length and count != 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0" if length == 0 else
+                         f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({length} bytes) minus 1")
+    itemsize = np.dtype(d.np).itemsize
+    if count < 0 and (length - offset) % itemsize:
+        raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a multiple "
+                         f"of element size ({itemsize})")
+    array = np.frombuffer(buffer, dtype=d.np, count=count, offset=offset)
+    if not array.flags.writeable:
+        # torch warns and lets writes through to the read-only memory; NumPy refuses them.
+        warnings.warn("The given buffer is not writable: writing to this tensor raises (torch lets such writes "
+                      "through). Copy the buffer, or pass a writable one (a bytearray), to write.", UserWarning,
+                      stacklevel=2)
+    return _make_tensor(array, CPU, requires_grad)
 
 
 def scalar_tensor(value, *, dtype=None, device=None, requires_grad=False):

@@ -119,6 +119,18 @@ def get_device_name(index=None):
     return name.decode() if isinstance(name, bytes) else name
 
 
+def get_device_properties(index=None):
+    """The device's properties as CUDA reports them (cudaDeviceProp: ``name``, ``major``,
+    ``minor``, ``totalGlobalMem``, ``multiProcessorCount``, ...)."""
+    return cupy().cuda.runtime.getDeviceProperties(_index(index))
+
+
+def cuda_version():
+    """The CUDA runtime version CuPy was built for, as torch.version.cuda spells it ("12.4")."""
+    version = cupy().cuda.runtime.runtimeGetVersion()
+    return f"{version // 1000}.{version % 1000 // 10}"
+
+
 def _index(index):
     if index is None:
         return current_device()
