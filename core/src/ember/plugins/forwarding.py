@@ -205,6 +205,7 @@ FORWARDERS = {
     "ember.optim": Catalogue("optimizers", kind="optimizer"),
     "ember.optim.lr_scheduler": Catalogue("optimizers", kind="lr_scheduler"),
     "ember.optim.swa_utils": Catalogue("optimizers", kind="swa_utils"),
+    "ember.optim.optimizer": Imported("ember_optim.optimizer", OPTIM),
     "ember.data": Catalogue("data", submodules=("transforms", "datasets")),
     "ember.data.transforms": Registered("transforms"),
     "ember.data.datasets": Registered("datasets", builders=True),
