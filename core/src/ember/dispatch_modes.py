@@ -1,5 +1,6 @@
-"""The dispatcher's modes: ``ember.autocast``, ``ember.jit.trace`` and
-``ember.inference_mode`` (a profiler or vmap would join them), which of them are on,
+"""The dispatcher's modes: ``ember.autocast``, ``ember.jit.trace``,
+``ember.inference_mode`` and a checkpointed forward (``ember.utils.checkpoint``; a
+profiler or vmap would join them), which of them are on,
 and how an op runs through them.
 
 PyTorch counterpart: c10/core/impl/LocalDispatchKeySet.h (the thread-local set of
@@ -35,13 +36,14 @@ from ember.autograd.inference import INFERENCE
 class DispatchModes:
     """Which modes are on: ``active`` is true while any is."""
 
-    __slots__ = ("active", "autocast", "trace", "inference")
+    __slots__ = ("active", "autocast", "trace", "inference", "checkpoint")
 
     def __init__(self):
         self.active = False
         self.autocast = None  # cast(op, inputs), while an ember.autocast region is open
         self.trace = None  # the recorder of the jit.trace in progress: record(...), rebind(...)
         self.inference = False  # some thread is inside inference_mode (NOTE [ Inference tensors ])
+        self.checkpoint = None  # a checkpointed forward in progress: saw(inputs) (ember/utils/checkpoint.py)
 
     def set_autocast(self, cast):
         """``cast(op, inputs)`` casts every op's inputs from now on; None turns autocast off."""
@@ -58,9 +60,15 @@ class DispatchModes:
         self.inference = on
         self._update()
 
+    def set_checkpoint(self, capture):
+        """``capture.saw(inputs)`` sees every op's inputs from now on; None turns it off."""
+        self.checkpoint = capture
+        self._update()
+
     def _update(self):
         # The one test for all the modes, made here rather than in every op call.
-        self.active = self.autocast is not None or self.trace is not None or self.inference
+        self.active = (self.autocast is not None or self.trace is not None or self.inference
+                       or self.checkpoint is not None)
         dispatcher.Op.__call__ = run_in_modes if self.active else dispatcher.dispatch
 
 
@@ -74,6 +82,8 @@ def run_in_modes(op, *inputs, **attrs):
     records it."""
     if modes.autocast is not None:
         inputs = modes.autocast(op, inputs)
+    if modes.checkpoint is not None:
+        modes.checkpoint.saw(inputs)
     result = dispatcher.dispatch(op, *inputs, **attrs)
     if modes.inference and grad_state.inference and not op.view:
         if op.num_outputs == 1:  # inlined: this runs for every op inside inference mode
