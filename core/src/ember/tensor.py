@@ -20,6 +20,7 @@ from ember.autograd import inference
 from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import AccumulateGrad
 from ember.autograd.inference import INFERENCE
+from ember.dispatch_modes import modes
 from ember.dtypes import is_floating_array
 from ember.memory_format import contiguous_strides
 
@@ -313,6 +314,8 @@ class Tensor:
         """A new leaf over the same memory and version counter, outside the graph."""
         out = dispatcher._wrap(self._data, self._device)
         out._version_counter = self._version_counter
+        if modes.trace is not None:  # ember.jit.trace: the same value (NOTE [ Tracing at the dispatcher ])
+            modes.trace.rebind(out, self)
         return out
 
     def detach_(self):

@@ -140,6 +140,7 @@ def trace(func, example_inputs, check_trace=True):
         result = func(*inputs)
     finally:
         modes.set_trace(None)
+    map_aggregate(result, _refuse_quantized)
     recorder.graph.output(map_aggregate(result, recorder.value))
     recorder.graph.eliminate_dead_code()
     name = type(func).__name__ if module is not None else getattr(func, "__name__", "traced")
@@ -149,6 +150,15 @@ def trace(func, example_inputs, check_trace=True):
     if check_trace:
         _check(traced, inputs, result)
     return traced
+
+
+def _refuse_quantized(value):
+    # A quantized tensor (ember-quantization's QTensor) is integers plus qparams outside any
+    # op: recorded as is it would be a constant of the graph, whatever the input.
+    if getattr(value, "is_quantized", False) is True:
+        raise TracingError("ember.jit.trace: the function returns a quantized tensor, which a traced graph cannot "
+                           "return (its qparams are not a tensor); end the model with a DeQuantStub (dequantize())")
+    return value
 
 
 def _attribute_dict(recorder):

@@ -53,9 +53,14 @@ def cmd_export(args):
             raise CommandError(str(exc)) from None
         except ember.onnx.OnnxExporterError as exc:
             raise CommandError(f"{exc}; try --format ember-jit, or --static") from None
+        except ember.jit.TracingError as exc:
+            raise CommandError(str(exc)) from None
     else:
-        with ember.no_grad():
-            ember.jit.save(ember.jit.trace(model, inputs), args.out)
+        try:
+            with ember.no_grad():
+                ember.jit.save(ember.jit.trace(model, inputs), args.out)
+        except (ember.jit.TracingError, ember.jit.JitFormatError) as exc:
+            raise CommandError(str(exc)) from None
     shapes = ", ".join(f"{n} {tuple(x.shape)}" for n, x in zip(names, inputs))
     print(f"wrote {args.out} ({args.format}; {args.model}, inputs {shapes}"
           f"{'' if args.format != 'onnx' or args.static else ', dynamic batch'})")

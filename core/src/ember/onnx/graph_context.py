@@ -33,6 +33,7 @@ class GraphContext:
     # --- the conversion ---------------------------------------------------------------------
     def convert(self):
         """Convert every node; returns the ONNX names of the (flattened) outputs."""
+        from ember.onnx import symbolic_quantized  # noqa: F401  (fills SYMBOLICS with the quantized ops)
         from ember.onnx.symbolic_opset import SYMBOLICS
 
         placeholders = iter(self.input_names)
