@@ -122,6 +122,14 @@ def test_in_place_ops_are_recorded_as_a_write():
     _assert_same(traced(fresh), f(fresh))
 
 
+def test_a_detached_input_stays_the_input():
+    # torch.jit.trace records aten::detach; ember's detach runs no op, so the trace binds its
+    # result to the source's node (a detached input once became a constant of the graph)
+    traced = jit.trace(lambda x: x.detach() * 2, ember.ones(3))
+    assert "tensor_constant" not in traced.code
+    np.testing.assert_array_equal(traced(ember.arange(3.0)).numpy(), [0.0, 2.0, 4.0])
+
+
 def test_a_write_through_a_view_is_refused():
     def f(x):
         y = x * 1
