@@ -270,3 +270,32 @@ def test_node_of_a_custom_function_prints_with_its_module_as_in_torch():
         return node[:node.index(" at 0x")].replace("torch", "ember"), type(y.grad_fn).__name__
 
     assert printed(ember) == printed(torch) == ("<ember.autograd.function.CubeBackward object", "CubeBackward")
+
+
+def test_setup_context_style_function_as_torch():
+    # torch 2.0's style: forward takes no ctx; setup_context(ctx, inputs, output) fills it.
+    def make(lib):
+        class Scaled(lib.autograd.Function):
+            @staticmethod
+            def forward(x, k):
+                return x.exp() * k
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                _, k = inputs
+                ctx.k = k
+                ctx.save_for_backward(output)
+
+            @staticmethod
+            def backward(ctx, grad):
+                (out,) = ctx.saved_tensors
+                return grad * out, None
+
+        return Scaled
+
+    grads = []
+    for lib in (torch, ember):
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        (make(lib).apply(x, 3.0) ** 2).sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == pytest.approx(grads[1])

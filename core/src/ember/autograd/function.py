@@ -129,6 +129,12 @@ class Function:
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """Overridden, it fills ``ctx`` from the inputs and output, and ``forward`` takes
+        no ``ctx`` (torch's style since 2.0, which functorch transforms need)."""
+        raise NotImplementedError("setup_context is not implemented.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         from ember.tensor import Tensor
@@ -154,7 +160,11 @@ class Function:
         node_class = cls._backward_cls or BackwardFunction
         ctx = node_class(cls, tuple(edges), tuple(needs), tuple(meta))
         with no_grad():
-            outputs = cls.forward(ctx, *args, **kwargs)
+            if cls.setup_context is Function.setup_context:
+                outputs = cls.forward(ctx, *args, **kwargs)
+            else:  # forward without ctx; setup_context sees what it needs
+                outputs = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, outputs)
         if not record:
             return outputs
         if ctx._dirty:

@@ -28,7 +28,14 @@ from collections.abc import Mapping
 
 from ember.autograd.grad_mode import no_grad
 from ember.autograd.graph import RemovableHandle
+from ember.nn.modules import global_hooks
 from ember.nn.modules.backward_hook import BackwardHook
+from ember.nn.modules.global_hooks import (  # noqa: F401
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
 from ember.nn.parameter import Parameter
 from ember.tensor import Tensor
 
@@ -276,7 +283,7 @@ class Module:
     # --- calling (NOTE [ The order of a module call ]) -----------------------------
     def __call__(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
-                or self._backward_pre_hooks):
+                or self._backward_pre_hooks or global_hooks.STATE.any):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -285,12 +292,13 @@ class Module:
         try:
             args, kwargs = self._run_forward_pre_hooks(args, kwargs)
             backward_hook = None
-            if self._backward_hooks or self._backward_pre_hooks:
-                backward_hook = BackwardHook(self, list(self._backward_hooks.values()),
-                                             list(self._backward_pre_hooks.values()))
+            hooks = [*global_hooks.backward_hooks.values(), *self._backward_hooks.values()]
+            pre_hooks = [*global_hooks.backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+            if hooks or pre_hooks:
+                backward_hook = BackwardHook(self, hooks, pre_hooks)
                 args = backward_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
-            for hook_id, hook in list(self._forward_hooks.items()):
+            for hook_id, hook in self._all_forward_hooks():
                 called_hooks.add(hook_id)
                 result = self._run_forward_hook(hook_id, hook, args, kwargs, result)
             if backward_hook is not None:
@@ -298,8 +306,8 @@ class Module:
             return result
         except Exception:
             # always_call hooks run even when forward (or another hook) raised.
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if (hook_id in self._forward_hooks_always_called
+            for hook_id, hook in self._all_forward_hooks():
+                if (hook_id in self._forward_hooks_always_called | global_hooks.forward_hooks_always_called
                         and hook_id not in called_hooks):
                     try:
                         self._run_forward_hook(hook_id, hook, args, kwargs, None)
@@ -311,8 +319,12 @@ class Module:
                                       f"raised in forward: {hook_error}", stacklevel=3)
             raise
 
+    def _all_forward_hooks(self):
+        # the global hooks first, as torch runs them
+        return [*global_hooks.forward_hooks.items(), *self._forward_hooks.items()]
+
     def _run_forward_pre_hooks(self, args, kwargs):
-        for hook_id, hook in list(self._forward_pre_hooks.items()):
+        for hook_id, hook in [*global_hooks.forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
@@ -327,7 +339,7 @@ class Module:
         return args, kwargs
 
     def _run_forward_hook(self, hook_id, hook, args, kwargs, result):
-        if hook_id in self._forward_hooks_with_kwargs:
+        if hook_id in self._forward_hooks_with_kwargs or hook_id in global_hooks.forward_hooks_with_kwargs:
             hook_result = hook(self, args, kwargs, result)
         else:
             hook_result = hook(self, args, result)
