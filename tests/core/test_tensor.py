@@ -338,3 +338,17 @@ def test_dtype_methods_take_a_memory_format(method, memory_format):
         out = getattr(lib.tensor(x), method)(memory_format=getattr(lib, memory_format))
         results.append((str(out.dtype).split(".")[-1], out.stride(), out.numpy().tolist()))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("sizes", [(2, 2), (3, 3), (6,), (0,), (1, 2, 3)])
+def test_resize_keeps_the_storage_prefix_as_torch(sizes):
+    for make in (lambda lib: lib.arange(6.0), lambda lib: lib.arange(6.0).view(2, 3).t()):
+        t, e = make(torch), make(ember)
+        t.resize_(*sizes)
+        e.resize_(*sizes)
+        assert tuple(e.shape) == tuple(t.shape) and e.stride() == t.stride()
+        keep = min(6, int(np.prod(sizes)))
+        assert e.flatten()[:keep].tolist() == t.flatten()[:keep].tolist()
+    assert tuple(ember.ones(3).resize_as_(ember.ones(1, 3)).shape) == (1, 3)
+    with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+        ember.ones(2, requires_grad=True).resize_(3)

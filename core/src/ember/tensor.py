@@ -387,6 +387,36 @@ class Tensor:
 
         return is_pinned(self)
 
+    def resize_(self, *sizes, memory_format=None):
+        """Give this tensor the shape ``sizes`` over its storage from its offset: the
+        first elements in storage order, the storage grown (new elements uninitialised)
+        when it is too small, as torch's ``resize_``."""
+        from ember.native.factory import _shape
+        from ember.storage import _root_array
+
+        if self._requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        shape = _shape(sizes, "resize_")
+        count = int(np.prod(shape, dtype=np.int64))
+        data = self._data
+        root, offset = _root_array(data), self.storage_offset()
+        if root.flags.c_contiguous and root.nbytes % data.itemsize == 0:
+            flat = root.reshape(-1).view(data.dtype)
+        else:  # memory NumPy cannot view as one run: start over from this tensor's values
+            flat, offset = data.copy().reshape(-1), 0
+        if offset + count > flat.size:
+            grown = np.empty_like(flat, shape=(offset + count,))  # CuPy's for a CuPy array (NEP 18)
+            grown[:flat.size] = flat
+            flat = grown
+        self._data = flat[offset:offset + count].reshape(shape)
+        if memory_format is not None:
+            self._data = self.contiguous(memory_format=memory_format)._data
+        self._version_counter[0] += 1
+        return self
+
+    def resize_as_(self, other, memory_format=None):
+        return self.resize_(other.shape, memory_format=memory_format)
+
     def is_nonzero(self):
         """``bool(self)`` for one element; torch's errors for none or several."""
         if self.numel() != 1:
