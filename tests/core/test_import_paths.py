@@ -21,6 +21,12 @@ import ember
     ("ember.nn.utils.rnn", ["pack_padded_sequence", "PackedSequence"]),
     ("ember.optim.optimizer", ["Optimizer", "required"]),
     ("ember.nn.attention", ["SDPBackend", "sdpa_kernel"]),
+    ("ember.ao.quantization", ["quantize_dynamic", "prepare", "convert", "QuantStub", "DeQuantStub",
+                               "get_default_qconfig", "MinMaxObserver", "fuse_modules", "prepare_qat"]),
+    ("ember.quantization", ["quantize_dynamic", "QConfig"]),
+    ("ember.ao.nn.quantized", ["Linear", "Conv2d", "QFunctional"]),
+    ("ember.ao.nn.quantized.dynamic", ["Linear"]),
+    ("ember", ["quantize_per_tensor", "quantize_per_channel", "dequantize", "qint8", "quint8", "qint32"]),
 ])
 def test_module_paths(path, names):
     module = importlib.import_module(path)

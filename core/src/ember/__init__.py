@@ -90,6 +90,7 @@ from ember import data, utils  # noqa: E402  (ember.data resolves names through 
 from ember import optim  # noqa: E402  (likewise: ember.optim.<Name> comes from the optimizers catalogue)
 from ember import zoo  # noqa: E402  (models come from the models catalogue)
 from ember import fx, jit, onnx  # noqa: E402  (graph capture and export: ember/fx, ember/jit, ember/onnx)
+from ember import ao, quantization  # noqa: E402  (torch.ao's paths, forwarding to ember-quantization)
 from ember.compiler import compile  # noqa: E402  (ember.compile, like torch.compile)
 
 # torch's math constants (torch/__init__.py: ``from math import e, inf, nan, pi``) and NumPy's
@@ -177,3 +178,17 @@ def set_flush_denormal(mode):  # noqa: F811 (torch's parameter name)
     """False: ember cannot set the CPU's flush-to-zero mode (NumPy keeps denormals), so
     it reports the mode as unsupported, as torch does on CPUs without SSE3."""
     return False
+
+
+# torch's top-level quantization names (torch.quantize_per_tensor, torch.qint8, ...),
+# which ember-quantization provides: looked up there on first use (NOTE [ Forwarding modules ]).
+_QUANTIZATION_NAMES = ("quantize_per_tensor", "quantize_per_channel", "dequantize", "qint8", "quint8", "qint32",
+                       "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric")
+
+
+def __getattr__(name):
+    if name in _QUANTIZATION_NAMES:
+        from ember.plugins.forwarding import FORWARDERS
+
+        return FORWARDERS["ember.ao.quantization"].get("ember", name)
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")

@@ -29,6 +29,7 @@ ACTIVATION = "ember-activation"
 LOSS = "ember-loss"
 OPTIM = "ember-optim"
 DATA = "ember-data"
+QUANTIZATION = "ember-quantization"
 
 _NORM_MODULES = ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LayerNorm", "GroupNorm",
                  "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "LocalResponseNorm")
@@ -214,6 +215,13 @@ FORWARDERS = {
     "ember.utils.data.dataset": Imported("ember_data.dataset", DATA),
     "ember.utils.data.distributed": Imported("ember_data.distributed", DATA),
     "ember.utils.data.sampler": Imported("ember_data.sampler", DATA),
+    # torch.ao's paths of the quantization API (ember-quantization)
+    "ember.ao.quantization": Imported("ember_quantization", QUANTIZATION),
+    "ember.quantization": Imported("ember_quantization", QUANTIZATION),
+    "ember.ao.nn.quantized": Imported("ember_quantization.nn.quantized", QUANTIZATION),
+    "ember.ao.nn.quantized.dynamic": Imported("ember_quantization.nn.quantized.dynamic", QUANTIZATION),
+    "ember.ao.nn.qat": Imported("ember_quantization.nn.qat", QUANTIZATION),
+    "ember.ao.nn.intrinsic": Imported("ember_quantization.nn.intrinsic", QUANTIZATION),
 }
 
 
