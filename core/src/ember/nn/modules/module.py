@@ -293,7 +293,8 @@ class Module:
             args, kwargs = self._run_forward_pre_hooks(args, kwargs)
             backward_hook = None
             hooks = [*global_hooks.backward_hooks.values(), *self._backward_hooks.values()]
-            pre_hooks = [*global_hooks.backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+            pre_hooks = [*global_hooks.backward_pre_hooks.values(),
+                         *self._backward_pre_hooks.values()]
             if hooks or pre_hooks:
                 backward_hook = BackwardHook(self, hooks, pre_hooks)
                 args = backward_hook.setup_input_hook(args)
@@ -306,9 +307,10 @@ class Module:
             return result
         except Exception:
             # always_call hooks run even when forward (or another hook) raised.
+            always = set(global_hooks.forward_hooks_always_called)
+            always |= self._forward_hooks_always_called
             for hook_id, hook in self._all_forward_hooks():
-                if (hook_id in self._forward_hooks_always_called | global_hooks.forward_hooks_always_called
-                        and hook_id not in called_hooks):
+                if hook_id in always and hook_id not in called_hooks:
                     try:
                         self._run_forward_hook(hook_id, hook, args, kwargs, None)
                     except Exception as hook_error:
