@@ -90,6 +90,8 @@ from ember import data, utils  # noqa: E402  (ember.data resolves names through 
 from ember import optim  # noqa: E402  (likewise: ember.optim.<Name> comes from the optimizers catalogue)
 from ember import zoo  # noqa: E402  (models come from the models catalogue)
 from ember import fx, jit, onnx  # noqa: E402  (graph capture and export: ember/fx, ember/jit, ember/onnx)
+from ember import profiler  # noqa: E402  (ops timed at the dispatcher)
+import ember.autograd.profiler  # noqa: E402  (its older spelling, ember.autograd.profiler)
 from ember import hub  # noqa: E402  (hubconf.py repositories and checkpoint URLs, from the cache)
 from ember import ao, quantization  # noqa: E402  (torch.ao's paths, forwarding to ember-quantization)
 from ember.compiler import compile  # noqa: E402  (ember.compile, like torch.compile)

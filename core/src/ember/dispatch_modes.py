@@ -1,6 +1,6 @@
 """The dispatcher's modes: ``ember.autocast``, ``ember.jit.trace``,
-``ember.inference_mode`` and a checkpointed forward (``ember.utils.checkpoint``; a
-profiler or vmap would join them), which of them are on,
+``ember.inference_mode``, a checkpointed forward (``ember.utils.checkpoint``) and the
+profiler (``ember.profiler``; vmap would join them), which of them are on,
 and how an op runs through them.
 
 PyTorch counterpart: c10/core/impl/LocalDispatchKeySet.h (the thread-local set of
@@ -36,7 +36,7 @@ from ember.autograd.inference import INFERENCE
 class DispatchModes:
     """Which modes are on: ``active`` is true while any is."""
 
-    __slots__ = ("active", "autocast", "trace", "inference", "checkpoint")
+    __slots__ = ("active", "autocast", "trace", "inference", "checkpoint", "profile")
 
     def __init__(self):
         self.active = False
@@ -44,6 +44,7 @@ class DispatchModes:
         self.trace = None  # the recorder of the jit.trace in progress: record(...), rebind(...)
         self.inference = False  # some thread is inside inference_mode (NOTE [ Inference tensors ])
         self.checkpoint = None  # a checkpointed forward in progress: saw(inputs) (ember/utils/checkpoint.py)
+        self.profile = None  # the recorder of a recording profile: record_op(...) (ember/profiler)
 
     def set_autocast(self, cast):
         """``cast(op, inputs)`` casts every op's inputs from now on; None turns autocast off."""
@@ -65,14 +66,28 @@ class DispatchModes:
         self.checkpoint = capture
         self._update()
 
+    def set_profile(self, recorder):
+        """``recorder.record_op`` times every op from now on; None ends the recording."""
+        self.profile = recorder
+        self._update()
+
     def _update(self):
         # The one test for all the modes, made here rather than in every op call.
         self.active = (self.autocast is not None or self.trace is not None or self.inference
-                       or self.checkpoint is not None)
-        dispatcher.Op.__call__ = run_in_modes if self.active else dispatcher.dispatch
+                       or self.checkpoint is not None or self.profile is not None)
+        if self.profile is not None:  # outermost: the profile times the other modes' work too
+            dispatcher.Op.__call__ = run_profiled
+        else:
+            dispatcher.Op.__call__ = run_in_modes if self.active else dispatcher.dispatch
 
 
 modes = DispatchModes()
+
+
+def run_profiled(op, *inputs, **attrs):
+    """``Op.__call__`` while a profile records: the profiler times ``run_in_modes``
+    (NOTE [ The profiler at the dispatcher ], ember/profiler/profiler.py)."""
+    return modes.profile.record_op(op, inputs, attrs, run_in_modes)
 
 
 def run_in_modes(op, *inputs, **attrs):
