@@ -124,9 +124,13 @@ class Recorder:
         finally:
             self.end(event)
         if self.profile_memory:
-            outs = result if isinstance(result, tuple) else (result,)
-            event.cpu_memory_usage = sum(getattr(getattr(o, "_data", None), "nbytes", 0) for o in outs)
+            event.cpu_memory_usage = _nbytes(result)
         return result
+
+
+def _nbytes(result):
+    outputs = result if isinstance(result, tuple) else (result,)
+    return sum(getattr(getattr(o, "_data", None), "nbytes", 0) for o in outputs)
 
 
 def _user_stack():
