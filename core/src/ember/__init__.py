@@ -8,8 +8,8 @@ discovered on first need (see ember/plugins/manager.py).
 
 from ember import dtypes as _dtype_module
 from ember.memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
-from ember.dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int8,
-                         int16, int32, int64, promote_types, set_default_dtype, uint8)
+from ember.dtypes import (bfloat16, bool_ as bool, complex64, complex128, dtype, float16, float32, float64,
+                         get_default_dtype, int8, int16, int32, int64, promote_types, set_default_dtype, uint8)
 from ember.type_info import finfo, iinfo
 from ember.device import device
 from ember.tensor import Size, Tensor
@@ -113,6 +113,8 @@ half = float16
 long = int64
 int = int32
 short = int16
+cfloat = complex64
+cdouble = complex128
 
 from ember import version  # noqa: E402
 from ember.version import __version__  # noqa: E402

@@ -9,7 +9,8 @@ span more than 1000x or leave [1e-4, 1e8); every element is then right-aligned t
 width. Tensors with more than 1000 elements are summarised with ``...`` (3 items at
 each edge of every dimension). Rows wrap at 80 characters, and so do the suffixes
 (``dtype=``, ``grad_fn=``). ``set_printoptions`` changes the four numbers and can force
-scientific notation on or off, as torch's does. Left out: complex and sparse tensors.
+scientific notation on or off, as torch's does. A complex tensor's real and imaginary
+parts get a formatter each (``_ComplexFormatter``). Left out: sparse tensors.
 """
 
 import contextlib
@@ -18,7 +19,7 @@ import math
 
 import numpy as np
 
-from ember.dtypes import is_floating_array
+from ember.dtypes import is_complex_array, is_floating_array
 
 
 @dataclasses.dataclass
@@ -114,6 +115,26 @@ class _Formatter:
         return self.format_plain(value).rjust(self.width)
 
 
+class _ComplexFormatter:
+    """Prints ``re+imj``: the real parts in their own style and width, the imaginary
+    parts in theirs, joined by their sign (``1.5000+2.0000e+00j``), as PyTorch does."""
+
+    def __init__(self, values):
+        self.real = _Formatter(values.real)
+        self.imag = _Formatter(values.imag)
+        self.width = self.real.width + self.imag.width + 1  # the "j"
+
+    def format(self, value):
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        sign = "" if imag[0] in "+-" else "+"
+        return self.real.format(value.real) + sign + imag
+
+
+def _formatter(values):
+    """The formatter for a tensor's (summarised, flattened) values."""
+    return _ComplexFormatter(values) if is_complex_array(values.dtype) else _Formatter(values)
+
+
 def _summarized_values(a):
     """The values that will be printed: all of them, or only the edges of each dimension."""
     if a.ndim == 0:
@@ -191,10 +212,10 @@ def tensor_repr(t):
             suffixes.append(f"dtype=ember.{t.dtype.name}")
     else:
         summarize = a.size > PRINT_OPTS.threshold
-        fmt = _Formatter(_summarized_values(a) if summarize else a.reshape(-1))
+        fmt = _formatter(_summarized_values(a) if summarize else a.reshape(-1))
         body = _array_str(a, fmt, indent, summarize)
         # Python data of each kind becomes one of these dtypes, so they go unsaid.
-        if t.dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
+        if t.dtype not in (dtypes.get_default_dtype(), dtypes.default_complex_dtype(), dtypes.int64, dtypes.bool_):
             suffixes.append(f"dtype=ember.{t.dtype.name}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")

@@ -322,11 +322,11 @@ def computation_dtype(inputs, promote):
     return target
 
 
-_WEAK_SCALARS = frozenset((float, int, bool, type(None)))
+_WEAK_SCALARS = frozenset((float, int, bool, complex, type(None)))
 _NUMPY_SCALAR = np.generic
 _FAST_FLOATS = frozenset((dtypes.float32.np, dtypes.float64.np))
 _BFLOAT16 = dtypes.bfloat16.np
-_FLOATING = dtypes.FLOATING_NP  # dtypes.is_floating_array, inlined on the record path
+_FLOATING = dtypes.DIFFERENTIABLE_NP  # dtypes.is_differentiable_array, inlined on the record path
 
 
 def _slow_computation_dtype(inputs, promote):
@@ -337,7 +337,7 @@ def _slow_computation_dtype(inputs, promote):
         elif x is not None:
             keys.append((0, dtypes.scalar_dtype(x)))
     common = dtypes.result_type_from_keys(tuple(keys))
-    if promote is INT_TO_FLOAT and not common.is_floating_point:
+    if promote is INT_TO_FLOAT and common.category < dtypes.FLOATING:
         common = dtypes._default_dtype[0]
     return common.np
 

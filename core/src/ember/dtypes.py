@@ -5,7 +5,8 @@ torch/_prims_common/__init__.py (``elementwise_dtypes``: how Python scalars and 
 tensors take part in promotion) (v2.13).
 
 An ``ember.dtype`` is a small immutable record around the NumPy dtype that backends
-store. Left out: complex, quantized and unsigned types other than uint8.
+store. complex64 and complex128 are NumPy's (NOTE [ Complex dtypes ]). Left out:
+complex32, quantized and unsigned types other than uint8.
 
 bfloat16 is ``ml_dtypes.bfloat16`` (NOTE [ bfloat16 ]).
 """
@@ -19,7 +20,7 @@ import numpy as np
 # higher-priority operands fix the dtype, unless a lower-priority operand is of a
 # higher category: then that category wins. So int32 tensor + 2.5 -> default float
 # (float32), float16 tensor + 2.5 -> float16, int8 tensor + 1000 -> int8.
-BOOL, INTEGRAL, FLOATING = 0, 1, 2
+BOOL, INTEGRAL, FLOATING, COMPLEX = 0, 1, 2, 3
 
 
 class dtype:
@@ -43,10 +44,20 @@ class dtype:
 
     @property
     def is_complex(self):
-        return False
+        return self.category == COMPLEX
 
     def to_real(self):
-        return self
+        """The real dtype of this dtype's parts: float32 for complex64; itself if real."""
+        return _REAL_OF.get(self, self)
+
+    def to_complex(self):
+        """The complex dtype with parts of this dtype: complex64 for float32 (float16 and
+        bfloat16 too: ember has no complex32); itself if complex."""
+        if self.category == COMPLEX:
+            return self
+        if self.category != FLOATING:
+            raise RuntimeError(f"to_complex is only defined for floating types, got {self}")
+        return complex128 if self is float64 else complex64
 
 
 # NOTE [ bfloat16 ]
@@ -77,13 +88,31 @@ float16 = dtype("float16", np.float16, FLOATING, True)
 bfloat16 = dtype("bfloat16", BFLOAT16_NP, FLOATING, True)
 float32 = dtype("float32", np.float32, FLOATING, True)
 float64 = dtype("float64", np.float64, FLOATING, True)
+complex64 = dtype("complex64", np.complex64, COMPLEX, True)
+complex128 = dtype("complex128", np.complex128, COMPLEX, True)
 
-ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+# NOTE [ Complex dtypes ]
+# A complex tensor is a NumPy complex64 or complex128 array: two float32 (float64)
+# parts side by side, real first, as torch stores them, so view_as_real is a NumPy view
+# with a trailing dimension of 2. Complex is a fourth promotion category above floating
+# (bool < integer < floating < complex). Where a complex operand of lower priority meets
+# a floating one, the result keeps the floating operand's precision: float64 tensor + 1j
+# is complex128, float32 tensor + complex128 0-d tensor is complex64 (c10's
+# combine_categories). Python complex scalars become the default complex dtype
+# (complex64 while the default float is float32). ``is_floating_point()`` is False for
+# complex, but complex tensors can require grad (``DIFFERENTIABLE_NP``).
+# Where ember differs: no complex32 (torch's ComplexHalf); float16 + 1j is complex64.
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
-           "int": int32, "long": int64, "bool": bool_}
+           "int": int32, "long": int64, "bool": bool_, "cfloat": complex64, "cdouble": complex128}
+_REAL_OF = {complex64: float32, complex128: float64}
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NUMPY = {d.np: d for d in ALL_DTYPES}
 FLOATING_NP = frozenset(d.np for d in ALL_DTYPES if d.is_floating_point)
+COMPLEX_NP = frozenset((complex64.np, complex128.np))
+# The dtypes autograd differentiates through: floating and complex.
+DIFFERENTIABLE_NP = FLOATING_NP | COMPLEX_NP
 
 
 # The names PyTorch prints for a dtype in its errors: ScalarType's names ("Float", as in
@@ -91,16 +120,27 @@ FLOATING_NP = frozenset(d.np for d in ALL_DTYPES if d.is_floating_point)
 # element type ("float", "long int", as in "expected m1 and m2 to have the same dtype").
 SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
                      "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-                     "float64": "Double"}
+                     "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 C_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
                 "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-                "float32": "float", "float64": "double"}
+                "float32": "float", "float64": "double",
+                "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 def is_floating_array(np_dtype):
     """Whether arrays of ``np_dtype`` hold an ember floating dtype (bfloat16 included,
     whose NumPy ``kind`` is ``'V'``: NOTE [ bfloat16 ]). Never ask ``kind == 'f'``."""
     return np_dtype in FLOATING_NP
+
+
+def is_complex_array(np_dtype):
+    """Whether arrays of ``np_dtype`` hold an ember complex dtype."""
+    return np_dtype in COMPLEX_NP
+
+
+def is_differentiable_array(np_dtype):
+    """Whether autograd differentiates through arrays of ``np_dtype`` (floating, complex)."""
+    return np_dtype in DIFFERENTIABLE_NP
 
 
 def finfo_of(np_dtype):
@@ -124,7 +164,7 @@ def from_numpy_dtype(np_dtype):
         return _BY_NUMPY[np_dtype]
     raise TypeError(
         f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
-        "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool.")
+        "float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
 
 
 def to_dtype(value):
@@ -137,6 +177,8 @@ def to_dtype(value):
         return int64
     if value is bool:
         return bool_
+    if value is complex:
+        return default_complex_dtype()
     return from_numpy_dtype(value)
 
 
@@ -148,6 +190,12 @@ _default_dtype = [float32]
 def get_default_dtype():
     """The dtype that Python floats and float factories become (float32 unless set)."""
     return _default_dtype[0]
+
+
+def default_complex_dtype():
+    """The dtype Python complex numbers become: complex128 while the default float is
+    float64, else complex64 (torch's default complex dtype follows the float one)."""
+    return complex128 if _default_dtype[0] is float64 else complex64
 
 
 def set_default_dtype(d):
@@ -173,6 +221,8 @@ def _build_promotion_table():
                 r = a
             elif a is bool_ or b is bool_:
                 r = b if a is bool_ else a
+            elif a.is_complex or b.is_complex:
+                r = _promote_complex(a, b)
             elif a.is_floating_point or b.is_floating_point:
                 if {a, b} == {float16, bfloat16}:
                     r = float32
@@ -187,6 +237,13 @@ def _build_promotion_table():
                 r = ints_signed[max(ints_signed.index(a), ints_signed.index(b))]
             table[a, b] = r
     return table
+
+
+def _promote_complex(a, b):
+    # The complex type whose parts hold both floating parts: complex64 + float64 is
+    # complex128, complex64 + int64 is complex64 (integers never widen a float).
+    parts = [d.to_real() if d.is_complex else d for d in (a, b)]
+    return complex128 if float64 in parts else complex64
 
 
 _PROMOTE = _build_promotion_table()
@@ -226,6 +283,8 @@ def scalar_dtype(value):
         return int64
     if isinstance(value, float):
         return _default_dtype[0]
+    if isinstance(value, complex):
+        return default_complex_dtype()
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 
@@ -259,6 +318,8 @@ def python_number(value):
             return int(value)
         if isinstance(value, (np.floating, np.bool_)):
             return float(value)
+        if isinstance(value, np.complexfloating):
+            return complex(value)
     return value
 
 
@@ -317,7 +378,8 @@ def result_type_from_keys(keys):
             result = d
         elif d.category > result.category:
             # A lower-priority operand of a higher category decides the category.
-            # A Python float gives the default dtype; a 0-d tensor gives its own.
-            result = d
+            # A Python float gives the default dtype; a 0-d tensor gives its own; a
+            # complex one keeps a floating result's precision (NOTE [ Complex dtypes ]).
+            result = result.to_complex() if d.is_complex and result.is_floating_point else d
     _promotion_cache[keys] = result
     return result

@@ -21,7 +21,7 @@ from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import AccumulateGrad
 from ember.autograd.inference import INFERENCE
 from ember.dispatch_modes import modes
-from ember.dtypes import is_floating_array
+from ember.dtypes import is_differentiable_array, is_floating_array
 from ember.memory_format import contiguous_strides
 
 
@@ -149,7 +149,8 @@ class Tensor:
     def requires_grad(self):
         # A view requires grad when its base does (PyTorch's DifferentiableViewMeta).
         base = self._base
-        return self._requires_grad or (base is not None and base._requires_grad and is_floating_array(self._data.dtype))
+        return self._requires_grad or (base is not None and base._requires_grad
+                                       and is_differentiable_array(self._data.dtype))
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -162,7 +163,7 @@ class Tensor:
                                    "to use a computed variable in a subgraph that doesn't require "
                                    "differentiation use var_no_grad = var.detach().")
             return self
-        if requires_grad and not is_floating_array(self._data.dtype):
+        if requires_grad and not is_differentiable_array(self._data.dtype):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if requires_grad and self._version_counter is INFERENCE and not grad_state.inference:
             raise RuntimeError(inference.REQUIRES_GRAD_MESSAGE)

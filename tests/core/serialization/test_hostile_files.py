@@ -158,7 +158,7 @@ def _persistent_id_cases():
         "key_missing": (simple_checkpoint(key="7"), r"storage 7 has no record 'data/7'"),
         "storage_class_is_dtype": (checkpoint(body(tup(uni("storage"), glob("torch", "float32"), uni("0"),
                                                        uni("cpu"), num(6)) + b"Q")), r"not a torch storage class"),
-        "complex_storage": (simple_checkpoint(storage="ComplexFloatStorage"), r"ComplexFloatStorage has no ember"),
+        "quint4x2_storage": (simple_checkpoint(storage="QUInt4x2Storage"), r"QUInt4x2Storage has no ember"),
         "unknown_device": (simple_checkpoint(location="tpu:0"), r"cannot load a storage on 'tpu:0'"),
         "malformed_device": (simple_checkpoint(location="cpu::0"), r"bad storage location 'cpu::0'"),
         "storage_outside_tensor": (checkpoint(pickle_of(b"]" + pid() + b"a")), r"."),  # loads: an inert record

@@ -117,6 +117,8 @@ def _infer_dtype(data):
             d = dtypes.int64
         elif isinstance(x, float):
             d = dtypes.get_default_dtype()
+        elif isinstance(x, complex):
+            d = dtypes.default_complex_dtype()
         elif isinstance(x, str):
             raise TypeError("new(): invalid data type 'str'")
         elif isinstance(x, collections.abc.Sequence):  # a deque, a range: any sequence, as torch

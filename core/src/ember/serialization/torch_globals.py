@@ -82,8 +82,10 @@ STORAGE_TYPES = {
     "CharStorage": StorageType("CharStorage", "<i1", dtypes.int8),
     "ByteStorage": StorageType("ByteStorage", "<u1", dtypes.uint8),
     "BoolStorage": StorageType("BoolStorage", "<u1", dtypes.bool_),
+    "ComplexFloatStorage": StorageType("ComplexFloatStorage", "<c8", dtypes.complex64),
+    "ComplexDoubleStorage": StorageType("ComplexDoubleStorage", "<c16", dtypes.complex128),
 }
-for _name in ("ComplexFloatStorage", "ComplexDoubleStorage", "QUInt4x2Storage", "QUInt2x4Storage"):
+for _name in ("QUInt4x2Storage", "QUInt2x4Storage"):
     STORAGE_TYPES[_name] = StorageType(_name, refusal=f"torch.{_name} has no ember dtype")
 LEGACY_STORAGE_NAMES = {st.dtype.name: name for name, st in STORAGE_TYPES.items() if st.dtype is not None}
 for _name, (_file_dtype, _int_dtype, _) in quantized.QUANTIZED_STORAGES.items():  # after the map: not the default

@@ -75,7 +75,7 @@ def _accumulate_dtype(input, dtype):
         dtype = dtypes.to_dtype(dtype)
         check_differentiable_dtype(input, dtype)
         return dtype.np
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < dtypes.FLOATING:
         return dtypes.int64.np
     return None
 
@@ -85,7 +85,7 @@ def check_differentiable_dtype(input, dtype):
     result could not carry a gradient (with grad mode off, or no grad, it is allowed)."""
     from ember.autograd.grad_mode import grad_state
 
-    if not dtype.is_floating_point and input.requires_grad and grad_state.enabled:
+    if dtype.category < dtypes.FLOATING and input.requires_grad and grad_state.enabled:
         from ember.native.support._inplace import _type_name
 
         raise RuntimeError(f"Autograd not support dtype: {_type_name(dtype)}")
@@ -159,7 +159,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     tensor([1.5000, 3.5000])
     """
     result_dtype = input.dtype if dtype is None else dtypes.to_dtype(dtype)
-    if not result_dtype.is_floating_point:
+    if result_dtype.category < dtypes.FLOATING:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
                            f"or complex dtype. Got: {_legacy(result_dtype)}")
     dims = reduction_dims(dim, input.ndim)
@@ -329,7 +329,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def _var_or_std(op, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):  # var(x, False): the legacy positional ``unbiased``
         unbiased, dim = dim, None
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < dtypes.FLOATING:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     return op(input, dims=reduction_dims(dim, input.ndim), keepdim=keepdim,
               correction=_correction(unbiased, correction))
@@ -507,7 +507,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """
     if dtype is not None:
         input = input.to(dtype)
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < dtypes.FLOATING:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
                            f"Got {_legacy(input.dtype)}")
     if p == "fro" or p is None:
