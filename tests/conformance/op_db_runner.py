@@ -5,11 +5,13 @@ PyTorch counterpart: torch/testing/_internal/common_methods_invocations.py (``op
 ``OpInfo.sample_inputs``) and test/test_ops.py (``TestCommon``), whose samples this reuses;
 the comparison is ember's own: torch is the oracle.
 
-An entry is checked for float32, float64, int64 and bool (those torch supports for it): its
+An entry is checked for float32, float64, int64, bool, complex64 and complex128 (those torch
+supports for it; the complex ones unless op_db_complex_failing.txt lists the entry): its
 function form, its method form and its in-place form, each on every sample, for the
 output's shape, dtype and values (the entry's tolerances, the widest it declares for the
-dtype, else ``torch.testing.assert_close``'s defaults). Float64 samples of a differentiable
-entry also compare the gradients of every input for one fixed cotangent. A random entry
+dtype, else ``torch.testing.assert_close``'s defaults). Float64 and complex128 samples of
+a differentiable entry also compare the gradients of every input for one fixed cotangent
+(complex ones in torch's convention: NOTE [ Complex gradients ] in ember/autograd/graph.py). A random entry
 (two torch runs from different seeds differ) is compared by shape and dtype only.
 """
 
@@ -22,7 +24,11 @@ from torch.testing._internal.common_methods_invocations import op_db
 
 import ember
 
-DTYPES = (torch.float32, torch.float64, torch.int64, torch.bool)
+DTYPES = (torch.float32, torch.float64, torch.int64, torch.bool, torch.complex64, torch.complex128)
+REAL_DTYPES = tuple(d for d in DTYPES if not d.is_complex)
+COMPLEX_DTYPES = tuple(d for d in DTYPES if d.is_complex)
+# The dtypes whose samples also compare gradients.
+GRADIENT_DTYPES = (torch.float64, torch.complex128)
 
 # Entry names that name no ember function by their dotted path (they are read as a method).
 _TORCH_PREFIX = "torch."
@@ -48,6 +54,8 @@ def ember_function(op):
     is a lambda over tensor methods (then the lambda is run on ember tensors)."""
     if getattr(op.op, "__name__", "") == "<lambda>":
         return None
+    if getattr(op.op, "__objclass__", None) is torch._C.TensorBase:
+        return _attribute(ember.Tensor, op.op.__name__)  # a method entry (cfloat: torch.cfloat is a dtype)
     name = op.name[len(_TORCH_PREFIX):] if op.name.startswith(_TORCH_PREFIX) else op.name
     if name.startswith("__"):
         return _attribute(ember.Tensor, name)
@@ -111,7 +119,9 @@ def to_ember(value, leaves=None, seen=None):
 def _tensor_to_ember(value, leaves):
     if value.dtype == torch.bfloat16:
         raise Missing("bfloat16 sample")
-    tensor = ember.from_numpy(value.detach().numpy().copy(order="K"))
+    # torch's lazy conjugate and negative bits (a sample may be a conj() view) are
+    # materialised: ember has no such bits (NOTE [ The conjugate bit ] in native/complex.py)
+    tensor = ember.from_numpy(value.detach().resolve_conj().resolve_neg().numpy().copy(order="K"))
     if value.requires_grad:
         tensor.requires_grad_(True)
         if leaves is not None:
@@ -231,15 +241,16 @@ def differs_by_seed(run):
 # --- running ---------------------------------------------------------------------------
 
 
-def run_entry(op):
-    """Check every sample of the entry; return the number of comparisons made. Raises
-    AssertionError (a difference) or the error ember raised where torch did not."""
+def run_entry(op, dtypes=DTYPES):
+    """Check every sample of the entry in each of ``dtypes``; return the number of
+    comparisons made. Raises AssertionError (a difference) or the error ember raised
+    where torch did not."""
     function = ember_function(op)
     checked = 0
-    for dtype in DTYPES:
+    for dtype in dtypes:
         if dtype not in op.supported_dtypes("cpu"):
             continue
-        grad = dtype == torch.float64 and op.supports_autograd
+        grad = dtype in GRADIENT_DTYPES and op.supports_autograd
         for i, sample in enumerate(op.sample_inputs("cpu", dtype, requires_grad=grad)):
             checked += run_sample(op, function, sample, dtype, grad, f"{dtype} sample {i} ({sample.name or 'unnamed'})")
     return checked
@@ -310,18 +321,23 @@ def run_inplace(op, sample, dtype, random, label):
     return 1
 
 
+def differentiable(tensor):
+    """Whether autograd carries a gradient through ``tensor``'s dtype."""
+    return tensor.is_floating_point() or tensor.is_complex()
+
+
 def run_gradient(op, sample, expected, inputs, actual, leaves, dtype, label):
     """The gradients of every input that requires grad, for one fixed cotangent of each
     floating output."""
     torch_inputs = torch_leaves([sample.input, list(sample.args), dict(sample.kwargs)], [])
-    outputs = [t for t in flat_tensors(expected) if t.requires_grad and t.is_floating_point()]
+    outputs = [t for t in flat_tensors(expected) if t.requires_grad and differentiable(t)]
     if not torch_inputs or not outputs or len(torch_inputs) != len(leaves):
         return 0
     generator = torch.Generator().manual_seed(0)
     cotangents = [torch.randn(t.shape, dtype=t.dtype, generator=generator) for t in outputs]
     expected_grads = torch.autograd.grad(outputs, torch_inputs, cotangents, allow_unused=True)
     ember_outputs = [t for t, e in zip(flat_tensors(actual), flat_tensors(expected))
-                     if e.requires_grad and e.is_floating_point()]
+                     if e.requires_grad and differentiable(e)]
     if len(ember_outputs) != len(outputs) or any(not t.requires_grad for t in ember_outputs):
         raise AssertionError(f"{label}: ember's output does not require grad where torch's does")
     try:

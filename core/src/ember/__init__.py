@@ -65,8 +65,12 @@ from ember.native.pointwise.shifts import bitwise_left_shift, bitwise_right_shif
 from ember.native.indexing.masked_scatter import masked_scatter
 from ember.native.linalg.aliases import cholesky, det, inverse, logdet, matrix_exp, pinverse, slogdet, svd
 from ember.native.pointwise.ternary import addcdiv, addcmul
+from ember.native.complex import (angle, complex, conj, conj_physical, imag, is_complex, is_conj, is_neg, isreal,
+                                  polar, real, resolve_conj, resolve_neg, view_as_complex, view_as_real)
 from ember._ops import ops
-from ember import linalg
+from ember import fft, linalg, signal
+from ember.signal.windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window
+from ember.native.spectral.stft import istft, stft
 from ember import cpu, cuda
 from ember import accelerator, backends
 from ember import amp

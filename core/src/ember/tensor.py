@@ -246,11 +246,35 @@ class Tensor:
 
     @property
     def H(self):
-        return self.T
+        return self.T.conj()
 
     @property
     def mH(self):
-        return self.mT
+        return self.mT.conj()
+
+    # --- complex parts (ember/native/complex.py) ---------------------------------------
+    @property
+    def real(self):
+        from ember.native.complex import real
+
+        return real(self)
+
+    @real.setter
+    def real(self, value):
+        self.real.copy_(value)
+
+    @property
+    def imag(self):
+        from ember.native.complex import imag
+
+        return imag(self)
+
+    @imag.setter
+    def imag(self, value):
+        self.imag.copy_(value)
+
+    def is_complex(self):
+        return self._data.dtype.kind == "c"
 
     # --- autograd -----------------------------------------------------------------
     def _get_grad_accumulator(self):
@@ -449,6 +473,12 @@ class Tensor:
 
     def half(self, memory_format=None):
         return self.to(dtypes.float16, memory_format=memory_format)
+
+    def cfloat(self, memory_format=None):
+        return self.to(dtypes.complex64, memory_format=memory_format)
+
+    def cdouble(self, memory_format=None):
+        return self.to(dtypes.complex128, memory_format=memory_format)
 
     def bfloat16(self, memory_format=None):
         return self.to(dtypes.bfloat16, memory_format=memory_format)

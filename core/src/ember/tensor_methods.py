@@ -12,7 +12,7 @@ function itself. An in-place method ``op_`` computes ``op`` and writes the resul
 from ember import dtypes
 from ember.autograd.grad_mode import grad_state
 from ember.dtypes import python_number
-from ember.native import copy, factory, softmax, sorting
+from ember.native import complex, copy, factory, softmax, sorting
 from ember.native.indexing import indexing, masked_scatter
 from ember.native.linalg import aliases as linalg_aliases
 from ember.native.linalg import products as linalg
@@ -29,6 +29,7 @@ from ember.native.pointwise import (
     ternary as pointwise,
 )
 from ember.native.random import distributions
+from ember.native.spectral import stft
 from ember.native.reduction import extremes, median, nan_reductions, reduction
 from ember.native.shape import diagonal, inplace_views, shape, splitting, triangular, views
 from ember.native.support._inplace import check_inplace, fill_overlapping, try_fast_inplace, write_result
@@ -72,9 +73,11 @@ METHODS = {
     inplace_views: ["t_", "transpose_", "unsqueeze_", "squeeze_", "as_strided_"],
     masked_scatter: ["masked_scatter", "masked_scatter_"],
     linalg_aliases: ["inverse", "det", "logdet", "slogdet", "matrix_exp", "pinverse", "svd", "cholesky"],
+    stft: ["stft", "istft"],
+    complex: ["angle", "conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "isreal"],
 }
 
-INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "lerp", "neg",
+INPLACE = ["conj_physical", "relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "lerp", "neg",
            "abs",
            "sign", "reciprocal", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
            "square", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf",

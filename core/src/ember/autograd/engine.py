@@ -175,6 +175,8 @@ def _conform(node, i, g, meta):
     if g._data.dtype != dtype:
         from ember.dtypes import _BY_NUMPY
 
+        if g._data.dtype.kind == "c" and dtype.kind != "c":
+            g = g.real  # a real input's share of a complex gradient (NOTE [ Complex gradients ])
         g = g.to(_BY_NUMPY[dtype])  # meta holds NumPy dtypes; ``to`` takes ember's
     return g
 

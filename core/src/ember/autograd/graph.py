@@ -222,6 +222,36 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 
 RELEASED = ("released",)  # OpNode._saved after backward freed it
 
+# NOTE [ Complex gradients ]
+# For a real loss L of a complex z = x + iy, PyTorch's z.grad is dL/dx + i dL/dy (twice
+# the conjugate Wirtinger derivative dL/dz*), and the gradient a node passes back is
+# always in that convention. For an op f that is holomorphic with real coefficients
+# (exp, mul, matmul, sum, ...), the chain rule becomes grad_in = grad_out * conj(f'(z)),
+# where the real formula reads grad_out * f'(x). Since conj(f'(z)) = f'(conj z), every
+# such formula is right for complex inputs once conjugated around:
+#     grad_in = conj(formula(conj(grad_out)))
+# so the formulas written for real tensors stay as they are, and OpNode.apply wraps them
+# in conjugations when a complex gradient arrives. An op that is not holomorphic (abs,
+# angle, real, imag, conj, view_as_real, the FFTs: anything not an analytic function of
+# z alone) writes its formula for complex itself and marks it ``complex_formula``. A real
+# input's gradient is then the real part of what reaches it (engine._conform), as
+# torch's validate_outputs takes ``at::real``.
+COMPLEX_KINDS = frozenset("c")
+
+
+def complex_formula(formula):
+    """Mark a backward formula as written for complex gradients itself (NOTE [ Complex
+    gradients ]): OpNode.apply then calls it as it is."""
+    formula.complex_formula = True
+    return formula
+
+
+def _conjugated_backward(node, grads):
+    """``conj(formula(conj(grads)))``: a real-coefficient formula made right for complex
+    gradients (NOTE [ Complex gradients ])."""
+    conjugated = [g if g is None else g.conj() for g in grads]
+    return tuple(g if g is None else g.conj() for g in node.op.backward(node, *conjugated))
+
 
 class OpNode(Node):
     """The node a registered operator records; its ``op`` holds the backward formula.
@@ -292,6 +322,8 @@ class OpNode(Node):
             raise RuntimeError(_FREED)
         for g in grads:
             if g is not None:
+                if g._data.dtype.kind in COMPLEX_KINDS and not getattr(self.op.backward, "complex_formula", False):
+                    return _conjugated_backward(self, grads)
                 return self.op.backward(self, *grads)
         # No gradient reached any output (an upstream backward returned None): the
         # formulas need not handle that case, the answer is None for every input.

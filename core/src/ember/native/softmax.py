@@ -272,7 +272,7 @@ def _cumulative_dtype(input, dtype):
 
         check_differentiable_dtype(input, dtypes.to_dtype(dtype))
         return dtypes.to_dtype(dtype).np
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < dtypes.FLOATING:
         return dtypes.int64.np
     return None
 

@@ -77,7 +77,7 @@ def _pow_backward(ctx, grad):
 POW = Op("aten::pow", _pow_kernel, _pow_backward, promote=DEFAULT, save="both")
 
 
-_INTEGERS = frozenset(d for d in dtypes.ALL_DTYPES if not d.is_floating_point)
+_INTEGERS = frozenset(d for d in dtypes.ALL_DTYPES if d.category < dtypes.FLOATING)
 
 
 def pow(input, exponent):

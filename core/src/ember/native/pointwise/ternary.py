@@ -15,6 +15,7 @@ is in binary_functions.py) gets the same fast path here, for the same reason.
 
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import DEFAULT, Op
+from ember import dtypes
 from ember.dtypes import BFLOAT16_NP, is_floating_array
 from ember.native.pointwise.binary import _reraise
 from ember.native.pointwise.unary import quiet
@@ -97,7 +98,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     tensor([2.0000, 2.2000])
     """
     _require_tensors("addcdiv", input, tensor1, tensor2)
-    if not tensor1.dtype.is_floating_point and not tensor2.dtype.is_floating_point:
+    if tensor1.dtype.category < dtypes.FLOATING and tensor2.dtype.category < dtypes.FLOATING:
         raise RuntimeError(_INTEGER_ADDCDIV)
     return ADDCDIV(input, tensor1, tensor2) if value == 1 else ADDCDIV(input, tensor1, tensor2, value=value)
 

@@ -12,6 +12,7 @@ import functools
 import math
 
 from ember import dtypes
+from ember.autograd.graph import complex_formula
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, NONE, Op
 from ember.dtypes import is_floating_array
 
@@ -107,16 +108,45 @@ def _abs_kernel(xp, a):
 def _sign_kernel(xp, a):
     if a.dtype.kind == "b":
         return a.copy()
+    if a.dtype.kind == "c":
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                  "torch.sgn instead.")
     if not is_floating_array(a.dtype):
         return xp.sign(a)
     # PyTorch's sign(nan) is 0 (NumPy's is nan); abs's gradient relies on it.
     return xp.where(xp.isnan(a), a.dtype.type(0), xp.sign(a))
 
 
+def _sgn_kernel(xp, a):
+    if a.dtype.kind != "c":
+        return _sign_kernel(xp, a)
+    # z / |z|, and 0 at 0 (PyTorch's sgn).
+    magnitude = xp.abs(a)
+    return xp.where(magnitude == 0, a.dtype.type(0), a / xp.where(magnitude == 0, 1, magnitude))
+
+
+@complex_formula
+def _abs_backward(ctx, g):
+    # grad * sgn(z): for a complex z, d|z|/dx + i d|z|/dy = z / |z| (NOTE [ Complex gradients ]).
+    return (g * sgn(_x(ctx)),)
+
+
+@complex_formula
+def _sgn_backward(ctx, g):
+    x = _x(ctx)
+    if not x.dtype.is_complex:
+        return (g * 0,)
+    # sgn(z) = z / |z|: the gradient is (g - Re(g * conj(sgn z)) sgn z) / |z|, 0 at 0.
+    magnitude = abs(x)
+    unit = _y(ctx)
+    safe = magnitude + (magnitude == 0)
+    return ((g - (g * unit.conj()).real * unit) / safe * (magnitude != 0),)
+
+
 NEG = _unary("neg", _neg_kernel, lambda ctx, g: (-g,), promote=NONE, save=None)
-ABS = _unary("abs", _abs_kernel, lambda ctx, g: (g * sign(_x(ctx)),), promote=NONE)
+ABS = _unary("abs", _abs_kernel, _abs_backward, promote=NONE)
 SIGN = _unary("sign", _sign_kernel, lambda ctx, g: (g * 0,), promote=NONE, save=None)
-SGN = SIGN
+SGN = _unary("sgn", _sgn_kernel, _sgn_backward, promote=NONE, save="both")
 
 
 def _positive_kernel(xp, a):
@@ -155,8 +185,8 @@ def sign(input):
 
 
 def sgn(input):
-    """Alias of ``sign`` for real tensors."""
-    return SIGN(input)
+    """``sign`` for real tensors; ``z / |z|`` (0 at 0) for complex ones."""
+    return SGN(input) if input.dtype.is_complex else SIGN(input)
 
 
 RECIPROCAL = _unary("reciprocal", lambda xp, a: xp.reciprocal(a), lambda ctx, g: (-g * _y(ctx) * _y(ctx),),

@@ -197,7 +197,7 @@ def t(input):
 
 
 def adjoint(input):
-    return transpose(input, -2, -1)
+    return transpose(input, -2, -1).conj()
 
 
 def _expand_kernel(xp, a, shape):
