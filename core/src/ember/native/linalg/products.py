@@ -293,8 +293,8 @@ def inner(input, other):
 
 
 def vdot(input, other):
-    """``dot`` (ember has no complex dtypes, so no conjugation)."""
-    return dot(input, other)
+    """``dot(conj(input), other)``: the inner product of complex vectors."""
+    return dot(input.conj(), other)
 
 
 # --- einsum ---------------------------------------------------------------------
