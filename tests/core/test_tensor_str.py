@@ -96,6 +96,16 @@ REPR_CASES = {
     "suffix_wraps": lambda lib: lib.arange(14, dtype=lib.int32) * 1000,
     "suffixes_wrap_requires_grad": lambda lib: (lib.arange(10, dtype=lib.float64) / 3).requires_grad_(),
     "suffixes_wrap_grad_fn": lambda lib: (lib.arange(10, dtype=lib.float64) / 3).requires_grad_() * 2,
+    # complex: a formatter per part, the default complex dtype unsaid
+    "complex": lambda lib: lib.tensor([1 + 2j, 3 - 1j]),
+    "complex_parts_styles": lambda lib: lib.tensor([1.5 + 2j, -3 - 1e-5j]),
+    "complex128_2d": lambda lib: lib.tensor([[1 + 2j, 3 - 1j]] * 3, dtype=lib.complex128),
+    "complex_0d": lambda lib: lib.tensor(1 - 0j),
+    "complex_nan": lambda lib: lib.tensor([NAN + 1j, 2j]),
+    "complex_empty": lambda lib: lib.zeros(0, dtype=lib.complex64),
+    "complex_wraps": lambda lib: (lib.arange(24.0) / 7 - 1j * lib.arange(24.0)).reshape(4, 6),
+    "complex_summarized": lambda lib: lib.arange(2000.0) / 3 + 1j,
+    "complex_requires_grad": lambda lib: lib.tensor([1 + 2j], requires_grad=True) * 2,
 }
 
 
@@ -106,7 +116,7 @@ def test_repr_matches_torch(name):
 
 
 @pytest.mark.parametrize("name", ["integer_valued", "four_decimals", "float64", "0d_float", "empty",
-                                  "summarized_floats"])
+                                  "summarized_floats", "complex", "complex128_2d"])
 def test_repr_under_float64_default_matches_torch(name):
     make = REPR_CASES[name]
     ember.set_default_dtype(ember.float64)

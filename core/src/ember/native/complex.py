@@ -131,7 +131,7 @@ def view_as_complex(input):
     tensor([1.+2.j, 3.-1.j])
     """
     if input.dtype not in (dtypes.float32, dtypes.float64):
-        raise RuntimeError("view_as_complex is only supported for float and double tensors, but got a tensor "
+        raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a tensor "
                            f"of scalar type: {dtypes.SCALAR_TYPE_NAMES[input.dtype.name]}")
     if input.ndim == 0 or input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")

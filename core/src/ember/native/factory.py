@@ -37,7 +37,7 @@ def _device(device):
 
 def _finish(host_array, dtype, device, requires_grad):
     """Move a host array to ``device`` and wrap it as a leaf tensor."""
-    if requires_grad and not dtype.is_floating_point:
+    if requires_grad and dtype.category < dtypes.FLOATING:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     dev = with_index(_device(device))
     array = dev.backend.from_host(host_array, dev.index)

@@ -14,11 +14,11 @@ PyTorch is imported only when this is called.
 
 import numpy as np
 
-from ember.dtypes import BFLOAT16_NP, is_floating_array
+from ember.dtypes import BFLOAT16_NP, is_differentiable_array, is_floating_array
 
-# torch.testing.assert_close defaults, by dtype.
+# torch.testing.assert_close defaults, by dtype (a complex dtype's are its parts').
 TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
-              "float64": (1e-7, 1e-7)}
+              "float64": (1e-7, 1e-7), "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
 
 
 def make_tensor(shape, dtype="float32", low=-3.0, high=3.0, seed=0, exclude_zero=False):
@@ -33,6 +33,8 @@ def make_tensor(shape, dtype="float32", low=-3.0, high=3.0, seed=0, exclude_zero
         low_i = int(max(low, 0 if dtype.kind == "u" else low))
         return np.asarray(rng.integers(low_i, int(high) + 1, size=shape).astype(dtype))
     values = np.asarray(rng.uniform(low, high, size=shape))
+    if dtype.kind == "c":  # an independent imaginary part
+        values = np.asarray(values + 1j * np.asarray(rng.uniform(low, high, size=shape)))
     if exclude_zero:
         values[np.abs(values) < 1e-3] = 0.5
     return values.astype(dtype)
@@ -51,7 +53,7 @@ def _to_lib(lib, x, requires_grad, noncontig):
 
     if not isinstance(x, np.ndarray):
         return x
-    grad = requires_grad and is_floating_array(x.dtype)
+    grad = requires_grad and is_differentiable_array(x.dtype)
     if lib is torch:
         bfloat16 = x.dtype == BFLOAT16_NP  # torch takes no ml_dtypes array: its exact float32 values
         x = x.astype(np.float32) if bfloat16 else x
@@ -95,10 +97,12 @@ def assert_close(actual, expected, rtol=None, atol=None, msg=""):
             f"{msg}dtype mismatch: ember {_dtype_name(actual)} vs torch {_dtype_name(expected)}"
         # through float64: exact for every floating dtype, and bfloat16 has no .numpy()
         a = actual.detach().double().numpy() if actual.dtype.is_floating_point else actual.detach().numpy()
-        e = expected.detach().double().numpy() if expected.is_floating_point() else expected.detach().numpy()
-        if is_floating_array(a.dtype):
+        expected = expected.detach().resolve_conj()  # torch's lazy conj bit: numpy() refuses it
+        e = expected.double().numpy() if expected.is_floating_point() else expected.numpy()
+        if is_differentiable_array(a.dtype):
             default_rtol, default_atol = TOLERANCES.get(_dtype_name(expected), (1e-7, 1e-7))
-            np.testing.assert_allclose(a, e.astype(np.float64), rtol=rtol or default_rtol,
+            e = e if e.dtype.kind == "c" else e.astype(np.float64)
+            np.testing.assert_allclose(a, e, rtol=rtol or default_rtol,
                                        atol=atol if atol is not None else default_atol, equal_nan=True,
                                        err_msg=msg)
         else:
@@ -145,14 +149,15 @@ def assert_parity(fn, *inputs, grad=True, rtol=None, atol=None, grad_rtol=None, 
     if not grad:
         return actual, expected
     pairs = [(a, e) for a, e in zip(flat_a, flat_e)
-             if isinstance(e, torch.Tensor) and e.requires_grad and e.is_floating_point()]
+             if isinstance(e, torch.Tensor) and e.requires_grad and (e.is_floating_point() or e.is_complex())]
     t_leaves = [t for t in torch_inputs if isinstance(t, torch.Tensor) and t.requires_grad]
     e_leaves = [t for t in ember_inputs if isinstance(t, ember.Tensor) and t.requires_grad]
     if not pairs or not t_leaves:
         return actual, expected
     rng = np.random.default_rng(seed)
     # float64 seeds, cast by each library to its output's dtype (bfloat16 has no NumPy type)
-    seeds = [rng.uniform(-1, 1, size=tuple(e.shape)) for _, e in pairs]
+    seeds = [np.asarray(rng.uniform(-1, 1, size=tuple(e.shape)) + (1j * rng.uniform(-1, 1, size=tuple(e.shape))
+                                                                    if e.is_complex() else 0)) for _, e in pairs]
 
     def ember_grads():
         return ember.autograd.grad([a for a, _ in pairs], e_leaves,

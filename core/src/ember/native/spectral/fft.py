@@ -21,7 +21,7 @@ def _normalization(norm, forward):
     """The scale of a transform in direction ``forward`` for ``norm`` (NOTE [ FFT
     normalization ] in primitives.py)."""
     if norm not in _NORMS:
-        raise ValueError(f'Invalid normalization mode: "{norm}"')
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     return _NORMS[norm][0 if forward else 1]
 
 
@@ -69,9 +69,10 @@ def _one_dim(input, n, dim, name):
     if input.ndim == 0:
         raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     d = _wrap(dim, input.ndim)
-    if n is not None and n < 1:
-        raise RuntimeError(f"Invalid number of data points ({n}) specified")
-    return [d], [input.shape[d] if n is None else n]
+    size = input.shape[d] if n is None else n
+    if size < 1:
+        raise RuntimeError(f"Invalid number of data points ({size}) specified")
+    return [d], [size]
 
 
 def _n_dims(input, s, dim, default_all=True):
@@ -90,11 +91,11 @@ def _n_dims(input, s, dim, default_all=True):
         sizes = [input.shape[d] for d in dims]
     else:
         if len(s) != len(dims):
-            raise RuntimeError(f"When given, dim and shape arguments must have the same length")
+            raise RuntimeError("When given, dim and shape arguments must have the same length")
         sizes = [input.shape[d] if n == -1 else n for d, n in zip(dims, s)]
-        for n in sizes:
-            if n < 1:
-                raise RuntimeError(f"Invalid number of data points ({n}) specified")
+    for n in sizes:
+        if n < 1:
+            raise RuntimeError(f"Invalid number of data points ({n}) specified")
     return dims, sizes
 
 

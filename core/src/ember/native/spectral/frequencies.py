@@ -38,7 +38,7 @@ def _shift(input, dim, amount):
     elif isinstance(dim, int):
         dim = [dim]
     if not dim:
-        return input.clone()
+        raise RuntimeError("`shifts` required")
     shifts = [amount(input.shape[d]) for d in dim]
     return roll(input, shifts, list(dim))
 
