@@ -380,6 +380,7 @@ def result_type_from_keys(keys):
             # A lower-priority operand of a higher category decides the category.
             # A Python float gives the default dtype; a 0-d tensor gives its own; a
             # complex one keeps a floating result's precision (NOTE [ Complex dtypes ]).
-            result = result.to_complex() if d.is_complex and result.is_floating_point else d
+            keeps_precision = d.is_complex and result.is_floating_point
+            result = result.to_complex() if keeps_precision else d
     _promotion_cache[keys] = result
     return result

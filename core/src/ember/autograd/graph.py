@@ -232,10 +232,10 @@ RELEASED = ("released",)  # OpNode._saved after backward freed it
 #     grad_in = conj(formula(conj(grad_out)))
 # so the formulas written for real tensors stay as they are, and OpNode.apply wraps them
 # in conjugations when a complex gradient arrives. An op that is not holomorphic (abs,
-# angle, real, imag, conj, view_as_real, the FFTs: anything not an analytic function of
-# z alone) writes its formula for complex itself and marks it ``complex_formula``. A real
-# input's gradient is then the real part of what reaches it (engine._conform), as
-# torch's validate_outputs takes ``at::real``.
+# angle, real, imag, conj, view_as_real, the FFTs: anything not an analytic function
+# of z alone) writes its formula for complex itself and marks it ``complex_formula``.
+# A real input's gradient is then the real part of what reaches it (engine._conform),
+# as torch's validate_outputs takes ``at::real``.
 COMPLEX_KINDS = frozenset("c")
 
 
@@ -244,6 +244,10 @@ def complex_formula(formula):
     gradients ]): OpNode.apply then calls it as it is."""
     formula.complex_formula = True
     return formula
+
+
+def _is_complex_formula(formula):
+    return getattr(formula, "complex_formula", False)
 
 
 def _conjugated_backward(node, grads):
@@ -322,7 +326,8 @@ class OpNode(Node):
             raise RuntimeError(_FREED)
         for g in grads:
             if g is not None:
-                if g._data.dtype.kind in COMPLEX_KINDS and not getattr(self.op.backward, "complex_formula", False):
+                complex_grad = g._data.dtype.kind in COMPLEX_KINDS
+                if complex_grad and not _is_complex_formula(self.op.backward):
                     return _conjugated_backward(self, grads)
                 return self.op.backward(self, *grads)
         # No gradient reached any output (an upstream backward returned None): the

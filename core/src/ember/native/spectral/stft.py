@@ -53,7 +53,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 
     >>> import ember
     >>> ember.stft(ember.ones(8), 4, return_complex=True).shape
-    ember.Size([3, 3])
+    ember.Size([3, 9])
     """
     if return_complex is None:
         if not (input.dtype.is_complex or (window is not None and window.dtype.is_complex)):
