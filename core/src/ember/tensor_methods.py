@@ -29,9 +29,9 @@ from ember.native.pointwise import (
     ternary as pointwise,
 )
 from ember.native.random import distributions
-from ember.native.spectral import stft
 from ember.native.reduction import extremes, median, nan_reductions, reduction
 from ember.native.shape import diagonal, inplace_views, shape, splitting, triangular, views
+from ember.native.spectral import stft
 from ember.native.support._inplace import check_inplace, fill_overlapping, try_fast_inplace, write_result
 from ember.tensor import Tensor
 
@@ -77,8 +77,8 @@ METHODS = {
     complex: ["angle", "conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "isreal"],
 }
 
-INPLACE = ["conj_physical", "relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "lerp", "neg",
-           "abs",
+INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "lerp", "neg",
+           "abs", "conj_physical",
            "sign", "reciprocal", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
            "square", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf",
            "erfc", "erfinv", "floor", "ceil", "trunc", "round", "frac", "clamp", "clip", "clamp_min", "clamp_max",

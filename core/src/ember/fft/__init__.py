@@ -7,8 +7,26 @@ three primitives of primitives.py; frequencies.py: the helpers); this module onl
 names them.
 """
 
-from ember.native.spectral.fft import (fft, fft2, fftn, hfft, hfft2, hfftn, ifft, ifft2, ifftn, ihfft, ihfft2, ihfftn,
-                                       irfft, irfft2, irfftn, rfft, rfft2, rfftn)
+from ember.native.spectral.fft import (
+                                       fft,
+                                       fft2,
+                                       fftn,
+                                       hfft,
+                                       hfft2,
+                                       hfftn,
+                                       ifft,
+                                       ifft2,
+                                       ifftn,
+                                       ihfft,
+                                       ihfft2,
+                                       ihfftn,
+                                       irfft,
+                                       irfft2,
+                                       irfftn,
+                                       rfft,
+                                       rfft2,
+                                       rfftn,
+)
 from ember.native.spectral.frequencies import fftfreq, fftshift, ifftshift, rfftfreq
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",

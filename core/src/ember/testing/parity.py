@@ -14,7 +14,7 @@ PyTorch is imported only when this is called.
 
 import numpy as np
 
-from ember.dtypes import BFLOAT16_NP, is_differentiable_array, is_floating_array
+from ember.dtypes import BFLOAT16_NP, is_differentiable_array
 
 # torch.testing.assert_close defaults, by dtype (a complex dtype's are its parts').
 TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),

@@ -13,9 +13,9 @@ writes into the target with one temporary when no graph is recorded
 is in binary_functions.py) gets the same fast path here, for the same reason.
 """
 
+from ember import dtypes
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import DEFAULT, Op
-from ember import dtypes
 from ember.dtypes import BFLOAT16_NP, is_floating_array
 from ember.native.pointwise.binary import _reraise
 from ember.native.pointwise.unary import quiet

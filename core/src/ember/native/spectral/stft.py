@@ -143,7 +143,8 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if frames.dtype.is_complex:
         from ember.native.complex import complex as make_complex
 
-        signal = make_complex(_overlap_add(frames.real, hop_length, total), _overlap_add(frames.imag, hop_length, total))
+        real_part = _overlap_add(frames.real, hop_length, total)
+        signal = make_complex(real_part, _overlap_add(frames.imag, hop_length, total))
     else:
         signal = _overlap_add(frames, hop_length, total)
     envelope = _overlap_add((window * window).reshape(1, n_fft, 1).expand(1, n_fft, n_frames), hop_length, total)[0]
