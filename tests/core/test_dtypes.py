@@ -13,12 +13,19 @@ import torch
 
 import ember
 
-DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
-SCALARS = {"bool": True, "int": 3, "float": 2.5}
+DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64",
+               "complex128"]
+SCALARS = {"bool": True, "int": 3, "float": 2.5, "complex": 1.5 - 2j}
 
 
 def as_torch(d):
     return getattr(torch, repr(d).removeprefix("ember."))
+
+
+def without_complex32(d):
+    """torch's dtype, its complex32 (float16 meeting a complex operand) read as complex64:
+    ember has no complex32 (NOTE [ Complex dtypes ])."""
+    return torch.complex64 if d == torch.complex32 else d
 
 
 @pytest.fixture
@@ -37,7 +44,7 @@ def test_dtype_attributes_match_torch(name):
     assert e.is_floating_point == t.is_floating_point
     assert e.is_signed == t.is_signed
     assert e.itemsize == t.itemsize
-    assert not e.is_complex
+    assert e.is_complex == t.is_complex
     assert pickle.loads(pickle.dumps(e)) is e
 
 
@@ -83,17 +90,17 @@ def _id(case):
 def test_result_type_and_add_dtype_match_torch(kind_a, dtype_a, kind_b, dtype_b):
     ea, eb = _operand(ember, kind_a, dtype_a), _operand(ember, kind_b, dtype_b)
     ta, tb = _operand(torch, kind_a, dtype_a), _operand(torch, kind_b, dtype_b)
-    assert as_torch(ember.result_type(ea, eb)) == torch.result_type(ta, tb)
-    assert as_torch((ea + eb).dtype) == (ta + tb).dtype
+    assert as_torch(ember.result_type(ea, eb)) == without_complex32(torch.result_type(ta, tb))
+    assert as_torch((ea + eb).dtype) == without_complex32((ta + tb).dtype)
 
 
 @pytest.mark.parametrize("kind", ["dim", "0d"])
 @pytest.mark.parametrize("dtype_name", DTYPE_NAMES)
-@pytest.mark.parametrize("scalar", [True, 3, 2.5])
+@pytest.mark.parametrize("scalar", [True, 3, 2.5, 1.5 - 2j])
 def test_result_type_under_float64_default(default_float64, kind, dtype_name, scalar):
     e, t = _operand(ember, kind, dtype_name), _operand(torch, kind, dtype_name)
-    assert as_torch(ember.result_type(e, scalar)) == torch.result_type(t, scalar)
-    assert as_torch((scalar * e).dtype) == (scalar * t).dtype
+    assert as_torch(ember.result_type(e, scalar)) == without_complex32(torch.result_type(t, scalar))
+    assert as_torch((scalar * e).dtype) == without_complex32((scalar * t).dtype)
 
 
 def test_default_dtype_float64_changes_python_floats(default_float64):
@@ -131,8 +138,8 @@ def test_python_types_as_dtypes():
 
 
 def test_unsupported_numpy_dtype_is_a_type_error():
-    with pytest.raises(TypeError, match="complex128"):
-        ember.dtypes.from_numpy_dtype(np.complex128)
+    with pytest.raises(TypeError, match="uint32"):
+        ember.dtypes.from_numpy_dtype(np.uint32)
 
 
 @pytest.mark.parametrize("a, b", list(itertools.product(DTYPE_NAMES, DTYPE_NAMES)))
