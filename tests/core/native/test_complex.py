@@ -168,3 +168,12 @@ def test_errors_match_torch(call, message):
 @pytest.mark.parametrize("shape", [(), (0,), (2, 0)])
 def test_empty_and_zero_dim(dtype, shape):
     assert_parity(lambda lib, z: lib.view_as_real(z) * 2 + lib.angle(z).sum(), make_tensor(shape, dtype))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("shape", [(3,), (8, 2), (17,), (0,)])
+def test_randn_draws_torch_s_complex_stream(dtype, shape):
+    ember.manual_seed(0)
+    torch.manual_seed(0)
+    got, expected = ember.randn(*shape, dtype=getattr(ember, dtype)), torch.randn(*shape, dtype=getattr(torch, dtype))
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())

@@ -535,8 +535,14 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
     tensor([ 1.5410, -0.2934, -2.1788])
     """
     d = _float_dtype(dtype)
-    _check_floating(d, "normal_kernel_cpu")
     shape = _shape(sizes, "randn", size)
+    if d.is_complex:
+        # torch draws the parts as 2n normals of the real dtype, each with variance 1/2
+        parts = transformations.normal(_generator(generator), 2 * math.prod(shape), d.to_real().np,
+                                       std=1 / math.sqrt(2))
+        host = parts.view(d.np)
+        return _finish(host.reshape(shape), d, device, requires_grad)
+    _check_floating(d, "normal_kernel_cpu")
     host = transformations.normal(_generator(generator), math.prod(shape), d.np)
     return _finish(host.reshape(shape), d, device, requires_grad)
 
