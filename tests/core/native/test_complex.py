@@ -152,7 +152,7 @@ def test_conj_is_materialised_and_real_inputs_come_back_unchanged():
     (lambda lib: lib.view_as_real(lib.ones(2)), "view_as_real is only supported for complex tensors"),
     (lambda lib: lib.view_as_complex(lib.ones(2, 3)), "Tensor must have a last dimension of size 2"),
     (lambda lib: lib.view_as_complex(lib.ones(2, 4)[:, ::2]), "Tensor must have a last dimension with stride 1"),
-    (lambda lib: lib.view_as_complex(lib.ones(4, dtype=lib.int64).reshape(2, 2)), "only supported for float"),
+    (lambda lib: lib.view_as_complex(lib.ones(4, dtype=lib.int64).reshape(2, 2)), "only supported for half, float and double"),
     (lambda lib: lib.complex(lib.ones(2), lib.ones(2, dtype=lib.float64)), "Expected object of scalar type Float"),
     (lambda lib: lib.complex(lib.ones(2, dtype=lib.int64), lib.ones(2, dtype=lib.int64)), "Half, Float or Double"),
     (lambda lib: lib.sign(lib.ones(2, dtype=lib.complex64)), "Please use torch.sgn instead"),
