@@ -38,7 +38,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.vector_norm: ord must be a number, but got {ord}")
-    if dtype is None and not (x.dtype.is_floating_point):
+    if dtype is None and not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_type_name(x)}")
     return norm(x, float(ord), dim, keepdim, dtype=dtype)

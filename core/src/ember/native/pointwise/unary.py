@@ -335,6 +335,8 @@ def tanh(input):
 
 
 def _sigmoid_kernel(xp, a):
+    if a.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-a))
     # exp of a negative number only: no overflow warning for large |a|.
     e = xp.exp(-xp.abs(a))
     return xp.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)

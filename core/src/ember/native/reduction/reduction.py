@@ -514,6 +514,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         p = 2
     if p == "nuc":
         return _nuclear_norm(input, dim, keepdim)
+    if input.dtype.is_complex:  # a vector norm reads magnitudes; abs's gradient is grad * sgn(z), as torch's
+        input = input.abs()
     dims = reduction_dims(dim, input.ndim)
     if (p < 0 or p == float("inf")) and input.numel() == 0:
         _check_norm_identity(input, dims, p, dim is None)
