@@ -62,6 +62,13 @@ from ember.native.reduction.nan_reductions import aminmax, nanmean, nansum
 from ember.native.pointwise.copysign import copysign
 from ember.native.pointwise.xlogy import xlogy
 from ember.native.pointwise.shifts import bitwise_left_shift, bitwise_right_shift
+from ember.native.pointwise.trigonometric import acosh, arccosh, arcsinh, arctanh, asinh, atanh, deg2rad, rad2deg, sinc
+from ember.native.pointwise.gamma import digamma, igamma, igammac, lgamma, mvlgamma, polygamma
+from ember.native.pointwise.bessel import i0
+from ember.native.pointwise.log_space import logaddexp, logaddexp2, logit
+from ember.native.pointwise.float_bits import frexp, ldexp, nextafter, signbit
+from ember.native.pointwise.integer_math import gcd, lcm
+from ember.native.pointwise.binary_functions import heaviside, hypot
 from ember.native.indexing.masked_scatter import masked_scatter
 from ember.native.linalg.aliases import cholesky, det, inverse, logdet, matrix_exp, pinverse, slogdet, svd
 from ember.native.pointwise.ternary import addcdiv, addcmul
@@ -71,6 +78,7 @@ from ember._ops import ops
 from ember import fft, linalg, signal
 from ember.signal.windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window
 from ember.native.spectral.stft import istft, stft
+from ember import special
 from ember import cpu, cuda
 from ember import accelerator, backends
 from ember import amp

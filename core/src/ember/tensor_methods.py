@@ -17,11 +17,17 @@ from ember.native.indexing import indexing, masked_scatter
 from ember.native.linalg import aliases as linalg_aliases
 from ember.native.linalg import products as linalg
 from ember.native.pointwise import (
+    bessel,
     binary,
     binary_functions,
     comparison,
     copysign,
+    float_bits,
+    gamma,
+    integer_math,
+    log_space,
     shifts,
+    trigonometric,
     unary,
     xlogy,
 )
@@ -38,7 +44,14 @@ from ember.tensor import Tensor
 METHODS = {
     binary: ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
              "remainder", "fmod", "rsub"],
-    binary_functions: ["pow", "float_power", "atan2", "arctan2", "maximum", "minimum", "fmax", "fmin", "lerp"],
+    binary_functions: ["pow", "float_power", "atan2", "arctan2", "maximum", "minimum", "fmax", "fmin", "lerp", "hypot",
+                       "heaviside"],
+    trigonometric: ["asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "sinc"],
+    gamma: ["lgamma", "digamma", "mvlgamma", "igamma", "igammac"],
+    bessel: ["i0"],
+    log_space: ["logaddexp", "logaddexp2", "logit"],
+    float_bits: ["frexp", "ldexp", "nextafter", "signbit"],
+    integer_math: ["gcd", "lcm"],
     unary: ["relu", "neg", "negative", "positive", "abs", "absolute", "sign", "sgn", "reciprocal", "exp", "exp2",
             "expm1",
             "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square", "sin", "cos", "tan", "asin", "acos", "atan",
@@ -86,7 +99,10 @@ INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmo
            "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "masked_fill", "scatter",
            "scatter_add", "index_add", "index_put", "cumsum", "cumprod", "maximum", "minimum", "true_divide",
            "multiply", "subtract", "divide", "copysign", "xlogy", "bitwise_left_shift", "bitwise_right_shift",
-           "sgn", "addmm", "addmv", "baddbmm"]
+           "sgn", "addmm", "addmv", "baddbmm", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "arcsin",
+           "arccos", "arctan", "fix", "negative", "absolute", "deg2rad", "rad2deg", "sinc", "hypot", "heaviside",
+           "lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac", "i0", "logit", "ldexp", "nextafter",
+           "gcd", "lcm"]
 
 FAST_INPLACE = {"add": "add", "sub": "subtract", "mul": "multiply"}
 
@@ -199,6 +215,7 @@ def attach():
     for module, names in METHODS.items():
         for name in names:
             setattr(Tensor, name, getattr(module, name))
+    Tensor.polygamma = gamma.polygamma_method  # the method puts the tensor first: x.polygamma(n)
     for name in INPLACE:
         setattr(Tensor, name + "_", _inplace_method(getattr(Tensor, name), name + "_"))
     for name, ufunc_name in FAST_INPLACE.items():

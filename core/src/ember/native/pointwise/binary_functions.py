@@ -1,9 +1,9 @@
-"""Two-input math functions: ``pow float_power atan2 maximum minimum fmax fmin lerp``
-and their aliases (the arithmetic operators are in binary.py).
+"""Two-input math functions: ``pow float_power atan2 maximum minimum fmax fmin lerp
+hypot heaviside`` and their aliases (the arithmetic operators are in binary.py).
 
 PyTorch counterpart: aten/src/ATen/native/BinaryOps.cpp (atan2, maximum, minimum,
-fmax, fmin), Pow.cpp, Lerp.cpp and their entries in tools/autograd/derivatives.yaml
-(v2.13).
+fmax, fmin, hypot, heaviside), Pow.cpp, Lerp.cpp and their entries in
+tools/autograd/derivatives.yaml (v2.13).
 
 As in binary.py, operands are promoted before the kernel runs, backward formulas are
 written with ember ops, and errors are PyTorch's.
@@ -14,6 +14,7 @@ import math
 from ember import dtypes
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, Op
 from ember.native.pointwise.binary import _dtype_of, _elementwise, _reraise, require_tensors
+from ember.native.pointwise.special_kernels import not_differentiable
 from ember.native.pointwise.unary import not_implemented_for, quiet
 
 # --- pow ------------------------------------------------------------------------
@@ -271,3 +272,56 @@ def lerp(input, end, weight):
 def _c_name(dtype):
     # PyTorch names dtypes by their C++ type in this message.
     return dtypes.C_TYPE_NAMES[dtype.name]
+
+
+# --- hypot, heaviside -------------------------------------------------------------------------
+
+
+def _hypot_kernel(xp, a, b):
+    if a.dtype.kind in "biu":
+        raise not_implemented_for("hypot_cpu", a.dtype)
+    return xp.hypot(a, b)
+
+
+def _hypot_backward(ctx, grad):
+    a, b = ctx.saved_inputs
+    (result,) = ctx.saved_outputs
+    need_a, need_b = ctx.needs_input_grad
+    return (grad * a / result if need_a else None), (grad * b / result if need_b else None)
+
+
+HYPOT = Op("aten::hypot", quiet(_hypot_kernel), _hypot_backward, promote=DEFAULT, save="both")
+
+
+def hypot(input, other):
+    """``sqrt(input**2 + other**2)``, without overflow; floating inputs only.
+
+    >>> import ember
+    >>> ember.hypot(ember.tensor([3.0, 5.0]), ember.tensor([4.0, 12.0]))
+    tensor([ 5., 13.])
+    """
+    require_tensors("hypot", input, other)
+    return HYPOT(input, other)
+
+
+def _heaviside_kernel(xp, a, values):
+    # where(x == 0, values, x > 0): NaN counts as not above 0 (0), as in PyTorch.
+    return xp.where(a == 0, values, a > 0).astype(a.dtype, copy=False)
+
+
+HEAVISIDE = Op("aten::heaviside", _heaviside_kernel, not_differentiable("heaviside"), promote=DEFAULT)
+
+
+def heaviside(input, values):
+    """The step function: 0 where ``input < 0``, 1 where ``input > 0`` and ``values``
+    where ``input == 0``; both tensors of one dtype, as PyTorch requires.
+
+    >>> import ember
+    >>> ember.heaviside(ember.tensor([-1.5, 0.0, 2.0]), ember.tensor([0.5]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    if not hasattr(values, "_data"):
+        raise TypeError(f"heaviside(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return HEAVISIDE(input, values)
