@@ -45,9 +45,10 @@ from ember.native.reduction.extremes import amax, amin, argmax, argmin, max, min
 from ember.native.softmax import cumprod, cumsum, log_softmax, softmax
 from ember.native.shape.views import (adjoint, as_strided, flatten, movedim, moveaxis, narrow, permute, reshape, select,
                                       squeeze, swapaxes, swapdims, t, transpose, unflatten, unsqueeze)
-from ember.native.shape.splitting import chunk, split, tensor_split, unbind
-from ember.native.shape.shape import (broadcast_shapes, broadcast_tensors, broadcast_to, cat, concat, concatenate, flip,
-                                      fliplr, flipud, hstack, repeat_interleave, roll, stack, tile, vstack)
+from ember.native.shape.splitting import chunk, dsplit, hsplit, split, tensor_split, unbind, vsplit
+from ember.native.shape.shape import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors,
+                                      broadcast_to, cat, column_stack, concat, concatenate, dstack, flip, fliplr,
+                                      flipud, hstack, repeat_interleave, roll, stack, tile, vstack)
 from ember.native.indexing.indexing import (argwhere, gather, index_add, index_put, index_select, masked_fill,
                                             masked_select, nonzero, scatter, scatter_add, take_along_dim, where)
 from ember.native.linalg.products import (addmm, addmv, baddbmm, bmm, dot, einsum, ger, inner, matmul, mm, mv, outer,
@@ -69,6 +70,7 @@ from ember.native.pointwise.log_space import logaddexp, logaddexp2, logit
 from ember.native.pointwise.float_bits import frexp, ldexp, nextafter, signbit
 from ember.native.pointwise.integer_math import gcd, lcm
 from ember.native.pointwise.binary_functions import heaviside, hypot
+from ember.native.linalg.vander import vander
 from ember.native.indexing.masked_scatter import masked_scatter
 from ember.native.linalg.aliases import cholesky, det, inverse, logdet, matrix_exp, pinverse, slogdet, svd
 from ember.native.pointwise.ternary import addcdiv, addcmul

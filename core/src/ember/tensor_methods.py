@@ -68,7 +68,7 @@ METHODS = {
     views: ["view", "reshape", "view_as", "reshape_as", "permute", "transpose", "swapaxes", "swapdims", "t",
             "adjoint", "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "unflatten", "narrow", "movedim",
             "moveaxis", "as_strided", "select"],
-    splitting: ["split", "chunk", "tensor_split", "unbind"],
+    splitting: ["split", "chunk", "tensor_split", "unbind", "hsplit", "vsplit", "dsplit"],
     shape: ["broadcast_to", "flip", "fliplr", "flipud", "roll", "repeat", "tile", "repeat_interleave"],
     indexing: ["masked_fill", "masked_select", "gather", "take_along_dim", "scatter", "scatter_add",
                "index_select", "index_add", "index_put", "nonzero", "argwhere"],

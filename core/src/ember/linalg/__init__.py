@@ -17,6 +17,7 @@ import numpy as np
 
 from ember.native.linalg.checks import LinAlgError, check_floating, check_matrix
 from ember.native.linalg.cholesky import cholesky
+from ember.native.linalg.compositions import diagonal, matrix_power, multi_dot, vecdot  # noqa: F401
 from ember.native.linalg.det import det, slogdet
 from ember.native.linalg.eigh import eigh, eigvalsh
 from ember.native.linalg.matrix_exp import matrix_exp
@@ -24,6 +25,7 @@ from ember.native.linalg.pinv import lstsq, pinv
 from ember.native.linalg.qr import qr
 from ember.native.linalg.solve import inv, solve
 from ember.native.linalg.svd import svd, svdvals
+from ember.native.linalg.vander import linalg_vander as vander  # noqa: F401
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):

@@ -432,18 +432,46 @@ def _check_einsum_sizes(terms, shapes):
             sizes[c] = max(seen, size) if size != 1 else seen
 
 
+def _sublist_equation(arguments):
+    """``(equation, operands)`` of einsum's sublist form, ``operand, sublist, operand,
+    sublist, ..., [output sublist]``: each sublist holds ints in [0, 52) (0-25 are
+    written A-Z, 26-51 a-z, as in PyTorch, so the implicit output's alphabetical order
+    is the ints' order) and ``...``."""
+    def letters(sublist):
+        out = []
+        for s in sublist:
+            if s is Ellipsis:
+                out.append("...")
+            elif isinstance(s, int) and 0 <= s < 52:
+                out.append(chr(ord("A") + s) if s < 26 else chr(ord("a") + s - 26))
+            else:
+                raise RuntimeError("einsum(): expected subscript to be within the range [0, 52), but got "
+                                   f"{s}" if isinstance(s, int) else "einsum(): expected sublist elements to be "
+                                   f"int or Ellipsis, got {type(s).__name__}")
+        return "".join(out)
+
+    pairs = len(arguments) // 2
+    operands, terms = arguments[0:2 * pairs:2], [letters(s) for s in arguments[1:2 * pairs:2]]
+    if len(arguments) % 2 == 0:  # no output sublist: the implicit output
+        return ",".join(terms), operands
+    return ",".join(terms) + "->" + letters(arguments[-1]), operands
+
+
 def einsum(equation, *operands):
     """Sum of products over the subscripts of ``equation`` (Einstein notation).
 
     ``"ij,jk->ik"`` is a matrix product, ``"bij,bjk->bik"`` a batched one, ``"ii->"``
     a trace, ``"ii->i"`` a diagonal, ``"...ij->...ji"`` a batched transpose; without
     ``->`` the output holds the letters used once, in alphabetical order. Any number
-    of operands; letters of size 1 broadcast. Differentiable in every operand.
+    of operands; letters of size 1 broadcast. Differentiable in every operand. The
+    sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` names subscripts by ints.
 
     >>> import ember
     >>> ember.einsum("ij,j->i", ember.ones(2, 3), ember.tensor([1., 2., 3.]))
     tensor([6., 6.])
     """
+    if not isinstance(equation, str):  # the sublist form: einsum(a, [0, 1], b, [1, 2], [0, 2])
+        equation, operands = _sublist_equation((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     terms, output = _parse_einsum(equation, [t.shape for t in operands])

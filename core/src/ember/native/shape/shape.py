@@ -1,6 +1,6 @@
-"""Shape ops that make new memory: ``cat stack hstack vstack flip roll repeat tile
-repeat_interleave``, and broadcasting (``broadcast_to broadcast_shapes
-broadcast_tensors``). The view ops are in views.py and splitting.py.
+"""Shape ops that make new memory: ``cat stack hstack vstack dstack column_stack flip
+roll repeat tile repeat_interleave``, the ``atleast_1d/2d/3d`` reshapes, and
+broadcasting (``broadcast_to broadcast_shapes broadcast_tensors``). The view ops are in views.py and splitting.py.
 
 PyTorch counterpart: aten/src/ATen/native/TensorShape.cpp (cat, stack, repeat,
 broadcast_to, broadcast_tensors) and TensorTransformations.cpp (flip, roll) (v2.13).
@@ -102,17 +102,51 @@ def stack(tensors, dim=0):
     return cat([t.unsqueeze(dim) for t in tensors], dim)
 
 
-def atleast_1d(input):
+def _at_least(expand):
+    # torch's form: one tensor gives a tensor, several (or one list of them) a tuple.
+    def function(*tensors):
+        if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)):
+            return expand(tensors[0])
+        if len(tensors) == 1:
+            tensors = tensors[0]
+        return tuple(expand(t) for t in tensors)
+    return function
+
+
+def _expand_1d(input):
     return input.reshape(1) if input.ndim == 0 else input
 
 
-def atleast_2d(input):
+def _expand_2d(input):
     return input.reshape(1, -1) if input.ndim < 2 else input
+
+
+def _expand_3d(input):
+    # 0-d -> (1, 1, 1), (n,) -> (1, n, 1), (m, n) -> (m, n, 1), as NumPy's atleast_3d.
+    if input.ndim == 0:
+        return input.reshape(1, 1, 1)
+    if input.ndim == 1:
+        return input.reshape(1, -1, 1)
+    return input.unsqueeze(-1) if input.ndim == 2 else input
+
+
+atleast_1d = _at_least(_expand_1d)
+atleast_1d.__doc__ = "Each tensor with at least 1 dim (a 0-d tensor becomes shape (1,))."
+atleast_2d = _at_least(_expand_2d)
+atleast_2d.__doc__ = "Each tensor with at least 2 dims (new dims in front)."
+atleast_3d = _at_least(_expand_3d)
+atleast_3d.__doc__ = """Each tensor with at least 3 dims: ``(n,)`` becomes ``(1, n, 1)``, ``(m, n)`` becomes
+``(m, n, 1)``.
+
+>>> import ember
+>>> ember.atleast_3d(ember.ones(2, 3)).shape
+ember.Size([2, 3, 1])
+"""
 
 
 def hstack(tensors):
     """Join along dim 1 (dim 0 for 1-d tensors); 0-d tensors count as 1-d."""
-    tensors = [atleast_1d(t) for t in tensors]
+    tensors = [_expand_1d(t) for t in tensors]
     if not tensors:
         raise RuntimeError("hstack expects a non-empty TensorList")
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
@@ -120,10 +154,35 @@ def hstack(tensors):
 
 def vstack(tensors):
     """Join along dim 0, after making 0-d and 1-d tensors rows."""
-    tensors = [atleast_2d(t) for t in tensors]
+    tensors = [_expand_2d(t) for t in tensors]
     if not tensors:
         raise RuntimeError("vstack expects a non-empty TensorList")
     return cat(tensors, 0)
+
+
+def dstack(tensors):
+    """Join along dim 2 (depth), after ``atleast_3d``.
+
+    >>> import ember
+    >>> ember.dstack([ember.ones(2), ember.zeros(2)]).shape
+    ember.Size([1, 2, 2])
+    """
+    tensors = [_expand_3d(t) for t in tensors]
+    if not tensors:
+        raise RuntimeError("dstack expects a non-empty TensorList")
+    return cat(tensors, 2)
+
+
+def column_stack(tensors):
+    """Join along dim 1, 0-d and 1-d tensors first made columns ``(n, 1)``.
+
+    >>> import ember
+    >>> ember.column_stack([ember.ones(3), ember.zeros(3, 2)]).shape
+    ember.Size([3, 3])
+    """
+    if not tensors:
+        raise RuntimeError("column_stack expects a non-empty TensorList")
+    return cat([t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in tensors], 1)
 
 
 FLIP = Op("aten::flip", lambda xp, a, dims: xp.flip(a, dims).copy(), lambda ctx, g: (g.flip(ctx.attrs["dims"]),))

@@ -125,3 +125,28 @@ def unbind(input, dim=0):
     if input.shape[dim] == 0:
         return ()
     return UNBIND(input, dim=dim)
+
+
+def _directional_split(name, dim, min_ndim):
+    # hsplit/vsplit/dsplit: tensor_split along a fixed dim, but a number of sections
+    # must divide the size (NumPy's rule); hsplit of a 1-d tensor splits dim 0.
+    def function(input, indices_or_sections):
+        if input.ndim < min_ndim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_ndim} dimension, but got a "
+                               f"tensor with {input.ndim} dimensions!")
+        along = 0 if name == "hsplit" and input.ndim == 1 else dim
+        if isinstance(indices_or_sections, int):
+            size = input.shape[along]
+            if indices_or_sections == 0 or size % indices_or_sections:
+                raise RuntimeError(f"torch.{name} attempted to split along dimension {along}, but the size of the "
+                                   f"dimension {size} is not divisible by the split_size {indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, along)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"Split into pieces along dim {dim} (``tensor_split`` with NumPy's rule that a number of "
+                        f"sections divides the size); a tuple of views.")
+    return function
+
+
+hsplit = _directional_split("hsplit", 1, 1)
+vsplit = _directional_split("vsplit", 0, 2)
+dsplit = _directional_split("dsplit", 2, 3)
