@@ -280,7 +280,7 @@ def _c_name(dtype):
 def _hypot_kernel(xp, a, b):
     if a.dtype.kind in "biu":
         raise not_implemented_for("hypot_cpu", a.dtype)
-    return xp.hypot(a, b)
+    return _elementwise("hypot")(xp, a, b)
 
 
 def _hypot_backward(ctx, grad):

@@ -14,7 +14,7 @@ steps to the neighbouring representable float, ``signbit`` reads the sign bit (s
 import collections
 
 from ember.dispatcher import DEFAULT, NONE, Op
-from ember.native.pointwise.binary import require_tensors
+from ember.native.pointwise.binary import _elementwise, require_tensors
 from ember.native.pointwise.unary import not_implemented_for, quiet
 
 # --- frexp, ldexp ---------------------------------------------------------------------------
@@ -69,7 +69,7 @@ def ldexp(input, other):
 def _nextafter_kernel(xp, a, b):
     if a.dtype.kind in "biu":
         raise not_implemented_for("nextafter_cpu", a.dtype)
-    return xp.nextafter(a, b)
+    return _elementwise("nextafter")(xp, a, b)
 
 
 def _nextafter_backward(ctx, grad):

@@ -25,7 +25,13 @@ def _x(ctx):
 
 # --- lgamma, digamma, polygamma --------------------------------------------------------
 
-LGAMMA = floating_op("lgamma", special_kernel("gammaln"), lambda ctx, g: (g * digamma(_x(ctx)),))
+def _lgamma_kernel(xp, a):
+    # log |Gamma(-inf)| is +inf in PyTorch (SciPy's gammaln says -inf).
+    result = special(xp).gammaln(a).astype(a.dtype, copy=False)
+    return xp.where(a == -xp.inf, a.dtype.type(xp.inf), result)
+
+
+LGAMMA = floating_op("lgamma", _lgamma_kernel, lambda ctx, g: (g * digamma(_x(ctx)),))
 DIGAMMA = floating_op("digamma", special_kernel("psi"), lambda ctx, g: (g * polygamma(1, _x(ctx)),))
 
 

@@ -13,7 +13,7 @@ softmax of the two: ``1 / (1 + exp(b - a))`` for ``a``.
 import math
 
 from ember.dispatcher import DEFAULT, Op
-from ember.native.pointwise.binary import require_tensors
+from ember.native.pointwise.binary import _elementwise, require_tensors
 from ember.native.pointwise.special_kernels import floating_op
 from ember.native.pointwise.unary import exp, exp2, not_implemented_for, quiet
 
@@ -24,7 +24,7 @@ def _logaddexp_kernel(ufunc):
     def kernel(xp, a, b):
         if a.dtype.kind in "biu":
             raise not_implemented_for(f"{ufunc}_cpu", a.dtype)
-        return getattr(xp, ufunc)(a, b)
+        return _elementwise(ufunc)(xp, a, b)
     return quiet(kernel)
 
 
