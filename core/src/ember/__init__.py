@@ -71,6 +71,9 @@ from ember.native.pointwise.float_bits import frexp, ldexp, nextafter, signbit
 from ember.native.pointwise.integer_math import gcd, lcm
 from ember.native.pointwise.binary_functions import heaviside, hypot
 from ember.native.linalg.vander import vander
+from ember.native.linalg.lu import lu_unpack
+from ember.native.linalg.lu import lu_solve_legacy as lu_solve
+from ember.native.linalg.lu import lu_with_pivots as lu
 from ember.native.indexing.masked_scatter import masked_scatter
 from ember.native.linalg.aliases import cholesky, det, inverse, logdet, matrix_exp, pinverse, slogdet, svd
 from ember.native.pointwise.ternary import addcdiv, addcmul

@@ -15,6 +15,7 @@ from ember.dtypes import python_number
 from ember.native import complex, copy, factory, softmax, sorting
 from ember.native.indexing import indexing, masked_scatter
 from ember.native.linalg import aliases as linalg_aliases
+from ember.native.linalg import lu as linalg_lu
 from ember.native.linalg import products as linalg
 from ember.native.pointwise import (
     bessel,
@@ -221,6 +222,8 @@ def attach():
     for name, ufunc_name in FAST_INPLACE.items():
         setattr(Tensor, name + "_", _fast_inplace_method(getattr(Tensor, name), name + "_", ufunc_name))
     Tensor.where = _where
+    Tensor.lu = linalg_lu.lu_with_pivots
+    Tensor.lu_solve = linalg_lu.lu_solve_legacy
     Tensor.copy_ = copy.copy_
     Tensor.addcmul_ = pointwise.addcmul_
     Tensor.addcdiv_ = pointwise.addcdiv_

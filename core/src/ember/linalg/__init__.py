@@ -20,11 +20,17 @@ from ember.native.linalg.cholesky import cholesky
 from ember.native.linalg.compositions import diagonal, matrix_power, multi_dot, vecdot  # noqa: F401
 from ember.native.linalg.det import det, slogdet
 from ember.native.linalg.eigh import eigh, eigvalsh
+from ember.native.linalg.householder import householder_product  # noqa: F401
+from ember.native.linalg.info_variants import cholesky_ex, inv_ex, solve_ex  # noqa: F401
+from ember.native.linalg.lu import lu, lu_factor, lu_factor_ex, lu_solve  # noqa: F401
 from ember.native.linalg.matrix_exp import matrix_exp
 from ember.native.linalg.pinv import lstsq, pinv
 from ember.native.linalg.qr import qr
+from ember.native.linalg.rank_and_condition import cond, matrix_rank  # noqa: F401
 from ember.native.linalg.solve import inv, solve
 from ember.native.linalg.svd import svd, svdvals
+from ember.native.linalg.tensor_solve import tensorinv, tensorsolve  # noqa: F401
+from ember.native.linalg.triangular_solve import solve_triangular  # noqa: F401
 from ember.native.linalg.vander import linalg_vander as vander  # noqa: F401
 
 
