@@ -74,8 +74,11 @@ from ember.native.linalg.vander import vander
 from ember.native.linalg.lu import lu_unpack
 from ember.native.linalg.lu import lu_solve_legacy as lu_solve
 from ember.native.linalg.lu import lu_with_pivots as lu
+from ember.native.linalg.cholesky_solve import cholesky_inverse, cholesky_solve
+from ember.native.linalg.triangular_solve import triangular_solve
+from ember.native.linalg.householder import geqrf, ormqr
 from ember.native.indexing.masked_scatter import masked_scatter
-from ember.native.linalg.aliases import cholesky, det, inverse, logdet, matrix_exp, pinverse, slogdet, svd
+from ember.native.linalg.aliases import cholesky, det, inverse, logdet, matrix_exp, pinverse, qr, slogdet, svd
 from ember.native.pointwise.ternary import addcdiv, addcmul
 from ember.native.complex import (angle, complex, conj, conj_physical, imag, is_complex, is_conj, is_neg, isreal,
                                   polar, real, resolve_conj, resolve_neg, view_as_complex, view_as_real)

@@ -15,8 +15,11 @@ from ember.dtypes import python_number
 from ember.native import complex, copy, factory, softmax, sorting
 from ember.native.indexing import indexing, masked_scatter
 from ember.native.linalg import aliases as linalg_aliases
+from ember.native.linalg import cholesky_solve as linalg_cholesky_solve
+from ember.native.linalg import householder as linalg_householder
 from ember.native.linalg import lu as linalg_lu
 from ember.native.linalg import products as linalg
+from ember.native.linalg import triangular_solve as linalg_triangular_solve
 from ember.native.pointwise import (
     bessel,
     binary,
@@ -86,9 +89,12 @@ METHODS = {
     shifts: ["bitwise_left_shift", "bitwise_right_shift"],
     inplace_views: ["t_", "transpose_", "unsqueeze_", "squeeze_", "as_strided_"],
     masked_scatter: ["masked_scatter", "masked_scatter_"],
-    linalg_aliases: ["inverse", "det", "logdet", "slogdet", "matrix_exp", "pinverse", "svd", "cholesky"],
+    linalg_aliases: ["inverse", "det", "logdet", "slogdet", "matrix_exp", "pinverse", "svd", "cholesky", "qr"],
     stft: ["stft", "istft"],
     complex: ["angle", "conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "isreal"],
+    linalg_cholesky_solve: ["cholesky_solve", "cholesky_inverse"],
+    linalg_householder: ["geqrf", "ormqr"],
+    linalg_triangular_solve: ["triangular_solve"],
 }
 
 INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "lerp", "neg",

@@ -22,6 +22,7 @@ from ember.native.linalg.det import det, slogdet
 from ember.native.linalg.eigh import eigh, eigvalsh
 from ember.native.linalg.householder import householder_product  # noqa: F401
 from ember.native.linalg.info_variants import cholesky_ex, inv_ex, solve_ex  # noqa: F401
+from ember.native.linalg.ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: F401
 from ember.native.linalg.lu import lu, lu_factor, lu_factor_ex, lu_solve  # noqa: F401
 from ember.native.linalg.matrix_exp import matrix_exp
 from ember.native.linalg.pinv import lstsq, pinv

@@ -1,5 +1,5 @@
 """The older ``torch.*`` names of linear-algebra functions, which programs still call:
-``inverse``, ``det``, ``logdet``, ``slogdet``, ``matrix_exp``, ``pinverse``, ``svd``
+``inverse``, ``det``, ``logdet``, ``slogdet``, ``matrix_exp``, ``pinverse``, ``qr``, ``svd``
 (with V, not Vh) and ``cholesky_inverse``-free ``cholesky``; also Tensor methods.
 
 PyTorch counterpart: aten/src/ATen/native/LinearAlgebra.cpp and
@@ -21,6 +21,15 @@ from ember.native.linalg.solve import inv
 from ember.native.linalg.svd import svd as _linalg_svd
 
 return_types_svd = collections.namedtuple("svd", ["U", "S", "V"])
+return_types_qr = collections.namedtuple("qr", ["Q", "R"])
+
+
+def qr(input, some=True):
+    """``linalg.qr`` under its older name: ``some=False`` is ``mode="complete"``."""
+    from ember.native.linalg.qr import qr as linalg_qr
+
+    Q, R = linalg_qr(input, "reduced" if some else "complete")
+    return return_types_qr(Q, R)
 
 
 def inverse(input):

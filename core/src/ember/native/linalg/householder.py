@@ -1,14 +1,23 @@
 """``linalg.householder_product``: the first n columns of the product of Householder
-reflections ``H_1 H_2 ... H_k``, LAPACK's ``orgqr`` (how ``geqrf``'s output becomes Q).
+reflections ``H_1 H_2 ... H_k``, LAPACK's ``orgqr`` (how ``geqrf``'s output becomes Q);
+``geqrf``, which makes them, and ``ormqr``, which multiplies by their product.
 
 PyTorch counterpart: aten/src/ATen/native/BatchLinearAlgebra.cpp
-(``linalg_householder_product``) and ``householder_product_backward`` in
-torch/csrc/autograd/FunctionsManual.cpp (v2.13).
+(``linalg_householder_product``, ``geqrf``, ``ormqr``) and
+``householder_product_backward`` in torch/csrc/autograd/FunctionsManual.cpp (v2.13).
 
 ``H_i = I - tau_i v_i v_i^T`` where ``v_i`` is column i of A below the diagonal, with
 an implicit 1 on it and zeros above. The reference multiplies the reflections out with
-ember ops (one rank-1 update each), so the gradient comes from theirs.
+ember ops (one rank-1 update each), so the gradient comes from theirs. ``geqrf`` calls
+LAPACK's routine through SciPy and has no gradient, as in PyTorch.
 """
+
+import collections
+
+import numpy as np
+
+from ember.dispatcher import NONE, Op
+from ember.native.linalg.checks import check_floating, check_matrix
 
 
 def householder_product(A, tau):
@@ -47,3 +56,63 @@ def householder_product(A, tau):
     if k == 0:  # no reflection: the identity, recorded against A (a zero gradient), as PyTorch's
         return Q[..., :, :n] + A * 0
     return Q[..., :, :n]
+
+
+# --- geqrf and ormqr: the QR decomposition in Householder form ----------------------------
+
+return_types_geqrf = collections.namedtuple("geqrf", ["a", "tau"])
+
+
+def _geqrf_kernel(xp, a):
+    import scipy.linalg
+
+    m, n = a.shape[-2:]
+    stack = a.reshape((int(np.prod(a.shape[:-2])), m, n))
+    packed, taus = np.zeros_like(stack), np.zeros((len(stack), min(m, n)), a.dtype)
+    for i, matrix in enumerate(stack):
+        if matrix.size:
+            (packed[i], taus[i]), _ = scipy.linalg.qr(matrix, mode="raw", check_finite=False)
+    return packed.reshape(a.shape), taus.reshape(a.shape[:-2] + (min(m, n),))
+
+
+GEQRF = Op("aten::geqrf", _geqrf_kernel, None, promote=NONE, num_outputs=2)
+
+
+def geqrf(input):
+    """LAPACK's ``geqrf``: R in the upper triangle of ``a``, the Householder vectors
+    below it, and their scalars ``tau`` (``householder_product(a, tau)`` is Q).
+
+    >>> import ember
+    >>> a, tau = ember.geqrf(ember.tensor([[3., 1.], [4., 2.]]))
+    >>> a.triu()
+    tensor([[-5.0000, -2.2000],
+            [ 0.0000, -0.4000]])
+    """
+    check_matrix(input, "geqrf")
+    check_floating(input, "geqrf")
+    return return_types_geqrf(*GEQRF(input))
+
+
+def ormqr(input, tau, other, left=True, transpose=False):
+    """``Q @ other`` (``other @ Q`` for ``left=False``; Q^T for ``transpose``) with Q
+    the full square product of the Householder reflections in ``(input, tau)``.
+
+    >>> import ember
+    >>> a, tau = ember.geqrf(ember.tensor([[3., 1.], [4., 2.]]))
+    >>> ember.ormqr(a, tau, ember.eye(2))
+    tensor([[-0.6000, -0.8000],
+            [-0.8000,  0.6000]])
+    """
+    from ember.native.factory import zeros
+    from ember.native.shape.shape import cat
+
+    rows, columns = input.shape[-2], input.shape[-1]
+    side = other.shape[-2] if left else other.shape[-1]
+    if rows != side:
+        raise RuntimeError(f"torch.ormqr: other.shape[{-2 if left else -1}] must be equal to input.shape[-2]")
+    if columns < rows:
+        padding = zeros(*input.shape[:-1], rows - columns, dtype=input.dtype, device=input.device)
+        input = cat([input, padding], -1)
+    Q = householder_product(input[..., :, :rows], tau)
+    Q = Q.mT if transpose else Q
+    return Q @ other if left else other @ Q

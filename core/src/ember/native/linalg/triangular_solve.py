@@ -1,7 +1,8 @@
-"""Triangular systems: ``linalg.solve_triangular``.
+"""Triangular systems: ``linalg.solve_triangular`` (and the older ``triangular_solve``).
 
 PyTorch counterpart: aten/src/ATen/native/BatchLinearAlgebra.cpp
-(``linalg_solve_triangular``) and its derivatives.yaml entry (v2.13).
+(``linalg_solve_triangular``, ``triangular_solve``) and their derivatives.yaml
+entries (v2.13).
 
 The reference is a composition: the triangle of A that the call names (with ones on
 the diagonal for ``unitriangular=True``; the other triangle is never read, as in
@@ -10,6 +11,8 @@ LAPACK's ``trtrs``) is handed to ``linalg.solve``. The result is the same soluti
 from solve's and from the masking, so A's gradient lies in the triangle read, as
 PyTorch's does.
 """
+
+import collections
 
 from ember.native.linalg.checks import check_floating, check_matrix, check_square
 
@@ -45,3 +48,14 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
                            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
                            f"{B.shape[-2]}x{B.shape[-1]})")
     return solve(triangle(A, upper, unitriangular), B, left=left)
+
+
+return_types_triangular_solve = collections.namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """``torch.triangular_solve``, the older spelling: ``(X, A.clone())`` with
+    ``op(A) X = b``, ``op`` the transpose when ``transpose=True``; B comes first."""
+    coefficient = A.mT if transpose else A
+    solution = solve_triangular(coefficient, b, upper=upper != transpose, unitriangular=unitriangular)
+    return return_types_triangular_solve(solution, A.clone())
