@@ -108,8 +108,12 @@ def ormqr(input, tau, other, left=True, transpose=False):
 
     rows, columns = input.shape[-2], input.shape[-1]
     side = other.shape[-2] if left else other.shape[-1]
+    which = -2 if left else -1
+    if tau.shape[-1] != min(side, columns):
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{which}], "
+                           "input.shape[-1])")
     if rows != side:
-        raise RuntimeError(f"torch.ormqr: other.shape[{-2 if left else -1}] must be equal to input.shape[-2]")
+        raise RuntimeError(f"torch.ormqr: other.shape[{which}] must be equal to input.shape[-2]")
     if columns < rows:
         padding = zeros(*input.shape[:-1], rows - columns, dtype=input.dtype, device=input.device)
         input = cat([input, padding], -1)

@@ -76,5 +76,6 @@ def cond(A, p=None):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     check_square(A, f"linalg.cond(ord={p})")
     inverse, info = inv_ex(A)
-    result = matrix_norm(A, p) * matrix_norm(inverse, p)
+    failed = (info != 0).reshape(tuple(info.shape) + (1, 1))
+    result = matrix_norm(A, p) * matrix_norm(inverse.masked_fill(failed, 0.0), p)  # (no NaN into an SVD)
     return where(info != 0, float("inf"), result)
