@@ -21,7 +21,7 @@ def cholesky_solve(B, L, upper=False):
     >>> import ember
     >>> L = ember.tensor([[2., 0.], [1., 1.]])
     >>> ember.cholesky_solve(ember.tensor([[4.], [3.]]), L)
-    tensor([[1.0000],
+    tensor([[0.5000],
             [1.0000]])
     """
     from ember.native.linalg.solve import solve

@@ -86,7 +86,7 @@ def geqrf(input):
     >>> a, tau = ember.geqrf(ember.tensor([[3., 1.], [4., 2.]]))
     >>> a.triu()
     tensor([[-5.0000, -2.2000],
-            [ 0.0000, -0.4000]])
+            [ 0.0000,  0.4000]])
     """
     check_matrix(input, "geqrf")
     check_floating(input, "geqrf")

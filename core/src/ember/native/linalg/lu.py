@@ -209,8 +209,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     >>> import ember
     >>> A = ember.tensor([[1., 2.], [3., 4.]])
     >>> ember.linalg.lu_solve(*ember.linalg.lu_factor(A), ember.tensor([[5.], [11.]]))
-    tensor([[1.0000],
-            [2.0000]])
+    tensor([[1.],
+            [2.]])
     """
     from ember.native.linalg.triangular_solve import solve_triangular
 

@@ -112,7 +112,7 @@ def sinc(input):
     """The normalized sinc function, ``sin(pi x) / (pi x)``, 1 at ``x = 0``.
 
     >>> import ember
-    >>> ember.sinc(ember.tensor([0.0, 0.5, 1.0]))
-    tensor([1.0000e+00, 6.3662e-01, 3.8982e-17])
+    >>> ember.sinc(ember.tensor([0.0, 0.5, -0.5]))
+    tensor([1.0000, 0.6366, 0.6366])
     """
     return SINC(input)
