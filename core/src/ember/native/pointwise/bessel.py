@@ -14,24 +14,8 @@ here have no backward either.
 """
 
 from ember.native.indexing.indexing import where
-from ember.native.pointwise.special_kernels import floating_op, special
-from ember.native.pointwise.unary import sign
-
-
-def _x(ctx):
-    return ctx.saved_inputs[0]
-
-
-def _y(ctx):
-    return ctx.saved_outputs[0]
-
-
-def _kernel(function):
-    def kernel(xp, a):
-        return getattr(special(xp), function)(a).astype(a.dtype, copy=False)
-    kernel.__name__ = f"_{function}_kernel"
-    return kernel
-
+from ember.native.pointwise.special_kernels import floating_op, special, special_kernel
+from ember.native.pointwise.unary import _x, _y, sign
 
 # --- with gradients ----------------------------------------------------------------------
 
@@ -46,11 +30,11 @@ def _i1e_backward(ctx, grad):
     return (grad * where(x == 0, 0.5, i0e(x) - i1e_x * (sign(x) + 1 / x)),)
 
 
-I0 = floating_op("i0", _kernel("i0"), lambda ctx, g: (g * i1(_x(ctx)),))
-I0E = floating_op("special_i0e", _kernel("i0e"), lambda ctx, g: (g * (i1e(_x(ctx)) - sign(_x(ctx)) * _y(ctx)),),
+I0 = floating_op("i0", special_kernel("i0"), lambda ctx, g: (g * i1(_x(ctx)),))
+I0E = floating_op("special_i0e", special_kernel("i0e"), lambda ctx, g: (g * (i1e(_x(ctx)) - sign(_x(ctx)) * _y(ctx)),),
                   save="both")
-I1 = floating_op("special_i1", _kernel("i1"), _i1_backward, save="both")
-I1E = floating_op("special_i1e", _kernel("i1e"), _i1e_backward, save="both")
+I1 = floating_op("special_i1", special_kernel("i1"), _i1_backward, save="both")
+I1E = floating_op("special_i1e", special_kernel("i1e"), _i1e_backward, save="both")
 
 
 def i0(input):
@@ -93,16 +77,16 @@ def _no_grad_op(name, kernel):
     return floating_op(name, kernel, None, save=None)
 
 
-BESSEL_J0 = _no_grad_op("special_bessel_j0", _kernel("j0"))
-BESSEL_J1 = _no_grad_op("special_bessel_j1", _kernel("j1"))
-BESSEL_Y0 = _no_grad_op("special_bessel_y0", _kernel("y0"))
-BESSEL_Y1 = _no_grad_op("special_bessel_y1", _kernel("y1"))
-MODIFIED_BESSEL_I0 = _no_grad_op("special_modified_bessel_i0", _kernel("i0"))
-MODIFIED_BESSEL_I1 = _no_grad_op("special_modified_bessel_i1", _kernel("i1"))
-MODIFIED_BESSEL_K0 = _no_grad_op("special_modified_bessel_k0", _kernel("k0"))
-MODIFIED_BESSEL_K1 = _no_grad_op("special_modified_bessel_k1", _kernel("k1"))
-SCALED_MODIFIED_BESSEL_K0 = _no_grad_op("special_scaled_modified_bessel_k0", _kernel("k0e"))
-SCALED_MODIFIED_BESSEL_K1 = _no_grad_op("special_scaled_modified_bessel_k1", _kernel("k1e"))
+BESSEL_J0 = _no_grad_op("special_bessel_j0", special_kernel("j0"))
+BESSEL_J1 = _no_grad_op("special_bessel_j1", special_kernel("j1"))
+BESSEL_Y0 = _no_grad_op("special_bessel_y0", special_kernel("y0"))
+BESSEL_Y1 = _no_grad_op("special_bessel_y1", special_kernel("y1"))
+MODIFIED_BESSEL_I0 = _no_grad_op("special_modified_bessel_i0", special_kernel("i0"))
+MODIFIED_BESSEL_I1 = _no_grad_op("special_modified_bessel_i1", special_kernel("i1"))
+MODIFIED_BESSEL_K0 = _no_grad_op("special_modified_bessel_k0", special_kernel("k0"))
+MODIFIED_BESSEL_K1 = _no_grad_op("special_modified_bessel_k1", special_kernel("k1"))
+SCALED_MODIFIED_BESSEL_K0 = _no_grad_op("special_scaled_modified_bessel_k0", special_kernel("k0e"))
+SCALED_MODIFIED_BESSEL_K1 = _no_grad_op("special_scaled_modified_bessel_k1", special_kernel("k1e"))
 SPHERICAL_BESSEL_J0 = _no_grad_op("special_spherical_bessel_j0", _spherical_j0_kernel)
 AIRY_AI = _no_grad_op("special_airy_ai", _airy_ai_kernel)
 

@@ -14,17 +14,9 @@ Every gradient comes from the normal density ``phi(x) = exp(-x**2 / 2) / sqrt(2 
 import math
 
 from ember.native.pointwise.special_kernels import floating_op, special_kernel
-from ember.native.pointwise.unary import exp
+from ember.native.pointwise.unary import _x, _y, exp
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
-
-
-def _x(ctx):
-    return ctx.saved_inputs[0]
-
-
-def _y(ctx):
-    return ctx.saved_outputs[0]
 
 
 ERFCX = floating_op("special_erfcx", special_kernel("erfcx"),

@@ -16,12 +16,7 @@ import math
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, Op
 from ember.native.pointwise.binary import require_tensors
 from ember.native.pointwise.special_kernels import floating_op, special, special_kernel
-from ember.native.pointwise.unary import exp, log, not_implemented_for, quiet
-
-
-def _x(ctx):
-    return ctx.saved_inputs[0]
-
+from ember.native.pointwise.unary import _x, exp, log, not_implemented_for, quiet
 
 # --- lgamma, digamma, polygamma --------------------------------------------------------
 

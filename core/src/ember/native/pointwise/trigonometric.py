@@ -10,12 +10,7 @@ All are "floating" ops: integer and bool inputs become the default float dtype.
 import math
 
 from ember.native.pointwise.special_kernels import floating_op
-from ember.native.pointwise.unary import cos, rsqrt, sin
-
-
-def _x(ctx):
-    return ctx.saved_inputs[0]
-
+from ember.native.pointwise.unary import _x, cos, rsqrt, sin
 
 # --- inverse hyperbolic -------------------------------------------------------------
 
