@@ -22,34 +22,26 @@ return_types_cholesky_ex = collections.namedtuple("linalg_cholesky_ex", ["L", "i
 return_types_solve_ex = collections.namedtuple("linalg_solve_ex", ["result", "info"])
 
 
-def _lu_info(matrix):
-    """LAPACK getrf's info for one matrix: the 1-based index of the first zero pivot, or 0."""
-    from ember.native.linalg.checks import first_zero_pivot
+def _lu_info(A):
+    """LAPACK getrf's info per matrix: the 1-based index of the first zero pivot, or 0."""
+    from ember.native.linalg.lu import LU_FACTOR
 
-    if matrix.size == 0:
-        return 0
-    found = first_zero_pivot(np, matrix[None])
-    return 0 if found is None else found[1]
+    return LU_FACTOR(A.detach())[2]
 
 
-def _cholesky_info(matrix):
-    """LAPACK potrf's info: the order of the first leading minor that is not positive-definite, or 0."""
-    for order in range(1, matrix.shape[-1] + 1):
-        try:
-            np.linalg.cholesky(matrix[:order, :order])
-        except np.linalg.LinAlgError:
-            return order
-    return 0
+def _cholesky_info(A):
+    """LAPACK potrf's info per matrix (of the lower triangle): the order of the first
+    leading minor that is not positive-definite, or 0."""
+    import scipy.linalg.lapack
 
-
-def _info(A, per_matrix):
     from ember.dtypes import int32
     from ember.native.factory import tensor
 
-    array = np.asarray(A.detach().cpu().numpy(), dtype=np.float64)
+    array = np.asarray(A.detach().cpu().numpy())
     stack = array.reshape((int(np.prod(array.shape[:-2])),) + array.shape[-2:])
-    values = np.array([per_matrix(m) for m in stack], dtype=np.int32).reshape(array.shape[:-2])
-    return tensor(values, dtype=int32, device=A.device)
+    potrf = scipy.linalg.lapack.get_lapack_funcs("potrf", dtype=array.dtype)
+    infos = np.array([potrf(m, lower=1)[1] if m.size else 0 for m in stack], dtype=np.int32)
+    return tensor(infos.reshape(array.shape[:-2]), dtype=int32, device=A.device)
 
 
 def _guarded(compute, A, info, check_errors, core_dims=2):
@@ -79,7 +71,7 @@ def inv_ex(A, *, check_errors=False):
 
     check_square(A, "linalg.inv_ex")
     check_floating(A, "linalg.inv_ex")
-    info = _info(A, _lu_info)
+    info = _lu_info(A)
     return return_types_inv_ex(_guarded(inv, A, info, check_errors), info)
 
 
@@ -89,8 +81,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 
     check_square(A, "linalg.cholesky_ex")
     check_floating(A, "linalg.cholesky_ex")
-    lower = A.tril()
-    info = _info(lower + lower.tril(-1).mT, _cholesky_info)  # potrf reads the lower triangle only
+    info = _cholesky_info(A)
     return return_types_cholesky_ex(_guarded(lambda M: cholesky(M, upper=upper), A, info, check_errors), info)
 
 
@@ -100,6 +91,6 @@ def solve_ex(A, B, *, left=True, check_errors=False):
 
     check_square(A, "linalg.solve_ex")
     check_floating(A, "linalg.solve_ex")
-    info = _info(A, _lu_info)
+    info = _lu_info(A)
     core_dims = 1 if left and _is_vector_rhs(A, B) else 2
     return return_types_solve_ex(_guarded(lambda M: solve(M, B, left=left), A, info, check_errors, core_dims), info)

@@ -8,9 +8,10 @@ PyTorch counterpart: aten/src/ATen/native/BatchLinearAlgebra.cpp (``linalg_lu``,
 
 The kernel runs LAPACK's ``getrf`` (``scipy.linalg.lu_factor``) on each matrix of the
 stack: L (m x k, unit lower) and U (k x n, upper) packed into one m x n matrix, and
-``pivots``, 1-based row swaps (row i was swapped with row pivots[i]). ``lu_factor`` is
-that packing of the op's L and U, and ``lu_solve`` two triangular solves, so every
-gradient comes from one backward, ``_lu_backward``.
+``pivots``, 1-based row swaps (row i was swapped with row pivots[i]), and ``info``.
+``linalg.lu`` unpacks that factor with ember ops and ``lu_solve`` is two triangular
+solves, so every gradient comes from one backward, ``_lu_factor_backward``, as in
+PyTorch, where linalg.lu and lu_factor share ``linalg_lu_backward``.
 
 # NOTE [ The gradient of A = P L U ]
 Write ``P^T dA = dL U + L dU`` and take the square block first (k = min(m, n)): with
@@ -43,81 +44,65 @@ return_types_lu_unpack = collections.namedtuple("lu_unpack", ["P", "L", "U"])
 # --- the reference kernel -------------------------------------------------------------
 
 
-def permutation_from_pivots(pivots, m):
-    """The permutation matrix P (m x m) of LAPACK's 1-based row swaps ``pivots``."""
-    order = np.arange(m)
-    for i, p in enumerate(pivots):
-        order[[i, p - 1]] = order[[p - 1, i]]
-    return np.eye(m)[order].T  # P^T A = A[order]
+def row_order(pivots, m):
+    """The order of A's rows in ``P^T A`` for LAPACK's 1-based row swaps ``pivots``
+    (``..., k``): the swaps applied one after another, to every matrix at once."""
+    swaps = pivots.reshape((int(np.prod(pivots.shape[:-1])), pivots.shape[-1])).astype(np.int64) - 1
+    order = np.tile(np.arange(m), (len(swaps), 1))
+    rows = np.arange(len(swaps))
+    for i in range(swaps.shape[-1]):
+        target = swaps[:, i]
+        order[rows, i], order[rows, target] = order[rows, target], order[rows, i]
+    return order.reshape(pivots.shape[:-1] + (m,))
 
 
-def _factor_one(matrix):
-    """getrf on one matrix: (packed LU, 1-based int32 pivots, info)."""
-    import scipy.linalg
+def _lu_factor_kernel(xp, a):
+    # LAPACK getrf on each matrix: L and U packed, 1-based pivots, info (first zero pivot).
+    import scipy.linalg.lapack
 
-    k = min(matrix.shape)
-    if k == 0:
-        return matrix.copy(), np.zeros(0, dtype=np.int32), 0
-    packed, pivots = scipy.linalg.lu_factor(matrix, check_finite=False)
-    info = next((i + 1 for i in range(k) if packed[i, i] == 0), 0)
-    return packed, (pivots[:k] + 1).astype(np.int32), info
-
-
-def _lu_kernel(xp, a):
     m, n = a.shape[-2:]
     k = min(m, n)
     stack = a.reshape((int(np.prod(a.shape[:-2])), m, n))
-    P, L, U = (np.zeros((len(stack),) + shape, a.dtype) for shape in ((m, m), (m, k), (k, n)))
-    pivots = np.zeros((len(stack), k), np.int32)
-    infos = np.zeros(len(stack), np.int32)
+    packed, pivots, infos = stack.copy(), np.zeros((len(stack), k), np.int32), np.zeros(len(stack), np.int32)
+    getrf = scipy.linalg.lapack.get_lapack_funcs("getrf", dtype=a.dtype)
     for i, matrix in enumerate(stack):
-        packed, pivots[i], infos[i] = _factor_one(matrix)
-        L[i] = np.tril(packed[:, :k], -1) + np.eye(m, k, dtype=a.dtype)
-        U[i] = np.triu(packed[:k, :])
-        P[i] = permutation_from_pivots(pivots[i], m)
+        if k:
+            packed[i], piv, infos[i] = getrf(matrix)
+            pivots[i] = piv[:k] + 1  # SciPy returns them 0-based
     batch = a.shape[:-2]
-    return (P.reshape(batch + (m, m)), L.reshape(batch + (m, k)), U.reshape(batch + (k, n)),
-            pivots.reshape(batch + (k,)), infos.reshape(batch))
+    return packed.reshape(a.shape), pivots.reshape(batch + (k,)), infos.reshape(batch)
 
 
-def _lu_backward(ctx, grad_P, grad_L, grad_U, grad_pivots, grad_info):
+def _lu_factor_backward(ctx, grad_LU, grad_pivots, grad_info):
     # NOTE [ The gradient of A = P L U ]
-    from ember.native.factory import zeros_like
     from ember.native.linalg.triangular_solve import solve_triangular
     from ember.native.shape.shape import cat
 
-    P, L, U = ctx.saved_outputs[:3]
-    grad_L = zeros_like(L) if grad_L is None else grad_L
-    grad_U = zeros_like(U) if grad_U is None else grad_U
+    LU_data, pivots, _ = ctx.saved_outputs
+    P, L, U = lu_unpack(LU_data, pivots)
     m, n = L.shape[-2], U.shape[-1]
     k = min(m, n)
+    grad_L, grad_U = grad_LU[..., :, :k].tril(-1), grad_LU[..., :k, :].triu()
     L1, U1 = L[..., :k, :], U[..., :, :k]
-    gL1, gU1 = grad_L[..., :k, :], grad_U[..., :, :k]
-    lower = L1.mT @ gL1
-    upper = gU1 @ U1.mT
+    lower = L1.mT @ grad_L[..., :k, :]
+    upper = grad_U[..., :, :k] @ U1.mT
     if m < n:
-        U2, gU2 = U[..., :, k:], grad_U[..., :, k:]
-        lower = lower - gU2 @ U2.mT
+        lower = lower - grad_U[..., :, k:] @ U[..., :, k:].mT
     if m > n:
-        L2, gL2 = L[..., k:, :], grad_L[..., k:, :]
-        upper = upper - L2.mT @ gL2
+        upper = upper - L[..., k:, :].mT @ grad_L[..., k:, :]
     phi = lower.tril(-1) + upper.triu()
     # L1^-T phi U1^-T, by two triangular solves
     middle = solve_triangular(L1.mT, phi, upper=True, unitriangular=True)
-    grad_A1 = solve_triangular(U1.mT, middle, upper=False, left=False)
+    grad_A = solve_triangular(U1.mT, middle, upper=False, left=False)
     if m < n:
-        right = solve_triangular(L1.mT, gU2, upper=True, unitriangular=True)
-        grad_A = cat([grad_A1, right], -1)
+        grad_A = cat([grad_A, solve_triangular(L1.mT, grad_U[..., :, k:], upper=True, unitriangular=True)], -1)
     elif m > n:
-        bottom = solve_triangular(U1.mT, gL2, upper=False, left=False)
-        grad_A = cat([grad_A1, bottom], -2)
-    else:
-        grad_A = grad_A1
+        grad_A = cat([grad_A, solve_triangular(U1.mT, grad_L[..., k:, :], upper=False, left=False)], -2)
     return (P @ grad_A,)
 
 
-LU = Op("aten::linalg_lu", _lu_kernel, _lu_backward, promote=NONE, save="outputs", num_outputs=5,
-        backward_name="LinalgLuBackward0")
+LU_FACTOR = Op("aten::linalg_lu_factor_ex", _lu_factor_kernel, _lu_factor_backward, promote=NONE, save="outputs",
+               num_outputs=3, backward_name="LinalgLuFactorExBackward0")
 
 
 def _factor(A, name, pivot):
@@ -125,7 +110,7 @@ def _factor(A, name, pivot):
     check_floating(A, name)
     if not pivot:
         raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
-    return LU(A)
+    return LU_FACTOR(A)
 
 
 # --- the front functions ------------------------------------------------------------------
@@ -140,23 +125,8 @@ def lu(A, *, pivot=True):
     tensor([[3.0000, 4.0000],
             [0.0000, 0.6667]])
     """
-    P, L, U, _, _ = _factor(A, "linalg.lu", pivot)
-    return return_types_lu(P, L, U)
-
-
-def _pack(L, U):
-    """One m x n matrix holding L's strictly lower part and U (getrf's layout)."""
-    from ember.native.factory import zeros
-    from ember.native.shape.shape import cat
-
-    m, k, n = L.shape[-2], L.shape[-1], U.shape[-1]
-    lower = L.tril(-1)
-    if n > k:
-        lower = cat([lower, zeros(*L.shape[:-2], m, n - k, dtype=L.dtype, device=L.device)], -1)
-    upper = U
-    if m > k:
-        upper = cat([U, zeros(*U.shape[:-2], m - k, n, dtype=U.dtype, device=U.device)], -2)
-    return lower + upper
+    LU_data, pivots, _ = _factor(A, "linalg.lu", pivot)
+    return return_types_lu(*lu_unpack(LU_data, pivots))
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False):
@@ -164,10 +134,10 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
     int32 row swaps, and its info (the first zero pivot, 0 if none)."""
     from ember.native.linalg.checks import LinAlgError
 
-    _, L, U, pivots, info = _factor(A, "linalg.lu_factor_ex", pivot)
+    LU_data, pivots, info = _factor(A, "linalg.lu_factor_ex", pivot)
     if check_errors and bool(info.any()):
         raise LinAlgError("linalg.lu_factor_ex: U is singular")
-    return return_types_lu_factor_ex(_pack(L, U), pivots, info)
+    return return_types_lu_factor_ex(LU_data, pivots, info)
 
 
 def lu_factor(A, *, pivot=True):
@@ -177,28 +147,33 @@ def lu_factor(A, *, pivot=True):
     >>> ember.linalg.lu_factor(ember.tensor([[1., 2.], [3., 4.]])).pivots
     tensor([2, 2], dtype=ember.int32)
     """
-    _, L, U, pivots, _ = _factor(A, "linalg.lu_factor", pivot)
-    return return_types_lu_factor(_pack(L, U), pivots)
+    LU_data, pivots, _ = _factor(A, "linalg.lu_factor", pivot)
+    return return_types_lu_factor(LU_data, pivots)
+
+
+def permutation(pivots, m, like):
+    """The permutation matrices P (``..., m, m``) of ``pivots``, as tensors like ``like``."""
+    from ember.native.factory import tensor
+
+    order = row_order(np.asarray(pivots.cpu().numpy()), m)
+    P = np.swapaxes(np.eye(m, dtype=like._data.dtype)[order], -1, -2)  # P^T A = A[order]
+    return tensor(P, dtype=like.dtype, device=like.device)
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """``(P, L, U)`` from ``lu_factor``'s packed matrix and pivots (empty tensors for
     the parts not asked for)."""
-    from ember.native.factory import empty, eye, tensor
+    from ember.native.factory import empty, eye
 
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = min(m, n)
+    nothing = empty(0, dtype=LU_data.dtype, device=LU_data.device)
+    L = U = P = nothing
     if unpack_data:
         L = LU_data[..., :, :k].tril(-1) + eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
         U = LU_data[..., :k, :].triu()
-    else:
-        L = U = empty(0, dtype=LU_data.dtype, device=LU_data.device)
     if unpack_pivots:
-        pivots = np.asarray(LU_pivots.cpu().numpy()).reshape(int(np.prod(LU_pivots.shape[:-1])), k)
-        P = np.stack([permutation_from_pivots(p, m) for p in pivots]) if len(pivots) else np.zeros((0, m, m))
-        P = tensor(P.reshape(tuple(LU_pivots.shape[:-1]) + (m, m)), dtype=LU_data.dtype, device=LU_data.device)
-    else:
-        P = empty(0, dtype=LU_data.dtype, device=LU_data.device)
+        P = permutation(LU_pivots, m, LU_data)
     return return_types_lu_unpack(P, L, U)
 
 
@@ -216,7 +191,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
-    P, _, _ = lu_unpack(LU, pivots, unpack_data=False)
+    P = permutation(pivots, LU.shape[-1], LU)
     if not adjoint:  # A = P L U: X = U^-1 L^-1 P^T B
         Y = solve_triangular(LU, P.mT @ B, upper=False, unitriangular=True)
         return solve_triangular(LU, Y, upper=True)
