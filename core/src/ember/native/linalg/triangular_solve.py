@@ -4,27 +4,50 @@ PyTorch counterpart: aten/src/ATen/native/BatchLinearAlgebra.cpp
 (``linalg_solve_triangular``, ``triangular_solve``) and their derivatives.yaml
 entries (v2.13).
 
-The reference is a composition: the triangle of A that the call names (with ones on
-the diagonal for ``unitriangular=True``; the other triangle is never read, as in
-LAPACK's ``trtrs``) is handed to ``linalg.solve``. The result is the same solution
-(LAPACK's back substitution and LU differ only in rounding), and the gradient comes
-from solve's and from the masking, so A's gradient lies in the triangle read, as
-PyTorch's does.
+The kernel runs LAPACK's back substitution ``trtrs`` (``scipy.linalg.solve_triangular``)
+on each matrix of the stack; only the triangle named is read (with ones on the
+diagonal for ``unitriangular=True``). Gradients, with X the result of ``A X = B``:
+``gB = solve_triangular(A^T, gX)`` (the other triangle) and ``gA = -gB X^T`` kept to
+the triangle read, as PyTorch's.
 """
 
 import collections
 
+import numpy as np
+
+from ember.dispatcher import NONE, Op
 from ember.native.linalg.checks import check_floating, check_matrix, check_square
 
 
-def triangle(A, upper, unitriangular):
-    """The part of A a triangular solve reads."""
-    if not unitriangular:
-        return A.triu() if upper else A.tril()
-    from ember.native.factory import eye
+def _solve_triangular_kernel(xp, a, b, upper, unitriangular):
+    import scipy.linalg
 
-    strict = A.triu(1) if upper else A.tril(-1)
-    return strict + eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    batch = a.shape[:-2]
+    count = int(np.prod(batch))
+    matrices, rhs = a.reshape((count,) + a.shape[-2:]), b.reshape((count,) + b.shape[-2:])
+    out = np.empty(rhs.shape, dtype=b.dtype)
+    for i in range(count):
+        out[i] = scipy.linalg.solve_triangular(matrices[i], rhs[i], lower=not upper, unit_diagonal=unitriangular,
+                                               check_finite=False)
+    return out.reshape(b.shape)
+
+
+def _solve_triangular_backward(ctx, grad):
+    a, _ = ctx.saved_inputs
+    (x,) = ctx.saved_outputs
+    need_a, need_b = ctx.needs_input_grad
+    upper, unit = ctx.attrs["upper"], ctx.attrs["unitriangular"]
+    grad_b = SOLVE_TRIANGULAR(a.mT, grad, upper=not upper, unitriangular=unit)
+    grad_a = None
+    if need_a:
+        product = -(grad_b @ x.mT)
+        offset = 1 if unit else 0
+        grad_a = product.triu(offset) if upper else product.tril(-offset)
+    return grad_a, (grad_b if need_b else None)
+
+
+SOLVE_TRIANGULAR = Op("aten::linalg_solve_triangular", _solve_triangular_kernel, _solve_triangular_backward,
+                      promote=NONE, save="both")
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
@@ -35,8 +58,6 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     tensor([[1.],
             [1.]])
     """
-    from ember.native.linalg.solve import solve
-
     check_square(A, "linalg.solve_triangular")
     check_matrix(B, "linalg.solve_triangular", "B")
     check_floating(A, "linalg.solve_triangular")
@@ -47,7 +68,11 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
                            f"{B.shape[-2]}x{B.shape[-1]})")
-    return solve(triangle(A, upper, unitriangular), B, left=left)
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return solve_triangular(A.mT, B.mT, upper=not upper, unitriangular=unitriangular).mT
+    batch = tuple(np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2])))
+    return SOLVE_TRIANGULAR(A.expand(*batch, *A.shape[-2:]), B.expand(*batch, *B.shape[-2:]), upper=upper,
+                            unitriangular=unitriangular)
 
 
 return_types_triangular_solve = collections.namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
