@@ -7,8 +7,8 @@ PyTorch counterpart: aten/src/ATen/native/BatchLinearAlgebra.cpp
 ``householder_product_backward`` in torch/csrc/autograd/FunctionsManual.cpp (v2.13).
 
 ``H_i = I - tau_i v_i v_i^T`` where ``v_i`` is column i of A below the diagonal, with
-an implicit 1 on it and zeros above. The reference multiplies the reflections out with
-ember ops (one rank-1 update each), so the gradient comes from theirs. ``geqrf`` calls
+an implicit 1 on it and zeros above. The reference forms the product as ``I - V T V^T``
+(the compact WY form) with ember ops, so the gradient comes from theirs. ``geqrf`` calls
 LAPACK's routine through SciPy and has no gradient, as in PyTorch.
 """
 
@@ -47,15 +47,29 @@ def householder_product(A, tau):
     if A.dtype != tau.dtype:
         raise RuntimeError("torch.linalg.householder_product: tau dtype does not match input dtype")
     identity = eye(m, dtype=A.dtype, device=A.device)
-    reflectors = A.tril(-1) + identity[:, :n]  # column i: v_i, with its implicit 1 and zeros above
-    Q = identity.expand(*A.shape[:-2], m, m)
-    for i in range(k):
-        v = reflectors[..., :, i:i + 1]
-        # Q H_i = Q - tau_i (Q v) v^T
-        Q = Q - tau[..., i, None, None] * ((Q @ v) @ v.mT)
     if k == 0:  # no reflection: the identity, recorded against A (a zero gradient), as PyTorch's
-        return Q[..., :, :n] + A * 0
-    return Q[..., :, :n]
+        return identity[:, :n].expand(*A.shape) + A * 0
+    V = A[..., :, :k].tril(-1) + identity[:, :k]  # column i: v_i, with its implicit 1 and zeros above
+    T = _compact_wy_factor(V, tau)
+    return identity[:, :n] - V @ T @ V[..., :n, :].mT
+
+
+def _compact_wy_factor(V, tau):
+    """The upper triangular T with ``H_1 ... H_k = I - V T V^T`` (the compact WY form
+    LAPACK's larft builds): ``T_1 = tau_1`` and, column by column,
+    ``T_{i+1} = [[T_i, -tau_{i+1} T_i V_i^T v_{i+1}], [0, tau_{i+1}]]``. Products of
+    k x k blocks, where multiplying the reflections out one by one would update an
+    m x m matrix k times."""
+    from ember.native.factory import zeros
+    from ember.native.shape.shape import cat
+
+    T = tau[..., 0:1].unsqueeze(-1)
+    for i in range(1, tau.shape[-1]):
+        scale = tau[..., i:i + 1].unsqueeze(-1)
+        column = -scale * (T @ (V[..., :, :i].mT @ V[..., :, i:i + 1]))
+        bottom = cat([zeros(*T.shape[:-2], 1, i, dtype=T.dtype, device=T.device), scale], -1)
+        T = cat([cat([T, column], -1), bottom], -2)
+    return T
 
 
 # --- geqrf and ormqr: the QR decomposition in Householder form ----------------------------
