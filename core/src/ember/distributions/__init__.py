@@ -1,0 +1,27 @@
+"""Probability distributions at torch's path: ``ember.distributions``.
+
+PyTorch counterpart: torch/distributions/__init__.py (v2.13).
+
+One file per family, as torch: ``distribution.py`` (the base class), ``constraints.py``
+(parameter and support regions), ``transforms.py`` and ``transformed_distribution.py``
+(distributions pushed through invertible maps), ``kl.py`` (``kl_divergence`` and its
+registry), ``utils.py``. Sampling draws from ember's random functions, which follow
+torch's streams after ``manual_seed``; docs/chapters/03-autograd.md's section on
+distributions says which families draw torch's exact numbers.
+"""
+
+from ember.distributions import constraints, transforms
+from ember.distributions.bernoulli import Bernoulli
+from ember.distributions.categorical import Categorical
+from ember.distributions.distribution import Distribution
+from ember.distributions.exponential import Exponential
+from ember.distributions.independent import Independent
+from ember.distributions.laplace import Laplace
+from ember.distributions.normal import Normal
+from ember.distributions.one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from ember.distributions.uniform import Uniform
+
+__all__ = [
+    "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "Normal",
+    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Uniform", "constraints", "transforms",
+]
