@@ -16,12 +16,24 @@ from ember.distributions.categorical import Categorical
 from ember.distributions.distribution import Distribution
 from ember.distributions.exponential import Exponential
 from ember.distributions.independent import Independent
+from ember.distributions.kl import kl_divergence, register_kl
 from ember.distributions.laplace import Laplace
+from ember.distributions.log_normal import LogNormal
+from ember.distributions.mixture_same_family import MixtureSameFamily
 from ember.distributions.normal import Normal
 from ember.distributions.one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from ember.distributions.relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from ember.distributions.transformed_distribution import TransformedDistribution
+from ember.distributions.transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
+                                            IndependentTransform, PowerTransform, ReshapeTransform, SigmoidTransform,
+                                            SoftmaxTransform, SoftplusTransform, TanhTransform, Transform)
 from ember.distributions.uniform import Uniform
 
 __all__ = [
-    "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "Normal",
-    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Uniform", "constraints", "transforms",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Categorical", "ComposeTransform", "Distribution", "ExpTransform",
+    "Exponential", "Independent", "IndependentTransform", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
+    "MixtureSameFamily", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "PowerTransform",
+    "RelaxedBernoulli", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+    "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "constraints", "kl_divergence",
+    "register_kl", "transforms",
 ]

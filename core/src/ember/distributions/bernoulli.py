@@ -12,16 +12,11 @@ from numbers import Number
 
 import ember
 from ember.distributions import constraints
-from ember.distributions.categorical import _expand_probs_or_logits, _store_probs_or_logits
+from ember.distributions.categorical import _broadcast_one, _expand_probs_or_logits, _store_probs_or_logits
 from ember.distributions.distribution import Distribution
 from ember.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
-
-
-def _only(value):
-    (tensor,) = broadcast_all(value)
-    return tensor
 
 
 class Bernoulli(Distribution):
@@ -37,7 +32,7 @@ class Bernoulli(Distribution):
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         is_scalar = isinstance(probs if probs is not None else logits, Number)
-        _store_probs_or_logits(self, probs, logits, normalise_probs=_only, normalise_logits=_only, at_least_1d=False)
+        _store_probs_or_logits(self, probs, logits, normalise_probs=_broadcast_one, normalise_logits=_broadcast_one, at_least_1d=False)
         batch_shape = ember.Size() if is_scalar else self._param.size()
         super().__init__(batch_shape, validate_args=validate_args)
 

@@ -14,9 +14,15 @@ import math
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import lazy_property, logits_to_probs, probs_to_logits
+from ember.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Categorical"]
+
+
+def _broadcast_one(value):
+    """A number or tensor parameter as a tensor (Bernoulli's single parameter)."""
+    (tensor,) = broadcast_all(value)
+    return tensor
 
 
 def _store_probs_or_logits(dist, probs, logits, normalise_probs, normalise_logits, at_least_1d):
