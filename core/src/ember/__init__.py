@@ -114,6 +114,7 @@ from ember import profiler  # noqa: E402  (ops timed at the dispatcher)
 import ember.autograd.profiler  # noqa: E402  (its older spelling, ember.autograd.profiler)
 from ember import hub  # noqa: E402  (hubconf.py repositories and checkpoint URLs, from the cache)
 from ember import ao, quantization  # noqa: E402  (torch.ao's paths, forwarding to ember-quantization)
+from ember import distributions  # noqa: E402  (uses ember.nn.functional)
 from ember.compiler import compile  # noqa: E402  (ember.compile, like torch.compile)
 
 # torch's math constants (torch/__init__.py: ``from math import e, inf, nan, pi``) and NumPy's
