@@ -56,6 +56,8 @@ from ember.native.linalg.products import (addmm, addmv, baddbmm, bmm, dot, einsu
 from ember.native.sorting import argsort, kthvalue, msort, sort, topk
 from ember.native.copy import clone
 from ember.native.random.distributions import bernoulli, multinomial, normal
+from ember.native.random.counts import binomial, poisson
+from ember.native.random.gamma import _dirichlet_grad, _sample_dirichlet, _standard_gamma, _standard_gamma_grad
 from ember.native.shape.diagonal import diag, diag_embed, diagonal
 from ember.native.shape.triangular import tril, triu
 from ember.native.reduction.median import median, mode, nanmedian

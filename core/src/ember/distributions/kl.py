@@ -16,13 +16,19 @@ from functools import total_ordering
 
 import ember
 from ember.distributions.bernoulli import Bernoulli
+from ember.distributions.beta import Beta
+from ember.distributions.binomial import Binomial
 from ember.distributions.categorical import Categorical
+from ember.distributions.dirichlet import Dirichlet
 from ember.distributions.distribution import Distribution
 from ember.distributions.exponential import Exponential
+from ember.distributions.gamma import Gamma
 from ember.distributions.independent import Independent
 from ember.distributions.laplace import Laplace
+from ember.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from ember.distributions.normal import Normal
 from ember.distributions.one_hot_categorical import OneHotCategorical
+from ember.distributions.poisson import Poisson
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.uniform import Uniform
 from ember.distributions.utils import _sum_rightmost
@@ -191,3 +197,65 @@ def _kl_independent_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
         raise NotImplementedError
     return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    sum_params_p = p.concentration1 + p.concentration0
+    sum_params_q = q.concentration1 + q.concentration0
+    t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + sum_params_p.lgamma()
+    t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + sum_params_q.lgamma()
+    t3 = (p.concentration1 - q.concentration1) * ember.digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * ember.digamma(p.concentration0)
+    t5 = (sum_params_q - sum_params_p) * ember.digamma(sum_params_p)
+    return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    if (p.total_count < q.total_count).any():
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+    # p can reach counts q cannot: infinite divergence.
+    return _infinite_where(p.total_count > q.total_count, kl)
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    sum_p_concentration = p.concentration.sum(-1)
+    sum_q_concentration = q.concentration.sum(-1)
+    t1 = sum_p_concentration.lgamma() - sum_q_concentration.lgamma()
+    t2 = (p.concentration.lgamma() - q.concentration.lgamma()).sum(-1)
+    t3 = p.concentration - q.concentration
+    t4 = p.concentration.digamma() - sum_p_concentration.digamma().unsqueeze(-1)
+    return t1 - t2 + (t3 * t4).sum(-1)
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = ember.lgamma(q.concentration) - ember.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * ember.digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with                          "
+                         "different event shapes cannot be computed")
+    p_tril, q_tril = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_term1 = (q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+                  - p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    n = p.event_shape[0]
+    batch = tuple(ember.broadcast_shapes(tuple(q_tril.shape[:-2]), tuple(p_tril.shape[:-2])))
+    # trace(Sq^-1 Sp) = |Lq^-1 Lp|_F^2.
+    term2 = ember.linalg.solve(q_tril.expand(batch + (n, n)), p_tril.expand(batch + (n, n))).pow(2).sum((-2, -1))
+    term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
