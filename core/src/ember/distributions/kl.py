@@ -251,7 +251,8 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     n = p.event_shape[0]
     batch = tuple(ember.broadcast_shapes(tuple(q_tril.shape[:-2]), tuple(p_tril.shape[:-2])))
     # trace(Sq^-1 Sp) = |Lq^-1 Lp|_F^2.
-    term2 = ember.linalg.solve(q_tril.expand(batch + (n, n)), p_tril.expand(batch + (n, n))).pow(2).sum((-2, -1))
+    term2 = ember.linalg.solve(q_tril.tril().expand(batch + (n, n)), p_tril.expand(batch + (n, n)))
+    term2 = term2.pow(2).sum((-2, -1))
     term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
 

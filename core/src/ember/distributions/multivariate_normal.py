@@ -30,7 +30,8 @@ def _batch_mahalanobis(bL, bx):
     """``|L^-1 x|^2`` for each vector of ``bx`` (L broadcast over bx's batch)."""
     shape = ember.broadcast_shapes(tuple(bL.shape[:-2]), tuple(bx.shape[:-1]))
     n = bx.size(-1)
-    L = bL.expand(tuple(shape) + (n, n))
+    # tril: a triangular solve reads only the lower triangle, so the upper one gets no gradient.
+    L = bL.tril().expand(tuple(shape) + (n, n))
     x = bx.expand(tuple(shape) + (n,)).unsqueeze(-1)
     return ember.linalg.solve(L, x).squeeze(-1).pow(2).sum(-1)
 
