@@ -71,10 +71,12 @@ FAMILIES = {
         {"rsample", "sample", "entropy", "mode"}),
     "MultivariateNormal.covariance_matrix": (
         lambda D, loc, covariance_matrix: D.MultivariateNormal(loc, covariance_matrix=covariance_matrix),
-        {"loc": _real(2, 1, 3), "covariance_matrix": _positive_definite(3, 3)}, _real(4, 2, 3, 3), {"rsample", "sample", "entropy", "mode"}),
+        {"loc": _real(2, 1, 3), "covariance_matrix": _positive_definite(3, 3)}, _real(4, 2, 3, 3),
+        {"rsample", "sample", "entropy", "mode"}),
     "MultivariateNormal.precision_matrix": (
         lambda D, loc, precision_matrix: D.MultivariateNormal(loc, precision_matrix=precision_matrix),
-        {"loc": _real(2, 1, 3), "precision_matrix": _positive_definite(3, 3)}, _real(4, 2, 3, 3), {"rsample", "sample", "entropy", "mode"}),
+        {"loc": _real(2, 1, 3), "precision_matrix": _positive_definite(3, 3)}, _real(4, 2, 3, 3),
+        {"rsample", "sample", "entropy", "mode"}),
     "Poisson": (lambda D, rate: D.Poisson(rate), {"rate": _positive(2, 3) * 3},
                 RNG.integers(0, 6, (4, 2, 3)).astype(float), {"mode"}),
     "Binomial.probs": (lambda D, probs: D.Binomial(5, probs=probs), {"probs": _unit(2, 3)},
@@ -137,7 +139,8 @@ def test_cdf_and_icdf(name, dtype):
         return build(D, **p).cdf(lib.tensor(value, dtype=p[next(iter(p))].dtype))
 
     def icdf(lib, D, **p):
-        return build(D, **p).icdf(lib.tensor(np.linspace(0.05, 0.95, 24).reshape(4, 2, 3), dtype=p[next(iter(p))].dtype))
+        levels = np.linspace(0.05, 0.95, 24).reshape(4, 2, 3)
+        return build(D, **p).icdf(lib.tensor(levels, dtype=p[next(iter(p))].dtype))
 
     assert_parity(cdf, params, dtype)
     assert_parity(icdf, params, dtype, scale=10)

@@ -24,7 +24,7 @@ def one_hot(position):
 policy = nn.Sequential(nn.Linear(CELLS, 16), nn.Tanh(), nn.Linear(16, 2))
 optimizer = torch.optim.Adam(policy.parameters(), lr=0.05)
 returns, losses, actions_seen = [], [], []
-for episode in range(12):
+for _ in range(12):
     position, log_probs, rewards, entropies = 0, [], [], []
     for _ in range(STEPS):
         dist = Categorical(logits=policy(one_hot(position)))

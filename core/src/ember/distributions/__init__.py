@@ -32,17 +32,27 @@ from ember.distributions.poisson import Poisson
 from ember.distributions.relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from ember.distributions.studentT import StudentT
 from ember.distributions.transformed_distribution import TransformedDistribution
-from ember.distributions.transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
-                                            IndependentTransform, PowerTransform, ReshapeTransform, SigmoidTransform,
-                                            SoftmaxTransform, SoftplusTransform, TanhTransform, Transform)
+from ember.distributions.transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    IndependentTransform,
+    PowerTransform,
+    ReshapeTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    TanhTransform,
+    Transform,
+)
 from ember.distributions.uniform import Uniform
 
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Chi2", "ComposeTransform",
-    "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma", "Independent", "IndependentTransform", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
-    "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-    "Poisson", "PowerTransform",
-    "RelaxedBernoulli", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StudentT",
-    "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "constraints", "kl_divergence",
-    "register_kl", "transforms",
+    "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma", "Independent", "IndependentTransform",
+    "Laplace", "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily", "MultivariateNormal", "Normal",
+    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "PowerTransform", "RelaxedBernoulli",
+    "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StudentT", "TanhTransform",
+    "Transform", "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
 ]

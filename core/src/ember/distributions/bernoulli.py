@@ -22,6 +22,8 @@ __all__ = ["Bernoulli"]
 class Bernoulli(Distribution):
     """``Bernoulli(probs=p)`` or ``Bernoulli(logits=l)``.
 
+    >>> import ember
+    >>> from ember.distributions import Bernoulli
     >>> Bernoulli(probs=ember.tensor(0.25)).entropy()
     tensor(0.5623)
     """
@@ -32,7 +34,8 @@ class Bernoulli(Distribution):
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         is_scalar = isinstance(probs if probs is not None else logits, Number)
-        _store_probs_or_logits(self, probs, logits, normalise_probs=_broadcast_one, normalise_logits=_broadcast_one, at_least_1d=False)
+        _store_probs_or_logits(self, probs, logits, normalise_probs=_broadcast_one,
+                               normalise_logits=_broadcast_one, at_least_1d=False)
         batch_shape = ember.Size() if is_scalar else self._param.size()
         super().__init__(batch_shape, validate_args=validate_args)
 

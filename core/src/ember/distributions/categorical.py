@@ -49,6 +49,8 @@ def _expand_probs_or_logits(self, new, param_shape):
 class Categorical(Distribution):
     """``Categorical(probs=p)`` or ``Categorical(logits=l)``: ``P(k) = p[..., k]``.
 
+    >>> import ember
+    >>> from ember.distributions import Categorical
     >>> Categorical(probs=ember.tensor([0.25, 0.75])).log_prob(ember.tensor(1))
     tensor(-0.2877)
     """

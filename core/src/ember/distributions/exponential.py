@@ -18,6 +18,8 @@ __all__ = ["Exponential"]
 class Exponential(Distribution):
     """``Exponential(rate)``: density ``rate * exp(-rate * x)`` for ``x >= 0``.
 
+    >>> import ember
+    >>> from ember.distributions import Exponential
     >>> Exponential(2.0).mean
     tensor(0.5000)
     """

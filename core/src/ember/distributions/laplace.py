@@ -18,6 +18,8 @@ __all__ = ["Laplace"]
 class Laplace(Distribution):
     """``Laplace(loc, scale)``: density ``exp(-|x - loc| / scale) / (2 scale)``.
 
+    >>> import ember
+    >>> from ember.distributions import Laplace
     >>> Laplace(0.0, 1.0).entropy()
     tensor(1.6931)
     """

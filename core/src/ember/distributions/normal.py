@@ -22,6 +22,8 @@ __all__ = ["Normal"]
 class Normal(Distribution):
     """``Normal(loc, scale)``: density ``exp(-(x - loc)**2 / (2 scale**2)) / (scale sqrt(2 pi))``.
 
+    >>> import ember
+    >>> from ember.distributions import Normal
     >>> Normal(ember.tensor([0.0]), ember.tensor([1.0])).log_prob(ember.tensor([0.0]))
     tensor([-0.9189])
     """

@@ -15,8 +15,7 @@ from ember.distributions.categorical import _broadcast_one, _expand_probs_or_log
 from ember.distributions.distribution import Distribution
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import SigmoidTransform
-from ember.distributions.utils import (broadcast_all, clamp_probs, lazy_property, logits_to_probs,
-                                       probs_to_logits)
+from ember.distributions.utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
@@ -30,7 +29,8 @@ class LogitRelaxedBernoulli(Distribution):
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
         is_scalar = isinstance(probs if probs is not None else logits, Number)
-        _store_probs_or_logits(self, probs, logits, normalise_probs=_broadcast_one, normalise_logits=_broadcast_one, at_least_1d=False)
+        _store_probs_or_logits(self, probs, logits, normalise_probs=_broadcast_one,
+                               normalise_logits=_broadcast_one, at_least_1d=False)
         batch_shape = ember.Size() if is_scalar else self._param.size()
         super().__init__(batch_shape, validate_args=validate_args)
 

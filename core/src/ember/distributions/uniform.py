@@ -19,6 +19,8 @@ __all__ = ["Uniform"]
 class Uniform(Distribution):
     """``Uniform(low, high)``: density ``1 / (high - low)`` on ``[low, high)``.
 
+    >>> import ember
+    >>> from ember.distributions import Uniform
     >>> Uniform(0.0, 2.0).entropy()
     tensor(0.6931)
     """

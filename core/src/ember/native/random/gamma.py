@@ -78,8 +78,8 @@ def _gamma_samples(alpha_host, np_dtype, generator):
 # central difference of scipy's P (about 1e-9 relative), so the two gradients agree to
 # torch's approximation error, not to the last bit. A Dirichlet sample's marginal x_i is
 # Beta(alpha_i, total - alpha_i); torch's Dirichlet gradient is this Beta's dx/dalpha_i
-# at fixed beta_i = total - alpha_i, which ember computes in the same way from the
-# regularised incomplete beta function (Beta(alpha_i, beta_i): raising alpha_i raises the total by as much).
+# at fixed beta_i = total - alpha_i (raising alpha_i raises the total by as much), which
+# ember computes in the same way from the regularised incomplete beta function.
 
 
 def _relative_step(alpha):
