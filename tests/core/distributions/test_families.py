@@ -78,12 +78,12 @@ FAMILIES = {
         {"loc": _real(2, 1, 3), "precision_matrix": _positive_definite(3, 3)}, _real(4, 2, 3, 3),
         {"rsample", "sample", "entropy", "mode"}),
     "Poisson": (lambda D, rate: D.Poisson(rate), {"rate": _positive(2, 3) * 3},
-                RNG.integers(0, 6, (4, 2, 3)).astype(float), {"mode"}),
+                RNG.integers(0, 6, (4, 2, 3)).astype(float), {"sample", "mode"}),
     "Binomial.probs": (lambda D, probs: D.Binomial(5, probs=probs), {"probs": _unit(2, 3)},
-                       RNG.integers(0, 6, (4, 2, 3)).astype(float), {"entropy", "mode"}),
+                       RNG.integers(0, 6, (4, 2, 3)).astype(float), {"sample", "entropy", "mode"}),
     "Binomial.logits": (lambda D, total_count, logits: D.Binomial(total_count, logits=logits),
                         {"total_count": np.full((2, 1), 7.0), "logits": _real(3)},
-                        RNG.integers(0, 8, (4, 2, 3)).astype(float), {"mode"}),
+                        RNG.integers(0, 8, (4, 2, 3)).astype(float), {"sample", "mode"}),
 }
 
 

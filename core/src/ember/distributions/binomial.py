@@ -2,9 +2,8 @@
 
 PyTorch counterpart: torch/distributions/binomial.py (v2.13).
 
-``sample`` is ``ember.binomial``, which draws from ember's generator with NumPy's
-binomial sampler: the same distribution as torch's, not torch's numbers (NOTE
-[ Counting samplers ] in ember/native/random/counts.py).
+``sample`` is ``ember.binomial``, torch's sampler draw for draw: torch's numbers after
+``manual_seed`` (NOTE [ Counting samplers ] in ember/native/random/counts.py).
 """
 
 import ember

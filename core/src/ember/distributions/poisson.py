@@ -2,9 +2,8 @@
 
 PyTorch counterpart: torch/distributions/poisson.py (v2.13).
 
-``sample`` is ``ember.poisson``, which draws from ember's generator with NumPy's
-Poisson sampler: the same distribution as torch's, not torch's numbers (NOTE
-[ Counting samplers ] in ember/native/random/counts.py).
+``sample`` is ``ember.poisson``, torch's sampler draw for draw: torch's numbers after
+``manual_seed`` (NOTE [ Counting samplers ] in ember/native/random/counts.py).
 """
 
 from numbers import Number
