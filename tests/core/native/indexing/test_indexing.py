@@ -340,6 +340,27 @@ def test_index_op_edge_cases_and_errors(case):
     assert_parity(case.fn, make_tensor((3, 4)))
 
 
+INDEX_RANGE_ERRORS = [
+    lambda lib, x: x.gather(1, lib.tensor([[1, -5, 9]])),
+    lambda lib, x: x.gather(0, lib.tensor([[-1]])),
+    lambda lib, x: x.scatter(1, lib.tensor([[7]]), lib.ones(1, 1)),
+    lambda lib, x: x.scatter_add(1, lib.tensor([[-1]]), lib.ones(1, 1)),
+    lambda lib, x: x.index_add(1, lib.tensor([0, -1]), lib.ones(3, 2)),
+    lambda lib, x: x[0, 0].gather(0, lib.tensor([1])),
+]
+
+
+@pytest.mark.parametrize("fn", INDEX_RANGE_ERRORS)
+def test_index_out_of_range_message_names_the_first_bad_index_and_its_dim(fn):
+    import torch
+
+    with pytest.raises(RuntimeError) as expected:
+        fn(torch, torch.zeros(3, 4))
+    with pytest.raises(RuntimeError) as got:
+        fn(ember, ember.zeros(3, 4))
+    assert str(got.value) == str(expected.value)
+
+
 @pytest.mark.parametrize("make_key", [lambda lib, x: [0, 1], lambda lib, x: x > 2])
 def test_advanced_setitem_from_overlapping_memory_raises_like_torch(make_key):
     def write(lib, x):

@@ -618,18 +618,19 @@ def gather(input, dim, index):
     if any(index.shape[d] > input.shape[d] for d in range(index.ndim) if d != dim):
         raise RuntimeError(f"Size does not match at dimension {dim} expected index {list(index.shape)} to be "
                            f"smaller than self {list(input.shape)} apart from dimension {dim}")
-    _check_index_range(index, input.shape[dim] if input.ndim else 1, "gather")
+    _check_index_range(index, dim, input.shape[dim] if input.ndim else 1, "gather")
     return GATHER(input, index, dim=dim)
 
 
-def _check_index_range(index, size, name):
-    # Unlike a subscript, these ops take no negative index (PyTorch's rule).
+def _check_index_range(index, dim, size, name):
+    # Unlike a subscript, these ops take no negative index (PyTorch's rule); the message
+    # names the first index out of range, in row-major order.
     if index.numel() and (bool((index >= size).any()) or bool((index < 0).any())):
         if name == "index_select":
             raise IndexError("index out of range in self")
-        low = int(index.min().item())
-        bad = low if low < 0 else int(index.max().item())
-        raise RuntimeError(f"index {bad} is out of bounds for dimension with size {size}")
+        flat = index._host().reshape(-1)
+        bad = int(flat[(flat < 0) | (flat >= size)][0])
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
 def take_along_dim(input, indices, dim=None):
@@ -725,7 +726,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
             raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     else:
         src = _scalar_as(src, input._data.dtype)
-    _check_index_range(index, input.shape[dim] if input.ndim else 1, "scatter")
+    _check_index_range(index, dim, input.shape[dim] if input.ndim else 1, "scatter")
     if reduce is None:
         return SCATTER(input, index, src, dim=dim)
     return SCATTER(input, index, src, dim=dim, reduce=reduce)
@@ -735,7 +736,7 @@ def scatter_add(input, dim, index, src):
     """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (repeats add up)."""
     _check_gather("scatter_add", input, dim, index)
     dim = _wrap_dim(dim, input.ndim)
-    _check_index_range(index, input.shape[dim] if input.ndim else 1, "scatter_add")
+    _check_index_range(index, dim, input.shape[dim] if input.ndim else 1, "scatter_add")
     return SCATTER_ADD(input, index, src, dim=dim)
 
 
@@ -764,7 +765,7 @@ def index_select(input, dim, index):
     if index.dtype.name not in ("int64", "int32"):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     dim = _wrap_dim(dim, input.ndim)
-    _check_index_range(index, input.shape[dim] if input.ndim else 1, "index_select")
+    _check_index_range(index, dim, input.shape[dim] if input.ndim else 1, "index_select")
     if input.ndim == 0:  # a 0-d input gives a 0-d result (its one element, picked once)
         return INDEX_SELECT(input, index.reshape(()), dim=dim)
     return INDEX_SELECT(input, index.reshape(-1) if index.ndim == 0 else index, dim=dim)
@@ -801,6 +802,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     if source.dtype is not input.dtype:
         raise RuntimeError(f"index_add_(): self ({input.dtype}) and source ({source.dtype}) must have the same "
                            "scalar type")
+    _check_index_range(index, dim, input.shape[dim] if input.ndim else 1, "index_add")
     return INDEX_ADD(input, index, source, dim=dim, alpha=alpha)
 
 
