@@ -258,3 +258,96 @@ def test_an_empty_channels_last_batch_reports_channels_last():
     assert x.stride() == (256, 1, 32, 4)
     assert x.is_contiguous() and x.is_contiguous(memory_format=ember.channels_last)
     assert not ember.randn(0, 4, 8, 8).is_contiguous(memory_format=ember.channels_last)
+
+
+# --- the strides of views and elementwise results, on random layouts ---------------------------
+
+
+def _random_layout(lib, rng, shape):
+    """A tensor of ``shape``'s values seen through a random chain of views (the same chain
+    for both libraries: ``rng`` is re-seeded per library by the caller)."""
+    x = lib.arange(float(np.prod(shape))).reshape(shape)
+    for _ in range(rng.randint(0, 3)):
+        choice = rng.random()
+        if choice < 0.35 and x.ndim > 1:
+            order = list(range(x.ndim))
+            rng.shuffle(order)
+            x = x.permute(*order)
+        elif choice < 0.6:
+            dim = rng.randrange(x.ndim)
+            if x.shape[dim] > 1:
+                start = rng.randrange(x.shape[dim])
+                x = x.narrow(dim, start, rng.randint(1, x.shape[dim] - start))
+        elif choice < 0.8 and x.ndim < 5:
+            x = x.unsqueeze(rng.randrange(x.ndim + 1))
+        else:
+            dim = rng.randrange(x.ndim)
+            x = x.transpose(dim, -1)[..., ::2].transpose(dim, -1)
+    return x
+
+
+def _random_shape(rng, numel):
+    """A shape of ``numel`` elements (size-1 dims included) in random order."""
+    shape = []
+    for _ in range(rng.randint(0, 3)):
+        divisors = [d for d in range(1, numel + 1) if numel % d == 0]
+        size = rng.choice(divisors + [1])
+        shape.append(size)
+        numel //= size
+    shape.append(numel)
+    rng.shuffle(shape)
+    return shape
+
+
+def _broadcast_partner(lib, rng, x):
+    """A second operand whose shape broadcasts with ``x``'s (some dims 1 or missing)."""
+    shape = [1 if rng.random() < 0.3 else size for size in x.shape][rng.randint(0, min(1, x.ndim)):]
+    return _random_layout(lib, rng, tuple(shape)) if shape else lib.tensor(2.0)
+
+
+LAYOUT_PROGRAMS = {
+    "view": lambda lib, rng, x: x.view(*_random_shape(rng, x.numel())),
+    "reshape": lambda lib, rng, x: x.reshape(*_random_shape(rng, x.numel())),
+    "unary": lambda lib, rng, x: lib.exp(x),
+    "scalar": lambda lib, rng, x: x * 2,
+    "reflected_scalar": lambda lib, rng, x: 2 - x,
+    "scalar_comparison": lambda lib, rng, x: x > 2,
+    "scalar_parameter": lambda lib, rng, x: x.clamp(0.5) + x ** 2,
+    "lerp": lambda lib, rng, x: x.lerp(_broadcast_partner(lib, rng, x), 0.5),
+    "binary": lambda lib, rng, x: x + _broadcast_partner(lib, rng, x),
+    "binary_reflected": lambda lib, rng, x: _broadcast_partner(lib, rng, x) - x,
+    "comparison": lambda lib, rng, x: x > _broadcast_partner(lib, rng, x),
+    "ternary": lambda lib, rng, x: lib.addcmul(x, _broadcast_partner(lib, rng, x), x),
+    "softmax": lambda lib, rng, x: lib.softmax(x, rng.randrange(max(x.ndim, 1))),
+    "log_softmax": lambda lib, rng, x: lib.log_softmax(x, rng.randrange(max(x.ndim, 1))),
+    "unfold": lambda lib, rng, x: x.unfold(rng.randrange(max(x.ndim, 1)), 1 + rng.randrange(2), 1 + rng.randrange(2)),
+}
+
+
+def _same_result(expected, got):
+    if isinstance(expected, str) or isinstance(got, str):
+        return expected == got
+    return expected[:2] == got[:2] and np.allclose(expected[2], got[2], rtol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("program", LAYOUT_PROGRAMS)
+def test_strides_of_random_layouts_match_torch(program):
+    import random
+
+    differ = []
+    for case in range(150):
+        seed_rng = random.Random(case)
+        shape = tuple(seed_rng.choice([1, 2, 3, 4]) for _ in range(seed_rng.randint(1, 4)))
+        results = []
+        for lib in (torch, ember):
+            rng = random.Random(case)
+            rng.random()
+            x = _random_layout(lib, rng, shape)
+            try:
+                out = LAYOUT_PROGRAMS[program](lib, rng, x)
+                results.append((tuple(out.shape), tuple(out.stride()), np.array(out.tolist(), float)))
+            except RuntimeError as error:  # a view the strides do not allow, a window too wide: both refuse
+                results.append(type(error).__name__)
+        if not _same_result(*results):
+            differ.append((case, [r[:2] if isinstance(r, tuple) else r for r in results]))
+    assert not differ, differ[:3]

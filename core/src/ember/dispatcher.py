@@ -23,6 +23,7 @@ from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import OpNode, SavedTensor
 from ember.autograd.inference import INFERENCE
 from ember.autograd.views import mark_views
+from ember.memory_format import elementwise_layout
 
 # Promotion rules an op can declare (torch/_prims_common ELEMENTWISE_TYPE_PROMOTION_KIND).
 NONE = "none"            # inputs are used as they are (shape ops, indexing)
@@ -46,16 +47,20 @@ class Op:
         view: the output is a view of the first input (shares storage and version).
         opmath: on float16 (and bfloat16) the op computes in float32 and rounds its
             result once, as PyTorch's kernels do (NOTE [ opmath ] in opmath.py).
+        elementwise: the result is laid out as TensorIterator lays out an elementwise
+            op's output (NOTE [ The layout of an elementwise result ] in memory_format.py);
+            ``"tensors"`` where Python numbers are parameters of the kernel, not operands.
         inplace_of: set on ``add_``-style ops by ``inplace_variant``.
     """
 
     __slots__ = ("qualname", "namespace", "name", "generic", "kernels", "backward", "promote",
-                 "save", "num_outputs", "view", "opmath", "_backward_name", "node_class", "plugin", "doc", "ufunc",
+                 "save", "num_outputs", "view", "opmath", "elementwise", "_backward_name", "node_class", "plugin",
+                 "doc", "ufunc",
                  "_resolved", "__weakref__")
 
     def __init__(self, qualname, generic=None, backward=None, promote=NONE, save=None,
                  num_outputs=1, view=False, backward_name=None, plugin="ember", ufunc=None,
-                 opmath=False):
+                 opmath=False, elementwise=False):
         namespace, _, name = qualname.partition("::")
         if not name:
             raise ValueError(f"operator name must be 'namespace::name', got {qualname!r}")
@@ -70,6 +75,7 @@ class Op:
         self.num_outputs = num_outputs
         self.view = view
         self.opmath = opmath
+        self.elementwise = elementwise
         self.backward_name = backward_name or _camel(name) + "Backward0"
         self.plugin = plugin
         self.doc = None
@@ -259,6 +265,11 @@ def dispatch(op, *inputs, **attrs):
     if op.num_outputs == 1:
         if out.__class__ is not array_type:
             out = xp.asarray(out)
+        if op.elementwise and out.ndim > 1:
+            for a in arrays:  # row-major inputs with no size-1 dim give PyTorch's layout already
+                if a.__class__ is array_type and (not a.flags.c_contiguous or 1 in a.shape):
+                    out = elementwise_layout(xp, out, arrays, op.elementwise is True)
+                    break
         t = _new_tensor(Tensor)  # _wrap, inlined: this runs for every op ember executes
         t._data = out
         t._device = device

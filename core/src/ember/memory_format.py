@@ -248,6 +248,73 @@ def iterator_strides(shape, operands):
     return dense_strides(shape, perm)
 
 
+# NOTE [ The layout of an elementwise result ]
+# PyTorch's TensorIterator allocates an elementwise op's output in one of two ways.
+# When every operand has the output's shape, it takes a shortcut: all row-major gives a
+# row-major output, all channels_last a channels_last one, and all non-overlapping and
+# dense with the same strides gives exactly those strides. Otherwise it sorts the dims
+# (iterator_strides: the first operand that orders two dims decides, a broadcast dim
+# never does) and lays the output out densely in that order. NumPy's ufuncs follow
+# their inputs too, but when the inputs disagree they fall back to row-major, and they
+# pick their own strides for size-1 dims; so an elementwise op with an input that is
+# not row-major has its result re-laid-out to PyTorch's strides (`elementwise_layout`).
+# A Python number counts as an operand where PyTorch wraps it in a 0-d tensor (x * 2:
+# no longer "every operand has the output's shape"), not where it is a parameter of
+# the kernel (clamp(x, 0.5), pow(x, 2), lerp's weight): `Op(elementwise="tensors")`.
+
+
+def elementwise_strides(shape, operands):
+    """The strides TensorIterator gives the output of ``shape`` of an elementwise op on
+    ``operands``, ``(shape, element strides)`` pairs (NOTE [ The layout of an
+    elementwise result ])."""
+    if all(op_shape == shape for op_shape, _ in operands):
+        if all(_has_strides(shape, strides, contiguous_strides(shape)) for _, strides in operands):
+            return contiguous_strides(shape)
+        if len(shape) in (4, 5) and all(_has_strides(shape, strides, channels_last_strides(shape))
+                                        for _, strides in operands):
+            return channels_last_strides(shape)
+        first = operands[0][1]
+        if all(strides == first for _, strides in operands) and is_non_overlapping_and_dense(shape, first):
+            return first
+    ndim = len(shape)
+    broadcast = []
+    for op_shape, strides in operands:
+        lead = ndim - len(op_shape)
+        broadcast.append(tuple(0 if d < lead or op_shape[d - lead] == 1 and shape[d] != 1 else strides[d - lead]
+                               for d in range(ndim)))
+    return iterator_strides(shape, broadcast)
+
+
+@lru_cache(maxsize=256)
+def _row_major_bytes(shape, itemsize):
+    return tuple(stride * itemsize for stride in contiguous_strides(shape))
+
+
+def elementwise_layout(xp, out, arrays, scalar_operands=True):
+    """``out``, the result of an elementwise op on ``arrays`` (arrays and Python
+    scalars), with PyTorch's strides: re-strided or copied only where they differ.
+    ``scalar_operands``: a Python number is an operand (PyTorch wraps it in a 0-d
+    tensor, as for ``x * 2``), not a parameter of the kernel (``clamp(x, 0.5)``)."""
+    if out.size == 0:
+        return out
+    for a in arrays:
+        if hasattr(a, "strides") and a.strides != _row_major_bytes(a.shape, a.itemsize):
+            break
+    else:  # row-major operands, to the strides of their size-1 dims: a row-major result
+        return out
+    from ember.native.shape.views import element_strides, restride
+
+    operands = [(a.shape, element_strides(a)) if hasattr(a, "strides") else ((), ()) for a in arrays
+                if hasattr(a, "strides") or scalar_operands and isinstance(a, (int, float, complex))]
+    wanted = elementwise_strides(out.shape, operands)
+    have = element_strides(out)
+    if have == wanted:
+        return out
+    if all(h == w for size, h, w in zip(out.shape, have, wanted) if size != 1):
+        return restride(xp, out, out.shape, wanted)  # only size-1 dims differ: the same memory
+    return with_layout(xp, out, wanted)
+
+
 # NOTE [ suggest_memory_format ]
 # Ops that choose a layout for a new tensor (convolution, pooling) ask the input which
 # format its strides suggest. PyTorch's rule (c10 is_channels_last_strides_2d): walk

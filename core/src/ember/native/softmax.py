@@ -111,8 +111,12 @@ def _log_softmax_backward_data_kernel(xp, grad, output, dim):
     return out
 
 
-SOFTMAX = Op("aten::softmax", _softmax_kernel, _softmax_backward, promote=DEFAULT, save="outputs", opmath=True)
-LOG_SOFTMAX = Op("aten::log_softmax", _log_softmax_kernel, _log_softmax_backward, promote=NONE, save="outputs")
+# PyTorch's softmax and log_softmax allocate their output row-major, whatever the
+# input's layout (they run on a contiguous copy of it).
+SOFTMAX = Op("aten::softmax", contiguous_result(_softmax_kernel), _softmax_backward, promote=DEFAULT,
+             save="outputs", opmath=True)
+LOG_SOFTMAX = Op("aten::log_softmax", contiguous_result(_log_softmax_kernel), _log_softmax_backward,
+                 promote=NONE, save="outputs")
 SOFTMAX_BACKWARD = Op("aten::_softmax_backward_data", _softmax_backward_data_kernel, promote=NONE)
 LOG_SOFTMAX_BACKWARD = Op("aten::_log_softmax_backward_data", _log_softmax_backward_data_kernel, promote=NONE)
 

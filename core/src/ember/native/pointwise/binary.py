@@ -148,7 +148,7 @@ def _add_backward(ctx, grad):
     return grad, (grad if alpha == 1 else grad * alpha)
 
 
-ADD = Op("aten::add", _add_kernel, _add_backward, promote=DEFAULT, ufunc="add")
+ADD = Op("aten::add", _add_kernel, _add_backward, elementwise=True, promote=DEFAULT, ufunc="add")
 
 
 def add(input, other, *, alpha=1):
@@ -183,7 +183,7 @@ def _sub_backward(ctx, grad):
     return grad, (-grad if alpha == 1 else grad * -alpha)
 
 
-SUB = Op("aten::sub", _sub_kernel, _sub_backward, promote=DEFAULT, ufunc="subtract")
+SUB = Op("aten::sub", _sub_kernel, _sub_backward, elementwise=True, promote=DEFAULT, ufunc="subtract")
 
 
 def sub(input, other, *, alpha=1):
@@ -228,7 +228,7 @@ def _mul_backward(ctx, grad):
     return (grad * b if need_a else None), (grad * a if need_b else None)
 
 
-MUL = Op("aten::mul", _mul_kernel, _mul_backward, promote=DEFAULT, save="inputs",
+MUL = Op("aten::mul", _mul_kernel, _mul_backward, elementwise=True, promote=DEFAULT, save="inputs",
          ufunc="multiply", opmath=True)
 
 
@@ -261,7 +261,7 @@ def _div_backward(ctx, grad):
     return grad_a, grad_b
 
 
-DIV = Op("aten::div", _div_kernel, _div_backward, promote=INT_TO_FLOAT, save="inputs", opmath=True)
+DIV = Op("aten::div", _div_kernel, _div_backward, elementwise=True, promote=INT_TO_FLOAT, save="inputs", opmath=True)
 
 
 @quiet
@@ -295,7 +295,7 @@ def _zero_grads(ctx, grad):
     return tuple(zero if need else None for need in ctx.needs_input_grad)
 
 
-_ROUNDED_DIV = Op("aten::div_rounding", _rounded_div_kernel, _zero_grads, promote=DEFAULT,
+_ROUNDED_DIV = Op("aten::div_rounding", _rounded_div_kernel, _zero_grads, elementwise=True, promote=DEFAULT,
                   backward_name="DivBackward2", opmath=True)
 
 
@@ -337,7 +337,7 @@ def _floor_divide_backward(ctx, grad):
     raise RuntimeError("derivative for aten::floor_divide is not implemented")
 
 
-FLOOR_DIVIDE = Op("aten::floor_divide", _floor_divide_kernel, _floor_divide_backward, promote=DEFAULT,
+FLOOR_DIVIDE = Op("aten::floor_divide", _floor_divide_kernel, _floor_divide_backward, elementwise=True, promote=DEFAULT,
                   backward_name="NotImplemented", opmath=True)
 
 
@@ -377,7 +377,7 @@ def _remainder_backward(ctx, grad):
 
 
 REMAINDER = Op("aten::remainder", _modulo_kernel("remainder", lambda xp: xp.remainder), _remainder_backward,
-               promote=DEFAULT, save="inputs")
+               elementwise=True, promote=DEFAULT, save="inputs")
 
 
 def remainder(input, other):
@@ -396,7 +396,7 @@ def _fmod_backward(ctx, grad):
     return (grad if need_a else None), (-grad * div(a, b, rounding_mode="trunc") if need_b else None)
 
 
-FMOD = Op("aten::fmod", _modulo_kernel("fmod", lambda xp: xp.fmod), _fmod_backward, promote=DEFAULT,
+FMOD = Op("aten::fmod", _modulo_kernel("fmod", lambda xp: xp.fmod), _fmod_backward, elementwise=True, promote=DEFAULT,
           save="inputs")
 
 

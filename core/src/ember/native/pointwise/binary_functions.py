@@ -75,7 +75,7 @@ def _pow_backward(ctx, grad):
     return grad_base, grad_exp
 
 
-POW = Op("aten::pow", _pow_kernel, _pow_backward, promote=DEFAULT, save="both")
+POW = Op("aten::pow", _pow_kernel, _pow_backward, elementwise="tensors", promote=DEFAULT, save="both")
 
 
 _INTEGERS = frozenset(d for d in dtypes.ALL_DTYPES if d.category < dtypes.FLOATING)
@@ -130,7 +130,7 @@ def _atan2_backward(ctx, grad):
     return (grad * b * recip if need_a else None), (grad * -a * recip if need_b else None)
 
 
-ATAN2 = Op("aten::atan2", _atan2_kernel, _atan2_backward, promote=INT_TO_FLOAT, save="inputs")
+ATAN2 = Op("aten::atan2", _atan2_kernel, _atan2_backward, elementwise=True, promote=INT_TO_FLOAT, save="inputs")
 
 
 def atan2(input, other):
@@ -184,10 +184,14 @@ def _pick_grad(ctx, grad, picks_a):
     return (where(first, grad, 0.0) if need_a else None), (where(first, 0.0, grad) if need_b else None)
 
 
-MAXIMUM = Op("aten::maximum", quiet(_elementwise("maximum")), _maximum_backward, promote=DEFAULT, save="inputs")
-MINIMUM = Op("aten::minimum", quiet(_elementwise("minimum")), _minimum_backward, promote=DEFAULT, save="inputs")
-FMAX = Op("aten::fmax", quiet(_elementwise("fmax")), _fmax_backward, promote=DEFAULT, save="inputs")
-FMIN = Op("aten::fmin", quiet(_elementwise("fmin")), _fmin_backward, promote=DEFAULT, save="inputs")
+MAXIMUM = Op("aten::maximum", quiet(_elementwise("maximum")), _maximum_backward, promote=DEFAULT, save="inputs",
+             elementwise=True)
+MINIMUM = Op("aten::minimum", quiet(_elementwise("minimum")), _minimum_backward, promote=DEFAULT, save="inputs",
+             elementwise=True)
+FMAX = Op("aten::fmax", quiet(_elementwise("fmax")), _fmax_backward, promote=DEFAULT, save="inputs",
+          elementwise=True)
+FMIN = Op("aten::fmin", quiet(_elementwise("fmin")), _fmin_backward, promote=DEFAULT, save="inputs",
+          elementwise=True)
 
 
 def maximum(input, other):
@@ -247,7 +251,8 @@ def _lerp_backward(ctx, grad):
             (grad * (end - start) if need_weight else None))
 
 
-LERP = Op("aten::lerp", _lerp_kernel, _lerp_backward, promote=DEFAULT, save="inputs", opmath=True)
+LERP = Op("aten::lerp", _lerp_kernel, _lerp_backward, elementwise="tensors", promote=DEFAULT, save="inputs",
+          opmath=True)
 
 
 def lerp(input, end, weight):

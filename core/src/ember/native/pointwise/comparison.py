@@ -33,7 +33,7 @@ def _require_tensor_input(name, input, other):
 
 
 def _compare(name, ufunc):
-    return Op(f"aten::{name}", _elementwise(ufunc), None, promote=COMPARE, ufunc=ufunc)
+    return Op(f"aten::{name}", _elementwise(ufunc), None, promote=COMPARE, ufunc=ufunc, elementwise=True)
 
 
 EQ = _compare("eq", "equal")
@@ -108,13 +108,13 @@ def tensor_ne(self, other):
 
 
 def _logical(name, ufunc):
-    return Op(f"aten::{name}", _elementwise(ufunc), None, promote=NONE)
+    return Op(f"aten::{name}", _elementwise(ufunc), None, promote=NONE, elementwise=True)
 
 
 LOGICAL_AND = _logical("logical_and", "logical_and")
 LOGICAL_OR = _logical("logical_or", "logical_or")
 LOGICAL_XOR = _logical("logical_xor", "logical_xor")
-LOGICAL_NOT = Op("aten::logical_not", lambda xp, a: xp.logical_not(a), None)
+LOGICAL_NOT = Op("aten::logical_not", lambda xp, a: xp.logical_not(a), None, elementwise=True)
 
 
 def logical_and(input, other):
@@ -157,7 +157,7 @@ def _bitwise(name, ufunc):
             return getattr(xp, ufunc)(a, b)
         except ValueError as error:
             _reraise(error, a, b)
-    return Op(f"aten::{name}", kernel, None, promote=DEFAULT)
+    return Op(f"aten::{name}", kernel, None, promote=DEFAULT, elementwise=True)
 
 
 BITWISE_AND = _bitwise("bitwise_and", "bitwise_and")
@@ -171,7 +171,7 @@ def _bitwise_not_kernel(xp, a):
     return xp.logical_not(a) if a.dtype.kind == "b" else xp.invert(a)
 
 
-BITWISE_NOT = Op("aten::bitwise_not", _bitwise_not_kernel, None)
+BITWISE_NOT = Op("aten::bitwise_not", _bitwise_not_kernel, None, elementwise=True)
 
 
 def bitwise_and(input, other):
@@ -215,7 +215,7 @@ def _classifier(name, ufunc, integer_answer):
         if is_floating_array(a.dtype):
             return getattr(xp, ufunc)(a)
         return xp.full(a.shape, integer_answer, dtype=bool)
-    return Op(f"aten::{name}", kernel, None)
+    return Op(f"aten::{name}", kernel, None, elementwise=True)
 
 
 ISNAN = _classifier("isnan", "isnan", False)
@@ -267,7 +267,7 @@ def _isclose_kernel(xp, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         _reraise(error, a, b)
 
 
-ISCLOSE = Op("aten::isclose", _isclose_kernel, None, promote=NONE)
+ISCLOSE = Op("aten::isclose", _isclose_kernel, None, elementwise=True, promote=NONE)
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

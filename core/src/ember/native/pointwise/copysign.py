@@ -23,7 +23,8 @@ def _copysign_backward(ctx, grad):
     return grad_a, (grad * 0.0 if need_b else None)
 
 
-COPYSIGN = Op("aten::copysign", _elementwise("copysign"), _copysign_backward, promote=INT_TO_FLOAT, save="both")
+COPYSIGN = Op("aten::copysign", _elementwise("copysign"), _copysign_backward, promote=INT_TO_FLOAT, save="both",
+              elementwise=True)
 
 
 def copysign(input, other):

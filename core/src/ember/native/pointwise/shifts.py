@@ -45,8 +45,8 @@ def _check_integral(a, kernel_name):
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{name}'")
 
 
-LSHIFT = Op("aten::bitwise_left_shift", _lshift_kernel, None, promote=DEFAULT)
-RSHIFT = Op("aten::bitwise_right_shift", _rshift_kernel, None, promote=DEFAULT)
+LSHIFT = Op("aten::bitwise_left_shift", _lshift_kernel, None, elementwise=True, promote=DEFAULT)
+RSHIFT = Op("aten::bitwise_right_shift", _rshift_kernel, None, elementwise=True, promote=DEFAULT)
 
 
 def _as_tensor_pair(input, other):

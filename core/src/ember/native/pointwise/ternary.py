@@ -67,8 +67,10 @@ def _addcdiv_backward(ctx, grad):
             (-grad * value * tensor1 / (tensor2 * tensor2) if need_t2 else None))
 
 
-ADDCMUL = Op("aten::addcmul", _addcmul_kernel, _addcmul_backward, promote=DEFAULT, save="inputs", opmath=True)
-ADDCDIV = Op("aten::addcdiv", _addcdiv_kernel, _addcdiv_backward, promote=DEFAULT, save="inputs", opmath=True)
+ADDCMUL = Op("aten::addcmul", _addcmul_kernel, _addcmul_backward, promote=DEFAULT, save="inputs", opmath=True,
+              elementwise=True)
+ADDCDIV = Op("aten::addcdiv", _addcdiv_kernel, _addcdiv_backward, promote=DEFAULT, save="inputs", opmath=True,
+              elementwise=True)
 
 _INTEGER_ADDCDIV = (
     "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "

@@ -78,7 +78,8 @@ def not_implemented_for(kernel_name, dtype):
 def _unary(name, kernel, backward, promote=INT_TO_FLOAT, save="inputs"):
     # opmath: a kernel of several NumPy calls (sigmoid, gelu) would round float16 at each
     # step; PyTorch computes it in float32 and rounds once (NOTE [ opmath ] in opmath.py).
-    return Op(f"aten::{name}", quiet(kernel), backward, promote=promote, save=save, opmath=True)
+    return Op(f"aten::{name}", quiet(kernel), backward, promote=promote, save=save, opmath=True,
+              elementwise=True)
 
 
 def _x(ctx):
@@ -413,7 +414,7 @@ def _round_kernel(xp, a, decimals=0):
     return xp.round(a, decimals)  # round half to even, as PyTorch
 
 
-ROUND = Op("aten::round", quiet(_round_kernel), lambda ctx, g: (g * 0,), promote=NONE)
+ROUND = Op("aten::round", quiet(_round_kernel), lambda ctx, g: (g * 0,), elementwise="tensors", promote=NONE)
 
 
 def floor(input):
@@ -491,7 +492,7 @@ def _clamp_backward(ctx, grad):
     return grad_x, grad_lo, grad_hi
 
 
-CLAMP = Op("aten::clamp", _clamp_kernel, _clamp_backward, promote=DEFAULT, save="inputs")
+CLAMP = Op("aten::clamp", _clamp_kernel, _clamp_backward, elementwise="tensors", promote=DEFAULT, save="inputs")
 
 
 def _check_bounds_alike(min, max):
@@ -599,7 +600,7 @@ def _threshold_backward_backward(ctx, grad):
 
 
 THRESHOLD_BACKWARD = Op("aten::threshold_backward", _threshold_backward_kernel, _threshold_backward_backward,
-                        promote=NONE, save="inputs")
+                        elementwise="tensors", promote=NONE, save="inputs")
 
 
 def _relu_backward(ctx, grad):

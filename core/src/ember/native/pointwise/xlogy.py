@@ -42,7 +42,7 @@ def _grad_of_x(function, grad, x, y, pole):
     return function(grad, y).masked_fill((x == 0) & (y <= pole), 0.0)
 
 
-XLOGY = Op("aten::xlogy", _xlogy_kernel, _xlogy_backward, promote=INT_TO_FLOAT, save="inputs")
+XLOGY = Op("aten::xlogy", _xlogy_kernel, _xlogy_backward, elementwise=True, promote=INT_TO_FLOAT, save="inputs")
 
 
 def xlogy(input, other):

@@ -14,6 +14,18 @@ def _check(name, input, factor, factor_name):
         raise RuntimeError(f"{name} expects a positive {factor_name}, but got {factor}")
 
 
+def _new_output(input, out):
+    # PyTorch's kernels write a new tensor, laid out as the input suggests (channels_last
+    # or row-major); the reshape above may instead be a view of the input (r == 1) or
+    # keep its order.
+    from ember.memory_format import suggest_memory_format, suggest_strides
+
+    layout = suggest_memory_format(input)
+    if out._base is not None or out.stride() != suggest_strides(out, layout):
+        return out.clone(memory_format=layout)
+    return out
+
+
 def pixel_shuffle(input, upscale_factor):
     """``(*, C r^2, H, W) -> (*, C, H r, W r)``: each group of ``r^2`` channels becomes an
     ``r x r`` block of pixels.
@@ -31,7 +43,7 @@ def pixel_shuffle(input, upscale_factor):
     n = len(batch)
     x = input.reshape(*batch, channels // (r * r), r, r, height, width)
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)  # (*, C, H, r, W, r)
-    return x.reshape(*batch, channels // (r * r), height * r, width * r)
+    return _new_output(input, x.reshape(*batch, channels // (r * r), height * r, width * r))
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -53,4 +65,4 @@ def pixel_unshuffle(input, downscale_factor):
     n = len(batch)
     x = input.reshape(*batch, channels, height // r, r, width // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)  # (*, C, r, r, H, W)
-    return x.reshape(*batch, channels * r * r, height // r, width // r)
+    return _new_output(input, x.reshape(*batch, channels * r * r, height // r, width // r))

@@ -79,7 +79,54 @@ def _view_kernel(xp, a, shape):
         raise RuntimeError("view size is not compatible with input tensor's size and "
                            "stride (at least one dimension spans across two contiguous "
                            "subspaces). Use .reshape(...) instead.") from None
+    if 1 in shape or out.size == 0:  # NOTE [ Strides of size-1 dims ]: PyTorch's numbers
+        strides = compute_stride(a.shape, element_strides(a), shape)
+        if strides != element_strides(out):
+            out = restride(xp, out, shape, strides, writeable=out.flags.writeable)
     return out
+
+
+# NOTE [ The strides of a view ]
+# Where a view is possible, the strides of every dim of size > 1 are fixed by the
+# memory; only size-1 dims (and empty tensors) leave a choice. PyTorch's computeStride
+# makes it by walking both shapes from the last dim, one "chunk" at a time: a chunk is
+# a run of input dims that step through memory as one block, starting at the stride
+# of its last dim. Each view dim that falls in a chunk (a size-1 dim as soon as it is
+# reached) gets the chunk's base stride times the elements of the view's dims already
+# placed in that chunk. An empty tensor's view is row-major (a size-0 or size-1 dim
+# counting as 1), unless its shape does not change.
+
+
+def compute_stride(old_shape, old_strides, shape):
+    """The strides PyTorch gives ``view(shape)`` of a tensor with ``old_shape`` and
+    ``old_strides`` (NOTE [ The strides of a view ]); the caller knows it is viewable."""
+    if not old_shape:
+        return (1,) * len(shape)
+    if 0 in old_shape:
+        if tuple(old_shape) == tuple(shape):
+            return tuple(old_strides)
+        strides, step = [], 1
+        for size in reversed(shape):
+            strides.append(step)
+            step *= max(size, 1)
+        return tuple(reversed(strides))
+    strides = [0] * len(shape)
+    view_dim = len(shape) - 1
+    base = old_strides[-1]
+    chunk_numel = view_numel = 1
+    for dim in range(len(old_shape) - 1, -1, -1):
+        chunk_numel *= old_shape[dim]
+        chunk_ends = dim == 0 or old_shape[dim - 1] != 1 and old_strides[dim - 1] != chunk_numel * base
+        if not chunk_ends:
+            continue
+        while view_dim >= 0 and (view_numel < chunk_numel or shape[view_dim] == 1):
+            strides[view_dim] = view_numel * base
+            view_numel *= shape[view_dim]
+            view_dim -= 1
+        if dim > 0:
+            base = old_strides[dim - 1]
+            chunk_numel = view_numel = 1
+    return tuple(strides)
 
 
 def _reshape_backward(ctx, grad):
@@ -494,6 +541,53 @@ def as_strided(input, size, stride, storage_offset=None):
     geometry = (tuple(input.shape), input.stride(), input.storage_offset())
     return AS_STRIDED(input, size=tuple(size), stride=tuple(stride), storage_offset=storage_offset,
                       input_geometry=geometry)
+
+
+# --- unfold ------------------------------------------------------------------
+
+
+def _unfold_kernel(xp, a, dim, size, step):
+    # Window k along `dim` starts `step` elements after window k - 1; the new last dim
+    # walks inside a window. Only strides change: the same memory.
+    if a.ndim == 0:
+        return a.reshape(1)
+    strides = element_strides(a)
+    shape = a.shape[:dim] + ((a.shape[dim] - size) // step + 1,) + a.shape[dim + 1:] + (size,)
+    return restride(xp, a, shape, strides[:dim] + (strides[dim] * step,) + strides[dim + 1:] + (strides[dim],),
+                    writeable=a.flags.writeable and step >= size)
+
+
+def _unfold_backward(ctx, grad):
+    # Each window's element j came from input position k * step + j along `dim`: move
+    # the window dim beside `dim`, merge the two, and add every entry into its position.
+    from ember.native.factory import arange, zeros
+    from ember.native.indexing.indexing import index_add
+
+    ((shape, _),) = ctx.input_meta[:1]
+    dim, size, step = ctx.attrs["dim"], ctx.attrs["size"], ctx.attrs["step"]
+    if not shape:
+        return (grad.reshape(()),)
+    windows = grad.shape[dim]
+    positions = (arange(windows, device=grad.device)[:, None] * step + arange(size, device=grad.device)).reshape(-1)
+    merged = grad.movedim(-1, dim + 1).flatten(dim, dim + 1)
+    return (index_add(zeros(shape, dtype=grad.dtype, device=grad.device), dim, positions, merged),)
+
+
+UNFOLD = Op("aten::unfold", _unfold_kernel, _unfold_backward, view=True)
+
+
+def unfold(input, dimension, size, step):
+    """Every window of ``size`` elements along ``dimension``, ``step`` apart, as a new
+    last dim (a view: windows that overlap share memory)."""
+    dim = _wrap_dim(dimension, input.ndim)
+    length = input.shape[dim] if input.ndim else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return UNFOLD(input, dim=dim, size=size, step=step)
 
 
 # --- select ------------------------------------------------------------------
