@@ -149,6 +149,27 @@ def test_adaptive_pool1d(size):
     assert_parity(lambda lib, x: lib.nn.functional.adaptive_max_pool1d(x, size, return_indices=True), x)
 
 
+INFINITE_POOLS = {
+    "adaptive_avg_pool1d": lambda lib, x: lib.nn.functional.adaptive_avg_pool1d(x[0], 3),
+    "adaptive_avg_pool2d": lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, (3, 2)),
+    "interpolate_area_1d": lambda lib, x: lib.nn.functional.interpolate(x[0], size=3, mode="area"),
+    "interpolate_area_2d": lambda lib, x: lib.nn.functional.interpolate(x, size=(2, 3), mode="area"),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", INFINITE_POOLS)
+@pytest.mark.parametrize("infinities", [[(0, 0, 0, 0, -np.inf)], [(0, 0, 1, 3, np.inf)],
+                                        [(0, 0, 1, 1, np.inf), (0, 0, 1, 1, np.nan)],
+                                        [(0, 1, 2, 3, np.inf), (0, 1, 2, 2, -np.inf)]])
+def test_adaptive_average_of_an_infinity_stays_in_its_windows(dtype, name, infinities):
+    # NOTE [ Adaptive pooling of infinities ]: [-inf, 1, 2, 3] pooled to 3 is [-inf, 1.5, 2.5].
+    x = make_tensor((2, 2, 3, 4), dtype)
+    for *index, value in infinities:
+        x[tuple(index)] = value
+    assert_parity(INFINITE_POOLS[name], x, **TOLERANCE[dtype])
+
+
 def test_gradcheck_and_double_backward():
     x = ember.tensor(make_tensor((1, 2, 5, 6), "float64")).requires_grad_()
     F = ember.nn.functional

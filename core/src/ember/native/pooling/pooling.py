@@ -615,7 +615,25 @@ def adaptive_avg_pool2d(input, output_size):
     if out_h and out_w and H % out_h == 0 and W % out_w == 0:
         return avg_pool2d(input, (H // out_h, W // out_w))
     pooled = _averaging_matrix(H, out_h, input) @ input @ _averaging_matrix(W, out_w, input).t()
+    if out_h and out_w and not bool(pooled.isfinite().all()):  # NOTE [ Adaptive pooling of infinities ]
+        pooled = _window_means(_window_means(input, -2, out_h), -1, out_w)
     return _in_format_of_tensor(input, pooled)
+
+
+# NOTE [ Adaptive pooling of infinities ]
+# The averaging matrices give every element outside a window the weight 0, and 0 * inf
+# is NaN: one infinite input would make every window NaN, where PyTorch's kernel sums
+# each window on its own ([-inf, 1, 2, 3] pooled to 3 is [-inf, 1.5, 2.5]). Finite
+# inputs give a finite result, so only a result that is not finite everywhere is
+# recomputed, window by window: each window's mean, along one dim and then the other.
+
+
+def _window_means(input, dim, out):
+    """The mean of each of the ``out`` adaptive windows along ``dim``, kept as that dim."""
+    from ember.native.shape.shape import cat
+
+    start, end = adaptive_ranges(input.shape[dim], out)
+    return cat([input.narrow(dim, int(a), int(b - a)).mean(dim, keepdim=True) for a, b in zip(start, end)], dim)
 
 
 def adaptive_avg_pool1d(input, output_size):
