@@ -85,6 +85,9 @@ def test_the_input_layout_of_an_empty_batch_survives_a_same_shape_convolution():
     lambda lib: lib.nn.functional.conv_transpose2d(lib.randn(2, 0, 5, 5), lib.randn(0, 3, 3, 3)),
     lambda lib: lib.nn.functional.conv2d(lib.randn(2, 0, 5, 5), lib.randn(0, 0, 3, 3)),
     lambda lib: lib.nn.functional.conv2d(lib.randn(2, 3, 0, 5), lib.randn(3, 3, 1, 1)),
+    # A transposed convolution takes an empty batch or no channels, never an empty image.
+    lambda lib: lib.nn.functional.conv_transpose2d(lib.randn(1, 2, 0, 3), lib.randn(2, 3, 2, 2)),
+    lambda lib: lib.nn.functional.conv_transpose1d(lib.randn(2, 0), lib.randn(2, 3, 2)),
 ])
 def test_what_torch_refuses_is_refused_with_its_message(program):
     with pytest.raises(RuntimeError) as torch_error:

@@ -472,6 +472,11 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     if isinstance(padding, str):
         raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
     input, unbatched = _batched(input, dims, name)
+    if input.numel() == 0 and input.shape[0] and input.shape[1]:  # an empty image, not an empty batch
+        shape = list(input.shape)
+        if dims == 1:  # PyTorch runs a 1-d convolution as a 2-d one of height 1
+            shape.insert(2, 1)
+        raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got input shape: {shape}")
     out = convolution(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
     return out.squeeze(0) if unbatched else out
 
