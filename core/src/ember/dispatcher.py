@@ -266,7 +266,7 @@ def dispatch(op, *inputs, **attrs):
         if out.__class__ is not array_type:
             out = xp.asarray(out)
         if op.elementwise and out.ndim > 1:
-            for a in arrays:  # row-major inputs with no size-1 dim give PyTorch's layout already
+            for a in arrays:  # row-major inputs (no size-1 dim) give PyTorch's layout
                 if a.__class__ is array_type and (not a.flags.c_contiguous or 1 in a.shape):
                     out = elementwise_layout(xp, out, arrays, op.elementwise is True)
                     break

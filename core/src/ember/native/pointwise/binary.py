@@ -228,8 +228,8 @@ def _mul_backward(ctx, grad):
     return (grad * b if need_a else None), (grad * a if need_b else None)
 
 
-MUL = Op("aten::mul", _mul_kernel, _mul_backward, elementwise=True, promote=DEFAULT, save="inputs",
-         ufunc="multiply", opmath=True)
+MUL = Op("aten::mul", _mul_kernel, _mul_backward, promote=DEFAULT, save="inputs",
+         ufunc="multiply", opmath=True, elementwise=True)
 
 
 def mul(input, other):

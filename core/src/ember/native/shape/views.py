@@ -79,7 +79,7 @@ def _view_kernel(xp, a, shape):
         raise RuntimeError("view size is not compatible with input tensor's size and "
                            "stride (at least one dimension spans across two contiguous "
                            "subspaces). Use .reshape(...) instead.") from None
-    if 1 in shape or out.size == 0:  # NOTE [ Strides of size-1 dims ]: PyTorch's numbers
+    if 1 in shape or out.size == 0:  # NOTE [ The strides of a view ]
         strides = compute_stride(a.shape, element_strides(a), shape)
         if strides != element_strides(out):
             out = restride(xp, out, shape, strides, writeable=out.flags.writeable)
