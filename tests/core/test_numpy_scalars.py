@@ -222,6 +222,42 @@ def test_zero_d_numpy_arrays_are_no_scalars(case, array):
     assert outcome(lambda: fn(ember, a)) is TypeError
 
 
+NUMPY_ARRAYS = dict(ZERO_D_ARRAYS, vector=np.array([2.0, 0.5, -1.0]),
+                    mismatched=np.array([1.0, 2.0]), int32=np.array(2, np.int32))
+# NOTE [ NumPy arrays as operator operands ]: the forward operators let NumPy compute
+# (its dtype rules, the result back as a tensor), the reflected ones and the ordered
+# comparisons refuse, `!=` falls back to identity.
+ARRAY_OPERATORS = {
+    "add": lambda t, a: t + a, "radd": lambda t, a: a + t, "sub": lambda t, a: t - a, "rsub": lambda t, a: a - t,
+    "mul": lambda t, a: t * a, "rmul": lambda t, a: a * t, "div": lambda t, a: t / a, "rdiv": lambda t, a: a / t,
+    "floordiv": lambda t, a: t // a, "mod": lambda t, a: t % a, "pow": lambda t, a: t ** a,
+    "rpow": lambda t, a: a ** t, "eq": lambda t, a: t == a, "ne": lambda t, a: t != a, "gt": lambda t, a: t > a,
+    "le": lambda t, a: a <= t, "and": lambda t, a: t & a, "or": lambda t, a: t | a, "lshift": lambda t, a: t << a,
+    "matmul": lambda t, a: t @ a if a.ndim == 1 else t,
+    "imul_statement": lambda t, a: _imul(t.clone(), a),
+}
+
+
+def _imul(t, a):
+    t *= a
+    return t
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+@pytest.mark.parametrize("array", NUMPY_ARRAYS)
+@pytest.mark.parametrize("op", ARRAY_OPERATORS)
+def test_numpy_array_operands_of_operators_match_torch(op, array, dtype):
+    a = NUMPY_ARRAYS[array]
+    fn = ARRAY_OPERATORS[op]
+    assert_same(lambda: fn(make(ember, dtype), a), lambda: fn(make(torch, dtype), a))
+
+
+def test_numpy_computing_with_a_tensor_that_requires_grad_refuses_as_torch():
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+            lib.ones(2, requires_grad=True) * np.array(2.0)
+
+
 def test_python_number_reads_numpy_scalars_as_pytorch_does():
     from ember.dtypes import python_number
 

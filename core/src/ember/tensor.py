@@ -378,11 +378,20 @@ class Tensor:
     # scalars (and arrays) step aside for the tensor's reflected operator, as PyTorch's
     # Tensor does (it sets 1000): the scalar is then read as a Python number (NOTE [
     # NumPy scalars are Python numbers ] in dtypes.py), so both orders agree. A NumPy
-    # array is no scalar: ops refuse it with a TypeError (that NOTE says where PyTorch's
-    # operators differ).
+    # array is no scalar: ops refuse it with a TypeError, and the forward operators let
+    # NumPy compute (NOTE [ NumPy arrays as operator operands ] in tensor_methods.py).
     __array_priority__ = 1000
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # NumPy's result, computed from this tensor, back as a tensor (NOTE [ NumPy arrays
+        # as operator operands ] in tensor_methods.py).
+        from ember.native.factory import from_numpy
+
+        return from_numpy(np.asarray(array) if array.flags.c_contiguous else array.copy())
+
     def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:  # as numpy(): the array would leave the graph unnoticed
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._data.dtype == dtypes.BFLOAT16_NP:
             _refuse_bfloat16_numpy()
         a = self._host()

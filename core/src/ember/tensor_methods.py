@@ -9,6 +9,8 @@ function itself. An in-place method ``op_`` computes ``op`` and writes the resul
 ``self`` (see NOTE [ In-place ops are out-of-place ops plus a write ]).
 """
 
+import numpy as np
+
 from ember import dtypes
 from ember.autograd.grad_mode import grad_state
 from ember.dtypes import python_number
@@ -203,6 +205,8 @@ def _where(self, condition, other):
 
 def _reflected(fn):
     def method(self, other):
+        if other.__class__ is np.ndarray:  # NOTE [ NumPy arrays as operator operands ]
+            return NotImplemented
         return fn(other, self)
     return method
 
@@ -210,8 +214,30 @@ def _reflected(fn):
 def _rdiv(self, other):
     # PyTorch's Tensor.__rdiv__ (torch/_tensor.py): `2 / x` is x.reciprocal() * 2, which
     # rounds differently from a division (and records ReciprocalBackward0, MulBackward0).
-    # (0 / x at x == 0 is inf * 0: NaN, as in PyTorch, without NumPy's warning.)
-    return unary.call_quietly(self._device.backend.xp, lambda: binary.mul(unary.reciprocal(self), other))
+    # (0 / x at x == 0 is inf * 0: NaN, as in PyTorch, without NumPy's warning.) The
+    # operator, not `mul`: a NumPy array `other` is then multiplied by NumPy, as in PyTorch.
+    return unary.call_quietly(self._device.backend.xp, lambda: unary.reciprocal(self) * other)
+
+
+# NOTE [ NumPy arrays as operator operands ]
+# PyTorch's Tensor operators turn the TypeError their parser raises for a NumPy array
+# (``x * np.array(2.)``, any number of dims) into NotImplemented. Python then asks the
+# array's reflected operator, which computes with NumPy's rules on ``np.asarray(x)`` (a
+# float32 tensor times a float64 0-d array is float64), and NumPy hands the result to
+# ``Tensor.__array_wrap__``, which makes it a tensor again. The functions (``ember.mul``)
+# and the comparisons < <= > >= still refuse the array, as PyTorch's do; ``x == array``
+# reads the array as a tensor (ember/native/pointwise/comparison.py ``tensor_eq``). In
+# ``array * x`` the array asks first and defers to the tensor, whose reflected operator
+# refuses it, as PyTorch's does.
+
+
+def _numpy_computes(operator):
+    def method(self, other):
+        if other.__class__ is np.ndarray:  # NOTE [ NumPy arrays as operator operands ]
+            return NotImplemented
+        return operator(self, other)
+    method.__name__ = getattr(operator, "__name__", "operator")
+    return method
 
 
 def _matmul_reflected(self, other):
@@ -256,49 +282,54 @@ def attach():
     Tensor.__getitem__ = indexing.getitem
     Tensor.__setitem__ = indexing.setitem
 
-    Tensor.__add__ = Tensor.__radd__ = binary.add
-    Tensor.__sub__ = binary.sub
+    Tensor.__radd__ = binary.add
+    Tensor.__add__ = _numpy_computes(binary.add)
+    Tensor.__sub__ = _numpy_computes(binary.sub)
     Tensor.__rsub__ = _reflected(binary.sub)
-    Tensor.__mul__ = Tensor.__rmul__ = binary.mul
-    Tensor.__truediv__ = binary.div
+    Tensor.__rmul__ = binary.mul
+    Tensor.__mul__ = _numpy_computes(binary.mul)
+    Tensor.__truediv__ = _numpy_computes(binary.div)
     Tensor.__rtruediv__ = _rdiv
-    Tensor.__floordiv__ = binary.floor_divide
+    Tensor.__floordiv__ = _numpy_computes(binary.floor_divide)
     Tensor.__rfloordiv__ = _reflected(binary.floor_divide)
-    Tensor.__mod__ = binary.remainder
+    Tensor.__mod__ = _numpy_computes(binary.remainder)
     Tensor.__rmod__ = _reflected(binary.remainder)
-    Tensor.__pow__ = binary_functions.pow
+    Tensor.__pow__ = _numpy_computes(binary_functions.pow)
     Tensor.__rpow__ = _reflected(binary_functions.pow)
-    Tensor.__matmul__ = linalg.matmul
+    Tensor.__matmul__ = _numpy_computes(linalg.matmul)
     Tensor.__rmatmul__ = _matmul_reflected
     Tensor.__neg__ = unary.neg
     Tensor.__pos__ = unary.positive
     Tensor.__abs__ = unary.abs
     Tensor.__invert__ = comparison.tensor_invert
-    Tensor.__and__ = Tensor.__rand__ = comparison.bitwise_and
-    Tensor.__or__ = Tensor.__ror__ = comparison.bitwise_or
-    Tensor.__xor__ = Tensor.__rxor__ = comparison.bitwise_xor
+    Tensor.__rand__ = comparison.bitwise_and
+    Tensor.__ror__ = comparison.bitwise_or
+    Tensor.__rxor__ = comparison.bitwise_xor
+    Tensor.__and__ = _numpy_computes(comparison.bitwise_and)
+    Tensor.__or__ = _numpy_computes(comparison.bitwise_or)
+    Tensor.__xor__ = _numpy_computes(comparison.bitwise_xor)
     Tensor.__eq__ = comparison.tensor_eq
     Tensor.__ne__ = comparison.tensor_ne
     Tensor.__lt__ = comparison.lt
     Tensor.__le__ = comparison.le
     Tensor.__gt__ = comparison.gt
     Tensor.__ge__ = comparison.ge
-    Tensor.__iadd__ = Tensor.add_
-    Tensor.__isub__ = Tensor.sub_
-    Tensor.__imul__ = Tensor.mul_
-    Tensor.__itruediv__ = Tensor.div_
-    Tensor.__ifloordiv__ = Tensor.floor_divide_
-    Tensor.__imod__ = Tensor.remainder_
-    Tensor.__ipow__ = Tensor.pow_
-    Tensor.__iand__ = Tensor.bitwise_and_
-    Tensor.__ior__ = Tensor.bitwise_or_
-    Tensor.__ixor__ = Tensor.bitwise_xor_
-    Tensor.__lshift__ = shifts.bitwise_left_shift
-    Tensor.__rshift__ = shifts.bitwise_right_shift
+    Tensor.__iadd__ = _numpy_computes(Tensor.add_)
+    Tensor.__isub__ = _numpy_computes(Tensor.sub_)
+    Tensor.__imul__ = _numpy_computes(Tensor.mul_)
+    Tensor.__itruediv__ = _numpy_computes(Tensor.div_)
+    Tensor.__ifloordiv__ = _numpy_computes(Tensor.floor_divide_)
+    Tensor.__imod__ = _numpy_computes(Tensor.remainder_)
+    Tensor.__ipow__ = _numpy_computes(Tensor.pow_)
+    Tensor.__iand__ = _numpy_computes(Tensor.bitwise_and_)
+    Tensor.__ior__ = _numpy_computes(Tensor.bitwise_or_)
+    Tensor.__ixor__ = _numpy_computes(Tensor.bitwise_xor_)
+    Tensor.__lshift__ = _numpy_computes(shifts.bitwise_left_shift)
+    Tensor.__rshift__ = _numpy_computes(shifts.bitwise_right_shift)
     Tensor.__rlshift__ = shifts.reflected_left_shift
     Tensor.__rrshift__ = shifts.reflected_right_shift
-    Tensor.__ilshift__ = Tensor.bitwise_left_shift_
-    Tensor.__irshift__ = Tensor.bitwise_right_shift_
+    Tensor.__ilshift__ = _numpy_computes(Tensor.bitwise_left_shift_)
+    Tensor.__irshift__ = _numpy_computes(Tensor.bitwise_right_shift_)
 
 
 attach()

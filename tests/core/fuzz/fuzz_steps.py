@@ -244,7 +244,8 @@ BINARY = ["add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "eq", 
 def binary_step(data, pool):
     x = _pick(data, pool)
     name = data.draw(st.sampled_from(BINARY), label="binary")
-    form = data.draw(st.sampled_from(["tensor", "scalar", "rscalar", "operator", "array"]), label="form")
+    form = data.draw(st.sampled_from(["tensor", "scalar", "rscalar", "operator", "array", "array_operator",
+                                      "array_roperator"]), label="form")
     if name == "where":
         y = _pick(data, pool, "other")
         s = scalar(data)
@@ -262,6 +263,12 @@ def binary_step(data, pool):
               "pow": "**", "lt": "<", "ge": ">=", "bitwise_and": "&", "bitwise_or": "|"}.get(name, "+")
     if form == "rscalar":
         return Step(f"{s!r} {symbol} {x.name}", lambda lib, a: OPERATORS[symbol](s, a), (x,))
+    # A NumPy array operand: the tensor's operator lets NumPy compute, the array's defers
+    # to the tensor, which refuses (NOTE [ NumPy arrays as operator operands ]).
+    if form == "array_operator":
+        return Step(f"{x.name} {symbol} np.array({s!r})", lambda lib, a: OPERATORS[symbol](a, np.array(s)), (x,))
+    if form == "array_roperator":
+        return Step(f"np.array({s!r}) {symbol} {x.name}", lambda lib, a: OPERATORS[symbol](np.array(s), a), (x,))
     return Step(f"{x.name} {symbol} {s!r}", lambda lib, a: OPERATORS[symbol](a, s), (x,))
 
 

@@ -45,6 +45,26 @@ def test_softmax_bad_dim(name):
 
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape", [(0, 2), (2, 0), (), (3,)])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_softmax_of_integers_refuses_unless_empty(name, shape, dim):
+    # PyTorch has no integer kernel, but returns an empty input (its dtype kept) before asking for one.
+    assert_parity(lambda lib, x: getattr(x, name)(dim), make_tensor(shape, "int64"), grad=False)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("layout", ["transposed", "sliced", "channels_last"])
+def test_softmax_result_is_row_major_whatever_the_input(name, layout):
+    def run(lib, x):
+        x = {"transposed": x.transpose(1, 3), "sliced": x[:, :, ::2],
+             "channels_last": x.contiguous(memory_format=lib.channels_last)}[layout]
+        out = getattr(lib, name)(x, 1)
+        return out, out.stride()
+
+    assert_parity(run, make_tensor((2, 3, 4, 5)))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 def test_softmax_gradcheck(name):
     x = ember.tensor(make_tensor((3, 4), "float64")).requires_grad_()
     assert gradcheck(lambda x: getattr(x, name)(1), (x,))

@@ -127,7 +127,7 @@ def _prepare(input, dim, dtype, name):
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1  # PyTorch's legacy implicit choice
     dim = _wrap_dim(dim, input.ndim)
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_floating_point and input.numel():  # PyTorch returns an empty input unchecked
         from ember.native.support._inplace import _type_name
 
         kernel = "lastdim_kernel_impl" if dim == max(input.ndim - 1, 0) else "kernel_impl"

@@ -95,7 +95,13 @@ def _comparable(other):
 
 def tensor_eq(self, other):
     """``Tensor.__eq__``: ``eq``, and ``NotImplemented`` for an object that is neither a
-    tensor nor a number, so that Python answers ``False`` (``x == None``)."""
+    tensor nor a number, so that Python answers ``False`` (``x == None``). A NumPy array
+    is read as a tensor, as PyTorch's ``==`` does (NOTE [ NumPy arrays as operator
+    operands ] in tensor_methods.py)."""
+    if other.__class__ is np.ndarray:
+        from ember.native.factory import tensor
+
+        return eq(self, tensor(other, device=self.device))
     return eq(self, other) if _comparable(other) else NotImplemented
 
 
