@@ -149,11 +149,38 @@ def test_adaptive_pool1d(size):
     assert_parity(lambda lib, x: lib.nn.functional.adaptive_max_pool1d(x, size, return_indices=True), x)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("size", [1, 2, (3, None, 2), (4, 5, 6), (2, 1, 5)])
+def test_adaptive_avg_pool3d(dtype, size):
+    x = make_tensor((2, 3, 4, 5, 6), dtype)
+    assert_parity(lambda lib, x: lib.nn.functional.adaptive_avg_pool3d(x, size), x, **TOLERANCE[dtype])
+    assert_parity(lambda lib, x: lib.nn.functional.adaptive_avg_pool3d(x[1], size), x, noncontiguous=True,
+                  **TOLERANCE[dtype])
+    assert_parity(lambda lib, x: lib.nn.AdaptiveAvgPool3d(size)(x), x, **TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.nn.functional.adaptive_avg_pool3d(lib.ones(2, 3, 4), 2),
+    lambda lib: lib.nn.functional.adaptive_avg_pool3d(lib.ones(2, 3, 4, 5), (2, 1)),
+    lambda lib: lib.nn.functional.adaptive_avg_pool3d(lib.ones(2, 3, 4, 5, dtype=lib.int64), 2),
+    lambda lib: lib.nn.functional.adaptive_avg_pool3d(lib.ones(2, 0, 4, 5), 2),
+])
+def test_adaptive_avg_pool3d_errors(program):
+    same_error(program)
+
+
+@pytest.mark.parametrize("shape, size", [((0, 2, 4, 5, 3), 2), ((2, 4, 5, 3), 0)])
+def test_adaptive_avg_pool3d_of_nothing(shape, size):
+    assert_parity(lambda lib, x: lib.nn.functional.adaptive_avg_pool3d(x, size), make_tensor(shape), grad=False)
+
+
 INFINITE_POOLS = {
     "adaptive_avg_pool1d": lambda lib, x: lib.nn.functional.adaptive_avg_pool1d(x[0], 3),
     "adaptive_avg_pool2d": lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, (3, 2)),
     "interpolate_area_1d": lambda lib, x: lib.nn.functional.interpolate(x[0], size=3, mode="area"),
     "interpolate_area_2d": lambda lib, x: lib.nn.functional.interpolate(x, size=(2, 3), mode="area"),
+    "adaptive_avg_pool3d": lambda lib, x: lib.nn.functional.adaptive_avg_pool3d(x, (2, 2, 3)),
+    "interpolate_area_3d": lambda lib, x: lib.nn.functional.interpolate(x[None], size=(1, 2, 3), mode="area"),
 }
 
 

@@ -88,7 +88,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
     Modes: ``'nearest'`` (PyTorch's legacy ``floor(dst * scale)``), ``'nearest-exact'``
     (pixel centres), ``'linear'`` (3-D input), ``'bilinear'`` (4-D input),
-    ``'trilinear'`` (5-D input), ``'area'`` (adaptive average pooling, 3-D and 4-D).
+    ``'trilinear'`` (5-D input), ``'area'`` (adaptive average pooling).
     ``align_corners=True`` maps the corner pixels of input and output onto each other;
     ``False`` (default) maps pixel areas.
 
@@ -109,11 +109,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias:
         raise NotImplementedError("ember's interpolate does not implement antialias=True")
     dims = input.ndim - 2
-    if dims not in (1, 2, 3) or dims == 3 and mode == "area":  # ember has no adaptive_avg_pool3d
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D (3D and 4D for area) input Tensors "
-                                  f"are supported by ember (got {input.ndim}D) for the modes: nearest | linear | "
-                                  f"bilinear | trilinear | area | nearest-exact "
-                                  f"(got {mode})")
+    if dims not in (1, 2, 3):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) "
+                                  f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"nearest-exact (got {mode})")
     if mode in _DIMS and _DIMS[mode] != dims:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_DIMS[mode] + 2}D input")
     sizes, scales = _output_sizes(input, size, scale_factor, dims, recompute_scale_factor)
@@ -123,9 +122,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         kind = "nearest" if mode.startswith("nearest") else {1: "linear", 2: "bilinear", 3: "trilinear"}[dims]
         raise NotImplementedError(f"\"upsample_{kind}{dims}d\" not implemented for '{_type_name(input.dtype)}'")
     if mode == "area":
-        from ember.native.pooling.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
+        from ember.native.pooling.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
-        return (adaptive_avg_pool1d if dims == 1 else adaptive_avg_pool2d)(input, sizes)
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dims - 1](input, sizes)
     if min(sizes) <= 0 or min(input.shape[2:]) <= 0:
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({', '.join(map(str, input.shape[2:]))}) and output ({', '.join(map(str, sizes))})")

@@ -28,6 +28,7 @@ from ember.native.padding import pad  # noqa: F401
 from ember.native.pooling.pooling import (  # noqa: F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
     adaptive_max_pool1d,
     adaptive_max_pool2d,
     avg_pool1d,

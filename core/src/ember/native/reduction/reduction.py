@@ -450,9 +450,10 @@ def _norm_backward(ctx, grad):
     p, dims, keepdim = ctx.attrs["p"], ctx.attrs["dims"], ctx.attrs["keepdim"]
     if p == 0:
         return (None,)  # a count of nonzeros: flat almost everywhere
-    # The input's factor comes first in each product, as in PyTorch's norm_backward, so
-    # the gradient is laid out like the input (a channels_last input, a permuted one),
-    # and the scale is computed at the reduced shape before it is spread out.
+    # Each product takes its factors in the order PyTorch's norm_backward does, since the
+    # first operand that orders two dims decides the result's layout (NOTE [ The layout
+    # of an elementwise result ] in memory_format.py): the input's factor first for p == 1
+    # and general p, the spread gradient first for p == 2.
     if p == 1:
         return (x.sign() * expand_reduced(grad, x.shape, dims, keepdim),)
     if p in (float("inf"), float("-inf")):
@@ -460,8 +461,9 @@ def _norm_backward(ctx, grad):
         g = expand_reduced(grad, x.shape, dims, keepdim)
         mask = x.abs() == expand_reduced(y, x.shape, dims, keepdim)
         return (x.sign() * mask * g / mask.sum(dims, keepdim=True),)
-    if p == 2:
-        return (x * expand_reduced(where(y == 0, 0.0, grad / y), x.shape, dims, keepdim),)
+    if p == 2:  # PyTorch's order, grad * (x / norm), sets the layout; a zero norm has x == 0: 0 / 1
+        safe_norm = expand_reduced(where(y == 0, 1.0, y), x.shape, dims, keepdim)
+        return (expand_reduced(grad, x.shape, dims, keepdim) * (x / safe_norm),)
     # d/dx_i (sum |x|^p)^(1/p) = sign(x_i) |x_i|^(p-1) / y^(p-1); zero where x_i == 0
     # (for p < 1 the power is infinite there) and where the whole norm is zero.
     slope = where(x == 0, 0.0, x.sign() * x.abs() ** (p - 1))

@@ -136,6 +136,19 @@ class AdaptiveAvgPool2d(_AdaptivePoolNd):
         return P.adaptive_avg_pool2d(input, self.output_size)
 
 
+class AdaptiveAvgPool3d(_AdaptivePoolNd):
+    """Average pooling of ``(N, C, D, H, W)`` to ``output_size`` (an int, a triple, None
+    keeps that size).
+
+    >>> import ember
+    >>> ember.nn.AdaptiveAvgPool3d((2, 3, 1))(ember.randn(1, 4, 5, 6, 7)).shape
+    ember.Size([1, 4, 2, 3, 1])
+    """
+
+    def forward(self, input):
+        return P.adaptive_avg_pool3d(input, self.output_size)
+
+
 class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
     def __init__(self, output_size, return_indices=False):
         super().__init__(output_size)
