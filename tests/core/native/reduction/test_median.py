@@ -69,6 +69,20 @@ def test_mode_counts_each_nan_once_like_torch(values):
     assert_parity(lambda lib, t: t.mode(), np.array(values, np.float32))
 
 
+@pytest.mark.parametrize("length", [5, 16, 17, 40, 300, 2000])
+@pytest.mark.parametrize("kind", ["int64", "few_floats", "floats_with_nan", "bool"])
+def test_mode_index_is_the_one_torchs_sort_leaves_last(length, kind):
+    # NOTE [ mode follows std::sort ]: past 16 values the sort is not stable, and NaNs
+    # stay where it leaves them; ember replays it, so the index agrees too.
+    rng = np.random.default_rng(length)
+    values = {"int64": lambda: rng.integers(0, 6, (3, length)),
+              "few_floats": lambda: rng.choice([0.5, -1.0, 2.0], (3, length)).astype(np.float32),
+              "floats_with_nan": lambda: rng.choice([0.5, np.nan, 2.0, 3.0], (3, length)),
+              "bool": lambda: rng.integers(0, 2, (3, length)).astype(bool)}[kind]()
+    assert_parity(lambda lib, t: t.mode(1), values, grad=False)
+    assert_parity(lambda lib, t: t.mode(0), values.T.copy(), grad=False)
+
+
 def test_median_of_nothing_is_nan_like_torch():
     assert_parity(lambda lib, t: t.median(), np.zeros((0,), np.float32))
     assert_parity(lambda lib, t: t.nanmedian(), np.zeros((2, 0), np.float64))

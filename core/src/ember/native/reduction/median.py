@@ -18,6 +18,7 @@ import collections
 from ember import dtypes
 from ember.dispatcher import NONE, Op
 from ember.dtypes import is_floating_array
+from ember.native.reduction.introsort import SMALL, mode_of_line
 from ember.tensor import _wrap_dim
 
 return_types_median = collections.namedtuple("median", ["values", "indices"])
@@ -128,6 +129,19 @@ def nanmedian(input, dim=None, keepdim=False):
     return return_types_nanmedian(*NANMEDIAN_DIM(input, dim=dim, keepdim=keepdim, ignore_nan=True))
 
 
+def _mode_of_line(xp, line):
+    # NOTE [ mode follows std::sort ] in introsort.py: the value is the smallest of the
+    # most frequent, the index the one PyTorch's std::sort leaves last among them. A
+    # short line without NaN is sorted stably (its last occurrence), and so is a value
+    # that occurs once; anything else replays the sort.
+    has_nan = line.dtype.kind in "fc" and bool(xp.isnan(line).any())
+    uniques, counts = xp.unique(line, return_counts=True)
+    if not has_nan and (line.size <= SMALL or int(counts.max()) == 1):
+        value = uniques[int(xp.argmax(counts))]
+        return value, int(xp.flatnonzero(line == value)[-1])
+    return mode_of_line(line.tolist())
+
+
 def _mode_kernel(xp, a, dim, keepdim):
     if a.ndim == 0:
         return a.copy(), xp.zeros((), dtype="int64")
@@ -136,13 +150,7 @@ def _mode_kernel(xp, a, dim, keepdim):
     values = xp.empty(flat.shape[0], dtype=a.dtype)
     indices = xp.empty(flat.shape[0], dtype="int64")
     for row in range(flat.shape[0]):
-        line = flat[row]
-        # NaN != NaN, so each NaN counts once (PyTorch compares neighbours after sorting).
-        uniques, counts = xp.unique(line, return_counts=True, equal_nan=False)
-        value = uniques[int(xp.argmax(counts))]  # the smallest of the most frequent
-        values[row] = value
-        found = xp.flatnonzero(line == value)
-        indices[row] = int(found[-1]) if found.size else int(xp.flatnonzero(line != line)[0])  # its last occurrence
+        values[row], indices[row] = _mode_of_line(xp, flat[row])
     shape = lines.shape[:-1]
     values, indices = values.reshape(shape), indices.reshape(shape)
     if keepdim:
@@ -155,7 +163,8 @@ MODE = Op("aten::mode", _mode_kernel, _select_backward, promote=NONE, save="outp
 
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` (the smallest among equally frequent ones)
-    and the index of its last occurrence.
+    and the index of one occurrence, PyTorch's (NOTE [ mode follows std::sort ]; the
+    last one in lines of at most 16 values).
 
     >>> import ember
     >>> ember.tensor([3., 1., 3., 1., 2.]).mode()
