@@ -386,3 +386,21 @@ def test_var_std_gradients_with_inf_nan_and_constants(values, name):
         "std_mean(dim)": lambda lib, t: lib.cat(lib.std_mean(t.view(2, 2), 1)),
     }[name]
     assert_parity(first_and_second(reduce), np.array(values), grad=False)
+
+
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("shape, kwargs", [((1,), {}), ((2, 3), {"dim": 1, "correction": 5}), ((0,), {}),
+                                           ((4,), {}), ((3, 2), {"dim": 0, "correction": 2})])
+def test_too_few_degrees_of_freedom_warn_as_torch(name, shape, kwargs):
+    import warnings
+
+    import torch
+
+    caught = []
+    for lib in (ember, torch):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            getattr(lib, name)(lib.ones(shape), **kwargs)
+        # torch appends where in its C++ it warned; NumPy's own RuntimeWarnings must not leak
+        caught.append([(w.category, str(w.message).split(" (Triggered")[0]) for w in seen])
+    assert caught[0] == caught[1]

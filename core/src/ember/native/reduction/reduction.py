@@ -10,6 +10,7 @@ count from the end. Integer and bool sums accumulate in int64, as in PyTorch.
 
 import builtins
 import functools
+import warnings
 
 import numpy as np
 
@@ -263,6 +264,14 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _var_kernel(xp, a, dims, keepdim, correction):
+    # No NumPy warnings: too few degrees of freedom is PyTorch's UserWarning (_var_or_std),
+    # and NaN/inf inputs give NaN quietly, as in PyTorch.
+    with xp.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _variance(xp, a, dims, keepdim, correction)
+
+
+def _variance(xp, a, dims, keepdim, correction):
     return xp.var(a, axis=_axis(dims, a.ndim), ddof=correction, keepdims=keepdim)
 
 
@@ -281,7 +290,9 @@ def _var_backward(ctx, grad):
 
 
 def _std_kernel(xp, a, dims, keepdim, correction):
-    return xp.std(a, axis=_axis(dims, a.ndim), ddof=correction, keepdims=keepdim)
+    with xp.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return xp.std(a, axis=_axis(dims, a.ndim), ddof=correction, keepdims=keepdim)
 
 
 def _std_backward(ctx, grad):
@@ -313,7 +324,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> ember.tensor([1., 2., 3., 4.]).var()
     tensor(1.6667)
     """
-    return _var_or_std(VAR, input, dim, unbiased, keepdim, correction)
+    return _var_or_std(VAR, input, dim, unbiased, keepdim, correction, "var")
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -323,30 +334,34 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     >>> ember.tensor([1., 2., 3., 4.]).std()
     tensor(1.2910)
     """
-    return _var_or_std(STD, input, dim, unbiased, keepdim, correction)
+    return _var_or_std(STD, input, dim, unbiased, keepdim, correction, "std")
 
 
-def _var_or_std(op, input, dim, unbiased, keepdim, correction):
+def _var_or_std(op, input, dim, unbiased, keepdim, correction, name):
     if isinstance(dim, bool):  # var(x, False): the legacy positional ``unbiased``
         unbiased, dim = dim, None
     if input.dtype.category < dtypes.FLOATING:
         raise RuntimeError("std and var only support floating point and complex dtypes")
-    return op(input, dims=reduction_dims(dim, input.ndim), keepdim=keepdim,
-              correction=_correction(unbiased, correction))
+    dims = reduction_dims(dim, input.ndim)
+    correction = _correction(unbiased, correction)
+    if _reduced_count(tuple(input.shape), dims) - correction <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                      "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+    return op(input, dims=dims, keepdim=keepdim, correction=correction)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var(input, ...), mean(input, ...))`` over the same dims."""
     if isinstance(dim, bool):
         unbiased, dim = dim, None
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return _var_or_std(VAR, input, dim, unbiased, keepdim, correction, "var_mean"), mean(input, dim, keepdim)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std(input, ...), mean(input, ...))`` over the same dims."""
     if isinstance(dim, bool):
         unbiased, dim = dim, None
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return _var_or_std(STD, input, dim, unbiased, keepdim, correction, "std_mean"), mean(input, dim, keepdim)
 
 
 # --- all, any, count_nonzero ----------------------------------------------------
