@@ -233,6 +233,17 @@ def test_empty_local_response_norm_returns_input():
     assert F.local_response_norm(x, 2).shape == (0, 3, 4)
 
 
+@pytest.mark.parametrize("shape", [(1, 5, 3), (2, 4, 3, 2)])
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_local_response_norm_of_integers_averages_as_torchs_avg_pool(shape, size):
+    # avg_pool truncates an integer window's mean; the scaling after it is float32.
+    values = np.random.default_rng(size).integers(-9, 10, shape)
+    got = F.local_response_norm(ember.tensor(values), size)
+    expected = torch.nn.functional.local_response_norm(torch.tensor(values), size)
+    assert got.dtype.itemsize == expected.dtype.itemsize and got.dtype.is_floating_point
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
+
+
 def test_registered_through_the_hooks():
     for name in functional.__all__:
         assert getattr(ember.nn.functional, name) is getattr(functional, name)

@@ -356,7 +356,10 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     window = padded.narrow(1, 0, channels)
     for shift in range(1, size):
         window = window + padded.narrow(1, shift, channels)
-    return input / (window / size * alpha + k) ** beta
+    # PyTorch averages the window with avg_pool, which divides integers in their dtype
+    # (truncating); the scaling that follows is floating point.
+    average = window / size if input.dtype.is_floating_point else window // size
+    return input / (average * alpha + k) ** beta
 
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "local_response_norm"]
