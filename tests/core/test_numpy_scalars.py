@@ -93,9 +93,12 @@ OPERATORS = {**BINARY, **COMPARISONS}
 @pytest.mark.parametrize("dtype", TENSOR_DTYPES)
 @pytest.mark.parametrize("op", OPERATORS)
 def test_operators_and_comparisons_match_torch(op, dtype, scalar):
-    s = ALL_SCALARS[scalar]
-    fn = OPERATORS[op]
-    assert_same(lambda: fn(make(ember, dtype), s), lambda: fn(make(torch, dtype), s))
+    assert_operator_parity(OPERATORS[op], ALL_SCALARS[scalar], dtype)
+
+
+def assert_operator_parity(fn, operand, dtype):
+    """``fn(tensor, operand)`` gives the same in both libraries, a tensor of ``dtype``."""
+    assert_same(lambda: fn(make(ember, dtype), operand), lambda: fn(make(torch, dtype), operand))
 
 
 @pytest.mark.parametrize("scalar", NUMPY_SCALARS, ids=str)
@@ -247,9 +250,7 @@ def _imul(t, a):
 @pytest.mark.parametrize("array", NUMPY_ARRAYS)
 @pytest.mark.parametrize("op", ARRAY_OPERATORS)
 def test_numpy_array_operands_of_operators_match_torch(op, array, dtype):
-    a = NUMPY_ARRAYS[array]
-    fn = ARRAY_OPERATORS[op]
-    assert_same(lambda: fn(make(ember, dtype), a), lambda: fn(make(torch, dtype), a))
+    assert_operator_parity(ARRAY_OPERATORS[op], NUMPY_ARRAYS[array], dtype)
 
 
 def test_numpy_computing_with_a_tensor_that_requires_grad_refuses_as_torch():

@@ -244,6 +244,13 @@ def _matmul_reflected(self, other):
     return linalg.matmul(other, self)
 
 
+# x += y and the like: the in-place method (NumPy arrays: NOTE [ NumPy arrays as operator operands ]).
+INPLACE_OPERATORS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
+                     "__ifloordiv__": "floor_divide_", "__imod__": "remainder_", "__ipow__": "pow_",
+                     "__iand__": "bitwise_and_", "__ior__": "bitwise_or_", "__ixor__": "bitwise_xor_",
+                     "__ilshift__": "bitwise_left_shift_", "__irshift__": "bitwise_right_shift_"}
+
+
 def attach():
     for module, names in METHODS.items():
         for name in names:
@@ -314,22 +321,12 @@ def attach():
     Tensor.__le__ = comparison.le
     Tensor.__gt__ = comparison.gt
     Tensor.__ge__ = comparison.ge
-    Tensor.__iadd__ = _numpy_computes(Tensor.add_)
-    Tensor.__isub__ = _numpy_computes(Tensor.sub_)
-    Tensor.__imul__ = _numpy_computes(Tensor.mul_)
-    Tensor.__itruediv__ = _numpy_computes(Tensor.div_)
-    Tensor.__ifloordiv__ = _numpy_computes(Tensor.floor_divide_)
-    Tensor.__imod__ = _numpy_computes(Tensor.remainder_)
-    Tensor.__ipow__ = _numpy_computes(Tensor.pow_)
-    Tensor.__iand__ = _numpy_computes(Tensor.bitwise_and_)
-    Tensor.__ior__ = _numpy_computes(Tensor.bitwise_or_)
-    Tensor.__ixor__ = _numpy_computes(Tensor.bitwise_xor_)
+    for operator, method in INPLACE_OPERATORS.items():
+        setattr(Tensor, operator, _numpy_computes(getattr(Tensor, method)))
     Tensor.__lshift__ = _numpy_computes(shifts.bitwise_left_shift)
     Tensor.__rshift__ = _numpy_computes(shifts.bitwise_right_shift)
     Tensor.__rlshift__ = shifts.reflected_left_shift
     Tensor.__rrshift__ = shifts.reflected_right_shift
-    Tensor.__ilshift__ = _numpy_computes(Tensor.bitwise_left_shift_)
-    Tensor.__irshift__ = _numpy_computes(Tensor.bitwise_right_shift_)
 
 
 attach()
