@@ -95,6 +95,27 @@ from ember import amp
 from ember import multiprocessing
 from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from ember.native.shape.pixel_shuffle import pixel_shuffle, pixel_unshuffle
+from ember.native.shape.meshgrid import meshgrid
+from ember.native.shape.unfold import unfold_copy
+from ember.native.unique import unique, unique_consecutive
+from ember.native.distance import cdist
+from ember.native.summary_ops import bincount, histc
+from ember.native.histogram import histogram
+from ember.native.bucketization import bucketize, searchsorted
+from ember.native.reduction.quantile import nanquantile, quantile
+from ember.native.reduction.cumulative import cummax, cummin, diff, logcumsumexp
+from ember.native.reduction.renorm import renorm
+from ember.native.itertools import cartesian_prod, combinations
+from ember.native.shape.block_diag import block_diag
+from ember.native.shape.shape import rot90
+from ember.native.shape.diagonal import trace
+from ember.native.shape.triangular import tril_indices, triu_indices
+from ember.native.indexing.take_put import put, take
+from ember.native.indexing.index_fill_copy import index_copy, index_fill
+from ember.native.indexing.scatter_reduce import index_reduce, scatter_reduce
+from ember.native.linalg.cross import cross
+from ember.native.linalg.products import addbmm, addr
+from ember.native.linalg.tensor_products import chain_matmul, kron, tensordot
 from ember.device import get_default_device, set_default_device
 from ember.parallel import get_num_threads, set_num_threads
 from ember.deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,

@@ -14,10 +14,11 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import grad_state
 from ember.dtypes import python_number
-from ember.native import complex, copy, factory, softmax, sorting
-from ember.native.indexing import indexing, masked_scatter
+from ember.native import complex, copy, factory, histogram, softmax, sorting, summary_ops, unique
+from ember.native.indexing import index_fill_copy, indexing, masked_scatter, scatter_reduce, take_put
 from ember.native.linalg import aliases as linalg_aliases
 from ember.native.linalg import cholesky_solve as linalg_cholesky_solve
+from ember.native.linalg import cross, tensor_products
 from ember.native.linalg import householder as linalg_householder
 from ember.native.linalg import lu as linalg_lu
 from ember.native.linalg import products as linalg
@@ -41,8 +42,8 @@ from ember.native.pointwise import (
     ternary as pointwise,
 )
 from ember.native.random import distributions
-from ember.native.reduction import extremes, median, nan_reductions, reduction
-from ember.native.shape import diagonal, inplace_views, shape, splitting, triangular, views
+from ember.native.reduction import cumulative, extremes, median, nan_reductions, quantile, reduction, renorm
+from ember.native.shape import diagonal, inplace_views, shape, splitting, triangular, unfold, views
 from ember.native.spectral import stft
 from ember.native.support._inplace import check_inplace, fill_overlapping, try_fast_inplace, write_result
 from ember.tensor import Tensor
@@ -75,14 +76,15 @@ METHODS = {
             "adjoint", "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "unflatten", "narrow", "movedim",
             "moveaxis", "as_strided", "select", "unfold"],
     splitting: ["split", "chunk", "tensor_split", "unbind", "hsplit", "vsplit", "dsplit"],
-    shape: ["broadcast_to", "flip", "fliplr", "flipud", "roll", "repeat", "tile", "repeat_interleave"],
+    shape: ["broadcast_to", "flip", "fliplr", "flipud", "roll", "rot90", "repeat", "tile", "repeat_interleave"],
     indexing: ["masked_fill", "masked_select", "gather", "take_along_dim", "scatter", "scatter_add",
                "index_select", "index_add", "index_put", "nonzero", "argwhere"],
-    linalg: ["matmul", "mm", "bmm", "mv", "addmm", "addmv", "baddbmm", "outer", "ger", "dot", "inner", "vdot"],
+    linalg: ["matmul", "mm", "bmm", "mv", "addmm", "addmv", "baddbmm", "addbmm", "addr", "outer", "ger", "dot",
+             "inner", "vdot"],
     sorting: ["sort", "argsort", "msort", "topk", "kthvalue"],
     copy: ["clone", "contiguous"],
     pointwise: ["addcmul", "addcdiv"],
-    diagonal: ["diagonal", "diag", "diag_embed"],
+    diagonal: ["diagonal", "diag", "diag_embed", "trace"],
     triangular: ["tril", "triu", "tril_", "triu_"],
     median: ["median", "nanmedian", "mode"],
     nan_reductions: ["nansum", "nanmean", "aminmax"],
@@ -97,6 +99,18 @@ METHODS = {
     linalg_cholesky_solve: ["cholesky_solve", "cholesky_inverse"],
     linalg_householder: ["geqrf", "ormqr"],
     linalg_triangular_solve: ["triangular_solve"],
+    unique: ["unique", "unique_consecutive"],
+    unfold: ["unfold"],
+    summary_ops: ["bincount", "histc"],
+    histogram: ["histogram"],
+    quantile: ["quantile", "nanquantile"],
+    cumulative: ["cummax", "cummin", "logcumsumexp", "diff"],
+    renorm: ["renorm", "renorm_"],
+    take_put: ["take", "put"],
+    index_fill_copy: ["index_fill", "index_copy"],
+    scatter_reduce: ["index_reduce", "scatter_reduce"],
+    cross: ["cross"],
+    tensor_products: ["kron"],
 }
 
 INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "lerp", "neg",
@@ -111,7 +125,8 @@ INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmo
            "sgn", "addmm", "addmv", "baddbmm", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "arcsin",
            "arccos", "arctan", "fix", "negative", "absolute", "deg2rad", "rad2deg", "sinc", "hypot", "heaviside",
            "lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac", "i0", "logit", "ldexp", "nextafter",
-           "gcd", "lcm"]
+           "gcd", "lcm", "addbmm", "addr", "put", "index_fill", "index_copy",
+           "index_reduce", "scatter_reduce"]
 
 FAST_INPLACE = {"add": "add", "sub": "subtract", "mul": "multiply"}
 

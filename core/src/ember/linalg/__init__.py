@@ -18,6 +18,7 @@ import numpy as np
 from ember.native.linalg.checks import LinAlgError, check_floating, check_matrix
 from ember.native.linalg.cholesky import cholesky
 from ember.native.linalg.compositions import diagonal, matrix_power, multi_dot, vecdot  # noqa: F401
+from ember.native.linalg.cross import linalg_cross as cross
 from ember.native.linalg.det import det, slogdet
 from ember.native.linalg.eigh import eigh, eigvalsh
 from ember.native.linalg.householder import householder_product  # noqa: F401
@@ -125,5 +126,5 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
-__all__ = ["LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_exp", "matrix_norm",
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_exp", "matrix_norm",
            "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vector_norm"]

@@ -1,5 +1,5 @@
 """Matrix products: ``matmul`` (with broadcasting), ``mm mv bmm dot addmm addmv
-baddbmm outer einsum``.
+baddbmm addbmm addr outer einsum``.
 
 PyTorch counterpart: aten/src/ATen/native/LinearAlgebra.cpp (``matmul`` and its
 1-d/2-d/batched cases, ``addmm``, ``einsum``) and derivatives.yaml (v2.13).
@@ -12,6 +12,7 @@ broadcast batch back to the operand's shape (the engine's ``sum_to_size``).
 
 import math
 
+from ember import dtypes
 from ember.amp.state import autocast_state
 from ember.dispatcher import NONE, Op
 from ember.dtypes import C_TYPE_NAMES
@@ -173,17 +174,27 @@ def _addmm_kernel(xp, bias, a, b, beta, alpha):
         beta, alpha = int(beta), int(alpha)
     if alpha != 1:
         out *= alpha
+    return _add_bias(out, bias, beta)
+
+
+def _add_bias(out, bias, beta):
     if beta != 0:  # beta == 0 ignores the bias entirely, even its NaNs (PyTorch's rule)
         out += bias if beta == 1 else beta * bias
     return out
 
 
-def _addmm_backward(ctx, grad):
-    bias, a, b = ctx.saved_inputs
+def _bias_grad_and_scaled(ctx, grad):
+    """The bias's gradient (None when not needed) and ``alpha * grad``, which the
+    product's operands' gradients start from."""
     beta, alpha = ctx.attrs["beta"], ctx.attrs["alpha"]
-    need_bias, need_a, need_b = ctx.needs_input_grad
-    grad_bias = (grad * beta if beta != 1 else grad) if need_bias else None
-    scaled = grad * alpha if alpha != 1 else grad
+    grad_bias = (grad * beta if beta != 1 else grad) if ctx.needs_input_grad[0] else None
+    return grad_bias, grad * alpha if alpha != 1 else grad
+
+
+def _addmm_backward(ctx, grad):
+    _, a, b = ctx.saved_inputs
+    _, need_a, need_b = ctx.needs_input_grad
+    grad_bias, scaled = _bias_grad_and_scaled(ctx, grad)
     grad_a = scaled.matmul(b.mT) if need_a else None
     grad_b = a.mT.matmul(scaled) if need_b else None
     return grad_bias, grad_a, grad_b
@@ -235,6 +246,82 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     _check_bmm(batch1, batch2)
     _check_bias(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]), "batch2", batch2)
     return BADDBMM(input, batch1, batch2, beta=beta, alpha=alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``: the batch of products
+    summed, computed as one matrix product (the batches laid side by side along the
+    inner dim, which sums them).
+
+    >>> import ember
+    >>> ember.addbmm(ember.zeros(2, 2), ember.ones(3, 2, 4), ember.ones(3, 4, 2))
+    tensor([[12., 12.],
+            [12., 12.]])
+    """
+    for name, t in (("batch1", batch1), ("batch2", batch2)):
+        if t.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and "
+                           f"{batch2.shape[0]}")
+    batches, rows, inner = batch1.shape
+    if batch2.shape[1] != inner:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({rows}x{inner} and {batch2.shape[1]}x"
+                           f"{batch2.shape[2]})")
+    _check_bias(input, (rows, batch2.shape[2]), "mat2", batch2)
+    _check_dtypes(batch1, batch2)
+    side_by_side = batch1.transpose(0, 1).reshape(rows, batches * inner)
+    return ADDMM(input, side_by_side, batch2.reshape(batches * inner, batch2.shape[2]), beta=beta, alpha=alpha)
+
+
+def _check_scalars(dtype, beta, alpha):
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if not dtype.is_floating_point and isinstance(value, float):
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
+        if dtype.name != "bool" and isinstance(value, bool):
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """``beta * input + alpha * outer(vec1, vec2)`` (dtypes promote; for bool, ``or`` and
+    ``and``).
+
+    >>> import ember
+    >>> ember.addr(ember.zeros(2, 2), ember.tensor([1., 2.]), ember.tensor([3., 4.]))
+    tensor([[3., 4.],
+            [6., 8.]])
+    """
+    for name, t in (("vec1", vec1), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {t.ndim}-D")
+    dtype = dtypes.promote_types(dtypes.promote_types(input.dtype, vec1.dtype), vec2.dtype)
+    _check_scalars(dtype, beta, alpha)
+    if dtype.name == "bool":  # a nonzero scalar is True: `beta and input or alpha and vec1 vec2`
+        beta, alpha = bool(beta), bool(alpha)
+    input.expand(vec1.shape[0], vec2.shape[0])  # raises PyTorch's error for a bias that does not broadcast
+    return ADDR(input.to(dtype), vec1.to(dtype), vec2.to(dtype), beta=beta, alpha=alpha)
+
+
+def _addr_kernel(xp, bias, vec1, vec2, beta, alpha):
+    # The outer product directly (a matrix product with an inner size of 1 is slower),
+    # alpha folded into the shorter vector, then the bias added in place.
+    if vec1.dtype.kind in "iu":
+        beta, alpha = int(beta), int(alpha)
+    if vec1.shape[0] <= vec2.shape[0]:
+        out = xp.multiply.outer(vec1 * alpha if alpha != 1 else vec1, vec2)
+    else:
+        out = xp.multiply.outer(vec1, vec2 * alpha if alpha != 1 else vec2)
+    return _add_bias(out, bias, beta)
+
+
+def _addr_backward(ctx, grad):
+    _, vec1, vec2 = ctx.saved_inputs
+    _, need_vec1, need_vec2 = ctx.needs_input_grad
+    grad_bias, scaled = _bias_grad_and_scaled(ctx, grad)
+    return grad_bias, (scaled.mv(vec2) if need_vec1 else None), (scaled.t().mv(vec1) if need_vec2 else None)
+
+
+ADDR = Op("aten::addr", _addr_kernel, _addr_backward, promote=NONE, save="inputs")
 
 
 def outer(input, vec2):

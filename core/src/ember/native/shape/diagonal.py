@@ -1,8 +1,8 @@
 """Diagonals: ``diagonal`` (a view), ``diag_embed`` and ``diag`` (vector to matrix, or
-matrix to a copy of its diagonal).
+matrix to a copy of its diagonal), and ``trace`` (the sum of the main diagonal).
 
 PyTorch counterpart: aten/src/ATen/native/TensorShape.cpp (``diagonal``,
-``diag_embed``) and LinearAlgebra.cpp (``diag``, a composite of the two), with their
+``diag_embed``) and LinearAlgebra.cpp (``diag``, a composite of the two), ReduceOps.cpp (``trace``), with their
 derivatives.yaml entries (v2.13).
 
 ``diagonal`` is a view op (it shares memory and the version counter with its input,
@@ -109,3 +109,17 @@ def diag(input, diagonal=0):
     if input.ndim == 2:
         return DIAGONAL(input, offset=int(diagonal), dim1=0, dim2=1).clone()
     raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.ndim}D")
+
+
+def trace(input):
+    """The sum of a matrix's main diagonal (integers sum to int64, as ``sum`` does).
+
+    >>> import ember
+    >>> ember.arange(9).reshape(3, 3).trace()
+    tensor(12)
+    """
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    if input.dtype.name == "bool":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    return diagonal(input).sum()

@@ -1,9 +1,9 @@
 """Shape ops that make new memory: ``cat stack hstack vstack dstack column_stack flip
-roll repeat tile repeat_interleave``, the ``atleast_1d/2d/3d`` reshapes, and
+roll rot90 repeat tile repeat_interleave``, the ``atleast_1d/2d/3d`` reshapes, and
 broadcasting (``broadcast_to broadcast_shapes broadcast_tensors``). The view ops are in views.py and splitting.py.
 
 PyTorch counterpart: aten/src/ATen/native/TensorShape.cpp (cat, stack, repeat,
-broadcast_to, broadcast_tensors) and TensorTransformations.cpp (flip, roll) (v2.13).
+broadcast_to, broadcast_tensors) and TensorTransformations.cpp (flip, roll, rot90) (v2.13).
 """
 
 import numpy as np
@@ -224,6 +224,34 @@ def roll(input, shifts, dims=None):
         return ROLL(input.flatten(), shifts=shifts, dims=0).reshape(input.shape) if input.ndim else input.clone()
     dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     return ROLL(input, shifts=shifts, dims=tuple(_wrap_dim(d, input.ndim) for d in dims))
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first dim
+    towards the second (a flip and a transpose; ``k`` may be negative).
+
+    >>> import ember
+    >>> ember.tensor([[1, 2], [3, 4]]).rot90()
+    tensor([[2, 4],
+            [1, 3]])
+    """
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = dims
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    d0, d1 = _wrap_dim(d0, input.ndim), _wrap_dim(d1, input.ndim)
+    k = k % 4
+    if k == 1:
+        return flip(input, [d1]).transpose(d0, d1)
+    if k == 2:
+        return flip(input, [d0, d1])
+    if k == 3:
+        return flip(input, [d0]).transpose(d0, d1)
+    return input.clone()
 
 
 def _repeat_kernel(xp, a, sizes):
