@@ -74,7 +74,7 @@ METHODS = {
     softmax: ["softmax", "log_softmax", "cumsum", "cumprod"],
     views: ["view", "reshape", "view_as", "reshape_as", "permute", "transpose", "swapaxes", "swapdims", "t",
             "adjoint", "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "unflatten", "narrow", "movedim",
-            "moveaxis", "as_strided", "select", "unfold"],
+            "moveaxis", "as_strided", "select"],
     splitting: ["split", "chunk", "tensor_split", "unbind", "hsplit", "vsplit", "dsplit"],
     shape: ["broadcast_to", "flip", "fliplr", "flipud", "roll", "rot90", "repeat", "tile", "repeat_interleave"],
     indexing: ["masked_fill", "masked_select", "gather", "take_along_dim", "scatter", "scatter_add",

@@ -543,53 +543,6 @@ def as_strided(input, size, stride, storage_offset=None):
                       input_geometry=geometry)
 
 
-# --- unfold ------------------------------------------------------------------
-
-
-def _unfold_kernel(xp, a, dim, size, step):
-    # Window k along `dim` starts `step` elements after window k - 1; the new last dim
-    # walks inside a window. Only strides change: the same memory.
-    if a.ndim == 0:
-        return a.reshape(1)
-    strides = element_strides(a)
-    shape = a.shape[:dim] + ((a.shape[dim] - size) // step + 1,) + a.shape[dim + 1:] + (size,)
-    return restride(xp, a, shape, strides[:dim] + (strides[dim] * step,) + strides[dim + 1:] + (strides[dim],),
-                    writeable=a.flags.writeable and step >= size)
-
-
-def _unfold_backward(ctx, grad):
-    # Each window's element j came from input position k * step + j along `dim`: move
-    # the window dim beside `dim`, merge the two, and add every entry into its position.
-    from ember.native.factory import arange, zeros
-    from ember.native.indexing.indexing import index_add
-
-    ((shape, _),) = ctx.input_meta[:1]
-    dim, size, step = ctx.attrs["dim"], ctx.attrs["size"], ctx.attrs["step"]
-    if not shape:
-        return (grad.reshape(()),)
-    windows = grad.shape[dim]
-    positions = (arange(windows, device=grad.device)[:, None] * step + arange(size, device=grad.device)).reshape(-1)
-    merged = grad.movedim(-1, dim + 1).flatten(dim, dim + 1)
-    return (index_add(zeros(shape, dtype=grad.dtype, device=grad.device), dim, positions, merged),)
-
-
-UNFOLD = Op("aten::unfold", _unfold_kernel, _unfold_backward, view=True)
-
-
-def unfold(input, dimension, size, step):
-    """Every window of ``size`` elements along ``dimension``, ``step`` apart, as a new
-    last dim (a view: windows that overlap share memory)."""
-    dim = _wrap_dim(dimension, input.ndim)
-    length = input.shape[dim] if input.ndim else 1
-    if size > length:
-        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size is {size}")
-    if size < 0:
-        raise RuntimeError(f"size is {size} but must be >= 0")
-    if step <= 0:
-        raise RuntimeError(f"step is {step} but must be > 0")
-    return UNFOLD(input, dim=dim, size=size, step=step)
-
-
 # --- select ------------------------------------------------------------------
 
 
