@@ -46,7 +46,9 @@ class Op:
         num_outputs: how many tensors the kernel returns (None: as many as it returns).
         view: the output is a view of the first input (shares storage and version).
         opmath: on float16 (and bfloat16) the op computes in float32 and rounds its
-            result once, as PyTorch's kernels do (NOTE [ opmath ] in opmath.py).
+            result once, as PyTorch's kernels do (NOTE [ opmath ] in opmath.py);
+            ``opmath.UNROUNDED``: it computes in float32 and returns float32 (statistics
+            that the next opmath op reads, so the pair rounds once).
         elementwise: the result is laid out as TensorIterator lays out an elementwise
             op's output (NOTE [ The layout of an elementwise result ] in memory_format.py);
             ``"tensors"`` where Python numbers are parameters of the kernel, not operands.
@@ -250,8 +252,9 @@ def dispatch(op, *inputs, **attrs):
     # -- 2. promote (not needed by floating tensors of one dtype with Python scalars) --
     if op.promote is not NONE and not (uniform and common in _FAST_FLOATS):
         call, kernel, arrays, attrs = _promote(op, call, kernel, inputs, arrays, attrs)
-    elif common is _BFLOAT16 and not op.view:  # bfloat16 matmul, conv: in float32 too
-        call, kernel, arrays = opmath.unpromoted_bfloat16(kernel, arrays, array_type)
+    elif common in _REDUCED and (common is _BFLOAT16 or op.opmath) and not op.view:
+        # bfloat16 matmul, conv, and float16 opmath ops that do not promote (norms, pooling)
+        call, kernel, arrays = opmath.unpromoted(op, kernel, arrays, array_type, common)
 
     # -- 3. run the kernel --
     try:
@@ -337,6 +340,7 @@ _WEAK_SCALARS = frozenset((float, int, bool, complex, type(None)))
 _NUMPY_SCALAR = np.generic
 _FAST_FLOATS = frozenset((dtypes.float32.np, dtypes.float64.np))
 _BFLOAT16 = dtypes.bfloat16.np
+_REDUCED = dtypes.REDUCED_FLOATS
 _FLOATING = dtypes.DIFFERENTIABLE_NP  # dtypes.is_differentiable_array, inlined on the record path
 
 

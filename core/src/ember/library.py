@@ -38,7 +38,7 @@ SAVES = (None, "inputs", "outputs", "both")
 _QUALNAME_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)$")
 
 
-def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=None):
+def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=None, opmath=False):
     """Decorator: turn ``kernel(xp, *arrays, **attrs)`` into an op named ``qualname``.
 
     The decorated function becomes the generic kernel: it runs on every device, with
@@ -54,6 +54,10 @@ def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=No
             returns, which may vary from call to call).
         backward: the formula ``fn(ctx, *grads)``, or set it later with
             ``register_autograd``.
+        opmath: True: on float16 and bfloat16 inputs the kernel runs in float32 and
+            its floating results are rounded once, as PyTorch's kernels compute
+            (NOTE [ opmath ] in ember/opmath.py); ``"unrounded"``: it runs in float32
+            and returns float32 (statistics that an opmath op reads next).
 
     Returns:
         A decorator that returns the ``Op``.
@@ -70,10 +74,12 @@ def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=No
                          f"got {promote!r}")
     if save not in SAVES:
         raise ValueError(f"custom_op: save must be one of {SAVES}, got {save!r}")
+    if opmath not in (False, True, "unrounded"):
+        raise ValueError(f"custom_op: opmath must be False, True or 'unrounded', got {opmath!r}")
 
     def define(kernel):
         op = Op(qualname, kernel, backward, promote=PROMOTIONS[promote], save=save,
-                num_outputs=num_outputs, plugin=None)
+                num_outputs=num_outputs, plugin=None, opmath=opmath)
         op.doc = kernel.__doc__
         return op
     return define

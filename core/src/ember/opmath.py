@@ -8,9 +8,12 @@ See NOTE [ opmath ]; bfloat16 itself is NOTE [ bfloat16 ] in dtypes.py.
 
 import numpy as np
 
-from ember.dtypes import BFLOAT16_NP, OPMATH, fit_int
+from ember.dtypes import BFLOAT16_NP, OPMATH, REDUCED_FLOATS, fit_int
 
 Tensor = None  # bound by ember.tensor on import, as in dispatcher.py
+
+# ``Op(..., opmath=UNROUNDED)``: computed in OPMATH and returned in OPMATH, not rounded.
+UNROUNDED = "unrounded"
 
 # NOTE [ opmath ]
 # PyTorch computes on float16 and bfloat16 in float32, its "opmath" type
@@ -22,8 +25,12 @@ Tensor = None  # bound by ember.tensor on import, as in dispatcher.py
 # NumPy's float16 loops compute one call in float32, but a kernel of several calls
 # (sigmoid, gelu) would round between them.
 # In ember an op declares ``opmath=True``; when its computation dtype is a reduced
-# float, the dispatcher casts the inputs to OPMATH and runs the kernel through
-# ``in_opmath``, which rounds the floating outputs back. bfloat16 goes this way in
+# float (for an op that does not promote, its first tensor's dtype: the norms, pooling,
+# matmul), the dispatcher casts the inputs to OPMATH and runs the kernel through
+# ``in_opmath``, which rounds the floating outputs back. A fused PyTorch kernel that
+# ember splits in two ops (layer norm's statistics, then the normalization) rounds
+# once at the very end: the first op declares ``opmath=UNROUNDED`` and hands its
+# statistics on in OPMATH, and the second, an opmath op, rounds. bfloat16 goes this way in
 # every op but the views, opmath or not (NumPy cannot compute in it). float32 and
 # float64 never reach this code (the dispatcher's fast path). The casts below are
 # loops, not comprehensions: in Python 3.11 a comprehension is a frame of its own, and
@@ -35,7 +42,7 @@ def promote(op, kernel, inputs, arrays, attrs, target):
     a reduced float: the arrays in OPMATH and the kernel wrapped by ``in_opmath``."""
     if target is BFLOAT16_NP:
         return _promote_bfloat16(op, kernel, inputs, arrays, attrs)
-    kernel = in_opmath(kernel, target)
+    kernel = in_opmath(kernel, target, op.opmath is not UNROUNDED)
     cast = []
     for x, a in zip(inputs, arrays):
         if isinstance(x, Tensor) and a.dtype != OPMATH:
@@ -51,7 +58,7 @@ def _promote_bfloat16(op, kernel, inputs, arrays, attrs):
     in dtypes.py). An op that is not opmath takes a Python float operand, and add's and
     sub's ``alpha``, rounded to bfloat16 first, as PyTorch converts them to the common
     dtype (x + 0.1 adds bfloat16(0.1)); an opmath op (mul, div, ...) keeps them in float32."""
-    kernel = in_opmath(kernel, BFLOAT16_NP)
+    kernel = in_opmath(kernel, BFLOAT16_NP, op.opmath is not UNROUNDED)
     rounds_scalars = not op.opmath
     cast = []
     for x, a in zip(inputs, arrays):
@@ -66,22 +73,23 @@ def _promote_bfloat16(op, kernel, inputs, arrays, attrs):
     return kernel, kernel, cast, attrs
 
 
-def unpromoted_bfloat16(kernel, arrays, array_type):
-    """``(call, kernel, arrays)`` for a bfloat16 op that does not promote (matmul, conv):
-    its bfloat16 arrays in OPMATH, the kernel wrapped by ``in_opmath``."""
-    kernel = in_opmath(kernel, BFLOAT16_NP)
+def unpromoted(op, kernel, arrays, array_type, reduced):
+    """``(call, kernel, arrays)`` for an op that does not promote (matmul, conv, the
+    norms, pooling) on ``reduced`` arrays: every bfloat16 op and the float16 opmath
+    ops. Its arrays of that type in OPMATH, the kernel wrapped by ``in_opmath``."""
+    kernel = in_opmath(kernel, reduced, op.opmath is not UNROUNDED)
     cast = []
     for a in arrays:
-        if a.__class__ is array_type and a.dtype is BFLOAT16_NP:
+        if a.__class__ is array_type and a.dtype is reduced:
             a = a.astype(OPMATH)
         cast.append(a)
     return kernel, kernel, cast
 
 
-def in_opmath(kernel, reduced):
+def in_opmath(kernel, reduced, rounds=True):
     """``kernel`` run in OPMATH, its floating outputs rounded once to ``reduced`` (a
     ``dtype=`` attribute naming the reduced type, e.g. ``sum(dtype=float16)``,
-    accumulates in OPMATH too)."""
+    accumulates in OPMATH too); left in OPMATH when not ``rounds``."""
     def run(*arrays, **attrs):
         asked = attrs.get("dtype")
         if asked is not None and asked != reduced:
@@ -89,10 +97,19 @@ def in_opmath(kernel, reduced):
         if asked is not None:
             attrs["dtype"] = OPMATH
         out = kernel(*arrays, **attrs)
+        if not rounds:
+            return out
         if isinstance(out, tuple):
             return tuple(_round_to(o, reduced) for o in out)
         return _round_to(out, reduced)
     return run
+
+
+def is_reduced(dtype):
+    """Whether an ember dtype is float16 or bfloat16. A composite of several ops that
+    PyTorch computes as one kernel (scaled_dot_product_attention, interpolate) runs on
+    such inputs cast to float32 and rounds its result once, ``.to(dtype)``."""
+    return dtype.np in REDUCED_FLOATS
 
 
 def round_to_bfloat16(value):

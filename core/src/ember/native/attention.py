@@ -15,6 +15,7 @@ NOTE [ Fully masked rows ].
 import math
 
 from ember.dispatcher import NONE, Op
+from ember.opmath import is_reduced
 from ember.native.softmax import _softmax_backward
 
 # NOTE [ Fully masked rows ]
@@ -41,7 +42,8 @@ def _safe_softmax_kernel(xp, a, dim):
     return e
 
 
-SAFE_SOFTMAX = Op("aten::_safe_softmax", _safe_softmax_kernel, _softmax_backward, promote=NONE, save="outputs")
+SAFE_SOFTMAX = Op("aten::_safe_softmax", _safe_softmax_kernel, _softmax_backward, promote=NONE, save="outputs",
+                   opmath=True)
 
 
 def _type_name(dtype):
@@ -125,6 +127,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     ember.Size([1, 2, 4])
     """
     _check_sdpa(query, key, value, attn_mask, dropout_p, is_causal)
+    if is_reduced(query.dtype):  # in float32, rounded once, as torch's CPU kernels (NOTE [ opmath ])
+        if attn_mask is not None and attn_mask.dtype is query.dtype:
+            attn_mask = attn_mask.float()
+        out = scaled_dot_product_attention(query.float(), key.float(), value.float(), attn_mask, dropout_p,
+                                           is_causal, scale, enable_gqa)
+        return out.to(query.dtype)
     if is_causal:
         attn_mask = _causal_mask(query, key)
     if enable_gqa:

@@ -64,7 +64,7 @@ def _linear_backward(ctx, grad):
     return grad_x, grad_weight, grad_bias
 
 
-LINEAR = Op("aten::linear", _linear_kernel, _linear_backward, promote=NONE, save="inputs")
+LINEAR = Op("aten::linear", _linear_kernel, _linear_backward, promote=NONE, save="inputs", opmath=True)
 
 
 def _check_linear(input, weight, bias):

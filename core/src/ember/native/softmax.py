@@ -116,9 +116,10 @@ def _log_softmax_backward_data_kernel(xp, grad, output, dim):
 SOFTMAX = Op("aten::softmax", contiguous_result(_softmax_kernel), _softmax_backward, promote=DEFAULT,
              save="outputs", opmath=True)
 LOG_SOFTMAX = Op("aten::log_softmax", contiguous_result(_log_softmax_kernel), _log_softmax_backward,
-                 promote=NONE, save="outputs")
-SOFTMAX_BACKWARD = Op("aten::_softmax_backward_data", _softmax_backward_data_kernel, promote=NONE)
-LOG_SOFTMAX_BACKWARD = Op("aten::_log_softmax_backward_data", _log_softmax_backward_data_kernel, promote=NONE)
+                 promote=NONE, save="outputs", opmath=True)
+SOFTMAX_BACKWARD = Op("aten::_softmax_backward_data", _softmax_backward_data_kernel, promote=NONE, opmath=True)
+LOG_SOFTMAX_BACKWARD = Op("aten::_log_softmax_backward_data", _log_softmax_backward_data_kernel, promote=NONE,
+                          opmath=True)
 
 
 def _prepare(input, dim, dtype, name):

@@ -9,7 +9,8 @@ Each mode is separable: along each spatial dim an output position reads one inpu
 position (nearest) or two with weights ``1 - t`` and ``t`` (linear): one ``resample``
 op per dim (ember/native/resampling.py), whose backward and double backward are its
 adjoint pair. The positions are computed
-in the input's precision with PyTorch's formulas, so ties fall the same way.
+in the input's precision with PyTorch's formulas, so ties fall the same way; float16
+and bfloat16 are interpolated in float32 and rounded once (their opmath).
 """
 
 import math
@@ -17,6 +18,7 @@ import math
 import numpy as np
 
 from ember.native.resampling import resample
+from ember.opmath import is_reduced
 
 _MODES = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "area")
 _DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
@@ -137,6 +139,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     # Taking along NCHW dims instead wrote NCHW and needed a third copy back (yolo's
     # 2x nearest upsampling of (32, 64, 4, 4): 828 against 176 us per call).
     pixels = dims == 2 and suggest_memory_format(input) is channels_last
+    dtype = input.dtype
+    if is_reduced(dtype) and not mode.startswith("nearest"):
+        input = input.float()  # weights and sums in float32, rounded once, as torch's kernels (NOTE [ opmath ])
     out = input.permute(0, 2, 3, 1) if pixels else input
     for d in range(dims):
         in_size = input.shape[2 + d]
@@ -147,7 +152,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                               np.dtype(input._data.dtype))
             taps = [(left, 1 - t), (right, t)]
         out = resample(out, 1 + d if pixels else 2 + d, taps)
-    return out.permute(0, 3, 1, 2) if pixels else out
+    out = out.permute(0, 3, 1, 2) if pixels else out
+    return out if out.dtype is dtype else out.to(dtype)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

@@ -63,8 +63,8 @@ def define(name, forward, backward, second_derivative, *, kernel_name=None):
     """
     if kernel_name is not None:
         forward = floating_only(forward, kernel_name)
-    forward_op = library.custom_op(f"activation::{name}", save="inputs")(quiet(forward))
-    backward_op = library.custom_op(f"activation::{name}_backward", save="inputs")(quiet(backward))
+    forward_op = library.custom_op(f"activation::{name}", save="inputs", opmath=True)(quiet(forward))
+    backward_op = library.custom_op(f"activation::{name}_backward", save="inputs", opmath=True)(quiet(backward))
 
     def forward_backward(ctx, grad):
         (x,) = ctx.saved_inputs

@@ -86,7 +86,7 @@ def _smoothing(label_smoothing):
     return label_smoothing if label_smoothing > 0 else 0.0
 
 
-@library.custom_op("loss::cross_entropy", save="both", num_outputs=None)
+@library.custom_op("loss::cross_entropy", save="both", num_outputs=None, opmath=True)
 def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-100, label_smoothing=0.0):
     """``-sum_c a[c] * log_softmax(x)[c]`` per position, then reduced (module docstring).
     Returns ``(loss,)``, or ``(loss, exps, sums)`` / ``(loss, exps, sums, positions)`` where
@@ -174,7 +174,7 @@ def coefficients_op(xp, x, target, weight, *, reduction="mean", ignore_index=-10
     return coefficients(xp, x, target, weight, reduction, ignore_index, label_smoothing)
 
 
-@library.custom_op("loss::cross_entropy_backward")
+@library.custom_op("loss::cross_entropy_backward", opmath=True)
 def cross_entropy_backward_op(xp, grad, x, target, weight, exps=None, sums=None, positions=None, *,
                               reduction="mean", ignore_index=-100, label_smoothing=0.0):
     """``grad * (a_sum * softmax(x) - a)`` (NOTE [ Fused cross-entropy ]); ``exps``,

@@ -21,6 +21,7 @@ import warnings
 import ember
 from ember import library
 from ember.amp.state import composite_inputs
+from ember.dtypes import accumulate_dtype
 from ember_loss import reduction as reductions
 
 
@@ -62,12 +63,13 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 def _mse_kernel(xp, x, t, *, reduction="mean"):
     d = x - t
-    d *= d
+    d *= d  # rounded to a float16 input's dtype (inf past 65504), as torch's pow is
     if reduction == "none":
         return d
+    total = d.sum(dtype=accumulate_dtype(d.dtype))  # then summed in float32, as torch's mean and sum
     if reduction == "mean":
-        return d.sum() / d.size if d.size else xp.asarray(float("nan"), dtype=d.dtype)
-    return d.sum()
+        total = total / d.size if d.size else xp.asarray(float("nan"), dtype=d.dtype)
+    return total.astype(d.dtype, copy=False)
 
 
 def _mse_backward(ctx, grad):

@@ -23,6 +23,8 @@ from ember_norm.ops.layer_norm import layer_norm as _layer_norm_op
 from ember_norm.ops.layer_norm import layer_norm_stats
 from ember_norm.ops.rms_norm import rms_norm as _rms_norm_op
 
+_REDUCED_FLOATS = (ember.float16, ember.bfloat16)
+
 
 def _check_dtypes(kernel_name, input, *params):
     """Floating input, and parameters of the input's dtype (torch's CPU kernels' rule)."""
@@ -170,9 +172,17 @@ def _running_statistics(running_mean, running_var, eps):
     """The eval statistics, outside autograd: the running mean and
     ``1 / sqrt(running_var + eps)`` (NOTE [ The eval batch norm's fixed cost ])."""
     if not grad_state.enabled:
-        return running_mean, (running_var + eps).rsqrt()
+        return running_mean, _invstd(running_var, eps)
     with ember.no_grad():
-        return running_mean.detach(), (running_var.detach() + eps).rsqrt()
+        return running_mean.detach(), _invstd(running_var.detach(), eps)
+
+
+def _invstd(running_var, eps):
+    """``1 / sqrt(running_var + eps)``; of a float16 or bfloat16 variance in float32,
+    which the batch_norm op reads in opmath, so the result rounds once (torch)."""
+    if running_var.dtype in _REDUCED_FLOATS:
+        running_var = running_var.float()
+    return (running_var + eps).rsqrt()
 
 
 def _update_running_stats(running_mean, running_var, mean, unbiased_var, momentum):

@@ -56,13 +56,13 @@ def _is_transposed(t):
 
 
 # Operands have one dtype (checked below), so no promotion pass is needed.
-MATMUL = Op("aten::matmul", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs")
+MATMUL = Op("aten::matmul", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs", opmath=True)
 # The same product under the names PyTorch's matmul decomposes into, so that grad_fn
 # reads MmBackward0, MvBackward0, DotBackward0 and BmmBackward0 as in PyTorch.
-MM = Op("aten::mm", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs")
-MV = Op("aten::mv", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs")
-DOT = Op("aten::dot", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs")
-BMM = Op("aten::bmm", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs")
+MM = Op("aten::mm", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs", opmath=True)
+MV = Op("aten::mv", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs", opmath=True)
+DOT = Op("aten::dot", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs", opmath=True)
+BMM = Op("aten::bmm", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs", opmath=True)
 _MATMUL_BY_NDIM = {(2, 2): MM, (2, 1): MV, (1, 1): DOT}
 
 def _type_name(dtype):
@@ -200,8 +200,8 @@ def _addmm_backward(ctx, grad):
     return grad_bias, grad_a, grad_b
 
 
-ADDMM = Op("aten::addmm", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs")
-BADDBMM = Op("aten::baddbmm", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs")
+ADDMM = Op("aten::addmm", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True)
+BADDBMM = Op("aten::baddbmm", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True)
 
 
 def _check_bias(input, shape, name, other):
@@ -455,7 +455,7 @@ def _einsum_operand_grad(grad, output, operands, terms, i):
     return result.expand(shape)
 
 
-EINSUM = Op("aten::einsum", _einsum_kernel, _einsum_backward, promote=NONE, save="inputs")
+EINSUM = Op("aten::einsum", _einsum_kernel, _einsum_backward, promote=NONE, save="inputs", opmath=True)
 
 
 def _parse_einsum(equation, shapes):

@@ -35,6 +35,7 @@ from ember.native.pooling.separable_max_pool import (
     running_max,
 )
 from ember.native.shape.views import element_strides
+from ember.opmath import is_reduced
 
 
 def _fill_low(xp, dtype):
@@ -344,9 +345,9 @@ def _avg_pool_double_backward(ctx, grad):
     return (AVG_POOL2D(grad, **attrs),)
 
 
-AVG_POOL2D = Op("aten::avg_pool2d", _avg_pool_kernel, _avg_pool_backward, promote=NONE)
+AVG_POOL2D = Op("aten::avg_pool2d", _avg_pool_kernel, _avg_pool_backward, promote=NONE, opmath=True)
 AVG_POOL2D_BACKWARD = Op("aten::avg_pool2d_backward", _avg_pool_backward_kernel, _avg_pool_double_backward,
-                         promote=NONE)
+                         promote=NONE, opmath=True)
 
 
 # --- adaptive pooling ----------------------------------------------------------------
@@ -590,7 +591,7 @@ def _global_avg_pool_backward(ctx, grad):
 
 
 GLOBAL_AVG_POOL2D = Op("aten::adaptive_avg_pool2d", _global_avg_pool_kernel, _global_avg_pool_backward,
-                       promote=NONE, backward_name="MeanBackward1")
+                       promote=NONE, backward_name="MeanBackward1", opmath=True)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -614,6 +615,8 @@ def adaptive_avg_pool2d(input, output_size):
         return _in_format_of_tensor(input, input.mean((-2, -1), keepdim=True))
     if out_h and out_w and H % out_h == 0 and W % out_w == 0:
         return avg_pool2d(input, (H // out_h, W // out_w))
+    if is_reduced(input.dtype):  # the products in float32, rounded once (NOTE [ opmath ])
+        return adaptive_avg_pool2d(input.float(), (out_h, out_w)).to(input.dtype)
     pooled = _averaging_matrix(H, out_h, input) @ input @ _averaging_matrix(W, out_w, input).t()
     if out_h and out_w and not bool(pooled.isfinite().all()):  # NOTE [ Adaptive pooling of infinities ]
         pooled = _window_means(_window_means(input, -2, out_h), -1, out_w)

@@ -81,6 +81,16 @@ def _accumulate_dtype(input, dtype):
     return None
 
 
+def _cast_to_reduced(input, dtype):
+    """``input`` cast to ``dtype`` (a NumPy dtype, or None) when that is float16 or
+    bfloat16: ``mean(x, dtype=float16)`` of a float32 ``x`` rounds x, then accumulates
+    in float32 (NOTE [ opmath ] in ember/opmath.py), as torch; NumPy would accumulate
+    in float16."""
+    if dtype in dtypes.REDUCED_FLOATS and input._data.dtype != dtype:
+        return input.to(dtypes.from_numpy_dtype(dtype))
+    return input
+
+
 def check_differentiable_dtype(input, dtype):
     """PyTorch's error for ``sum(x, dtype=int64)`` on an ``x`` that requires grad: the
     result could not carry a gradient (with grad mode off, or no grad, it is allowed)."""
@@ -125,6 +135,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     """
     dims = reduction_dims(dim, input.ndim)
     accumulate = _accumulate_dtype(input, dtype)
+    input = _cast_to_reduced(input, accumulate)
     op = SUM if dim is None else SUM_DIM
     if accumulate is None:
         return op(input, dims=dims, keepdim=keepdim)
@@ -167,6 +178,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     op = MEAN if dim is None else MEAN_DIM
     if dtype is None:
         return op(input, dims=dims, keepdim=keepdim)
+    input = _cast_to_reduced(input, result_dtype.np)
     return op(input, dims=dims, keepdim=keepdim, dtype=result_dtype.np)
 
 
@@ -255,6 +267,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
     dims = reduction_dims(dim, input.ndim)
     accumulate = _accumulate_dtype(input, dtype)
+    input = _cast_to_reduced(input, accumulate)
     if accumulate is None:
         return PROD(input, dims=dims, keepdim=keepdim)
     return PROD(input, dims=dims, keepdim=keepdim, dtype=accumulate)

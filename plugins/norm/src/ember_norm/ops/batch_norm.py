@@ -111,7 +111,7 @@ def per_channel(xp, values, like):
 # again in two passes.
 
 
-@library.custom_op("norm::batch_norm_stats", num_outputs=3)
+@library.custom_op("norm::batch_norm_stats", num_outputs=3, opmath="unrounded")
 def batch_norm_stats(xp, input, *, eps):
     """Per-channel batch statistics of an (N, C, *) input: the mean, ``1 / sqrt(var + eps)``
     with the biased variance, and the unbiased variance (for the running estimate).
@@ -136,7 +136,7 @@ def batch_norm_stats(xp, input, *, eps):
     return mean, invstd, unbiased
 
 
-@library.custom_op("norm::batch_norm", save="inputs")
+@library.custom_op("norm::batch_norm", save="inputs", opmath=True)
 def batch_norm(xp, input, weight, bias, mean, invstd, *, training, eps):
     """``(input - mean) * invstd * weight + bias`` per channel of an (N, C, *) input.
 
@@ -163,7 +163,7 @@ def batch_norm(xp, input, weight, bias, mean, invstd, *, training, eps):
     return out
 
 
-@library.custom_op("norm::batch_norm_backward", num_outputs=3)
+@library.custom_op("norm::batch_norm_backward", num_outputs=3, opmath=True)
 def batch_norm_backward(xp, grad, input, weight, mean, invstd, *, training):
     """The gradients of ``norm::batch_norm`` for input, weight and bias (no autograd).
 

@@ -47,7 +47,7 @@ def _scale_and_shift(xp, weight, bias, mean, rstd, num_groups, channels):
     return scale.reshape(n, channels), shift.reshape(n, channels)
 
 
-@library.custom_op("norm::group_norm", save="inputs")
+@library.custom_op("norm::group_norm", save="inputs", opmath=True)
 def group_norm(xp, input, weight, bias, mean, rstd, *, num_groups, eps):
     """Normalize each group of channels of each sample with ``mean`` and ``rstd`` (shaped
     (N, G, 1), from ``norm::layer_norm_stats`` over the (N, G, -1) view), then apply the
@@ -67,7 +67,7 @@ def group_norm(xp, input, weight, bias, mean, rstd, *, num_groups, eps):
     return out.reshape(input.shape)
 
 
-@library.custom_op("norm::group_norm_backward", num_outputs=3)
+@library.custom_op("norm::group_norm_backward", num_outputs=3, opmath=True)
 def group_norm_backward(xp, grad, input, weight, mean, rstd, *, num_groups):
     """The gradients of ``norm::group_norm`` for input, weight and bias (no autograd)."""
     x, g = _per_channel(input), _per_channel(grad)

@@ -56,7 +56,7 @@ def _normalized_numel(input, normalized_ndim):
 # take the second pass.
 
 
-@library.custom_op("norm::layer_norm_stats", num_outputs=2)
+@library.custom_op("norm::layer_norm_stats", num_outputs=2, opmath="unrounded")
 def layer_norm_stats(xp, input, *, normalized_ndim, eps):
     """Mean and ``1 / sqrt(var + eps)`` (biased variance) over the last ``normalized_ndim`` dims.
 
@@ -91,7 +91,7 @@ def _two_pass_var(xp, rows, mean):
     return row_dots(xp, centered, centered) / rows.shape[1]
 
 
-@library.custom_op("norm::layer_norm", save="inputs")
+@library.custom_op("norm::layer_norm", save="inputs", opmath=True)
 def layer_norm(xp, input, weight, bias, mean, rstd, *, normalized_ndim, eps):
     """``(input - mean) * rstd * weight + bias``; weight and bias have the normalized
     shape and may be None; mean and rstd come from ``norm::layer_norm_stats``.
@@ -112,7 +112,7 @@ def layer_norm(xp, input, weight, bias, mean, rstd, *, normalized_ndim, eps):
     return out.reshape(input.shape)
 
 
-@library.custom_op("norm::layer_norm_backward", num_outputs=3)
+@library.custom_op("norm::layer_norm_backward", num_outputs=3, opmath=True)
 def layer_norm_backward(xp, grad, input, weight, mean, rstd, *, normalized_ndim):
     """The gradients of ``norm::layer_norm`` for input, weight and bias (no
     autograd)."""

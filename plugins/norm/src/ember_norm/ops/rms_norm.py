@@ -35,7 +35,7 @@ def _normalized_numel(input, normalized_ndim):
     return numel
 
 
-@library.custom_op("norm::rms_norm", save="inputs")
+@library.custom_op("norm::rms_norm", save="inputs", opmath=True)
 def rms_norm(xp, input, weight, *, normalized_ndim, eps):
     """``x / sqrt(mean(x ** 2) + eps) * weight`` over the last ``normalized_ndim`` dims;
     weight has the normalized shape or is None.
@@ -51,7 +51,7 @@ def rms_norm(xp, input, weight, *, normalized_ndim, eps):
     return out.reshape(input.shape)
 
 
-@library.custom_op("norm::rms_norm_backward", num_outputs=2)
+@library.custom_op("norm::rms_norm_backward", num_outputs=2, opmath=True)
 def rms_norm_backward(xp, grad, input, weight, *, normalized_ndim, eps):
     """The gradients of ``norm::rms_norm`` for input and weight (no autograd)."""
     numel = _normalized_numel(input, normalized_ndim)
