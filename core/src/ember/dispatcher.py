@@ -252,7 +252,7 @@ def dispatch(op, *inputs, **attrs):
     # -- 2. promote (not needed by floating tensors of one dtype with Python scalars) --
     if op.promote is not NONE and not (uniform and common in _FAST_FLOATS):
         call, kernel, arrays, attrs = _promote(op, call, kernel, inputs, arrays, attrs)
-    elif common in _REDUCED and (common is _BFLOAT16 or op.opmath) and not op.view:
+    elif (common is _BFLOAT16 or common is _FLOAT16 and op.opmath) and not op.view:
         # bfloat16 matmul, conv, and float16 opmath ops that do not promote (norms, pooling)
         call, kernel, arrays = opmath.unpromoted(op, kernel, arrays, array_type, common)
 
@@ -340,7 +340,7 @@ _WEAK_SCALARS = frozenset((float, int, bool, complex, type(None)))
 _NUMPY_SCALAR = np.generic
 _FAST_FLOATS = frozenset((dtypes.float32.np, dtypes.float64.np))
 _BFLOAT16 = dtypes.bfloat16.np
-_REDUCED = dtypes.REDUCED_FLOATS
+_FLOAT16 = dtypes.float16.np
 _FLOATING = dtypes.DIFFERENTIABLE_NP  # dtypes.is_differentiable_array, inlined on the record path
 
 

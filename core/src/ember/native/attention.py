@@ -15,8 +15,8 @@ NOTE [ Fully masked rows ].
 import math
 
 from ember.dispatcher import NONE, Op
-from ember.opmath import is_reduced
 from ember.native.softmax import _softmax_backward
+from ember.opmath import is_reduced
 
 # NOTE [ Fully masked rows ]
 # A query whose every key is masked out has only -inf scores. A plain softmax gives

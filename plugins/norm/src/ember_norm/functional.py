@@ -23,8 +23,6 @@ from ember_norm.ops.layer_norm import layer_norm as _layer_norm_op
 from ember_norm.ops.layer_norm import layer_norm_stats
 from ember_norm.ops.rms_norm import rms_norm as _rms_norm_op
 
-_REDUCED_FLOATS = (ember.float16, ember.bfloat16)
-
 
 def _check_dtypes(kernel_name, input, *params):
     """Floating input, and parameters of the input's dtype (torch's CPU kernels' rule)."""
@@ -180,7 +178,8 @@ def _running_statistics(running_mean, running_var, eps):
 def _invstd(running_var, eps):
     """``1 / sqrt(running_var + eps)``; of a float16 or bfloat16 variance in float32,
     which the batch_norm op reads in opmath, so the result rounds once (torch)."""
-    if running_var.dtype in _REDUCED_FLOATS:
+    dtype = running_var.dtype
+    if dtype is ember.float16 or dtype is ember.bfloat16:
         running_var = running_var.float()
     return (running_var + eps).rsqrt()
 
