@@ -70,8 +70,9 @@ _A, _B, _C = _RNG.standard_normal((16, 64)), _RNG.standard_normal((64, 24)), _RN
 CASES = {
     "layer_norm": (lambda m, F, x, w, b: F.layer_norm(x, (32,), w, b), [_X3, 1 + _X3[0, 0] / 9, _X3[1, 1]]),
     "batch_norm_train": (lambda m, F, x: F.batch_norm(x, None, None, training=True), [_X4]),
-    "batch_norm_eval": (lambda m, F, x, w, b: F.batch_norm(x, m.ones(6, dtype=x.dtype), m.full((6,), 2.0, dtype=x.dtype),
-                                                           w, b), [_X4, _X4[0, :, 0, 0], _X4[1, :, 0, 0]]),
+    "batch_norm_eval": (lambda m, F, x, w, b: F.batch_norm(x, m.ones(6, dtype=x.dtype),
+                                                           m.full((6,), 2.0, dtype=x.dtype), w, b),
+                        [_X4, _X4[0, :, 0, 0], _X4[1, :, 0, 0]]),
     "group_norm": (lambda m, F, x: F.group_norm(x, 2), [_X4]),
     "rms_norm": (lambda m, F, x: F.rms_norm(x, (32,)), [_X3]),
     "sdpa": (lambda m, F, q, k, v: F.scaled_dot_product_attention(q, k, v), [_Q, _K, _V]),
@@ -159,10 +160,13 @@ def test_reduction_dtype_rounds_input_then_accumulates_in_float32(dtype, source)
 
 def test_float32_and_float64_take_no_opmath_cast():
     """The opmath casts touch only reduced floats: a float32 norm's statistics stay float32."""
+    def stats(dtype):
+        return ember.ops.norm.layer_norm_stats(ember.arange(6.0, dtype=dtype).view(2, 3), normalized_ndim=1, eps=1e-5)
+
     for dtype in (ember.float32, ember.float64):
-        mean, rstd = ember.ops.norm.layer_norm_stats(ember.arange(6.0, dtype=dtype).view(2, 3), normalized_ndim=1, eps=1e-5)
+        mean, rstd = stats(dtype)
         assert mean.dtype is rstd.dtype is dtype
-    mean, rstd = ember.ops.norm.layer_norm_stats(ember.arange(6.0, dtype=ember.float16).view(2, 3), normalized_ndim=1, eps=1e-5)
+    mean, rstd = stats(ember.float16)
     assert mean.dtype is rstd.dtype is ember.float32  # opmath="unrounded": the layer_norm op rounds once
 
 
