@@ -162,6 +162,64 @@ def test_op_with_a_python_scalar_is_bit_exact(name):
     _same_bits(SCALAR[name](ember, ours), SCALAR[name](torch, theirs))
 
 
+# A grid whose values sit where rounding the other operand changes bfloat16 results; 64
+# elements fill PyTorch's vectorized loop (NOTE [ bfloat16 ] in dtypes.py on its scalar tail).
+GRID = np.concatenate([np.linspace(-4, 4, 320), np.linspace(0.5, 900, 320)]).astype(np.float32)
+ZERO_DIM_OPS = {
+    "add": lambda lib, a, b: lib.add(a, b), "sub": lambda lib, a, b: lib.sub(a, b),
+    "mul": lambda lib, a, b: lib.mul(a, b), "div": lambda lib, a, b: lib.div(a, b),
+    "fmod": lambda lib, a, b: lib.fmod(a, b), "remainder": lambda lib, a, b: lib.remainder(a, b),
+    "pow": lambda lib, a, b: lib.pow(a.abs(), b), "atan2": lambda lib, a, b: lib.atan2(a, b),
+    "maximum": lambda lib, a, b: lib.maximum(a, b), "lerp": lambda lib, a, b: lib.lerp(a, a * 2, b),
+    "add alpha": lambda lib, a, b: lib.add(a, b, alpha=0.3),
+}
+
+
+def _zero_dim_cases():
+    """(op, position of the 0-d operand, size): lerp's and pow's is the weight / exponent;
+    alpha only on full vectors (NOTE [ bfloat16 ] in dtypes.py)."""
+    for name in ZERO_DIM_OPS:
+        for first in ((False,) if name in ("lerp", "pow") else (False, True)):
+            for size in ((GRID.size,) if name == "add alpha" else (5, GRID.size)):
+                yield name, first, size
+
+
+@pytest.mark.parametrize("other", ["float16", "float32", "float64", "int64"])
+@pytest.mark.parametrize("name, first, size", list(_zero_dim_cases()))
+def test_zero_dim_operand_of_another_dtype_is_rounded_as_torch(name, first, size, other):
+    """A 0-d tensor of another dtype is converted to bfloat16 first (TensorIterator's common
+    dtype), except as the second operand of mul and div, which torch reads in float32."""
+    ours, theirs = _pair(GRID[:size])
+    value = 3 if other == "int64" else 0.3
+    for scalar in (value, -value * 1.7):
+        e, t = ember.tensor(scalar, dtype=getattr(ember, other)), torch.tensor(scalar, dtype=getattr(torch, other))
+        args = ((e, ours), (t, theirs)) if first else ((ours, e), (theirs, t))
+        result, expected = ZERO_DIM_OPS[name](ember, *args[0]), ZERO_DIM_OPS[name](torch, *args[1])
+        if name == "remainder":  # up to the sign of zero (test_remainder_matches_torch_up_to_the_sign_of_zero)
+            assert result.dtype == ember.bfloat16
+            np.testing.assert_array_equal(result.float().numpy(), expected.float().numpy())
+        else:
+            _same_bits(result, expected)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "rsub"])
+def test_alpha_is_rounded_as_torch_s_vectorized_loop(op):
+    ours, theirs = _pair(GRID)
+    for other in (2.5, -0.45):
+        _same_bits(getattr(ember, op)(ours, other, alpha=0.3), getattr(torch, op)(theirs, other, alpha=0.3))
+        _same_bits(getattr(ember, op)(ours, ours * 3, alpha=1.7), getattr(torch, op)(theirs, theirs * 3, alpha=1.7))
+    _same_bits(ours.clone().sub_(2.5, alpha=0.3), theirs.clone().sub_(2.5, alpha=0.3))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_nan_to_num_replaces_infinities_with_the_dtype_s_extremes(dtype):
+    values = np.array([np.inf, -np.inf, np.nan, 1.0, 3e38, -3e38], dtype=np.float32)
+    ours, theirs = ember.tensor(values).to(getattr(ember, dtype)), torch.tensor(values).to(getattr(torch, dtype))
+    _same_bits(ours.nan_to_num(), theirs.nan_to_num())
+    _same_bits(ours.nan_to_num(nan=0.3, neginf=-0.1), theirs.nan_to_num(nan=0.3, neginf=-0.1))
+    _same_bits(ours.clone().nan_to_num_(posinf=1e30), theirs.clone().nan_to_num_(posinf=1e30))
+
+
 REDUCTIONS = {
     "sum": lambda lib, a: a.sum(), "sum dim": lambda lib, a: a.sum(1), "mean": lambda lib, a: a.mean(0),
     "amax": lambda lib, a: a.amax(1), "max": lambda lib, a: a.max(), "argmax": lambda lib, a: a.argmax(1),

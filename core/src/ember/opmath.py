@@ -39,38 +39,46 @@ UNROUNDED = "unrounded"
 
 def promote(op, kernel, inputs, arrays, attrs, target):
     """``(call, kernel, arrays, attrs)`` for an op whose computation dtype ``target`` is
-    a reduced float: the arrays in OPMATH and the kernel wrapped by ``in_opmath``."""
-    if target is BFLOAT16_NP:
-        return _promote_bfloat16(op, kernel, inputs, arrays, attrs)
+    a reduced float: the arrays in OPMATH and the kernel wrapped by ``in_opmath``.
+    A tensor of another dtype (a 0-d float32 one, an integer one) is converted to
+    ``target`` first, as TensorIterator converts every operand to the common dtype;
+    only the second operand of an opmath op (mul, div), when 0-d, is read unrounded,
+    as PyTorch's kernels read a CPU scalar's original value
+    (``original_scalar_value<opmath_t>``). Python numbers: ``_scalars_of``."""
     kernel = in_opmath(kernel, target, op.opmath is not UNROUNDED)
     cast = []
-    for x, a in zip(inputs, arrays):
-        if isinstance(x, Tensor) and a.dtype != OPMATH:
-            a = a.astype(OPMATH)
-        elif a.__class__ is int:
-            a = fit_int(a, OPMATH)
-        cast.append(a)
-    return kernel, kernel, cast, attrs
-
-
-def _promote_bfloat16(op, kernel, inputs, arrays, attrs):
-    """Every bfloat16 op runs in float32 and rounds its result once (NOTE [ bfloat16 ]
-    in dtypes.py). An op that is not opmath takes a Python float operand, and add's and
-    sub's ``alpha``, rounded to bfloat16 first, as PyTorch converts them to the common
-    dtype (x + 0.1 adds bfloat16(0.1)); an opmath op (mul, div, ...) keeps them in float32."""
-    kernel = in_opmath(kernel, BFLOAT16_NP, op.opmath is not UNROUNDED)
-    rounds_scalars = not op.opmath
-    cast = []
+    position = 0
     for x, a in zip(inputs, arrays):
         if isinstance(x, Tensor):
-            a = a.astype(OPMATH)
-        elif rounds_scalars and a.__class__ is float:
-            a = round_to_bfloat16(a)
+            if a.dtype != target and not (op.opmath and position == 1 and a.ndim == 0):
+                a = a.astype(target)
+            if a.dtype != OPMATH:
+                a = a.astype(OPMATH)
+        elif a.__class__ is int and target is not BFLOAT16_NP:
+            a = fit_int(a, OPMATH)
         cast.append(a)
-    alpha = attrs.get("alpha")
-    if rounds_scalars and alpha.__class__ is float:
-        attrs = {**attrs, "alpha": round_to_bfloat16(alpha)}
+        position += 1
+    if target is BFLOAT16_NP and not op.opmath:
+        return kernel, kernel, _rounded_scalars(cast), _rounded_alpha(attrs)
     return kernel, kernel, cast, attrs
+
+
+def _rounded_scalars(arrays):
+    """A bfloat16 op that is not opmath takes a Python float operand rounded to
+    bfloat16 first, as PyTorch converts it to the common dtype (x + 0.1 adds
+    bfloat16(0.1)); an opmath op (mul, div, ...) keeps it in float32 (NOTE [ bfloat16 ]
+    in dtypes.py). NumPy's float16 loops round it themselves."""
+    for i, a in enumerate(arrays):
+        if a.__class__ is float:
+            arrays[i] = round_to_bfloat16(a)
+    return arrays
+
+
+def _rounded_alpha(attrs):
+    alpha = attrs.get("alpha")
+    if alpha.__class__ is float:
+        return {**attrs, "alpha": round_to_bfloat16(alpha)}
+    return attrs
 
 
 def unpromoted(op, kernel, arrays, array_type, reduced):

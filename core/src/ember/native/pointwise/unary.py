@@ -14,7 +14,7 @@ import math
 from ember import dtypes
 from ember.autograd.graph import complex_formula
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, NONE, Op
-from ember.dtypes import is_floating_array
+from ember.dtypes import BFLOAT16_NP, finfo_of, is_floating_array
 
 # NOTE [ Floating-point warnings ]
 # NumPy reports log(0), 0/0, sqrt(-1), overflow and inf - inf as RuntimeWarnings;
@@ -555,6 +555,12 @@ NAN_TO_NUM = Op("aten::nan_to_num", _nan_to_num_kernel, _nan_to_num_backward, sa
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replace NaN, +inf and -inf (by default with 0 and the dtype's extremes;
     ``nan=None`` is 0 too, as in PyTorch)."""
+    if input._data.dtype == BFLOAT16_NP:
+        # bfloat16 computes in float32 (NOTE [ opmath ]), whose largest value rounds
+        # to inf in bfloat16: the extremes are bfloat16's own
+        biggest = float(finfo_of(BFLOAT16_NP).max)
+        posinf = biggest if posinf is None else posinf
+        neginf = -biggest if neginf is None else neginf
     return NAN_TO_NUM(input, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
 
 
