@@ -21,34 +21,37 @@ lists, ``cached_cast``) (v2.13). See NOTE [ Autocast at the dispatcher ].
 #   promote: all floating inputs go to float32 if one is, else stay in the autocast
 #       dtype (cat, stack); float16 meeting a bfloat16 region first is PyTorch's error.
 # float64 inputs are never cast (PyTorch's is_eligible).
+# An op on a list runs its insides without autocast (``suspended``), as PyTorch's
+# autocast kernel excludes autocast while it runs the op; a composite on no list (einsum,
+# whose pairwise products are bmm) meets the policies at its inner ops, as PyTorch's
+# CompositeImplicitAutograd ops do.
 # Within a region, casts of leaf tensors that require grad (the weights) are cached,
 # as PyTorch does, so a weight used by many ops is cast once. A composite op written in
 # Python whose name is on a list (prelu, l1_loss) casts its inputs by that policy first
-# (``composite_inputs``). Where ember differs: composites still meet the policy at each
-# inner op, whereas PyTorch runs a composite's insides without autocast.
+# (``composite_inputs``).
 
 LOWER_PRECISION = frozenset((
-    "convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "conv_tbc", "bmm", "mm", "linalg_vecdot", "baddbmm", "addmm", "addbmm", "linear", "matmul", "prelu",
+    "convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv_tbc",
+    "bmm", "mm", "linalg_vecdot", "baddbmm", "addmm", "_addmm_activation", "addbmm", "linear", "matmul", "prelu",
     "scaled_dot_product_attention", "_native_multi_head_attention",
     # PyTorch's CPU LSTM (mkldnn_rnn_layer) is on the list: ember's fused LSTM kernels are its counterpart
     "_lstm_layer", "_thnn_fused_lstm_cell"))
 
 FP32 = frozenset((
-    "avg_pool3d", "binary_cross_entropy", "grid_sampler", "polar", "prod", "quantile", "nanquantile", "stft",
-    "cdist", "grid_sampler_2d", "grid_sampler_3d", "trace", "view_as_complex", "cholesky", "cholesky_inverse",
-    "cholesky_solve", "inverse", "lu_solve", "orgqr", "ormqr", "pinverse", "max_pool3d", "max_unpool2d",
-    "max_unpool3d", "adaptive_avg_pool3d", "reflection_pad1d", "reflection_pad2d", "replication_pad1d",
+    "avg_pool3d", "binary_cross_entropy", "grid_sampler", "polar", "prod", "quantile", "nanquantile", "stft", "cdist",
+    "grid_sampler_2d", "_grid_sampler_2d_cpu_fallback", "grid_sampler_3d", "trace", "view_as_complex", "cholesky",
+    "cholesky_inverse", "cholesky_solve", "inverse", "lu_solve", "orgqr", "ormqr", "pinverse", "max_pool3d",
+    "max_unpool2d", "max_unpool3d", "adaptive_avg_pool3d", "reflection_pad1d", "reflection_pad2d", "replication_pad1d",
     "replication_pad2d", "replication_pad3d", "mse_loss", "cosine_embedding_loss", "nll_loss", "nll_loss2d",
     "hinge_embedding_loss", "poisson_nll_loss", "smooth_l1_loss", "cross_entropy_loss", "cross_entropy", "l1_loss",
-    "huber_loss", "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
-    "ctc_loss", "kl_div", "multilabel_margin_loss", "binary_cross_entropy_with_logits", "fft_fft", "fft_ifft",
-    "fft_fft2", "fft_ifft2", "fft_fftn", "fft_ifftn", "fft_rfft", "fft_irfft", "fft_rfft2", "fft_irfft2",
-    "fft_rfftn", "fft_irfftn", "fft_hfft", "fft_ihfft", "linalg_cond", "linalg_matrix_rank", "linalg_solve",
-    "linalg_cholesky", "linalg_svdvals", "linalg_eigvals", "linalg_eigvalsh", "linalg_inv",
-    "linalg_householder_product", "linalg_tensorinv", "linalg_tensorsolve", "geqrf", "qr", "svd",
-    "triangular_solve", "fractional_max_pool2d", "fractional_max_pool3d", "adaptive_max_pool3d", "linalg_qr",
-    "linalg_cholesky_ex", "linalg_svd", "linalg_eig", "linalg_eigh", "linalg_lstsq", "linalg_inv_ex"))
+    "huber_loss", "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "ctc_loss",
+    "kl_div", "multilabel_margin_loss", "binary_cross_entropy_with_logits", "fft_fft", "fft_ifft", "fft_fft2",
+    "fft_ifft2", "fft_fftn", "fft_ifftn", "fft_rfft", "fft_irfft", "fft_rfft2", "fft_irfft2", "fft_rfftn", "fft_irfftn",
+    "fft_hfft", "fft_ihfft", "linalg_cond", "linalg_matrix_rank", "linalg_solve", "linalg_cholesky", "linalg_svdvals",
+    "linalg_eigvals", "linalg_eigvalsh", "linalg_inv", "linalg_householder_product", "linalg_tensorinv",
+    "linalg_tensorsolve", "fake_quantize_per_tensor_affine", "geqrf", "_lu_with_info", "qr", "svd", "triangular_solve",
+    "fractional_max_pool2d", "fractional_max_pool3d", "adaptive_max_pool3d", "multilabel_margin_loss_forward",
+    "linalg_qr", "linalg_cholesky_ex", "linalg_svd", "linalg_eig", "linalg_eigh", "linalg_lstsq", "linalg_inv_ex"))
 
 PROMOTE = frozenset(("stack", "cat", "index_copy"))
 
@@ -117,6 +120,30 @@ def composite_inputs(name, *inputs):
     if not autocast_state.enabled:
         return inputs
     return autocast_state.cast_by_name(name, inputs)
+
+
+class suspended:
+    """Context manager: no op autocasts inside it. PyTorch's autocast kernel for an op
+    on a list casts the inputs, then runs the op with autocast excluded: a composite
+    that ember writes in Python for such an op (scaled_dot_product_attention, lstsq)
+    runs its insides in this region, so its products are not cast again."""
+
+    def __enter__(self):
+        from ember.dispatch_modes import modes
+
+        self._saved = autocast_state.dtypes
+        autocast_state.dtypes = {}
+        autocast_state.enabled = False
+        modes.set_autocast(None)
+        return self
+
+    def __exit__(self, *exc):
+        from ember.dispatch_modes import modes
+
+        autocast_state.dtypes = self._saved
+        autocast_state.enabled = bool(self._saved)
+        modes.set_autocast(autocast_state.cast if autocast_state.enabled else None)
+        return False
 
 
 def _prioritize(inputs, target):

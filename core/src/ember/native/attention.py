@@ -14,6 +14,7 @@ NOTE [ Fully masked rows ].
 
 import math
 
+from ember.amp.state import autocast_state, composite_inputs, suspended
 from ember.dispatcher import NONE, Op
 from ember.native.softmax import _softmax_backward
 from ember.opmath import is_reduced
@@ -126,6 +127,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     >>> ember.nn.functional.scaled_dot_product_attention(q, k, v).shape
     ember.Size([1, 2, 4])
     """
+    if autocast_state.enabled:  # on autocast's lower-precision list: cast, then nothing inside
+        query, key, value, attn_mask = composite_inputs("scaled_dot_product_attention", query, key, value,
+                                                        attn_mask)
+        with suspended():
+            return scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                                                enable_gqa)
     _check_sdpa(query, key, value, attn_mask, dropout_p, is_causal)
     if is_reduced(query.dtype):  # in float32, rounded once, as torch's CPU kernels (NOTE [ opmath ])
         if attn_mask is not None and attn_mask.dtype is query.dtype:

@@ -153,9 +153,9 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 def _einsum(equation, *operands):
-    from ember.native.linalg.products import einsum
+    from ember.native.linalg.products import _einsum
 
-    return einsum(equation, *operands)
+    return _einsum(equation, operands)
 
 
 def _check_bilinear(input1, input2, weight, bias):

@@ -13,6 +13,7 @@ whose backward adds the gradient back without a scatter.
 
 import numpy as np
 
+from ember.amp.state import composite_inputs
 from ember.dispatcher import NONE, Op
 from ember.native.resampling import resample
 
@@ -115,6 +116,9 @@ def pad(input, pad, mode="constant", value=None):
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     _check_non_constant(input, pad, mode)
+    if mode != "circular":  # reflection_pad1d/2d and replication_pad1d/2d/3d: on autocast's fp32 list
+        kind = "reflection" if mode == "reflect" else "replication"
+        (input,) = composite_inputs(f"{kind}_pad{len(pad) // 2}d", input)
     out = input
     for dim, left, right in _per_dim(pad, input.ndim):
         out = resample(out, dim, [(_positions(input.shape[dim], left, right, mode), None)])

@@ -14,6 +14,7 @@ All three are compositions of ember ops; autograd gives every gradient.
 """
 
 import ember
+from ember.amp.state import composite_inputs
 from ember_loss import reduction as reductions
 
 COSINE_EPSILON = 1e-12  # added to the squared norms, as in PyTorch
@@ -35,6 +36,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     >>> cosine_embedding_loss(ember.tensor([[1.0, 0.0]]), ember.tensor([[0.0, 1.0]]), ember.tensor([1]))
     tensor(1.)
     """
+    input1, input2, target = composite_inputs("cosine_embedding_loss", input1, input2, target)  # fp32 list
     reduction = reductions.resolve(size_average, reduce, reduction)
     if target.ndim not in (0, 1):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -63,6 +65,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     >>> margin_ranking_loss(ember.tensor([1.0, 0.0]), ember.tensor([0.0, 1.0]), ember.tensor([1.0, 1.0]))
     tensor(0.5000)
     """
+    input1, input2, target = composite_inputs("margin_ranking_loss", input1, input2, target)  # on autocast's fp32 list
     reduction = reductions.resolve(size_average, reduce, reduction)
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
@@ -86,6 +89,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     >>> triplet_margin_loss(a, p, n)
     tensor(0.)
     """
+    anchor, positive, negative = composite_inputs("triplet_margin_loss", anchor, positive, negative)  # fp32
     reduction = reductions.resolve(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")

@@ -15,6 +15,7 @@ mathematical KL divergence per sample; ``'mean'`` divides by every element.
 import warnings
 
 from ember import library
+from ember.amp.state import composite_inputs
 from ember_loss import reduction as reductions
 
 
@@ -47,6 +48,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     >>> kl_div(ember.tensor([0.5, 0.5]).log(), ember.tensor([0.25, 0.75]), reduction="sum")
     tensor(0.1308)
     """
+    input, target = composite_inputs("kl_div", input, target)  # on autocast's fp32 list
     if size_average is not None or reduce is not None:
         reduction = reductions.legacy_get_string(size_average, reduce)
     elif reduction == "mean":

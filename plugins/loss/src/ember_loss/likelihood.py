@@ -17,6 +17,7 @@ import math
 
 import ember
 from ember import library
+from ember.amp.state import composite_inputs
 from ember_loss import reduction as reductions
 
 
@@ -29,6 +30,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     >>> poisson_nll_loss(ember.tensor([0.0]), ember.tensor([2.0]))
     tensor(1.)
     """
+    input, target = composite_inputs("poisson_nll_loss", input, target)  # on autocast's fp32 list
     if size_average is not None or reduce is not None:
         reduction = reductions.legacy_get_string(size_average, reduce)
     if reduction not in reductions.REDUCTIONS:

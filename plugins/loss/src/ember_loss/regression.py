@@ -106,6 +106,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     >>> smooth_l1_loss(ember.tensor([0.5, 3.0]), ember.tensor([0.0, 0.0]))
     tensor(1.3125)
     """
+    input, target = composite_inputs("smooth_l1_loss", input, target)  # on autocast's fp32 list
     reduction = reductions.resolve(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -126,6 +127,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     >>> huber_loss(ember.tensor([0.5, 3.0]), ember.tensor([0.0, 0.0]), delta=2.0)
     tensor(2.0625)
     """
+    input, target = composite_inputs("huber_loss", input, target)  # on autocast's fp32 list
     reduction = reductions.check(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")

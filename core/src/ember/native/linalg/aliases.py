@@ -12,6 +12,7 @@ they are composites of the ``linalg`` functions.
 
 import collections
 
+from ember.amp.state import composite_inputs
 from ember.native.linalg.checks import check_floating, check_square
 from ember.native.linalg.cholesky import cholesky as _cholesky
 from ember.native.linalg.det import det, slogdet
@@ -54,6 +55,7 @@ def logdet(input):
 
 def pinverse(input, rcond=1e-15):
     """``linalg.pinv`` with PyTorch's older default cutoff ``rcond=1e-15``."""
+    (input,) = composite_inputs("pinverse", input)  # on autocast's fp32 list
     return pinv(input, rtol=rcond)
 
 

@@ -8,6 +8,7 @@ the gradient is symmetrised: with Phi(X) = tril(X) with its diagonal halved,
 gA = L^-T Phi(L^T gL) L^-1, then (gA + gA^T) / 2.
 """
 
+from ember.amp.state import composite_inputs
 from ember.dispatcher import NONE, Op
 from ember.native.linalg.checks import LinAlgError, batch_prefix, check_floating, check_square, first_non_positive_minor
 
@@ -50,6 +51,7 @@ def cholesky(A, *, upper=False):
     tensor([[2., 0.],
             [1., 2.]])
     """
+    (A,) = composite_inputs("linalg_cholesky", A)  # on autocast's fp32 list
     check_square(A, "linalg.cholesky")
     check_floating(A, "linalg.cholesky")
     lower = CHOLESKY(A)

@@ -13,6 +13,7 @@ eigenvalues, as PyTorch's does.
 
 import collections
 
+from ember.amp.state import composite_inputs
 from ember.dispatcher import NONE, Op
 from ember.native.linalg.checks import check_floating, check_square
 
@@ -59,11 +60,13 @@ def eigh(A, UPLO="L"):
     >>> ember.linalg.eigh(ember.tensor([[2., 0.], [0., 1.]])).eigenvalues
     tensor([1., 2.])
     """
+    (A,) = composite_inputs("linalg_eigh", A)  # on autocast's fp32 list
     _check(A, "linalg.eigh", UPLO)
     return return_types_eigh(*EIGH(A, uplo=UPLO))
 
 
 def eigvalsh(A, UPLO="L"):
     """The eigenvalues of symmetric ``A``, ascending."""
+    (A,) = composite_inputs("linalg_eigvalsh", A)  # on autocast's fp32 list
     _check(A, "linalg.eigvalsh", UPLO)
     return EIGH(A, uplo=UPLO)[0]

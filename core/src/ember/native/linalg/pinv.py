@@ -15,6 +15,7 @@ are empty and ``rank`` is the numerical rank, as with PyTorch's default CPU driv
 
 import collections
 
+from ember.amp.state import autocast_state, composite_inputs, suspended
 from ember.dispatcher import NONE, Op
 from ember.native.linalg.checks import check_floating, check_matrix
 
@@ -73,6 +74,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     tensor([[1.],
             [2.]])
     """
+    A, B = composite_inputs("linalg_lstsq", A, B)  # on autocast's fp32 list
+    if autocast_state.enabled:  # cast by its policy: the products inside it are not cast again
+        with suspended():
+            return lstsq(A, B, rcond, driver=driver)
     from ember.dtypes import int64
     from ember.native.factory import empty, tensor
     from ember.native.linalg.svd import svdvals

@@ -13,7 +13,7 @@ broadcast batch back to the operand's shape (the engine's ``sum_to_size``).
 import math
 
 from ember import dtypes
-from ember.amp.state import autocast_state
+from ember.amp.state import autocast_state, composite_inputs
 from ember.dispatcher import NONE, Op
 from ember.dtypes import C_TYPE_NAMES
 
@@ -79,8 +79,9 @@ def _check_dtypes(a, b):
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
 
 
-def _check_matmul(a, b):
-    """PyTorch's errors for operands that do not multiply, naming both shapes."""
+def _check_matmul(a, b, dtypes=True):
+    """PyTorch's errors for operands that do not multiply, naming both shapes (and
+    their dtypes, unless ``dtypes`` is False: mv and addmv name them otherwise)."""
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D")
     k_a = a.shape[-1]
@@ -97,7 +98,16 @@ def _check_matmul(a, b):
         rows_a = a.shape[-2] if a.ndim > 1 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows_a}x{k_a} and {k_b}x{b.shape[-1]})")
     _check_batch_broadcast(a.shape[:-2], b.shape[:-2])
-    _check_dtypes(a, b)
+    if dtypes:
+        _check_dtypes(a, b)
+
+
+def _check_addmv_dtypes(input, mat, vec):
+    """mv and addmv are not on autocast's lists (PyTorch's CPU ones): their operands
+    must agree under autocast too."""
+    if not input.dtype is mat.dtype is vec.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_type_name(input.dtype)}, "
+                           f"{_type_name(mat.dtype)}, and {_type_name(vec.dtype)}")
 
 
 def _check_batch_broadcast(batch_a, batch_b):
@@ -163,7 +173,8 @@ def mv(input, vec):
     """Matrix-vector product of a (n, m) and a (m,) tensor."""
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
-    _check_matmul(input, vec)
+    _check_matmul(input, vec, dtypes=False)
+    _check_addmv_dtypes(vec, input, vec)  # torch's mv is an addmv into a result of vec's dtype
     return MV(input, vec)
 
 
@@ -202,6 +213,9 @@ def _addmm_backward(ctx, grad):
 
 ADDMM = Op("aten::addmm", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True)
 BADDBMM = Op("aten::baddbmm", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True)
+# addmv runs addmm's kernel on the vector as a column; an op of its own, as it is not on
+# autocast's lower-precision list
+ADDMV = Op("aten::addmv", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True)
 
 
 def _check_bias(input, shape, name, other):
@@ -236,9 +250,10 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``: :func:`addmm` with ``vec`` as a column."""
     if mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
-    _check_matmul(mat, vec)
+    _check_matmul(mat, vec, dtypes=False)
+    _check_addmv_dtypes(input, mat, vec)
     _check_bias(input, (mat.shape[0],), "vec", vec)
-    return ADDMM(input.unsqueeze(-1), mat, vec.unsqueeze(-1), beta=beta, alpha=alpha).squeeze(-1)
+    return ADDMV(input.unsqueeze(-1), mat, vec.unsqueeze(-1), beta=beta, alpha=alpha).squeeze(-1)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
@@ -544,6 +559,18 @@ def _sublist_equation(arguments):
     return ",".join(terms) + "->" + letters(arguments[-1]), operands
 
 
+def _contracts(terms, output):
+    """Whether a letter summed away appears in two operands (a product PyTorch computes
+    with bmm; other sums are sums, and products without a sum are mul)."""
+    seen = set()
+    for term in terms:
+        for letter in set(term):
+            if letter in seen and letter not in output:
+                return True
+            seen.add(letter)
+    return False
+
+
 def einsum(equation, *operands):
     """Sum of products over the subscripts of ``equation`` (Einstein notation).
 
@@ -561,9 +588,30 @@ def einsum(equation, *operands):
         equation, operands = _sublist_equation((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    return _einsum(equation, operands, autocast_state.enabled)
+
+
+def _einsum(equation, operands, autocasts=False):
+    """einsum of a list of operands; ``autocasts``: as the public einsum under autocast
+    (a composite's own einsum, as bilinear's, is not PyTorch's einsum)."""
     terms, output = _parse_einsum(equation, [t.shape for t in operands])
+    contracts = _contracts(terms, output)
+    if autocasts and contracts:
+        # PyTorch's einsum contracts a pair of operands with bmm, which autocast casts
+        operands = composite_inputs("bmm", *operands)
     for t in operands[1:]:
         if t.dtype is not operands[0].dtype:
+            if not contracts:  # PyTorch multiplies them (mul): dtypes promote
+                return EINSUM(*_promoted(operands), terms=tuple(terms), output=output)
             raise RuntimeError(f"expected scalar type {_type_name(operands[0].dtype)} but found "
                                f"{_type_name(t.dtype)}")
     return EINSUM(*operands, terms=tuple(terms), output=output)
+
+
+def _promoted(operands):
+    from ember.dtypes import promote_types
+
+    common = operands[0].dtype
+    for t in operands[1:]:
+        common = promote_types(common, t.dtype)
+    return [t.to(common) for t in operands]

@@ -14,6 +14,7 @@ splits as X = Q U (square, the formula above with gQ + Y gV^T for gQ) and Y = Q 
 
 import collections
 
+from ember.amp.state import composite_inputs
 from ember.dispatcher import NONE, Op
 from ember.native.linalg.checks import check_floating, check_matrix
 
@@ -77,6 +78,7 @@ def qr(A, mode="reduced"):
     tensor([[-5.0000, -2.2000],
             [ 0.0000,  0.4000]])
     """
+    (A,) = composite_inputs("linalg_qr", A)  # on autocast's fp32 list
     check_matrix(A, "linalg.qr")
     check_floating(A, "linalg.qr")
     if mode not in ("reduced", "complete", "r"):

@@ -8,6 +8,7 @@ result): ``inv``: gA = -X^T gX X^T; ``solve`` (A X = B): gB = solve(A^T, gX) and
 gA = -gB X^T. They are written with ember ops, so they differentiate again.
 """
 
+from ember.amp.state import composite_inputs
 from ember.dispatcher import NONE, Op
 from ember.native.linalg.checks import LinAlgError, batch_prefix, check_floating, check_square, first_zero_pivot
 
@@ -39,6 +40,7 @@ def inv(A):
     tensor([[0.5000, 0.0000],
             [0.0000, 0.2500]])
     """
+    (A,) = composite_inputs("linalg_inv", A)  # on autocast's fp32 list
     check_square(A, "linalg.inv")
     check_floating(A, "linalg.inv")
     return INV(A)
@@ -77,6 +79,7 @@ def solve(A, B, *, left=True):
     >>> ember.linalg.solve(ember.tensor([[2., 0.], [0., 4.]]), ember.tensor([2., 2.]))
     tensor([1.0000, 0.5000])
     """
+    A, B = composite_inputs("linalg_solve", A, B)  # on autocast's fp32 list
     check_square(A, "linalg.solve")
     check_floating(A, "linalg.solve")
     if A.dtype is not B.dtype:

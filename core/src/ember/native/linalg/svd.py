@@ -16,6 +16,7 @@ It needs distinct singular values (E has no zero off the diagonal), as PyTorch's
 
 import collections
 
+from ember.amp.state import composite_inputs
 from ember.dispatcher import NONE, Op
 from ember.native.linalg.checks import check_floating, check_matrix
 
@@ -76,6 +77,7 @@ def svd(A, full_matrices=True):
     >>> ember.linalg.svd(ember.tensor([[3., 0.], [0., -2.]])).S
     tensor([3., 2.])
     """
+    (A,) = composite_inputs("linalg_svd", A)  # on autocast's fp32 list
     check_matrix(A, "linalg.svd")
     check_floating(A, "linalg.svd")
     return return_types_svd(*SVD(A, full_matrices=bool(full_matrices)))
@@ -88,6 +90,7 @@ def svdvals(A):
     >>> ember.linalg.svdvals(ember.tensor([[3., 0.], [0., -2.]]))
     tensor([3., 2.])
     """
+    (A,) = composite_inputs("linalg_svdvals", A)  # on autocast's fp32 list
     check_matrix(A, "linalg.svdvals")
     check_floating(A, "linalg.svdvals")
     return SVD(A, full_matrices=False)[1]

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ember.amp.state import autocast_state, suspended
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import NONE, Op
 from ember.dtypes import is_floating_array
@@ -615,6 +616,9 @@ def adaptive_avg_pool2d(input, output_size):
         return _in_format_of_tensor(input, input.mean((-2, -1), keepdim=True))
     if out_h and out_w and H % out_h == 0 and W % out_w == 0:
         return avg_pool2d(input, (H // out_h, W // out_w))
+    if autocast_state.enabled:  # one op in PyTorch, on no autocast list: its products are not cast
+        with suspended():
+            return adaptive_avg_pool2d(input, output_size)
     if is_reduced(input.dtype):  # the products in float32, rounded once (NOTE [ opmath ])
         return adaptive_avg_pool2d(input.float(), (out_h, out_w)).to(input.dtype)
     pooled = _averaging_matrix(H, out_h, input) @ input @ _averaging_matrix(W, out_w, input).t()
