@@ -341,6 +341,7 @@ _NUMPY_SCALAR = np.generic
 _FAST_FLOATS = frozenset((dtypes.float32.np, dtypes.float64.np))
 _BFLOAT16 = dtypes.bfloat16.np
 _FLOAT16 = dtypes.float16.np
+_FLOAT32 = np.float32
 _FLOATING = dtypes.DIFFERENTIABLE_NP  # dtypes.is_differentiable_array, inlined on the record path
 
 
@@ -367,9 +368,11 @@ def _promote(op, call, kernel, inputs, arrays, attrs):
     cast = []  # a loop, not a comprehension: one Python frame less per promoted op
     for x, a in zip(inputs, arrays):
         if isinstance(x, Tensor) and a.dtype != target:
-            a = a.astype(target)
+            a = dtypes.cast_array(a, target)
         elif a.__class__ is int:
             a = dtypes.fit_int(a, target)  # wraps as PyTorch does (NOTE in dtypes.py)
+        elif a.__class__ is float and target is _FLOAT16:
+            a = float(_FLOAT32(a))  # NOTE [ float64 to float16 through float32 ] in dtypes.py
         cast.append(a)
     return call, kernel, cast, attrs
 

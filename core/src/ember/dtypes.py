@@ -254,6 +254,8 @@ def _promote_complex(a, b):
 _PROMOTE = _build_promotion_table()
 
 
+_FLOAT16_NP, _FLOAT32_NP, _FLOAT64_NP = float16.np, float32.np, float64.np
+
 # The reduced floats, and the type they compute in (NOTE [ opmath ] in opmath.py).
 REDUCED_FLOATS = frozenset(d.np for d in ALL_DTYPES if d.is_floating_point and d.itemsize == 2)
 OPMATH = float32.np
@@ -263,6 +265,24 @@ def accumulate_dtype(np_dtype):
     """The dtype a sum inside a composite kernel accumulates in: OPMATH for reduced
     floats (PyTorch's acc_type), else None (the input's own)."""
     return OPMATH if np_dtype in REDUCED_FLOATS else None
+
+
+# NOTE [ float64 to float16 through float32 ]
+# PyTorch converts a double to Half through float (c10::Half is built from a float), so a
+# float64 value rounds twice: to float32, then to float16. NumPy rounds it once, straight
+# to float16, and the two differ where the float32 rounding lands on a float16 tie
+# (1 + 2**-11 + 2**-40 is 1.0 in torch, 1.0009765625 in NumPy) or past 65504 (65520 -
+# 2**-30 is inf in torch). ``cast_array`` converts as PyTorch does; the casts of a tensor
+# (``to``, ``half``, ``copy_``) and of the data a tensor is made from go through it.
+
+
+def cast_array(array, np_dtype):
+    """``array.astype(np_dtype)``; float64 to float16 through float32, as PyTorch (NOTE
+    above)."""
+    if np_dtype == _FLOAT16_NP and array.dtype == _FLOAT64_NP:
+        with np.errstate(over="ignore"):  # past 65504 is inf, silently, as in torch
+            return array.astype(_FLOAT32_NP).astype(np_dtype)
+    return array.astype(np_dtype)
 
 
 def promote_types(a, b):

@@ -2,6 +2,7 @@
 ``contiguous``, ``copy_`` and ``to``: values, dtypes, gradients, memory layout and
 whether memory is shared."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -97,3 +98,39 @@ def test_copy_bumps_version():
 def test_gradcheck_clone_and_to():
     x = ember.tensor(make_tensor((3, 4), "float64"), requires_grad=True)
     assert ember.autograd.gradcheck(lambda t: (t.t().clone() * 2, t.contiguous(), t.to(ember.float64)), (x,))
+
+
+# Values where rounding float64 straight to float16 and rounding it through float32 (as
+# torch does, NOTE [ float64 to float16 through float32 ] in dtypes.py) differ: a float32
+# rounding onto a float16 tie, below the smallest subnormal's half, past 65504.
+_DOUBLE_ROUNDED = [1 + 2 ** -11 + 2 ** -40, -(1 + 2 ** -11 + 2 ** -40), 2048 + 1 + 2 ** -30, 65520 - 2 ** -30,
+                   2 ** -25 + 2 ** -60, 1.0, float("inf"), float("nan")]
+_FLOAT16_ROUTES = {
+    "half": lambda lib, t: t.half(),
+    "to": lambda lib, t: t.to(lib.float16),
+    "to other": lambda lib, t: t.to(lib.zeros(1, dtype=lib.float16)),
+    "tensor": lambda lib, t: lib.tensor(t.tolist(), dtype=lib.float16),
+    "tensor of an array": lambda lib, t: lib.tensor(t.numpy(), dtype=lib.float16),
+    "as_tensor": lambda lib, t: lib.as_tensor(t.numpy(), dtype=lib.float16),
+    "copy_": lambda lib, t: lib.zeros(len(_DOUBLE_ROUNDED), dtype=lib.float16).copy_(t),
+    "setitem": lambda lib, t: _setitem(lib.zeros(len(_DOUBLE_ROUNDED), dtype=lib.float16), t),
+    "add_ of float64": lambda lib, t: lib.zeros(len(_DOUBLE_ROUNDED), dtype=lib.float16).add_(t),
+    "sub_ of 0-d float64": lambda lib, t: lib.zeros(1, dtype=lib.float16).sub_(-t[0]),
+    "add_ of a float": lambda lib, t: lib.zeros(1, dtype=lib.float16).add_(t[0].item()),
+    "add a float": lambda lib, t: lib.zeros(1, dtype=lib.float16) + t[0].item(),
+    "add 0-d float64": lambda lib, t: lib.zeros(1, dtype=lib.float16) + t[0],
+    "full": lambda lib, t: lib.full((1,), t[0].item(), dtype=lib.float16),
+}
+
+
+def _setitem(target, values):
+    target[:] = values
+    return target
+
+
+@pytest.mark.parametrize("route", _FLOAT16_ROUTES)
+def test_float64_to_float16_rounds_through_float32_as_torch(route):
+    theirs = _FLOAT16_ROUTES[route](torch, torch.tensor(_DOUBLE_ROUNDED, dtype=torch.float64))
+    ours = _FLOAT16_ROUTES[route](ember, ember.tensor(_DOUBLE_ROUNDED, dtype=ember.float64))
+    assert ours.dtype == ember.float16
+    np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())

@@ -51,7 +51,7 @@ def contiguous(input, memory_format=None):
 
 @quiet  # silent when a value overflows the narrower type (it becomes inf), as torch
 def _cast_kernel(xp, a, dtype):
-    return a.astype(dtype.np)
+    return dtypes.cast_array(a, dtype.np)
 
 
 def _cast_backward(ctx, grad):

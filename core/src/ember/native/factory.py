@@ -193,12 +193,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         return out.requires_grad_(requires_grad) if requires_grad else out
     if isinstance(data, (np.ndarray, np.generic)):  # a NumPy scalar keeps its dtype too
         d = dtypes.from_numpy_dtype(data.dtype) if dtype is None else dtypes.to_dtype(dtype)
-        host = np.array(data, dtype=d.np, order="C", copy=True)
+        host = dtypes.cast_array(np.asarray(data, order="C"), d.np)
     else:
         d = _infer_dtype(data) if dtype is None else dtypes.to_dtype(dtype)
         values = _python_data_to_array(data)
         _check_fits(values, d)
-        host = values.astype(d.np)
+        host = dtypes.cast_array(values, d.np)
     return _finish(host, d, device, requires_grad)
 
 
@@ -340,6 +340,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """
     fill_value, inferred = _fill_dtype(fill_value)
     d = inferred if dtype is None else dtypes.to_dtype(dtype)
+    if d is dtypes.float16 and isinstance(fill_value, float):
+        fill_value = float(np.float32(fill_value))  # NOTE [ float64 to float16 through float32 ]
     return _finish(np.full(_size_argument(size, "full"), fill_value, d.np), d, device, requires_grad)
 
 

@@ -13,6 +13,8 @@ torch/csrc/autograd/functions/tensor.cpp (``CopySlices``) (v2.13).
 # `a.mul_(b)` still has `a`'s old value for `b`'s gradient.
 """
 
+import numpy as np
+
 from ember import dtypes
 from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import RELEASED, OpNode
@@ -65,7 +67,10 @@ def write_result(target, result, *, uniform=False):
         from ember.native.support.copy_slices import rebase_view
 
         rebase_view(target, result)  # the base's history changes too
-    data[...] = result._data
+    source = result._data
+    if source.dtype != data.dtype:  # NOTE [ float64 to float16 through float32 ] in dtypes.py
+        source = dtypes.cast_array(source, data.dtype)
+    data[...] = source
     target._version_counter[0] += 1
     if modes.trace is not None:  # ember.jit.trace follows the write (NOTE [ Tracing at the dispatcher ])
         modes.trace.rebind(target, result)
@@ -286,6 +291,11 @@ def try_fast_inplace(target, ufunc_name, other, alpha=1):
         return None  # the general path checks alpha (a float or bool alpha, a NumPy scalar's type)
     if not getattr(a.flags, "writeable", True) or (isinstance(other, Tensor) and other._data.ndim > a.ndim):
         return None
+    if a.dtype == dtypes.float16.np:  # float64 to float16 through float32 (NOTE in dtypes.py)
+        if operand.__class__ is float:
+            operand = float(np.float32(operand))
+        elif isinstance(other, Tensor) and operand.dtype == np.float64:
+            return None
     if alpha != 1:
         operand = operand * alpha
     xp = target._device.backend.xp
