@@ -117,11 +117,13 @@ def to_ember(value, leaves=None, seen=None):
 
 
 def _tensor_to_ember(value, leaves):
-    if value.dtype == torch.bfloat16:
-        raise Missing("bfloat16 sample")
-    # torch's lazy conjugate and negative bits (a sample may be a conj() view) are
-    # materialised: ember has no such bits (NOTE [ The conjugate bit ] in native/complex.py)
-    tensor = ember.from_numpy(value.detach().resolve_conj().resolve_neg().numpy().copy(order="K"))
+    if value.dtype == torch.bfloat16:  # no NumPy bfloat16 in either library: the bits
+        bits = value.detach().contiguous().view(torch.int16).numpy().copy()
+        tensor = ember.from_numpy(bits).view(ember.bfloat16)
+    else:
+        # torch's lazy conjugate and negative bits (a sample may be a conj() view) are
+        # materialised: ember has no such bits (NOTE [ The conjugate bit ] in native/complex.py)
+        tensor = ember.from_numpy(value.detach().resolve_conj().resolve_neg().numpy().copy(order="K"))
     if value.requires_grad:
         tensor.requires_grad_(True)
         if leaves is not None:
@@ -147,6 +149,9 @@ def torch_leaves(value, leaves):
 def to_torch(value):
     """An ember result as torch values, for comparison."""
     if isinstance(value, ember.Tensor):
+        if value.dtype == ember.bfloat16:  # no NumPy bfloat16 in either library: the bits
+            bits = np.array(value.detach().contiguous().view(ember.int16).numpy())
+            return torch.from_numpy(bits).view(torch.bfloat16)
         array = np.asarray(value.detach().numpy())
         return torch.from_numpy(np.array(array))
     if isinstance(value, (list, tuple)):
