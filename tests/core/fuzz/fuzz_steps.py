@@ -22,6 +22,9 @@ class Step(NamedTuple):
     fn: Callable
     operands: tuple
     inplace: bool = False
+    # False: the result is compared but not added to the pool (a reduced-precision layer
+    # may end a rounding step from torch's, which later steps could magnify)
+    reusable: bool = True
 
 
 def _pick(data, pool, label="x"):

@@ -232,8 +232,10 @@ def test_noncontiguous_input_takes_the_numpy_kernel(monkeypatch):
     assert all(calls)
 
 
-def test_float16_takes_the_numpy_kernel(monkeypatch):
+def test_float16_runs_the_float32_loop(monkeypatch):
+    """float16 computes in float32 (its opmath, NOTE [ opmath ] in ember/opmath.py): the
+    compiled float32 loop serves it, and the result is rounded once, as torch's."""
     calls = numpy_kernel_calls(monkeypatch, ops.layer_norm_stats)
     x = make_tensor((3, 8), "float16", seed=11)
-    assert_parity(layer_norm((8,), affine=False), x, rtol=1e-2, atol=1e-2, grad=False)
-    assert calls
+    assert_parity(layer_norm((8,), affine=False), x, rtol=1e-3, atol=1e-3, grad=False)
+    assert not calls

@@ -213,9 +213,22 @@ def _addmm_backward(ctx, grad):
 
 ADDMM = Op("aten::addmm", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True)
 BADDBMM = Op("aten::baddbmm", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True)
-# addmv runs addmm's kernel on the vector as a column; an op of its own, as it is not on
-# autocast's lower-precision list
-ADDMV = Op("aten::addmv", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True)
+
+
+def _addmv_backward(ctx, grad):
+    bias, mat, vec = ctx.saved_inputs
+    beta, alpha = ctx.attrs["beta"], ctx.attrs["alpha"]
+    need_bias, need_mat, need_vec = ctx.needs_input_grad
+    grad_bias = (grad * beta if beta != 1 else grad) if need_bias else None
+    scaled = grad * alpha if alpha != 1 else grad
+    grad_mat = scaled.unsqueeze(-1) * vec if need_mat else None
+    grad_vec = mat.mT.matmul(scaled) if need_vec else None
+    return grad_bias, grad_mat, grad_vec
+
+
+# addmv runs addmm's kernel (matmul of a matrix and a vector is a vector); an op of its
+# own, which is on no autocast list
+ADDMV = Op("aten::addmv", _addmm_kernel, _addmv_backward, promote=NONE, save="inputs", opmath=True)
 
 
 def _check_bias(input, shape, name, other):
@@ -253,7 +266,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     _check_matmul(mat, vec, dtypes=False)
     _check_addmv_dtypes(input, mat, vec)
     _check_bias(input, (mat.shape[0],), "vec", vec)
-    return ADDMV(input.unsqueeze(-1), mat, vec.unsqueeze(-1), beta=beta, alpha=alpha).squeeze(-1)
+    return ADDMV(input, mat, vec, beta=beta, alpha=alpha)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):

@@ -111,7 +111,7 @@ def per_channel(xp, values, like):
 # again in two passes.
 
 
-@library.custom_op("norm::batch_norm_stats", num_outputs=3, opmath="unrounded")
+@library.custom_op("norm::batch_norm_stats", num_outputs=3, opmath=True)
 def batch_norm_stats(xp, input, *, eps):
     """Per-channel batch statistics of an (N, C, *) input: the mean, ``1 / sqrt(var + eps)``
     with the biased variance, and the unbiased variance (for the running estimate).
