@@ -206,7 +206,10 @@ def _addmm_backward(ctx, grad):
     _, a, b = ctx.saved_inputs
     _, need_a, need_b = ctx.needs_input_grad
     grad_bias, scaled = _bias_grad_and_scaled(ctx, grad)
-    grad_a = scaled.matmul(b.mT) if need_a else None
+    if need_a:  # addmv's b is a vector: the outer product
+        grad_a = scaled.unsqueeze(-1) * b if b.ndim == 1 else scaled.matmul(b.mT)
+    else:
+        grad_a = None
     grad_b = a.mT.matmul(scaled) if need_b else None
     return grad_bias, grad_a, grad_b
 
@@ -214,21 +217,9 @@ def _addmm_backward(ctx, grad):
 ADDMM = Op("aten::addmm", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True)
 BADDBMM = Op("aten::baddbmm", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True)
 
-
-def _addmv_backward(ctx, grad):
-    bias, mat, vec = ctx.saved_inputs
-    beta, alpha = ctx.attrs["beta"], ctx.attrs["alpha"]
-    need_bias, need_mat, need_vec = ctx.needs_input_grad
-    grad_bias = (grad * beta if beta != 1 else grad) if need_bias else None
-    scaled = grad * alpha if alpha != 1 else grad
-    grad_mat = scaled.unsqueeze(-1) * vec if need_mat else None
-    grad_vec = mat.mT.matmul(scaled) if need_vec else None
-    return grad_bias, grad_mat, grad_vec
-
-
 # addmv runs addmm's kernel (matmul of a matrix and a vector is a vector); an op of its
 # own, which is on no autocast list
-ADDMV = Op("aten::addmv", _addmm_kernel, _addmv_backward, promote=NONE, save="inputs", opmath=True)
+ADDMV = Op("aten::addmv", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True)
 
 
 def _check_bias(input, shape, name, other):
