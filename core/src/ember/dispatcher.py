@@ -372,7 +372,7 @@ def _promote(op, call, kernel, inputs, arrays, attrs):
         elif a.__class__ is int:
             a = dtypes.fit_int(a, target)  # wraps as PyTorch does (NOTE in dtypes.py)
         elif a.__class__ is float and target is _FLOAT16:
-            a = float(_FLOAT32(a))  # NOTE [ float64 to float16 through float32 ] in dtypes.py
+            a = float(_FLOAT32(a))  # through float32, as torch (NOTE in dtypes.py)
         cast.append(a)
     return call, kernel, cast, attrs
 

@@ -34,11 +34,13 @@ from ember.dispatcher import COMPARE, DEFAULT, INT_TO_FLOAT, NONE, Op
 
 PROMOTIONS = {"none": NONE, "default": DEFAULT, "int_to_float": INT_TO_FLOAT, "compare": COMPARE}
 SAVES = (None, "inputs", "outputs", "both")
+OPMATHS = (False, True, "unrounded")
 
 _QUALNAME_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)$")
 
 
-def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=None, opmath=False):
+def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=None,
+              opmath=False):
     """Decorator: turn ``kernel(xp, *arrays, **attrs)`` into an op named ``qualname``.
 
     The decorated function becomes the generic kernel: it runs on every device, with
@@ -50,14 +52,10 @@ def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=No
         promote: how inputs are type-promoted first: ``"none"``, ``"default"``,
             ``"int_to_float"`` or ``"compare"``.
         save: what backward reads: ``"inputs"``, ``"outputs"``, ``"both"`` or None.
-        num_outputs: how many arrays the kernel returns (None: a tuple of as many as it
-            returns, which may vary from call to call).
-        backward: the formula ``fn(ctx, *grads)``, or set it later with
-            ``register_autograd``.
-        opmath: True: on float16 and bfloat16 inputs the kernel runs in float32 and
-            its floating results are rounded once, as PyTorch's kernels compute
-            (NOTE [ opmath ] in ember/opmath.py); ``"unrounded"``: it runs in float32
-            and returns float32 (statistics that an opmath op reads next).
+        num_outputs: how many arrays the kernel returns (None: as many as it returns).
+        backward: the formula ``fn(ctx, *grads)`` (or ``register_autograd`` later).
+        opmath: True: float16 and bfloat16 compute in float32, rounded once (NOTE
+            [ opmath ]); ``"unrounded"``: in float32, returned in float32.
 
     Returns:
         A decorator that returns the ``Op``.
@@ -69,13 +67,11 @@ def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=No
     if match.group(1) == "aten":
         raise ValueError("custom_op: the 'aten' namespace is reserved for ember's "
                          "built-in operators")
-    if promote not in PROMOTIONS:
-        raise ValueError(f"custom_op: promote must be one of {sorted(PROMOTIONS)}, "
-                         f"got {promote!r}")
-    if save not in SAVES:
-        raise ValueError(f"custom_op: save must be one of {SAVES}, got {save!r}")
-    if opmath not in (False, True, "unrounded"):
-        raise ValueError(f"custom_op: opmath must be False, True or 'unrounded', got {opmath!r}")
+    for option, value, allowed in (("promote", promote, sorted(PROMOTIONS)),
+                                   ("save", save, SAVES), ("opmath", opmath, OPMATHS)):
+        if value not in allowed:
+            raise ValueError(f"custom_op: {option} must be one of {allowed}, "
+                             f"got {value!r}")
 
     def define(kernel):
         op = Op(qualname, kernel, backward, promote=PROMOTIONS[promote], save=save,

@@ -127,19 +127,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     >>> ember.nn.functional.scaled_dot_product_attention(q, k, v).shape
     ember.Size([1, 2, 4])
     """
-    if autocast_state.enabled:  # on autocast's lower-precision list: cast, then nothing inside
-        query, key, value, attn_mask = composite_inputs("scaled_dot_product_attention", query, key, value,
-                                                        attn_mask)
+    if autocast_state.enabled:  # on autocast's lower-precision list: cast, nothing inside
+        inputs = composite_inputs("scaled_dot_product_attention", query, key, value, attn_mask)
         with suspended():
-            return scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
-                                                enable_gqa)
+            return scaled_dot_product_attention(*inputs, dropout_p, is_causal, scale, enable_gqa)
     _check_sdpa(query, key, value, attn_mask, dropout_p, is_causal)
-    if is_reduced(query.dtype):  # in float32, rounded once, as torch's CPU kernels (NOTE [ opmath ])
-        if attn_mask is not None and attn_mask.dtype is query.dtype:
+    dtype = query.dtype
+    if is_reduced(dtype):  # in float32, rounded once, as torch (NOTE [ opmath ])
+        if attn_mask is not None and attn_mask.dtype is dtype:
             attn_mask = attn_mask.float()
-        out = scaled_dot_product_attention(query.float(), key.float(), value.float(), attn_mask, dropout_p,
+        query, key, value = query.float(), key.float(), value.float()
+        out = scaled_dot_product_attention(query, key, value, attn_mask, dropout_p,
                                            is_causal, scale, enable_gqa)
-        return out.to(query.dtype)
+        return out.to(dtype)
     if is_causal:
         attn_mask = _causal_mask(query, key)
     if enable_gqa:
