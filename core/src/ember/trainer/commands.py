@@ -246,7 +246,9 @@ def add_commands(sub):
     p = sub.add_parser("predict", help="run a checkpoint on an input and show the prediction")
     p.add_argument("model")
     p.add_argument("--weights", required=True, help="a training checkpoint")
-    p.add_argument("input", help="an image file, DATASET:INDICES (e.g. digits:0-4), or what the model's task reads")
+    p.add_argument("input", help="an image file, DATASET:INDICES (e.g. digits:0-4), or what the model's task reads; "
+                                 "an image may have at most 4096x4096 pixels (a detector, which runs at the "
+                                 "image's own size: 2048x2048)")
     p.add_argument("--top-k", type=int, default=5)
     p.add_argument("--out", help="folder for files the prediction writes, e.g. images with boxes "
                                  "(default: predictions/ beside the checkpoint)")

@@ -30,6 +30,7 @@ each. ember keeps one generic loop (ember/trainer/training.py) and asks the mode
 import os
 
 from ember.zoo.errors import ZooError
+from ember.zoo.images import MAX_IMAGE_PIXELS, open_image
 
 
 class Task:
@@ -37,6 +38,9 @@ class Task:
 
     name = None
     metric = None
+    # the most pixels an image file given to ``predict`` may have (NOTE [ The image size
+    # limit ] in ember/zoo/images.py): the image is resized to the model's input first
+    max_image_pixels = MAX_IMAGE_PIXELS
 
     def datasets(self, data, seed=0):
         """``(train, val)`` of the dataset registered in ember.data as ``data``."""
@@ -121,7 +125,7 @@ class ClassificationTask(Task):
         import ember
 
         classes = meta.get("classes") or [str(i) for i in range(meta["model_overrides"]["num_classes"])]
-        samples = load_samples(input, meta)
+        samples = load_samples(input, meta, max_pixels=self.max_image_pixels)
         model.eval()
         lines = []
         with ember.no_grad():
@@ -167,12 +171,13 @@ def parse_sample_spec(spec):
     return name, chosen
 
 
-def load_samples(spec, meta, seed=0):
+def load_samples(spec, meta, seed=0, max_pixels=MAX_IMAGE_PIXELS):
     """``[(source, true class index or None, tensor)]`` for a classification ``predict`` input.
 
     ``spec`` is ``DATASET:INDICES`` (samples of the validation split) or an image file,
     resized and converted to the checkpoint's input
-    shape (``meta["input_shape"]``, channels first, values in [0, 1]).
+    shape (``meta["input_shape"]``, channels first, values in [0, 1]); one of more than
+    ``max_pixels`` pixels, or one Pillow cannot read, is a ``ZooError``.
     """
 
     parsed = parse_sample_spec(spec)
@@ -180,9 +185,16 @@ def load_samples(spec, meta, seed=0):
         name, indices = parsed
         dataset = samples_of(name, indices, seed)
         return [(f"{name}[{i}]", int(dataset[i][1]), dataset[i][0]) for i in indices]
+    check_input_file(spec, "digits:0-4")
+    return [(os.path.basename(spec), None, _image_tensor(spec, meta["input_shape"], max_pixels))]
+
+
+def check_input_file(spec, example):
+    """Refuse a ``predict`` input that is neither ``DATASET:INDICES`` nor a file."""
+    if os.path.isdir(spec):
+        raise ZooError(f"{spec!r} is a folder; predict takes an image file or DATASET:INDICES (e.g. {example})")
     if not os.path.isfile(spec):
-        raise FileNotFoundError(f"no such input file: {spec!r} (or write DATASET:INDICES, e.g. digits:0-4)")
-    return [(os.path.basename(spec), None, _image_tensor(spec, meta["input_shape"]))]
+        raise FileNotFoundError(f"no such input file: {spec!r} (or write DATASET:INDICES, e.g. {example})")
 
 
 def samples_of(name, indices, seed=0):
@@ -196,14 +208,13 @@ def samples_of(name, indices, seed=0):
     return dataset
 
 
-def _image_tensor(path, input_shape):
+def _image_tensor(path, input_shape, max_pixels):
     import numpy as np
-    from PIL import Image
 
     import ember
 
     channels, height, width = input_shape
-    image = Image.open(path).convert("L" if channels == 1 else "RGB").resize((width, height))
+    image = open_image(path, "L" if channels == 1 else "RGB", max_pixels).resize((width, height))
     array = np.asarray(image, dtype=np.float32) / 255.0
     array = array[None] if channels == 1 else array.transpose(2, 0, 1)
     return ember.from_numpy(np.ascontiguousarray(array))

@@ -12,7 +12,8 @@ import os
 import numpy as np
 
 import ember
-from ember.zoo.tasks import Task, parse_sample_spec, samples_of
+from ember.zoo.images import open_image
+from ember.zoo.tasks import Task, check_input_file, parse_sample_spec, samples_of
 from ember_zoo_yolo.data import PairTransformed, RandomHorizontalFlip, collate, split_targets
 from ember_zoo_yolo.draw import draw_detections
 from ember_zoo_yolo.loss import DetectionLoss
@@ -28,6 +29,9 @@ class DetectionTask(Task):
 
     name = "detection"
     metric = "map"
+    # predict runs at the image's own size (NOTE [ The image size limit ] in
+    # ember/zoo/images.py): yolo_nano's forward peaks near 400 MB at 2048 x 2048
+    max_image_pixels = 2048 * 2048
 
     def __init__(self, box_loss="ciou", flip=0.5):
         self.box_loss, self.flip = box_loss, flip
@@ -100,7 +104,7 @@ class DetectionTask(Task):
         os.makedirs(out_dir, exist_ok=True)
         model.eval()
         lines = []
-        for source, image in _samples(input):
+        for source, image in _samples(input, self.max_image_pixels):
             detection = model.predict(image.unsqueeze(0), conf_threshold=PREDICT_CONF, iou_threshold=NMS_IOU)[0]
             path = os.path.join(out_dir, _file_name(source))
             draw_detections(image, detection, classes, scale=4, width=2).save(path, format="PNG")
@@ -127,7 +131,7 @@ def _file_name(source):
     return f"{stem}_boxes.png"
 
 
-def _samples(spec):
+def _samples(spec, max_pixels):
     """``[(source, (3, H, W) tensor)]`` from ``DATASET:INDICES`` or an image file (at its own
     size: ``YOLO.predict`` pads it to the strides)."""
     parsed = parse_sample_spec(spec)
@@ -135,10 +139,7 @@ def _samples(spec):
         name, indices = parsed
         dataset = samples_of(name, indices)  # (refuses indices outside the split)
         return [(f"{name}[{i}]", dataset[i][0]) for i in indices]
-    if not os.path.isfile(spec):
-        raise FileNotFoundError(f"no such input file: {spec!r} (or write DATASET:INDICES, e.g. shapes-detect:0-3)")
-    from PIL import Image
-
-    image = Image.open(spec).convert("RGB")
+    check_input_file(spec, "shapes-detect:0-3")
+    image = open_image(spec, "RGB", max_pixels)
     array = np.asarray(image, dtype=np.float32).transpose(2, 0, 1) / 255.0
     return [(os.path.basename(spec), ember.from_numpy(np.ascontiguousarray(array)))]
