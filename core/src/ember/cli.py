@@ -72,6 +72,22 @@ def _positive_int(text):
     return int(text)
 
 
+def whole_number(minimum):
+    """An argparse ``type``: a whole number at least ``minimum`` (``--epochs -1`` is refused
+    by argparse, in one line, before any work)."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a whole number of at least {minimum}, got {value}")
+        return value
+
+    parse.__name__ = "whole number"  # (argparse names the type in its message)
+    return parse
+
+
 def user_errors():
     """The exception types ``main`` reports as one line."""
     types = []

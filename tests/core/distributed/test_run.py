@@ -79,7 +79,7 @@ def test_command_line(tmp_path, monkeypatch):
                               "0.1"])
     cmd, env, world = run.command(args, str(tmp_path))
     assert world == 4 and env["MASTER_ADDR"] == "node-a" and env["FI_PROVIDER"] == "tcp"
-    assert cmd[1:3] == ["-n", "4"] and cmd[3:7] == ["-f", str(hostfile), "-ppn", "2"]
+    assert cmd[1:4] == ["-n", "4", "-disable-auto-cleanup"] and cmd[4:8] == ["-f", str(hostfile), "-ppn", "2"]
     assert cmd[-6:] == [sys.executable, "-m", "ember.distributed.launch_rank", "train.py", "--lr", "0.1"]
     # torchrun's default of one thread per rank, unless the user chose
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)

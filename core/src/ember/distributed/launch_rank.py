@@ -16,6 +16,8 @@ import os
 import signal
 import sys
 
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1, signal.SIGUSR2)
+
 
 def _rank_variables(environ):
     """torchrun's variables from MPICH's (PMI_*) or Open MPI's (OMPI_COMM_WORLD_*)."""
@@ -42,6 +44,14 @@ def _die_with_parent():
 
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
+        pass
+
+
+def _forward(child, number):
+    """Pass a signal on to the script's process, unless it has ended already."""
+    try:
+        os.kill(child, number)
+    except ProcessLookupError:  # the child ended between the signal and this handler
         pass
 
 
@@ -93,14 +103,16 @@ def main(argv=None):
         _run_script(argv, run_dir, rank)
         return
     _write(run_dir, f"{rank}.pid", {"pid": child, "parent": os.getpid()})
-    for forwarded in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1, signal.SIGUSR2):
-        signal.signal(forwarded, lambda number, frame: os.kill(child, number))
+    for forwarded in FORWARDED:
+        signal.signal(forwarded, lambda number, frame: _forward(child, number))
     while True:
         try:
             _, status = os.waitpid(child, 0)
             break
         except InterruptedError:
             continue
+    for forwarded in FORWARDED:  # the script has ended: a late signal must not end this process
+        signal.signal(forwarded, signal.SIG_IGN)
     record = {"rank": rank, "pid": child, "host": os.uname().nodename}
     if os.WIFSIGNALED(status):
         record["signal"] = os.WTERMSIG(status)
@@ -108,7 +120,10 @@ def main(argv=None):
     else:
         code = record["exitcode"] = os.WEXITSTATUS(status)
     _write(run_dir, rank, record)
-    sys.exit(code)
+    # NOTE [ The launcher ends the job ] in run.py: the record says how the rank ended;
+    # a clean exit keeps mpiexec from ending the other ranks (and printing its banner)
+    # before ``ember run`` has read it
+    sys.exit(0 if run_dir else code)
 
 
 if __name__ == "__main__":

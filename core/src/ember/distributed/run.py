@@ -16,6 +16,17 @@ RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR/MASTER_PORT, the failure summary) (v2.13)
 # SIGKILL after a grace period, so every rank is gone within seconds. SIGINT and
 # SIGTERM sent to ``ember run`` are forwarded to the ranks the same way.
 
+# NOTE [ The launcher ends the job ]
+# Left to itself, MPICH's mpiexec ends every rank when one exits with an error, and
+# prints a banner ("BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"); if it wins
+# the race against this launcher's 50 ms poll, the launcher finds the job already over
+# and the banner follows its own report. Under ``ember run`` the launcher alone ends the
+# job: mpiexec gets ``-disable-auto-cleanup``, a rank's parent (launch_rank.py) exits 0
+# once it has recorded how its script ended, ember-mpi exits a failing rank instead of
+# calling MPI_Abort (it sees EMBER_RUN_DIR), and ``_stop`` ends the other ranks through
+# their parents, so mpiexec sees every rank end cleanly and prints nothing. Under a
+# bare ``mpiexec`` ember-mpi's MPI_Abort still ends the job.
+
 # NOTE [ MPI over TCP ]
 # On one host MPICH moves data through shared memory. ``--tcp`` sets
 # MPIR_CVAR_CH4_NETMOD=ofi, FI_PROVIDER=tcp and MPIR_CVAR_NOLOCAL=1 (no shared
@@ -34,13 +45,15 @@ import sys
 import tempfile
 import time
 
+from ember.cli import whole_number
+
 TCP_ENVIRONMENT = {"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp", "MPIR_CVAR_NOLOCAL": "1"}
 GRACE_SECONDS = 3.0
 POLL_SECONDS = 0.05
 
 
 def add_arguments(parser):
-    parser.add_argument("--nproc-per-node", "--nproc_per_node", type=int, default=1, dest="nproc_per_node",
+    parser.add_argument("--nproc-per-node", "--nproc_per_node", type=whole_number(1), default=1, dest="nproc_per_node",
                         help="ranks to start on each host (default 1)")
     parser.add_argument("--hostfile", help="MPICH hostfile: one host per line (host or host:slots)")
     parser.add_argument("--master-addr", "--master_addr", dest="master_addr",
@@ -62,6 +75,15 @@ def find_mpiexec(explicit=None):
             return candidate
     raise SystemExit("ember run: no mpiexec found beside this Python or on PATH; install MPI with "
                      "`pip install ember-mpi` (it brings the mpich wheel)")
+
+
+def _is_hydra(mpiexec):
+    """Whether ``mpiexec`` is MPICH's (Hydra), which takes ``-disable-auto-cleanup``."""
+    try:
+        found = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "HYDRA" in found.stdout
 
 
 def _hosts(hostfile):
@@ -93,7 +115,10 @@ def command(args, run_dir):
     if args.nproc_per_node > 1 and "OMP_NUM_THREADS" not in env:
         # torchrun's default: ranks sharing a host would oversubscribe its cores.
         env["OMP_NUM_THREADS"] = "1"
-    cmd = [find_mpiexec(args.mpiexec), "-n", str(world)]
+    mpiexec = find_mpiexec(args.mpiexec)
+    cmd = [mpiexec, "-n", str(world)]
+    if _is_hydra(mpiexec):  # NOTE [ The launcher ends the job ]
+        cmd.append("-disable-auto-cleanup")
     if args.hostfile:
         cmd += ["-f", args.hostfile, "-ppn", str(args.nproc_per_node)]
         # the TCP variables must reach the other hosts' ranks too
@@ -129,20 +154,22 @@ def _describe(record, records):
 
 
 def _stop(process, run_dir):
-    """SIGTERM the whole mpiexec session, then SIGKILL it and every recorded rank."""
+    """SIGTERM every recorded rank (its parent passes the signal to the script, records it
+    and exits cleanly: NOTE [ The launcher ends the job ]); after a grace period SIGTERM
+    the whole mpiexec session, then SIGKILL it and every recorded rank."""
+    _signal_ranks(run_dir, signal.SIGTERM, parents=True)
+    try:
+        process.wait(GRACE_SECONDS)
+        return
+    except subprocess.TimeoutExpired:
+        pass
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(process.pid, sig)
         except ProcessLookupError:
             pass
         if sig == signal.SIGKILL:
-            for key, record in _records(run_dir).items():
-                if key.endswith(".pid"):
-                    for pid in (record["pid"], record["parent"]):
-                        try:
-                            os.kill(pid, signal.SIGKILL)
-                        except (ProcessLookupError, PermissionError):
-                            pass
+            _signal_ranks(run_dir, signal.SIGKILL, parents=True, children=True)
         try:
             process.wait(GRACE_SECONDS)
             if sig == signal.SIGTERM:
@@ -151,8 +178,24 @@ def _stop(process, run_dir):
             continue
 
 
+def _signal_ranks(run_dir, number, parents=False, children=False):
+    """Send ``number`` to the recorded processes of every rank still running."""
+    records = _records(run_dir)
+    for key, record in records.items():
+        if key.endswith(".pid") and key[:-len(".pid")] not in records:  # (no final record yet)
+            chosen = ([record["parent"]] if parents else []) + ([record["pid"]] if children else [])
+            for pid in chosen:
+                try:
+                    os.kill(pid, number)
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+
 def run(args):
     """Start the job; returns the exit status (0, or the failing rank's)."""
+    if not os.path.isfile(args.script):
+        what = "is a folder" if os.path.isdir(args.script) else "does not exist"
+        raise FileNotFoundError(f"no script to run: {args.script!r} {what}")
     run_dir = tempfile.mkdtemp(prefix="ember-run-")
     cmd, env, world = command(args, run_dir)
     process = subprocess.Popen(cmd, env=env, start_new_session=True)
@@ -205,7 +248,12 @@ def add_commands(sub):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="ember run", description=__doc__.split("\n\n")[0], allow_abbrev=False)
     add_arguments(parser)
-    return run(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except FileNotFoundError as exc:
+        print(f"ember run: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ PyTorch counterpart: none in torch (the closest is a script calling
 
 import inspect
 
+from ember.cli import whole_number
+
 
 def example_inputs(model, info, batch, input_size=None):
     """Inputs for one trace: images of ``input_size`` (default the model's), or token ids
@@ -73,7 +75,7 @@ def add_commands(sub):
     p.add_argument("--weights", help="checkpoint to load (default: fresh initialisation)")
     p.add_argument("--format", choices=("onnx", "ember-jit"), default="onnx")
     p.add_argument("--out", required=True, help="the file to write")
-    p.add_argument("--batch", type=int, default=1, help="batch size of the example inputs (default 1)")
+    p.add_argument("--batch", type=whole_number(1), default=1, help="batch size of the example inputs (default 1)")
     p.add_argument("--opset", type=int, default=17, help="ONNX opset version (default 17)")
     p.add_argument("--static", action="store_true", help="ONNX: keep the batch size fixed")
     p.set_defaults(func=cmd_export)

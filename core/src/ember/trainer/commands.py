@@ -18,6 +18,7 @@ import pathlib
 import shutil
 import sys
 
+from ember.cli import whole_number
 from ember.zoo.errors import ZooError
 
 
@@ -213,20 +214,20 @@ def add_commands(sub):
     p = sub.add_parser("train", help="train a zoo model on an ember.data dataset")
     p.add_argument("model")
     p.add_argument("--data", help="dataset name (default: the model's default dataset)")
-    p.add_argument("--epochs", type=int)
-    p.add_argument("--batch-size", type=int)
+    p.add_argument("--epochs", type=whole_number(1))
+    p.add_argument("--batch-size", type=whole_number(1))
     p.add_argument("--lr", type=float, help="learning rate (the peak, for onecycle)")
     p.add_argument("--optimizer", help="an ember.optim name: sgd, adamw, ...")
     p.add_argument("--scheduler", help="none, onecycle, cosine or warmup (per step)")
     p.add_argument("--weight-decay", type=float)
-    p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
+    p.add_argument("--workers", type=whole_number(0), default=0, help="DataLoader worker processes")
     p.add_argument("--out", help="folder for checkpoint.pt (last epoch), best.pt (best validation metric) "
                                  "and metrics.json (default: runs/MODEL-DATA)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resume", nargs="?", const="auto", metavar="CKPT",
                    help="continue from CKPT (default: OUT/checkpoint.pt)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--nproc", type=int, default=1, help="train data-parallel on N ranks (ember run + DDP)")
+    p.add_argument("--nproc", type=whole_number(1), default=1, help="train data-parallel on N ranks (ember run + DDP)")
     p.add_argument("--model-overrides", metavar="JSON", help='builder keywords, e.g. \'{"width": 4}\'')
     p.add_argument("--train-fraction", type=float, metavar="F", help="train on a seeded fraction F of the split")
     add_distillation_arguments(p)
@@ -237,8 +238,8 @@ def add_commands(sub):
     p.add_argument("model")
     p.add_argument("--weights", required=True, help="checkpoint file (ember or PyTorch)")
     p.add_argument("--data", help="dataset name (default: the one the checkpoint was trained on)")
-    p.add_argument("--batch-size", type=int, default=256)
-    p.add_argument("--workers", type=int, default=0)
+    p.add_argument("--batch-size", type=whole_number(1), default=256)
+    p.add_argument("--workers", type=whole_number(0), default=0)
     p.add_argument("--seed", type=int, default=0, help="the dataset's split seed")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval)
@@ -249,7 +250,7 @@ def add_commands(sub):
     p.add_argument("input", help="an image file, DATASET:INDICES (e.g. digits:0-4), or what the model's task reads; "
                                  "an image may have at most 4096x4096 pixels (a detector, which runs at the "
                                  "image's own size: 2048x2048)")
-    p.add_argument("--top-k", type=int, default=5)
+    p.add_argument("--top-k", type=whole_number(1), default=5)
     p.add_argument("--out", help="folder for files the prediction writes, e.g. images with boxes "
                                  "(default: predictions/ beside the checkpoint)")
     p.set_defaults(func=cmd_predict)
@@ -269,7 +270,7 @@ def add_compress_command(sub):
     add_distillation_arguments(p)
     p.add_argument("--student-overrides", metavar="JSON",
                    help='builder keywords for the student, e.g. \'{"width": 4}\'')
-    p.add_argument("--finetune-epochs", type=int, default=1, help="fine-tune (or, distilling, training) epochs")
+    p.add_argument("--finetune-epochs", type=whole_number(0), default=1, help="fine-tune (or, distilling, training) epochs")
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="folder for compressed.pt")

@@ -33,8 +33,15 @@ def create_model(name, pretrained=False, **overrides):
     path = find_weights(info) if pretrained is True else pretrained
     state_dict, checkpoint = read_checkpoint(path)
     if checkpoint is not None:
-        overrides = {**checkpoint.get("model_overrides", {}), **overrides}
-    model = info.builder(**overrides)
+        recorded = checkpoint.get("model_overrides") or {}
+        try:
+            model = info.builder(**{**recorded, **overrides})
+        except TypeError as exc:  # the file's keywords are another builder's
+            if not recorded:
+                raise
+            raise ZooError(_builder_mismatch(name, path, checkpoint, recorded, exc)) from exc
+    else:
+        model = info.builder(**overrides)
     model = apply_recorded_compression(model, checkpoint)  # int8 layers, if compressed
     try:
         model.load_state_dict(state_dict)
@@ -43,6 +50,14 @@ def create_model(name, pretrained=False, **overrides):
         raise ZooError(_mismatch_message(name, path, model, state_dict, checkpoint,
                                          exc)) from exc
     return model
+
+
+def _builder_mismatch(name, path, checkpoint, recorded, exc):
+    trained = checkpoint.get("model_name")
+    if trained is not None and trained != name:
+        return f"{str(path)!r} is a checkpoint of model {trained!r}, not {name!r}"
+    return (f"{str(path)!r} records builder keywords {sorted(recorded)} that model {name!r} does not take "
+            f"({exc})")
 
 
 def _mismatch_message(name, path, model, state_dict, checkpoint, exc):

@@ -37,6 +37,7 @@ PyTorch counterpart: torch/csrc/distributed/c10d/ProcessGroupMPI.cpp (v2.13).
 """
 
 import atexit
+import os
 import queue
 import sys
 import threading
@@ -345,8 +346,16 @@ def _install_abort_on_error():
 
 
 def _abort(why):
+    """End the job: under ``ember run`` (EMBER_RUN_DIR set) exit this rank and let the
+    launcher stop the others (NOTE [ The launcher ends the job ] in
+    ember/distributed/run.py); under a bare mpiexec, MPI_Abort."""
     from mpi4py import MPI
 
+    if os.environ.get("EMBER_RUN_DIR"):
+        sys.stderr.write(f"[ember-mpi] rank {MPI.COMM_WORLD.Get_rank()}: {why}; ember run stops the other ranks\n")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
     sys.stderr.write(f"[ember-mpi] rank {MPI.COMM_WORLD.Get_rank()}: {why}; aborting the MPI job\n")
     sys.stderr.flush()
     MPI.COMM_WORLD.Abort(1)
