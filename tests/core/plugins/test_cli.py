@@ -53,6 +53,7 @@ def test_plugins_json(capsys, cli_plugin):
     status, out, _ = run_cli(capsys, "plugins", "--json")
     infos = {info["name"]: info for info in json.loads(out)}
     assert status == 0
+    assert isinstance(infos["numpy"].pop("import_seconds"), float)  # (timed: NOTE [ Failing plugins ])
     assert infos["numpy"] == {"name": "numpy", "distribution": "ember-numpy", "version": "0.1.0",
                               "module": "ember_numpy", "status": "ok", "error": None,
                               "registered": {"backends": ["cpu"]}, "skipped": [], "kernels": {}}

@@ -80,6 +80,11 @@ def _run_script(argv, run_dir, rank):
             sys.stderr.flush()
             os._exit(code)
         raise
+    except KeyboardInterrupt:  # Ctrl-C on ember run reaches every rank: one traceback each says nothing
+        _write(run_dir, f"{rank}.error", {"error": "KeyboardInterrupt"})
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(128 + signal.SIGINT)
     except BaseException as exc:
         traceback.print_exc()
         sys.stderr.write(f"[rank {rank}] {type(exc).__name__}: {exc}\n")

@@ -14,7 +14,7 @@ RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR/MASTER_PORT, the failure summary) (v2.13)
 # This launcher polls those records; the first failure is reported (rank, pid, exit
 # code or signal name, the exception) and the whole mpiexec session gets SIGTERM, then
 # SIGKILL after a grace period, so every rank is gone within seconds. SIGINT and
-# SIGTERM sent to ``ember run`` are forwarded to the ranks the same way.
+# SIGTERM sent to ``ember run``: NOTE [ Ctrl-C on ember run ].
 
 # NOTE [ The launcher ends the job ]
 # Left to itself, MPICH's mpiexec ends every rank when one exits with an error, and
@@ -26,6 +26,14 @@ RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR/MASTER_PORT, the failure summary) (v2.13)
 # calling MPI_Abort (it sees EMBER_RUN_DIR), and ``_stop`` ends the other ranks through
 # their parents, so mpiexec sees every rank end cleanly and prints nothing. Under a
 # bare ``mpiexec`` ember-mpi's MPI_Abort still ends the job.
+
+# NOTE [ Ctrl-C on ember run ]
+# SIGINT or SIGTERM sent to ``ember run`` reaches each script once, through its rank's
+# parent (mpiexec, in a session of its own, is not signalled: it would print its own
+# banner), so a script may catch KeyboardInterrupt and save, as ``ember train`` does;
+# the launcher waits for the ranks, then returns 128 + the signal, reporting no rank
+# as failed. A signal that arrives before every rank has started, a second one, or
+# ranks still running INTERRUPT_GRACE_SECONDS later end the whole job at once.
 
 # NOTE [ MPI over TCP ]
 # On one host MPICH moves data through shared memory. ``--tcp`` sets
@@ -49,6 +57,7 @@ from ember.cli import whole_number
 
 TCP_ENVIRONMENT = {"MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp", "MPIR_CVAR_NOLOCAL": "1"}
 GRACE_SECONDS = 3.0
+INTERRUPT_GRACE_SECONDS = 15.0  # for the scripts to save and exit after Ctrl-C
 POLL_SECONDS = 0.05
 
 
@@ -178,6 +187,21 @@ def _stop(process, run_dir):
             continue
 
 
+def _interrupt(process, run_dir, world, number, again):
+    """NOTE [ Ctrl-C on ember run ]: pass SIGINT or SIGTERM to the scripts once, through
+    the ranks' parents; before every rank has started, or on a second signal, end the
+    whole job at once."""
+    started = sum(key.endswith(".pid") for key in _records(run_dir)) == world
+    if started and not again:
+        _signal_ranks(run_dir, number, parents=True)
+        return
+    print("ember run: interrupted; ending every rank now", file=sys.stderr, flush=True)
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def _signal_ranks(run_dir, number, parents=False, children=False):
     """Send ``number`` to the recorded processes of every rank still running."""
     records = _records(run_dir)
@@ -199,17 +223,19 @@ def run(args):
     run_dir = tempfile.mkdtemp(prefix="ember-run-")
     cmd, env, world = command(args, run_dir)
     process = subprocess.Popen(cmd, env=env, start_new_session=True)
-    interrupted = []
+    interrupted = []  # (signal number, when) of each SIGINT or SIGTERM received
 
     def forward(number, frame):
-        interrupted.append(number)
-        try:
-            os.killpg(process.pid, number)
-        except ProcessLookupError:
-            pass
+        interrupted.append((number, time.monotonic()))
+        _interrupt(process, run_dir, world, number, again=len(interrupted) > 1)
     previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         while process.poll() is None:
+            if interrupted:  # the ranks end as the signal tells them (NOTE [ Ctrl-C on ember run ])
+                if time.monotonic() - interrupted[0][1] > INTERRUPT_GRACE_SECONDS:
+                    _stop(process, run_dir)
+                time.sleep(POLL_SECONDS)
+                continue
             records = _records(run_dir)
             failure = _first_failure(records)
             if failure is not None:
@@ -219,13 +245,13 @@ def run(args):
                 _stop(process, run_dir)
                 return failure.get("exitcode") or 128 + failure["signal"]
             time.sleep(POLL_SECONDS)
+        if interrupted:
+            return 128 + interrupted[0][0]
         records = _records(run_dir)
         failure = _first_failure(records)
         if failure is not None:
             print(_describe(failure, records), file=sys.stderr, flush=True)
             return failure.get("exitcode") or 128 + failure["signal"]
-        if interrupted:
-            return 128 + interrupted[0]
         return process.returncode
     finally:
         if process.poll() is None:

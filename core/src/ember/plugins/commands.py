@@ -20,6 +20,7 @@ import textwrap
 def cmd_plugins(args):
     """List the plugins; exit status 1 when one is broken or lost a name in a clash."""
     from ember.plugins import list_plugins, registry
+    from ember.plugins.manager import SLOW_IMPORT_SECONDS
 
     with registry.listing():  # strict mode raises for a broken plugin; listing it is this command's job
         infos = [info.as_dict() for info in list_plugins()]
@@ -35,7 +36,9 @@ def cmd_plugins(args):
     print(f"{'name':<16} {'distribution':<22} {'version':<10} status")
     for info in infos:
         dist = info["distribution"] or "(in-process)"
-        print(f"{info['name']:<16} {dist:<22} {info['version'] or '-':<10} {info['status']}")
+        slow = info["import_seconds"] is not None and info["import_seconds"] >= SLOW_IMPORT_SECONDS
+        took = f" (import took {info['import_seconds']:.1f} s)" if slow else ""
+        print(f"{info['name']:<16} {dist:<22} {info['version'] or '-':<10} {info['status']}{took}")
         if info["error"]:
             print(textwrap.fill(f"error: {info['error']}", width, initial_indent="    ", subsequent_indent="      ",
                                 break_long_words=True, break_on_hyphens=False))

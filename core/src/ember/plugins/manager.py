@@ -30,7 +30,12 @@ pytest's ``-p`` selection and pluggy's historic hooks and wrappers.
 # so, and ``ember plugins`` shows it and exits with status 1. The owner is untouched.
 # ``EMBER_PLUGINS_AUTOLOAD=0`` loads no entry point; ``EMBER_DISABLE_PLUGINS=a,b`` skips
 # the named entry points (or distributions). A plugin registered in-process with
-# ``register`` fails loudly: its error is raised to the caller.
+# ``register`` fails loudly: its error is raised to the caller. A plugin that calls
+# ``sys.exit`` while it is imported or in a hook is a failing plugin like any other
+# (``SystemExit`` is caught there, and named), never the end of the program that
+# imported ember. A plugin slower than ``SLOW_IMPORT_SECONDS`` to import is named on
+# stderr while it loads (a long silence otherwise looks like a hang), and ``ember
+# plugins`` shows its import time; ``EMBER_PLUGINS_DEBUG=1`` prints every plugin's.
 
 # NOTE [ Kernels for another plugin's ops ]
 # A plugin may serve an op it does not define (ember-numba's compiled loops for
@@ -53,6 +58,9 @@ pytest's ``-p`` selection and pluggy's historic hooks and wrappers.
 import contextlib
 import functools
 import os
+import sys
+import threading
+import time
 import warnings
 from collections import namedtuple
 
@@ -61,6 +69,7 @@ import pluggy
 from ember.plugins import hookspecs
 
 GROUP = "ember"
+SLOW_IMPORT_SECONDS = 2.0  # NOTE [ Failing plugins ]: a slower import is named while it runs
 
 # The distribution to install for a device type nobody registered.
 BACKEND_DISTRIBUTIONS = {"cpu": "ember-numpy", "cuda": "ember-cupy"}
@@ -85,7 +94,8 @@ class PluginError(RuntimeError):
 class PluginInfo:
     """What ``ember plugins`` shows for one plugin."""
 
-    __slots__ = ("name", "distribution", "version", "status", "error", "registered", "module", "skipped")
+    __slots__ = ("name", "distribution", "version", "status", "error", "registered", "module", "skipped",
+                 "import_seconds")
 
     def __init__(self, name, distribution=None, version=None, status="ok", error=None, module=None):
         self.name = name
@@ -96,11 +106,13 @@ class PluginInfo:
         self.registered = {}  # catalogue name -> [keys]
         self.module = module
         self.skipped = []  # its kernels for ops nobody defines (NOTE [ Kernels for another plugin's ops ])
+        self.import_seconds = None  # how long its entry point took to import
 
     def as_dict(self):
         return {"name": self.name, "distribution": self.distribution, "version": self.version,
                 "module": self.module, "status": self.status, "error": self.error,
-                "registered": {k: sorted(v) for k, v in self.registered.items()}, "skipped": sorted(self.skipped)}
+                "registered": {k: sorted(v) for k, v in self.registered.items()}, "skipped": sorted(self.skipped),
+                "import_seconds": self.import_seconds}
 
     def __repr__(self):
         return f"<PluginInfo {self.name!r} {self.status}>"
@@ -160,16 +172,16 @@ class PluginRegistry:
                     "import", key=f"{dist}:{ep.name}")
                 continue
             try:
-                plugin = ep.load()
+                plugin = _timed_load(ep, info)
                 self.pm.register(plugin, name=ep.name)
-            except Exception as exc:  # a broken plugin must not break ember
+            except (Exception, SystemExit) as exc:  # a broken plugin must not break ember (nor end the program)
                 self._broken(info, exc, "import")
                 continue
             self.infos[ep.name] = info
 
     def _broken(self, info, exc, stage, key=None):
         info.status = "broken"
-        info.error = f"{type(exc).__name__}: {exc}"
+        info.error = describe_failure(exc)
         info.registered = {}
         self.infos[key or info.name] = info
         if self._strict():
@@ -329,9 +341,8 @@ class PluginRegistry:
             caller = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
             try:
                 caller(register=_registrar(entries, catalogue_name, plugin_name))
-            except Exception as exc:
-                raise PluginError(f"plugin {plugin_name!r} failed in {hook_name}: "
-                                  f"{type(exc).__name__}: {exc}") from exc
+            except (Exception, SystemExit) as exc:  # (sys.exit in a hook: NOTE [ Failing plugins ])
+                raise PluginError(f"plugin {plugin_name!r} failed in {hook_name}: {describe_failure(exc)}") from exc
         return staged
 
     def _install_kernels(self, catalogues):
@@ -422,6 +433,34 @@ class PluginRegistry:
             if info.version is None and info.distribution is not None:
                 info.version = _distribution_version(info.distribution)
         return list(self.infos.values())
+
+
+def describe_failure(exc):
+    """``"ValueError: message"``, or what a plugin's ``sys.exit(code)`` was."""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit: the plugin called sys.exit({exc.code!r})"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _timed_load(ep, info):
+    """``ep.load()``, timed into ``info.import_seconds``; a slow import is named on
+    stderr while it runs, and every import with ``EMBER_PLUGINS_DEBUG=1``."""
+    debug = _env_flag("EMBER_PLUGINS_DEBUG", default=False)
+    where = f"plugin {ep.name!r} (distribution {info.distribution or '?'}, {ep.value})"
+    if debug:
+        print(f"ember: importing {where}", file=sys.stderr, flush=True)
+    notice = threading.Timer(SLOW_IMPORT_SECONDS, lambda: print(
+        f"ember: still importing {where} after {SLOW_IMPORT_SECONDS:.0f} s ...", file=sys.stderr, flush=True))
+    notice.daemon = True
+    notice.start()
+    started = time.perf_counter()
+    try:
+        return ep.load()
+    finally:
+        notice.cancel()
+        info.import_seconds = round(time.perf_counter() - started, 3)
+        if debug:
+            print(f"ember: imported {where} in {info.import_seconds:.3f} s", file=sys.stderr, flush=True)
 
 
 def _entry_point_order(ep):

@@ -103,12 +103,19 @@ def cmd_train(args):
         training.train(args.model, data, out, seed=args.seed, resume=resume, workers=args.workers,
                        progress=not args.no_progress, world=world, **options)
     except KeyboardInterrupt:
-        checkpoint = out / training.CHECKPOINT
-        kept = f"the last complete checkpoint is {checkpoint}" if checkpoint.exists() else "no epoch had completed"
-        # (training.train removed the output folder if it made it and nothing was written)
-        print(f"\ninterrupted: {kept} (continue with --resume)", file=sys.stderr)
+        if world is None or world.is_main:  # (every rank is interrupted; one says so)
+            print(f"\n{interrupted_message(out / training.CHECKPOINT)}", file=sys.stderr)
         return 130
     return 0
+
+
+def interrupted_message(checkpoint):
+    """What ``ember train`` says on Ctrl-C: ``--resume`` only where a checkpoint exists to
+    resume from (training.train removed the output folder if it made it and nothing was
+    written)."""
+    if checkpoint.exists():
+        return f"interrupted: the last complete checkpoint is {checkpoint} (continue with --resume)"
+    return "interrupted before the first epoch ended: nothing was saved (run the command again to start over)"
 
 
 def json_option(text, flag):
