@@ -16,12 +16,14 @@ subcommand layout follows git's and pip's (one module per group of commands).
 # ``computes=False``; every other command gets ``--threads N`` and runs under NOTE [ The
 # CLI's thread policy ] (ember/utils/threads.py), announced in one line. ``main`` reports
 # every exception type in ``USER_ERRORS`` (and missing files) as one line
-# ``ember <command>: <message>`` with exit status 2; raise one of them (or
+# ``ember <command>: <message>`` with exit status 2, and so are writes the machine
+# refuses (``REFUSED_WRITES``: a read-only or full disk); raise one of them (or
 # ``CommandError``) for a user's mistake, and anything else stays a traceback (a bug).
 """
 
 import argparse
 import contextlib
+import errno
 import importlib
 import os
 import sys
@@ -45,15 +47,27 @@ USER_ERRORS = (
 # A missing, unreadable or misplaced file named on the command line.
 FILE_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 
+# Writes the machine refuses (a read-only or full file system, a quota): the user's to
+# fix, so one line too. Other OSErrors stay tracebacks.
+REFUSED_WRITES = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
 
 class CommandError(Exception):
     """A user's mistake on the command line; ``main`` prints it as one line (status 2)."""
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors are one line like every other mistake (argparse
+    prints the whole usage first; ``--help`` still shows it)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def build_parser():
     from ember import __version__
 
-    parser = argparse.ArgumentParser(prog="ember", description="ember: a small PyTorch-like framework")
+    parser = Parser(prog="ember", description="ember: a small PyTorch-like framework")
     parser.add_argument("--version", action="version", version=f"ember {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in COMMAND_MODULES:
@@ -106,6 +120,11 @@ def main(argv=None):
         with _thread_policy(args):
             return args.func(args)
     except user_errors() as exc:
+        print(f"ember {args.command}: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.errno not in REFUSED_WRITES:
+            raise
         print(f"ember {args.command}: {_one_line(exc)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `ember models | head`: the reader left; say nothing more

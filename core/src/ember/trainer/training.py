@@ -28,6 +28,7 @@ import functools
 import inspect
 import json
 import math
+import os
 import pathlib
 import sys
 import time
@@ -121,6 +122,19 @@ def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, 
         return _train(model_name, data, out, seed, resume, workers, progress, log, options, world)
 
 
+@contextlib.contextmanager
+def _naming(path):
+    """An OSError without a file name (a full disk, raised by a write) gets ``path``, so
+    ``ember train`` says which file could not be written (the previous one is intact:
+    NOTE [ Checkpoints and interruption ])."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None or not exc.errno:
+            raise
+        raise type(exc)(exc.errno, exc.strerror or os.strerror(exc.errno), str(path)) from exc
+
+
 def _train_loader(task, train_set, config, workers, seed, world):
     if world is None:
         return task.loader(train_set, config["batch_size"], train=True, workers=workers, seed=seed)
@@ -188,12 +202,16 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
         if config.get("quantize") == "qat":
             checkpoint["compression"] = {"quantize": "qat", "stage": "prepared"}
         if world is None or world.is_main:
-            out.mkdir(parents=True, exist_ok=True)
-            ember.save(checkpoint, out / CHECKPOINT)
+            with _naming(out):
+                out.mkdir(parents=True, exist_ok=True)
+            with _naming(out / CHECKPOINT):
+                ember.save(checkpoint, out / CHECKPOINT)
             if best_epoch(history, task.metric) == epoch + 1:
-                ember.save(checkpoint, out / BEST)
-            _write_json(out / METRICS, _metrics(model_name, data, config, seed, num_params,
-                                                history, task.metric))
+                with _naming(out / BEST):
+                    ember.save(checkpoint, out / BEST)
+            with _naming(out / METRICS):
+                _write_json(out / METRICS, _metrics(model_name, data, config, seed, num_params,
+                                                    history, task.metric))
     metrics = _metrics(model_name, data, config, seed, num_params, history, task.metric)
     if history:
         best = metrics["best"]
