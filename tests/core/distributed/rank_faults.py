@@ -24,6 +24,14 @@ elif mode == "kill" and rank == 1:
     os.kill(os.getpid(), 9)
 elif mode == "timeout" and rank == 1:
     time.sleep(600)  # never reaches the next all_reduce
+elif mode == "swallowed":  # rank 0 catches its timeout and ends normally: ember-mpi ends the job at exit
+    if rank == 1:
+        time.sleep(600)
+    try:
+        dist.all_reduce(t)
+    except dist.DistBackendError as exc:
+        print(f"rank 0 caught: {exc}", flush=True)
+        sys.exit(0)
 elif mode == "sleep":  # both ranks wait to be interrupted
     open(os.path.join(sys.argv[2], f"ready-{rank}"), "w").close()
     time.sleep(600)
