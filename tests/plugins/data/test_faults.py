@@ -245,3 +245,48 @@ def _running(pid):
 
 
 _ = ember
+
+
+BIG_BATCHES_PARENT = """
+import sys, time
+import numpy as np
+from ember.data import DataLoader, Dataset
+
+class Big(Dataset):  # 1 MiB a sample: a few batches fill the result pipe (64 KiB on Linux)
+    def __len__(self):
+        return 1000
+
+    def __getitem__(self, i):
+        return np.full(1 << 18, i, dtype=np.float32)
+
+iterator = iter(DataLoader(Big(), batch_size=2, num_workers=2, prefetch_factor=4))
+next(iterator)
+print(" ".join(str(w.pid) for w in iterator._workers), flush=True)
+time.sleep(600)  # reads nothing more: the workers' batches wait in the full pipe
+"""
+
+
+def test_main_process_killed_with_big_batches_in_flight_ends_workers(tmp_path):
+    # NOTE [ DataLoader worker shutdown ] point 4: a worker whose batches (over 64 KiB) sit
+    # in a full result pipe must still exit when its parent is SIGKILLed, as torch's do
+    import subprocess
+    import sys
+
+    script = tmp_path / "parent.py"
+    script.write_text(BIG_BATCHES_PARENT)
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(pid) for pid in parent.stdout.readline().split()]
+        time.sleep(1.0)  # the workers fill the pipe and their queues' buffers
+        assert len(pids) == 2 and all(_running(pid) for pid in pids)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 5
+        while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = [pid for pid in pids if _running(pid)]
+    finally:
+        parent.kill()
+    for pid in left:  # (do not leave them to the next test)
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], "workers outlived their killed parent"

@@ -112,6 +112,7 @@ def worker_loop(is_iterable, dataset, index_queue, result_queue, done_event,
     """The body of a worker process (the ``target`` of ``multiprocessing.Process``)."""
     global _worker_info
     where = f"in DataLoader worker process {worker_id}"
+    watchdog = _ParentWatchdog()
     try:
         signal_handling.set_worker_signal_handlers()
         seed = seed_worker(base_seed, worker_id)
@@ -131,7 +132,6 @@ def worker_loop(is_iterable, dataset, index_queue, result_queue, done_event,
 
         # -- the task loop --
         iteration_end = False
-        watchdog = _ParentWatchdog()
         while watchdog.is_alive():
             try:
                 message = index_queue.get(timeout=STATUS_CHECK_INTERVAL)
@@ -159,8 +159,9 @@ def worker_loop(is_iterable, dataset, index_queue, result_queue, done_event,
             del result, keys, message
     except KeyboardInterrupt:
         pass
-    if done_event.is_set():
-        # The main process is not reading any more: do not block exit on flushing.
+    if done_event.is_set() or not watchdog.is_alive():
+        # Nobody will read any more (the main process stopped, or died): do not block
+        # exit on flushing batches into a full pipe, which other workers keep open.
         result_queue.cancel_join_thread()
         result_queue.close()
 
