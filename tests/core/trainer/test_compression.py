@@ -57,8 +57,10 @@ def test_static_int8_of_a_cifar_resnet_is_3_5x_smaller_on_disk_and_reloads(check
     assert type(ember.zoo.create_model("resnet8_cifar", pretrained=checkpoint).layer1[0].conv1).__name__ == "Conv2d"
     dense = tmp_path / "dense_weights.pt"  # the float weights alone, as ember.save writes a state dict
     ember.save(ember.load(checkpoint)["model"], dense)
-    assert rows["after"]["bytes"] == (tmp_path / "out" / "compressed.pt").stat().st_size
+    assert rows["after"]["file_bytes"] == (tmp_path / "out" / "compressed.pt").stat().st_size
+    assert rows["after"]["bytes"] < rows["after"]["file_bytes"]  # the weights alone, without the file's metadata
     assert dense.stat().st_size / rows["after"]["bytes"] >= 3.5
+    assert rows["before"]["bytes"] / rows["after"]["bytes"] >= 3.4  # (float32 -> int8, its scales and zero points)
     loaded = ember.zoo.create_model("resnet8_cifar", pretrained=tmp_path / "out" / "compressed.pt").eval()
     assert type(loaded.layer1[0].conv1).__name__ == "Conv2d" and loaded.layer1[0].conv1._relu
     assert type(loaded.fc).__module__.startswith("ember_quantization")  # the classifier is int8 too
@@ -147,3 +149,24 @@ def test_a_checkpoint_of_another_model_is_refused_by_name(checkpoint, tmp_path):
     with pytest.raises(ZooError, match="is a checkpoint of model 'resnet8_cifar', not 'transformer_seq2seq_tiny'"):
         compression.compress("transformer_seq2seq_tiny", checkpoint, "reverse", tmp_path / "out", quantize="dynamic",
                              log=lambda line: None)
+
+
+def test_the_table_compares_weights_with_weights_and_counts_parameters_as_train(tmp_path):
+    """NOTE [ Like with like in the compression table ]: a training checkpoint holding
+    AdamW's state is twice the model; the "before" row measures the model alone, and
+    counts what ``ember train`` prints as its parameters."""
+    from ember.trainer import training
+
+    lines = []
+    training.train("resnet8_cifar", "digits", tmp_path / "run", epochs=1, batch_size=256, train_fraction=0.25,
+                   optimizer="adamw", progress=False, log=lines.append)
+    trained = int(lines[0].split(":")[1].split("parameters")[0].replace(",", ""))
+    weights = tmp_path / "run" / "checkpoint.pt"
+    rows = dict(compression.compress("resnet8_cifar", weights, "digits", tmp_path / "out", prune=0.2,
+                                     finetune_epochs=0, log=lambda line: None))
+    assert rows["before"]["parameters"] == rows["after"]["parameters"] == trained
+    model = ember.zoo.create_model("resnet8_cifar", pretrained=weights)
+    assert trained == sum(p.numel() for p in model.parameters())
+    assert weights.stat().st_size > 2 * rows["before"]["bytes"]  # the optimizer's moments are no part of it
+    # pruning zeroes weights but stores them all: the weights' bytes barely move
+    assert 0.95 <= rows["after"]["bytes"] / rows["before"]["bytes"] <= 1.05

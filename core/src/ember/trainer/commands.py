@@ -277,8 +277,7 @@ def add_compress_command(sub):
     add_distillation_arguments(p)
     p.add_argument("--student-overrides", metavar="JSON",
                    help='builder keywords for the student, e.g. \'{"width": 4}\'')
-    p.add_argument("--finetune-epochs", type=whole_number(0), default=1,
-                   help="fine-tune (or, distilling, training) epochs")
+    p.add_argument("--finetune-epochs", type=int, default=1, help="fine-tune (or, distilling, training) epochs")
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="folder for compressed.pt")

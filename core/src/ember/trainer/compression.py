@@ -105,13 +105,23 @@ def finetune(task, model, loader, epochs, lr):
             optimizer.step()
 
 
+# NOTE [ Like with like in the compression table ]
+# Both rows of ``ember compress``'s table measure the model alone. "parameters" counts
+# what ``ember train`` counts, ``model.parameters()``, plus the weights and biases of
+# int8 layers (packed, they are not Parameters); buffers such as BatchNorm's running
+# statistics are not parameters, in either. "bytes" is the size of the model's state
+# dict written as ``compressed.pt`` writes it (NOTE [ One storage per dtype in a
+# compressed checkpoint ]): a training checkpoint's file also holds the optimizer's
+# state (AdamW's two moments double it), which is no part of the model, so its size
+# would make any compression look twice as good as it is.
 def measure(task, model, loader, path=None):
-    """One table row: parameters, non-zeros, bytes on disk, the task's metric, inference seconds."""
+    """One table row: parameters, non-zeros, the weights' bytes, the task's metric,
+    inference seconds (NOTE [ Like with like in the compression table ]); with ``path``,
+    also ``file_bytes``, the size of that file."""
     import ember
 
-    tensors = [t for t in list(model.parameters()) + list(model.buffers()) if t.dtype.is_floating_point]
     int8 = [m for m in model.modules() if hasattr(m, "_weight") and hasattr(m._weight, "int_repr")]
-    tensors += [m._bias for m in int8 if m._bias is not None]
+    tensors = list(model.parameters()) + [m._bias for m in int8 if m._bias is not None]
     count = sum(t.numel() for t in tensors) + sum(m._weight.numel() for m in int8)
     nonzero = sum(int((t != 0).sum()) for t in tensors)
     nonzero += sum(int((m._weight.dequantize() != 0).sum()) for m in int8)
@@ -120,8 +130,19 @@ def measure(task, model, loader, path=None):
     with ember.no_grad():
         metrics = task.evaluate(model, loader)
     seconds = time.perf_counter() - started
-    return {"parameters": count, "nonzero": nonzero, "bytes": path.stat().st_size if path else None,
-            "metric": metrics[task.metric], "seconds": seconds}
+    return {"parameters": count, "nonzero": nonzero, "bytes": weights_bytes(model), "metric": metrics[task.metric],
+            "seconds": seconds, "file_bytes": path.stat().st_size if path else None}
+
+
+def weights_bytes(model):
+    """The bytes of ``model``'s state dict as ``compressed.pt`` stores it."""
+    import io
+
+    import ember
+
+    buffer = io.BytesIO()
+    ember.save(share_storages(model.state_dict()), buffer)
+    return buffer.tell()
 
 
 def compress(model_name, weights, data, out, prune=None, method="l1", quantize=None, finetune_epochs=1,
@@ -179,8 +200,7 @@ def _compress(model_name, weights, data, out, prune, method, quantize, finetune_
     if distill_from is not None:  # the training loop with the distillation criterion
         if teacher_weights is None:
             raise ZooError("--distill-from needs --teacher-weights CKPT")
-        before = measure(task, create_model(distill_from, pretrained=teacher_weights), val_loader,
-                         pathlib.Path(teacher_weights))
+        before = measure(task, create_model(distill_from, pretrained=teacher_weights), val_loader)
         distill(distill_from, teacher_weights, model_name, data, out / "student", student_overrides=student_overrides,
                 epochs=max(finetune_epochs, 1), seed=seed, log=log, **distill_options)
         weights = out / "student" / "best.pt"
@@ -189,7 +209,7 @@ def _compress(model_name, weights, data, out, prune, method, quantize, finetune_
     with fitting(task, model_name, data):  # data the model cannot take: one line, before any work
         check_fits(task, model, val_loader, model_name, data)
     if distill_from is None:
-        before = measure(task, model, val_loader, pathlib.Path(weights))
+        before = measure(task, model, val_loader)
     record = {"distilled_from": distill_from} if distill_from else {}
     if prune is not None:
         targets = prune_model(model, prune, method)
