@@ -299,6 +299,28 @@ def test_complex_tensors_load_and_save_both_ways(dtype):
     assert torch.equal(back, source)
 
 
+@pytest.mark.parametrize("weights_only", [True, False])
+@pytest.mark.parametrize("make, what", [
+    (lambda: torch.ones(3, dtype=torch.uint16), "_rebuild_tensor_v3: uint16"),
+    (lambda: torch.ones(3, dtype=torch.uint32), "_rebuild_tensor_v3: uint16, uint32"),
+    (lambda: torch.ones(3, dtype=torch.uint64), "uint64"),
+    (lambda: torch.ones(3).to(torch.float8_e4m3fn), "float8_e4m3fn"),
+    (lambda: torch.ones(3).to(torch.float8_e5m2), "float8_e5m2"),
+    (lambda: torch.sparse_coo_tensor([[0, 2]], [1.0, 2.0], (3,)), "a sparse tensor"),
+], ids=["uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "sparse"])
+@pytest.mark.filterwarnings("ignore:Sparse invariant checks:UserWarning")
+def test_valid_torch_files_ember_cannot_load_say_what_is_unsupported(make, what, weights_only):
+    """torch loads these; ember names what it lacks, and does not suggest weights_only=False,
+    which would fail the same way."""
+    data = _torch_bytes({"w": make()})
+    assert torch.load(io.BytesIO(data), weights_only=True)["w"].shape == (3,)
+    with pytest.raises(CheckpointError) as error:
+        ember.load(io.BytesIO(data), weights_only=weights_only)
+    message = str(error.value)
+    assert what in message and "ember cannot load it, with weights_only=True or False" in message
+    assert "will likely succeed" not in message
+
+
 @pytest.mark.filterwarnings("ignore:`torch.jit.(script|save)` is deprecated:DeprecationWarning")
 def test_legacy_and_torchscript_files_are_refused_clearly(tmp_path):
     buffer = io.BytesIO()

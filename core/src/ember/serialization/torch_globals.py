@@ -295,7 +295,26 @@ def _build_table():
     for name in ("complex64", "complex128", "cfloat", "cdouble", "uint16", "uint32", "uint64",
                  "float8_e4m3fn", "float8_e5m2"):
         table["torch", name] = Refused(f"torch.{name} has no ember dtype")
+    table.update(UNSUPPORTED)
     return table
+
+
+# Valid torch checkpoints that ember cannot load with weights_only=True or False: the
+# refusal names what is missing, and never suggests weights_only=False (which torch's
+# message does, for names it merely does not trust).
+_EITHER_WAY = "ember cannot load it, with weights_only=True or False"
+UNSUPPORTED = {
+    ("torch._utils", "_rebuild_tensor_v3"): Refused(
+        "the checkpoint holds a tensor of a dtype torch saves without a typed storage "
+        "(torch._utils._rebuild_tensor_v3: uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, ...), none of "
+        f"which ember has; {_EITHER_WAY} (convert it in torch first, e.g. t.to(torch.int64) or t.float())"),
+    ("torch._utils", "_rebuild_sparse_tensor"): Refused(
+        f"the checkpoint holds a sparse tensor (torch._utils._rebuild_sparse_tensor); ember has no sparse layouts, "
+        f"so {_EITHER_WAY} (save t.to_dense() in torch instead)"),
+    ("torch._utils", "_rebuild_nested_tensor"): Refused(
+        f"the checkpoint holds a nested tensor (torch._utils._rebuild_nested_tensor); ember has none, so "
+        f"{_EITHER_WAY}"),
+}
 
 
 TORCH_GLOBALS = _build_table()
