@@ -198,3 +198,24 @@ def test_the_model_a_checkpoint_looks_like_is_found_among_every_zoo_model(capsys
     ember.save(ember.zoo.create_model("wide_resnet101_2").state_dict(), path)
     line = one_line_error(capsys, "eval", "resnet8_cifar", "--weights", path, "--data", "digits")
     assert line.endswith("it looks like a checkpoint of 'wide_resnet101_2'")
+
+
+@pytest.mark.parametrize("name, qualname", [("silu", "activation::silu"), ("batch_norm", "norm::batch_norm"),
+                                            ("mse_loss", "loss::mse_loss")])
+def test_explain_finds_a_plugins_op_by_its_torch_name(capsys, name, qualname):
+    status, out, _ = ember_cli(capsys, "explain", name)
+    lines = out.splitlines()
+    assert status == 0 and lines[0] == f"{name} is {qualname} in ember, defined by a plugin (torch: aten::{name})"
+    assert lines[1].startswith(f"{qualname}(")
+    status, out, _ = ember_cli(capsys, "explain", "relu")  # aten's op first, as before
+    assert status == 0 and out.startswith("aten::relu(")
+
+
+def test_the_cli_names_the_python_split_it_calls_validation(capsys, run_dir, tmp_path):
+    """digits has no "val" split: ember validates on "test", and says so."""
+    status, out, _ = ember_cli(capsys, "eval", "resnet8_cifar", "--weights", run_dir / "checkpoint.pt")
+    assert status == 0 and out.startswith("resnet8_cifar on digits, validation (the 'test' split): loss ")
+    lines = []
+    training.train("resnet8_cifar", "shapes", tmp_path / "shapes", epochs=1, batch_size=256, train_fraction=0.05,
+                   progress=False, log=lines.append)
+    assert "1,000 validation samples (the 'val' split)" in lines[0]  # shapes has one

@@ -122,14 +122,14 @@ def main(argv=None):
     except user_errors() as exc:
         print(f"ember {args.command}: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `ember models | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except OSError as exc:
         if exc.errno not in REFUSED_WRITES:
             raise
         print(f"ember {args.command}: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # `ember models | head`: the reader left; say nothing more
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
 
 
 @contextlib.contextmanager

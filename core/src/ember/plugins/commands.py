@@ -131,6 +131,12 @@ def cmd_explain(args):
         found = ops.get(f"aten::{ALIASES[short]}")
         if found is not None:
             print(f"{qualname} is computed by aten::{ALIASES[short]} in ember (as in torch, where it is a composite)")
+    if found is None and "::" not in args.op:  # a plugin's op: torch's aten::silu is ember's activation::silu
+        namesakes = sorted(key for key in ops if key.rpartition("::")[2] == short)
+        if namesakes:
+            found = ops[namesakes[0]]
+            others = f" (also: {', '.join(namesakes[1:])})" if len(namesakes) > 1 else ""
+            print(f"{args.op} is {namesakes[0]} in ember, defined by a plugin (torch: aten::{short}){others}")
     if found is None:
         close = suggestions(qualname, ops)
         hint = f"; did you mean: {', '.join(close)}" if close else ""

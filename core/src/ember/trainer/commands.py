@@ -163,7 +163,7 @@ def cmd_eval(args):
         print(json.dumps(metrics, indent=2))
     else:
         shown = ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in metrics.items())
-        print(f"{args.model} on {data} (validation): {shown}")
+        print(f"{args.model} on {data}, validation{training.validation_note(args.model, data, args.seed)}: {shown}")
     return 0
 
 
@@ -241,7 +241,8 @@ def add_commands(sub):
     p.set_defaults(func=cmd_train)
     # (The model's recipe, `ember models --json`, gives every default these options override.)
 
-    p = sub.add_parser("eval", help="evaluate a checkpoint on a dataset's validation split")
+    p = sub.add_parser("eval", help="evaluate a checkpoint on a dataset's validation split (its \"val\" split, or "
+                                    "\"test\" where it has none)")
     p.add_argument("model")
     p.add_argument("--weights", required=True, help="checkpoint file (ember or PyTorch)")
     p.add_argument("--data", help="dataset name (default: the one the checkpoint was trained on)")

@@ -175,7 +175,7 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
     net = model if world is None else world.wrap(model)
     num_params = sum(p.numel() for p in model.parameters())
     log(f"{model_name}: {num_params:,} parameters; {data}: {len(train_set):,} train / {len(val_set):,} validation "
-        f"samples; {config['optimizer']} lr {config['lr']}, {config['scheduler']} schedule, "
+        f"samples{split_note(val_set)}; {config['optimizer']} lr {config['lr']}, {config['scheduler']} schedule, "
         f"batch {config['batch_size']}, {config['epochs']} epochs")
     if config.get("distill_from"):
         log(f"distilled from {config['distill_from']} ({config['teacher_weights']}): temperature "
@@ -382,6 +382,20 @@ def evaluate(model_name, weights, data, batch_size=256, workers=0, seed=0):
     with fitting(task, model_name, data):
         check_fits(task, model, loader, model_name, data)
     return task.evaluate(model, loader)
+
+
+def split_note(dataset):
+    """`` (the 'test' split)``: which split of an ember.data dataset is validated on (the CLI
+    says "validation", the Python name is the split's), or "" for a task's own data."""
+    split = getattr(dataset, "split", None)
+    return f" (the {split!r} split)" if isinstance(split, str) else ""
+
+
+def validation_note(model_name, data, seed=0):
+    """``split_note`` of the validation set ``evaluate`` uses."""
+    from ember.zoo import get_task
+
+    return split_note(get_task(model_name).datasets(data, seed=seed)[1])
 
 
 def predict(model_name, weights, input, out_dir=None, top_k=5):

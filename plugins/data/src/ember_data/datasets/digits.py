@@ -42,6 +42,7 @@ class Digits(Dataset):
         self.data = images[chosen].reshape(-1, 1, 8, 8)
         self.targets = labels[chosen]
         self.transform = transform
+        self.split = split  # (ember train and eval name the split they validate on)
 
     def __len__(self):
         return len(self.targets)

@@ -37,6 +37,7 @@ class PydocText(Dataset):
         else:
             raise ValueError(f"split must be 'train' or 'test', but got {split!r}")
         self.block_size = block_size
+        self.split = split
         self.seed = seed  # the text is fixed; kept for the common load_dataset signature
 
     @property
