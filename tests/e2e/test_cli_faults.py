@@ -8,6 +8,7 @@ a known exit status (ember/cli.py ``main``, ember/trainer/commands.py, ember/dis
 import errno
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -200,6 +201,8 @@ def test_ctrl_c_on_two_ranks_is_one_line_advising_resume(tmp_path):
     assert status == 130 and lines == [f"interrupted: the last complete checkpoint is {checkpoint} "
                                        "(continue with --resume)"], err
     assert "mpiexec" not in out + err
+    # a data-parallel run's rate is the job's, and per rank
+    assert re.search(r"^epoch 1/20: .*, \d+ samples/s in all, \d+ per rank\)$", out, re.M), out
 
 
 def test_ctrl_c_on_two_ranks_before_the_first_epoch(tmp_path):

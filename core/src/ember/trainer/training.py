@@ -191,6 +191,8 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
         record["val"] = task.evaluate(model, val_loader)
         record["val_seconds"] = time.perf_counter() - started
         history.append(record)
+        if world is not None:  # each rank saw its share: the job's rate is world.size times this rank's
+            record["ranks"] = world.size
         log(_epoch_line(record, config["epochs"], task.metric))
         checkpoint = {"model": model.state_dict(), "model_name": model_name,
                       "model_overrides": meta["model_overrides"], "data": meta,
@@ -452,7 +454,16 @@ def _epoch_line(record, epochs, metric):
     val = record["val"]
     return (f"epoch {record['epoch']}/{epochs}: train loss {record['train_loss']:.4f}, "
             f"val loss {val['loss']:.4f}, val {metric} {val[metric]:.4f} "
-            f"({record['seconds']:.1f} s, {record['samples_per_second']:.0f} samples/s)")
+            f"({record['seconds']:.1f} s, {_rate(record)})")
+
+
+def _rate(record):
+    """Samples per second: of the job, and per rank in a data-parallel run (whose ranks
+    each train on ``1 / ranks`` of the epoch in the same time)."""
+    ranks = record.get("ranks", 1)
+    if ranks == 1:
+        return f"{record['samples_per_second']:.0f} samples/s"
+    return f"{record['samples_per_second'] * ranks:.0f} samples/s in all, {record['samples_per_second']:.0f} per rank"
 
 
 def _metrics(model_name, data, config, seed, num_params, history, metric):
