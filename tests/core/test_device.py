@@ -56,6 +56,15 @@ def test_bad_devices_raise_like_torch(args):
         assert str(got.value) == str(expected.value)
 
 
+@pytest.mark.parametrize("make", [lambda lib: lib.ones(2, device="gpu"), lambda lib: lib.zeros(1).to("gpu")])
+def test_a_device_type_torch_does_not_know_gets_torchs_message(make):
+    with pytest.raises(RuntimeError) as expected:
+        make(torch)
+    with pytest.raises(RuntimeError) as actual:
+        make(ember)
+    assert str(actual.value).startswith(str(expected.value))  # then: no ember plugin registers it either
+
+
 def test_devices_are_interned_equal_hashable_and_picklable():
     assert ember.device("cuda:1") is ember.device("cuda", 1) is ember.device(ember.device("cuda:1"))
     assert ember.device("cpu") != ember.device("cpu", 0)

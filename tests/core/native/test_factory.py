@@ -374,3 +374,13 @@ def test_frombuffer_refuses_what_torch_refuses():
             lib.frombuffer(bytearray(6), dtype=lib.float32)
         with pytest.raises(ValueError, match="must not be 0"):
             lib.frombuffer(bytearray(0), dtype=lib.float32)
+
+
+@pytest.mark.parametrize("data", [[[1, 2], [3]], [[1], [2, 3]], [[[1, 2], [3, 4]], [[5, 6], [7]]], [[1, 2], []],
+                                  [[1.0, 2.0], 3.0], ([1, 2], (3,))], ids=str)
+def test_ragged_data_gives_torchs_message(data):
+    with pytest.raises(Exception) as expected:
+        torch.tensor(data)
+    with pytest.raises(expected.type) as actual:
+        ember.tensor(data)
+    assert str(actual.value) == str(expected.value)

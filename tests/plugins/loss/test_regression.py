@@ -136,3 +136,18 @@ def test_mse_is_one_graph_node():
     x = ember.randn(3, requires_grad=True)
     loss = ember.nn.functional.mse_loss(x, ember.zeros(3))
     assert loss.grad_fn.next_functions[0][0] is x._get_grad_accumulator()
+
+
+@pytest.mark.parametrize("name", list(LOSSES))
+@pytest.mark.parametrize("shapes", [((3,), (2,)), ((2, 3), (4, 3)), ((4, 2), (3, 1, 5))], ids=str)
+def test_shapes_that_do_not_broadcast_give_torchs_message(name, shapes):
+    import torch
+
+    messages = []
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the different-size warning both give first)
+            with pytest.raises(RuntimeError) as error:
+                call(name, **LOSSES[name])(lib, lib.ones(shapes[0]), lib.ones(shapes[1]))
+        messages.append(str(error.value))
+    assert messages[1] == messages[0]

@@ -143,13 +143,42 @@ def _to_host_nested(data):
 
 def _python_data_to_array(data):
     """Nested Python data as a NumPy array of its natural type (bool, int64, float64)."""
+    host = _to_host_nested(data)
     try:
-        values = np.array(_to_host_nested(data))
+        values = np.array(host)
     except OverflowError:
         values = None
+    except ValueError:  # ragged: NumPy's "inhomogeneous shape", said as torch says it
+        _check_rectangular(host)
+        raise
     if values is None or values.dtype.kind == "O" or values.dtype == np.uint64:  # NumPy's fallbacks past int64
         raise ValueError("Overflow when unpacking long long")
     return values
+
+
+def _is_sequence(x):
+    return isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.ndim > 0)
+
+
+def _check_rectangular(data):
+    """torch's error for ragged nested data: the sizes are read down the first elements
+    (``[[1, 2], [3]]`` is 2 x 2), then every sequence is checked against them, depth first."""
+    sizes, first = [], data
+    while _is_sequence(first):
+        sizes.append(len(first))
+        if not len(first):
+            break
+        first = first[0]
+    stack = [(data, 0)]
+    while stack:
+        x, dim = stack.pop()
+        if dim == len(sizes):
+            continue
+        if not _is_sequence(x):
+            raise TypeError("not a sequence")
+        if len(x) != sizes[dim]:
+            raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(x)})")
+        stack.extend((item, dim + 1) for item in reversed(list(x)))
 
 
 def _check_fits(values, d):

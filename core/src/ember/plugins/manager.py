@@ -74,6 +74,11 @@ SLOW_IMPORT_SECONDS = 2.0  # NOTE [ Failing plugins ]: a slower import is named 
 # The distribution to install for a device type nobody registered.
 BACKEND_DISTRIBUTIONS = {"cpu": "ember-numpy", "cuda": "ember-cupy"}
 
+# The device types torch.device accepts (c10/core/DeviceType.cpp, v2.13), in its
+# message's order: a name outside them gets torch's error ("gpu" is not a device type).
+TORCH_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
+                      "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
 # The distributions of this repository (tests/core/plugins checks this against its
 # pyproject files): they load before any other, see NOTE [ Name clashes between plugins ].
 FIRST_PARTY = frozenset({
@@ -415,6 +420,9 @@ class PluginRegistry:
         return f"{plugin_name!r} ({dist})" if dist else repr(plugin_name)
 
     def _missing_backend_message(self, device_type):
+        if device_type not in TORCH_DEVICE_TYPES:  # a name torch does not know either ("gpu"): torch's words
+            return (f"Expected one of {', '.join(TORCH_DEVICE_TYPES)} device type at start of device string: "
+                    f"{device_type} (and no ember plugin registers a backend for it)")
         dist = BACKEND_DISTRIBUTIONS.get(device_type)
         message = f"no ember backend is installed for device type '{device_type}'."
         broken = [i for i in self.infos.values() if i.status != "ok" and dist and i.distribution == dist]

@@ -339,6 +339,18 @@ def test_broadcast_shapes():
         ember.broadcast_shapes((2,), (3,))
 
 
+@pytest.mark.parametrize("shapes", [((2, 3), (4, 3)), ((3, 1), (1, 4), (5, 4)), ((3,), (2,)), ((5, 2), (3,)),
+                                    (3, (2,))], ids=str)
+def test_broadcast_mismatches_give_torchs_messages(shapes):
+    for call in (lambda lib: lib.broadcast_shapes(*shapes),
+                 lambda lib: lib.broadcast_tensors(*[lib.ones(s) for s in shapes])):
+        with pytest.raises(RuntimeError) as expected:
+            call(torch)
+        with pytest.raises(RuntimeError) as actual:
+            call(ember)
+        assert str(actual.value) == str(expected.value)
+
+
 def test_flip_of_0d_out_of_range_raises_like_torch():
     assert_parity(lambda lib, x: lib.flip(x, (1,)), make_tensor(()))
 

@@ -27,20 +27,26 @@ def broadcast_shapes(*shapes):
         raise ValueError("Attempting to broadcast a dimension with negative length!")
     ndim = 0 if not shapes else max(len(s) for s in shapes)
     result = [1] * ndim
-    for shape in shapes:
+    for index, shape in enumerate(shapes):
         for i, s in enumerate(shape):
             j = ndim - len(shape) + i
             if result[j] == 1:
                 result[j] = s
             elif s != 1 and s != result[j]:
-                raise RuntimeError("Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
-                                   "between arg 0 and arg 1.")
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {s} at {j - ndim}! Mismatching "
+                                   f"argument at index {index} had {shape}; but expected shape should be "
+                                   f"broadcastable to {result}")
     from ember.tensor import Size
 
     return Size(result)
 
 
 def broadcast_tensors(*tensors):
+    from ember.native.pointwise.binary import broadcast_error  # (the pointwise family's wording, as torch's)
+
+    mismatch = broadcast_error(*tensors)
+    if mismatch is not None:
+        raise mismatch
     shape = broadcast_shapes(*(t.shape for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
 
