@@ -84,9 +84,9 @@ def test_the_default_device_is_cpu_served_by_ember_numpy():
 def test_cuda_is_not_available_here_like_torch():
     assert ember.cuda.is_available() is torch.cuda.is_available() is False
     assert ember.cuda.device_count() == torch.cuda.device_count() == 0
-    with pytest.raises(RuntimeError, match="pip install ember-cupy|no cuda device is available"):
+    with pytest.raises(RuntimeError, match=r"\(ember-cupy\)|no cuda device is available"):
         ember.cuda.synchronize()
-    with ember.plugins.registry.without("cupy"), pytest.raises(RuntimeError, match="pip install ember-cupy"):
+    with ember.plugins.registry.without("cupy"), pytest.raises(RuntimeError, match=r"plugins/cupy' \(ember-cupy\)"):
         ember.cuda.synchronize()
 
 

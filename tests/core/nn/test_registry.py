@@ -11,6 +11,7 @@ import ember
 from ember.native.support.builtin_plugin import CORE_MODULES
 from ember.plugins import PluginError, registry
 from ember.plugins.forwarding import PROVIDED_BY as _PROVIDED_BY
+from ember.plugins.manager import install_hint
 
 PROVIDED_BY = {catalogue: _PROVIDED_BY[catalogue] for catalogue in ("modules", "functionals")}
 
@@ -136,8 +137,8 @@ def test_names_of_uninstalled_plugins_say_what_to_install():
         if distribution is not None:
             folder = "plugins/" + distribution.removeprefix("ember-")
             assert found[name].endswith(f"is provided by the distribution {distribution}, which is not installed. "
-                                        f"Install it with: pip install {distribution} (from a clone of the ember "
-                                        f"repository: pip install -e {folder})")
+                                        f"Install it with: {install_hint(distribution)}")
+            assert f"/{folder}' ({distribution})" in found[name]
 
 
 def test_the_table_knows_every_name_the_first_party_plugins_register():

@@ -182,7 +182,7 @@ def test_autoload_off_loads_no_entry_point(site):
         {LIST_PLUGINS}
     """, path=[site], env={"EMBER_PLUGINS_AUTOLOAD": "0"})
     assert "no ember backend is installed for device type 'cpu'" in result.stderr
-    assert "pip install ember-numpy" in result.stderr
+    assert "pip install -e '" in result.stderr and "plugins/numpy' (ember-numpy)" in result.stderr
     infos = plugins_json(result)
     assert sorted(infos) == ["ember", "ember_numpy"]
     assert infos["ember_numpy"]["distribution"] is None and infos["ember_numpy"]["registered"] == {
@@ -282,10 +282,11 @@ def test_one_plugin_registering_a_name_twice_is_an_error():
 
 
 def test_a_missing_backend_names_the_distribution_to_install():
-    with ember.plugins.registry.without("cupy"), pytest.raises(RuntimeError,
-                                                                 match="device type 'cuda'.*pip install ember-cupy"):
+    registry.plugin_infos()  # discovery first: ``without`` takes out a plugin already loaded
+    cupy_hint = r"device type 'cuda'.*pip install -e .*plugins/cupy' \(ember-cupy\)"
+    with ember.plugins.registry.without("cupy"), pytest.raises(RuntimeError, match=cupy_hint):
         ember.zeros(2, device="cuda")
-    with pytest.raises(RuntimeError, match="device type 'npu'.*ember plugins"):
+    with pytest.raises(RuntimeError, match="device string: npu .*no ember plugin registers a backend.*ember plugins"):
         ember.zeros(2, device="npu")
 
 
@@ -399,14 +400,24 @@ def test_first_party_is_the_repositorys_distributions():
 
 @pytest.mark.parametrize("distribution, folder", [("ember-norm", "plugins/norm"), ("ember-zoo-yolo", "zoo/yolo"),
                                                   ("ember-core", "core")])
-def test_install_hints_say_how_to_install_from_the_repository(distribution, folder):
+def test_install_hints_say_how_to_install_from_the_repository(distribution, folder, monkeypatch):
+    """ember's distributions are on no package index: the hint is the exact command, with
+    this Python's pip and the path of the folder in the clone ember runs from."""
+    import pathlib
+
+    from ember.plugins import manager
     from ember.plugins.lookup import missing_message
     from ember.plugins.manager import install_hint
 
-    assert install_hint(distribution) == (f"pip install {distribution} (from a clone of the ember repository: "
-                                          f"pip install -e {folder})")
+    clone = pathlib.Path(__file__).resolve().parents[3]
+    assert manager.clone_root() == clone and (clone / folder / "pyproject.toml").is_file()
+    assert install_hint(distribution) == f"{sys.executable} -m pip install -e '{clone / folder}' ({distribution})"
+    assert install_hint("ember-core", extra="onnx") == f"{sys.executable} -m pip install -e '{clone}/core[onnx]' " \
+                                                       "(ember-core)"
     assert install_hint("ember-thirdparty") == "pip install ember-thirdparty"
     with registry.without("norm"):
         message = missing_message("BatchNorm2d", "ember.nn", "ember-norm")
-    assert message.endswith("Install it with: pip install ember-norm (from a clone of the ember repository: "
-                            "pip install -e plugins/norm)")
+    assert message.endswith(f"Install it with: {install_hint('ember-norm')}")
+    monkeypatch.setattr(manager, "clone_root", lambda: None)  # installed from wheels: what to run in a clone
+    assert install_hint(distribution) == (f"pip install -e '{folder}' in a clone of the ember repository "
+                                          f"({distribution} is on no package index)")

@@ -77,7 +77,7 @@ def test_the_plugin_registers_the_cuda_backend_whatever_the_machine():
 
 
 @pytest.mark.parametrize(("case", "reason"), [
-    ("no_cupy", r"CuPy is not installed.*pip install 'ember-cupy\[cuda12\]'"),
+    ("no_cupy", r"CuPy is not installed.*pip install -e '.*plugins/cupy\[cuda12\]' \(ember-cupy\)"),
     ("cupy_without_driver", r"CUDA is not usable: _CUDARuntimeError: cudaErrorInsufficientDriver.*no NVIDIA driver"),
 ])
 def test_unavailable_with_the_reason(request, case, reason):

@@ -137,13 +137,14 @@ PROBE = """
 
 def test_without_ember_optim_the_error_says_what_to_install():
     found = run_ember(PROBE, EMBER_PLUGINS_AUTOLOAD="0")
+    from ember.plugins.manager import install_hint
+
     assert found["AdamW"] == ("module 'ember.optim' has no attribute 'AdamW': 'AdamW' is provided by the distribution "
-                              "ember-optim, which is not installed. Install it with: pip install ember-optim "
-                              "(from a clone of the ember repository: pip install -e plugins/optim)")
+                              f"ember-optim, which is not installed. Install it with: {install_hint('ember-optim')}")
     assert found["OneCycleLR"].startswith("module 'ember.optim.lr_scheduler' has no attribute 'OneCycleLR': ")
-    assert found["AveragedModel"].endswith("pip install -e plugins/optim)")
+    assert found["AveragedModel"].endswith("/plugins/optim' (ember-optim)")
     assert found["Lion"] == "module 'ember.optim' has no attribute 'Lion'"
-    assert "pip install ember-optim" in found["create"]
+    assert install_hint("ember-optim") in found["create"]
 
 
 def test_a_disabled_ember_optim_is_named():

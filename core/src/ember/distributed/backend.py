@@ -62,7 +62,9 @@ def find_backend(name):
             return entry.obj, key
     known = ", ".join(sorted(catalogue)) or "none"
     dist = DISTRIBUTIONS.get(wanted, DISTRIBUTIONS["mpi"] if wanted == "cpu" else None)
-    hint = f" Install it with: pip install {dist}" if dist else ""
+    from ember.plugins.manager import install_hint
+
+    hint = f" Install it with: {install_hint(dist)}" if dist else ""
     raise DistError(f"no ember communication backend named {name!r} is installed (installed: {known}).{hint}")
 
 

@@ -82,8 +82,10 @@ def find_mpiexec(explicit=None):
     for candidate in candidates:
         if candidate and os.path.exists(candidate):
             return candidate
+    from ember.plugins.manager import install_hint
+
     raise SystemExit("ember run: no mpiexec found beside this Python or on PATH; install MPI with "
-                     "`pip install ember-mpi` (it brings the mpich wheel)")
+                     f"`{install_hint('ember-mpi')}` (it brings the mpich wheel)")
 
 
 def _is_hydra(mpiexec):

@@ -2,7 +2,7 @@
 runtime.
 
 PyTorch counterpart: torch/onnx/__init__.py (v2.13). The ``onnx`` package is an
-optional dependency: ``pip install 'ember-core[onnx]'``.
+optional dependency: ``pip install -e 'core[onnx]'`` in a clone (onnx and onnxruntime).
 """
 
 from ember.onnx.utils import DEFAULT_OPSET, OnnxExporterError, export

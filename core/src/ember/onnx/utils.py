@@ -78,7 +78,10 @@ def _import_onnx():
     try:
         import onnx
     except ImportError:
-        raise ImportError("ember.onnx.export needs the onnx package: pip install 'ember-core[onnx]'") from None
+        from ember.plugins.manager import install_hint
+
+        raise ImportError("ember.onnx.export needs the onnx package (and onnxruntime, to run what it writes): "
+                          f"{install_hint('ember-core', extra='onnx')}") from None
     return onnx
 
 

@@ -165,8 +165,10 @@ class Imported:
         try:
             return importlib.import_module(self.target)
         except ImportError as exc:
+            from ember.plugins.manager import install_hint
+
             raise ImportError(f"{namespace} is provided by the {self.distribution} distribution ({self.target}), "
-                              f"which is not installed: pip install {self.distribution}") from exc
+                              f"which is not installed: {install_hint(self.distribution)}") from exc
 
     def get(self, namespace, name):
         try:
@@ -225,6 +227,18 @@ FORWARDERS = {
 }
 
 
+# NOTE [ from ember.utils.data import DataLoader ]
+# Python turns an AttributeError raised by a module's ``__getattr__`` during
+# ``from M import N`` into a bare "cannot import name 'N' from 'M'", dropping the
+# message that said which distribution to install. In the namespaces whose every name
+# comes from ember-data, a name of a missing (or broken) distribution is therefore an
+# ImportError, which ``from`` lets through: in a core-only install,
+# ``from ember.utils.data import DataLoader`` names ember-data and the command that
+# installs it. Elsewhere (``ember.nn``, ``ember.optim``) it stays an AttributeError, so
+# ``hasattr`` keeps answering False.
+IMPORT_ERROR_NAMESPACES = frozenset({"ember.data", "ember.utils.data"})
+
+
 def forwarder(namespace):
     """``(__getattr__, __dir__)`` for the module ``namespace``, as its FORWARDERS row says."""
     source = FORWARDERS[namespace]
@@ -232,7 +246,15 @@ def forwarder(namespace):
     def __getattr__(name):
         if name.startswith("__"):  # dunder probes (hasattr(m, "__wrapped__"), copy, pickle) never reach the registry
             raise AttributeError(f"module {namespace!r} has no attribute {name!r}")
-        return source.get(namespace, name)
+        if namespace not in IMPORT_ERROR_NAMESPACES:
+            return source.get(namespace, name)
+        from ember.plugins.lookup import NotProvidedError
+
+        try:
+            return source.get(namespace, name)
+        except NotProvidedError as exc:  # NOTE [ from ember.utils.data import DataLoader ]
+            why = str(exc).partition(": ")[2]
+            raise ImportError(f"cannot import name {name!r} from {namespace!r}: {why}", name=namespace) from None
 
     def __dir__():
         return source.dir(namespace)

@@ -33,7 +33,13 @@ def lookup(catalogue, name, namespace, provided_by, accept=None):
     entry = registry.catalogue(catalogue).get(name)
     if entry is not None and (accept is None or accept(entry)):
         return entry.obj
-    raise AttributeError(missing_message(name, namespace, provided_by.get(name)))
+    distribution = provided_by.get(name)
+    error = NotProvidedError if distribution is not None else AttributeError
+    raise error(missing_message(name, namespace, distribution))
+
+
+class NotProvidedError(AttributeError):
+    """A name a first-party distribution provides, which is not installed (or broken)."""
 
 
 _remembered = []  # (module, name, object) written by remember

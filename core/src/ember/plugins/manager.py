@@ -422,7 +422,7 @@ class PluginRegistry:
     def _missing_backend_message(self, device_type):
         if device_type not in TORCH_DEVICE_TYPES:  # a name torch does not know either ("gpu"): torch's words
             return (f"Expected one of {', '.join(TORCH_DEVICE_TYPES)} device type at start of device string: "
-                    f"{device_type} (and no ember plugin registers a backend for it)")
+                    f"{device_type} (and no ember plugin registers a backend for it: see `ember plugins`)")
         dist = BACKEND_DISTRIBUTIONS.get(device_type)
         message = f"no ember backend is installed for device type '{device_type}'."
         broken = [i for i in self.infos.values() if i.status != "ok" and dist and i.distribution == dist]
@@ -476,15 +476,30 @@ def _entry_point_order(ep):
     return (dist not in FIRST_PARTY, dist, ep.name, ep.value)
 
 
-def install_hint(distribution):
-    """How to install a first-party distribution: ``pip install NAME``, and since the
-    distributions are not on a package index yet, the editable install from a clone."""
+def install_hint(distribution, extra=None):
+    """How to install a distribution. ember's own are on no package index: from the clone
+    this ember runs from (an editable install), the exact command, with this Python's pip
+    and the folder's path; otherwise the command to run in a clone. ``extra`` names an
+    optional-dependency group (``"onnx"``: ``core[onnx]``)."""
     if distribution not in FIRST_PARTY:
         return f"pip install {distribution}"
     name = distribution.removeprefix("ember-")
     folder = "core" if name == "core" else f"zoo/{name.removeprefix('zoo-')}" if name.startswith("zoo-") \
         else f"plugins/{name}"
-    return f"pip install {distribution} (from a clone of the ember repository: pip install -e {folder})"
+    suffix = f"[{extra}]" if extra else ""
+    clone = clone_root()
+    if clone is not None:
+        return f"{sys.executable} -m pip install -e '{clone / folder}{suffix}' ({distribution})"
+    return (f"pip install -e '{folder}{suffix}' in a clone of the ember repository ({distribution} is on no "
+            f"package index)")
+
+
+def clone_root():
+    """The repository ember runs from (an editable install or a checkout on sys.path), or None."""
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[4]  # core/src/ember/plugins/manager.py
+    return root if (root / "core" / "pyproject.toml").is_file() and (root / "plugins").is_dir() else None
 
 
 def _registrar(entries, catalogue_name, plugin_name):

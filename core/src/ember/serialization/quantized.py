@@ -71,8 +71,11 @@ def _rebuild_quantized():
 
     found = registry.catalogue("tensor_types").get("quantized")
     if found is None:
+        from ember.plugins.manager import install_hint
+
         raise CheckpointError("this checkpoint holds quantized tensors; loading them needs the ember-quantization "
-                              "plugin (pip install ember-quantization), which registers the tensor type 'quantized'")
+                              f"plugin ({install_hint('ember-quantization')}), which registers the tensor type "
+                              "'quantized'")
     return found.obj
 
 

@@ -117,5 +117,7 @@ def _unknown_message(name):
     elif names:
         hint = f"; registered: {', '.join(names[:20])}" + (" ..." if len(names) > 20 else "")
     else:
-        hint = "; no model is registered (install a zoo distribution, e.g. pip install ember-zoo-resnet)"
+        from ember.plugins.manager import install_hint
+
+        hint = f"; no model is registered (install a zoo distribution, e.g. {install_hint('ember-zoo-resnet')})"
     return f"no model named {name!r}{hint}"

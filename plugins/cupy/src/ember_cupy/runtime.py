@@ -33,7 +33,9 @@ def _probe_cuda():
     try:
         import cupy
     except ImportError as exc:
-        return None, (f"CuPy is not installed ({exc}); install it with: pip install 'ember-cupy[cuda12]' "
+        from ember.plugins.manager import install_hint
+
+        return None, (f"CuPy is not installed ({exc}); install it with: {install_hint('ember-cupy', extra='cuda12')} "
                       "(or the cupy-cuda11x / cupy-cuda12x wheel matching your driver)")
     except Exception as exc:  # a broken CuPy install (missing shared library, ...)
         return None, f"CuPy failed to import: {type(exc).__name__}: {exc}"
