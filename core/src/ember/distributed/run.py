@@ -165,9 +165,9 @@ def _describe(record, records):
 
 
 def _stop(process, run_dir):
-    """SIGTERM every recorded rank (its parent passes the signal to the script, records it
-    and exits cleanly: NOTE [ The launcher ends the job ]); after a grace period SIGTERM
-    the whole mpiexec session, then SIGKILL it and every recorded rank."""
+    """SIGTERM every recorded rank (its parent passes the signal on to the script,
+    records how it ended and exits cleanly: NOTE [ The launcher ends the job ]); after
+    a grace period SIGTERM the whole mpiexec session, then SIGKILL it and every rank."""
     _signal_ranks(run_dir, signal.SIGTERM, parents=True)
     try:
         process.wait(GRACE_SECONDS)

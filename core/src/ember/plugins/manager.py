@@ -179,7 +179,8 @@ class PluginRegistry:
             try:
                 plugin = _timed_load(ep, info)
                 self.pm.register(plugin, name=ep.name)
-            except (Exception, SystemExit) as exc:  # a broken plugin must not break ember (nor end the program)
+            # a broken plugin must not break ember, nor end the program (sys.exit)
+            except (Exception, SystemExit) as exc:
                 self._broken(info, exc, "import")
                 continue
             self.infos[ep.name] = info
@@ -346,8 +347,10 @@ class PluginRegistry:
             caller = self.pm.subset_hook_caller(hook_name, remove_plugins=others)
             try:
                 caller(register=_registrar(entries, catalogue_name, plugin_name))
-            except (Exception, SystemExit) as exc:  # (sys.exit in a hook: NOTE [ Failing plugins ])
-                raise PluginError(f"plugin {plugin_name!r} failed in {hook_name}: {describe_failure(exc)}") from exc
+            except (Exception, SystemExit) as exc:  # sys.exit too: NOTE [ Failing plugins ]
+                failure = describe_failure(exc)
+                raise PluginError(f"plugin {plugin_name!r} failed in {hook_name}: "
+                                  f"{failure}") from exc
         return staged
 
     def _install_kernels(self, catalogues):

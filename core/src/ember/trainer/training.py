@@ -191,7 +191,7 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
         record["val"] = task.evaluate(model, val_loader)
         record["val_seconds"] = time.perf_counter() - started
         history.append(record)
-        if world is not None:  # each rank saw its share: the job's rate is world.size times this rank's
+        if world is not None:  # each rank saw its share of the epoch (its rate: _rate)
             record["ranks"] = world.size
         log(_epoch_line(record, config["epochs"], task.metric))
         checkpoint = {"model": model.state_dict(), "model_name": model_name,
@@ -211,9 +211,10 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
             if best_epoch(history, task.metric) == epoch + 1:
                 with _naming(out / BEST):
                     ember.save(checkpoint, out / BEST)
+            metrics = _metrics(model_name, data, config, seed, num_params, history,
+                               task.metric)
             with _naming(out / METRICS):
-                _write_json(out / METRICS, _metrics(model_name, data, config, seed, num_params,
-                                                    history, task.metric))
+                _write_json(out / METRICS, metrics)
     metrics = _metrics(model_name, data, config, seed, num_params, history, task.metric)
     if history:
         best = metrics["best"]

@@ -39,7 +39,8 @@ def create_model(name, pretrained=False, **overrides):
         except TypeError as exc:  # the file's keywords are another builder's
             if not recorded:
                 raise
-            raise ZooError(_builder_mismatch(name, path, checkpoint, recorded, exc)) from exc
+            message = _builder_mismatch(name, path, checkpoint, recorded, exc)
+            raise ZooError(message) from exc
     else:
         model = info.builder(**overrides)
     model = apply_recorded_compression(model, checkpoint)  # int8 layers, if compressed

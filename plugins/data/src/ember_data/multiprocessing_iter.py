@@ -40,9 +40,10 @@ pickled through the result queue (NumPy arrays pickle as one buffer copy).
 # 4. A worker whose parent died (it is re-parented) exits by itself: it checks
 #    ``os.getppid()`` every time its index-queue wait times out (torch's
 #    ``ManagerWatchdog``), and then drops the batches it has not flushed
-#    (``cancel_join_thread`` on the result queue: over 64 KiB of them fill the pipe,
-#    which the other workers hold open, and flushing them would block its exit for
-#    ever). Workers are daemonic, so a main process that exits normally terminates them too.
+#    (``cancel_join_thread`` on the result queue: over 64 KiB of them fill the
+#    pipe, which the other workers hold open, and flushing them would block its
+#    exit for ever). Workers are daemonic, so a main process that exits normally
+#    terminates them too.
 # 5. Errors in workers are data: an exception becomes an ``ExceptionWrapper`` sent as
 #    that task's result and re-raised, in order, by the main process; the workers keep
 #    going (the error is raised once, and the next ``next()`` continues the epoch).
