@@ -105,6 +105,7 @@ def test_the_installed_plugin_computes_softclamp_and_its_gradient(env):
 def test_the_console_script_lists_and_explains_the_plugin(env):
     listing = subprocess.run([env / "ember", "plugins", "--json"], capture_output=True, text=True, timeout=60)
     infos = {info["name"]: info for info in json.loads(listing.stdout)}
+    assert isinstance(infos["example"].pop("import_seconds"), float)  # (NOTE [ Failing plugins ])
     assert infos["example"] == {"name": "example", "distribution": "ember-example-ops", "version": "0.1.0",
                                 "module": "ember_example_ops", "status": "ok", "error": None,
                                 "registered": {"ops": ["example::softclamp"]}, "skipped": [],
