@@ -377,7 +377,8 @@ def test_frombuffer_refuses_what_torch_refuses():
 
 
 @pytest.mark.parametrize("data", [[[1, 2], [3]], [[1], [2, 3]], [[[1, 2], [3, 4]], [[5, 6], [7]]], [[1, 2], []],
-                                  [[1.0, 2.0], 3.0], ([1, 2], (3,))], ids=str)
+                                  [[1.0, 2.0], 3.0], ([1, 2], (3,)), [1, [2]], [1.0, [2.0]], [True, [False]],
+                                  [[1], [[2]]], [1, (2,)], [1.5, [2]]], ids=str)
 def test_ragged_data_gives_torchs_message(data):
     with pytest.raises(Exception) as expected:
         torch.tensor(data)

@@ -141,15 +141,16 @@ def _to_host_nested(data):
     return data
 
 
-def _python_data_to_array(data):
-    """Nested Python data as a NumPy array of its natural type (bool, int64, float64)."""
+def _python_data_to_array(data, d=None):
+    """Nested Python data as a NumPy array of its natural type (bool, int64, float64);
+    ``d``, the dtype it becomes, words the error for ragged data as torch does."""
     host = _to_host_nested(data)
     try:
         values = np.array(host)
     except OverflowError:
         values = None
     except ValueError:  # ragged: NumPy's "inhomogeneous shape", said as torch says it
-        _check_rectangular(host)
+        _check_rectangular(data, d is not None and d.is_floating_point)
         raise
     if values is None or values.dtype.kind == "O" or values.dtype == np.uint64:  # NumPy's fallbacks past int64
         raise ValueError("Overflow when unpacking long long")
@@ -157,12 +158,13 @@ def _python_data_to_array(data):
 
 
 def _is_sequence(x):
-    return isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.ndim > 0)
+    return isinstance(x, (list, tuple)) or (isinstance(x, (np.ndarray, Tensor)) and x.ndim > 0)
 
 
-def _check_rectangular(data):
+def _check_rectangular(data, floating=False):
     """torch's error for ragged nested data: the sizes are read down the first elements
-    (``[[1, 2], [3]]`` is 2 x 2), then every sequence is checked against them, depth first."""
+    (``[[1, 2], [3]]`` is 2 x 2), then every sequence is checked against them, depth
+    first; a sequence where a number belongs is refused as the number's type would."""
     sizes, first = [], data
     while _is_sequence(first):
         sizes.append(len(first))
@@ -173,6 +175,10 @@ def _check_rectangular(data):
     while stack:
         x, dim = stack.pop()
         if dim == len(sizes):
+            if _is_sequence(x):
+                kind = type(x).__name__
+                raise TypeError(f"must be real number, not {kind}" if floating
+                                else f"'{kind}' object cannot be interpreted as an integer")
             continue
         if not _is_sequence(x):
             raise TypeError("not a sequence")
@@ -225,7 +231,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         host = dtypes.cast_array(np.asarray(data, order="C"), d.np)
     else:
         d = _infer_dtype(data) if dtype is None else dtypes.to_dtype(dtype)
-        values = _python_data_to_array(data)
+        values = _python_data_to_array(data, d)
         _check_fits(values, d)
         host = dtypes.cast_array(values, d.np)
     return _finish(host, d, device, requires_grad)
