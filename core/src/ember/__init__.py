@@ -116,6 +116,7 @@ from ember.native.indexing.scatter_reduce import index_reduce, scatter_reduce
 from ember.native.linalg.cross import cross
 from ember.native.linalg.products import addbmm, addr
 from ember.native.linalg.tensor_products import chain_matmul, kron, tensordot
+from ember.native.distance import cosine_similarity, pairwise_distance, pdist
 from ember.device import get_default_device, set_default_device
 from ember.parallel import get_num_threads, set_num_threads
 from ember.deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,

@@ -1,18 +1,33 @@
-"""``cdist``: the p-norm distance between every row of one batch of point sets and every
-row of another.
+"""Distances between vectors: ``cdist`` (every row of one set against every row of
+another), ``pairwise_distance``, ``cosine_similarity``, ``pdist`` and ``normalize``.
 
 PyTorch counterpart: aten/src/ATen/native/Distance.cpp (``cdist``, ``_cdist_forward``,
-``_cdist_backward``, ``_euclidean_dist``) and their derivatives.yaml entries (v2.13).
+``_cdist_backward``, ``_euclidean_dist``, ``pairwise_distance``, ``cosine_similarity``,
+``_pdist_forward``, ``_pdist_backward``), cpu/DistanceOpsKernel.cpp, their
+derivatives.yaml entries and torch/nn/functional.py (``normalize``) (v2.13).
 
 ``cdist(x1, x2, p)[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p``, with the batch
 dims broadcast. ``p = 0`` counts the differing coordinates and ``p = inf`` takes the
 largest difference. Two algorithms, chosen by a fixed rule as in PyTorch
 (NOTE [ cdist's two algorithms ]).
+
+    pairwise_distance(x1, x2)  ||x1 - x2 + eps||_p over the last dim (broadcast)
+    cosine_similarity(x1, x2)  sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps), dim)
+    pdist(x)                   ||x_i - x_j||_p for every row pair i < j of an (N, M) x
+    normalize(x)               x / max(||x||_p, eps) over dim
+
+``pairwise_distance``, ``cosine_similarity`` and ``normalize`` are compositions of ember ops:
+autograd gives their gradients. ``pdist`` is an op of its own (its output holds the
+``N (N - 1) / 2`` distances of the upper triangle, never the full square), with a backward
+op that scatters each pair's gradient to both of its rows, as torch's ``_pdist_backward``.
 """
 
 import math
 
-from ember.dispatcher import Op
+import numpy as np
+
+from ember.dispatcher import NONE, Op
+from ember.native.reduction.reduction import _norm_kernel
 
 # NOTE [ cdist's two algorithms ]
 # The reference forms every difference x1_i - x2_j: a (..., P, R, M) array, plain and
@@ -152,3 +167,159 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         return EUCLIDEAN_DIST(x1, x2)
     return CDIST(x1, x2, p=float(p))
 
+
+# --- pairwise_distance, cosine_similarity, pdist, normalize ---------------------
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """The ``p``-norm of ``x1 - x2 + eps`` over the last dim of the broadcast inputs.
+
+    Args:
+        x1, x2: tensors that broadcast together, e.g. ``(N, D)`` and ``(N, D)`` or ``(D,)``.
+        p: the norm's degree (any number, ``inf`` included).
+        eps: added to the difference, so that equal vectors have a gradient.
+        keepdim: keep the reduced dim with size 1.
+
+    >>> import ember
+    >>> ember.nn.functional.pairwise_distance(ember.tensor([[0., 0.]]), ember.tensor([[3., 4.]]), eps=0)
+    tensor([5.])
+    """
+    last = max(x1.ndim, x2.ndim) - 1
+    return (x1 - x2 + eps).norm(p, last if last >= 0 else None, keepdim)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """The cosine of the angle between ``x1`` and ``x2`` along ``dim``, each input divided by
+    its own 2-norm (at least ``eps``) before the product, so the result stays within
+    [-1, 1]. Integer inputs are converted to the floating dtype the other input brings.
+
+    >>> import ember
+    >>> ember.nn.functional.cosine_similarity(ember.tensor([[1., 0.]]), ember.tensor([[1., 1.]]))
+    tensor([0.7071])
+    """
+    from ember import result_type
+
+    common = result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{_legacy_name(common)}")
+    x1 = x1 if x1.dtype.is_floating_point else x1.to(common)
+    x2 = x2 if x2.dtype.is_floating_point else x2.to(common)
+    shape = _broadcast_shape(x1, x2)
+    x1, x2 = x1.broadcast_to(shape), x2.broadcast_to(shape)
+    return (x1 / _norm_at_least(x1, dim, eps) * (x2 / _norm_at_least(x2, dim, eps))).sum(dim)
+
+
+def _broadcast_shape(x1, x2):
+    from ember.native.pointwise.binary import broadcast_error
+    from ember.native.shape.shape import broadcast_shapes
+
+    mismatch = broadcast_error(x1, x2)
+    if mismatch is not None:
+        raise mismatch
+    return broadcast_shapes(x1.shape, x2.shape)
+
+
+def _norm_at_least(x, dim, eps):
+    # NOTE [ cosine_similarity's clamped norm ]
+    # torch clamps the norms to eps in place, under no_grad: the value is max(norm, eps),
+    # but the gradient flows through the norm as though it had not been clamped. Adding
+    # the (detached) amount the clamp raised the norm by gives that value and that gradient.
+    norm = x.norm(2, dim, keepdim=True)
+    raised = norm.detach().clamp_min(eps) - norm.detach()
+    return norm + raised
+
+
+def _legacy_name(dtype):
+    from ember.native.factory import _legacy_name as name
+
+    return name(dtype)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input`` divided by its ``p``-norm over ``dim``, the norm taken as at least ``eps``;
+    ``out``, a tensor of ``input``'s shape, receives the result (ember has no ``out=`` on its
+    ops, so the result is computed and copied in).
+
+    >>> import ember
+    >>> ember.nn.functional.normalize(ember.tensor([[3., 4.]]))
+    tensor([[0.6000, 0.8000]])
+    """
+    denominator = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    if out is None:
+        return input / denominator
+    return out.copy_(input / denominator)
+
+
+# --- pdist: the upper triangle of the pairwise distances of a set of rows -------------
+
+
+def _pdist_kernel(xp, x, p):
+    """Row ``i`` against every later row ``j > i``, one block of the output per ``i``."""
+    n = x.shape[0]
+    if n < 2 or x.shape[1] == 0:  # no pairs, or rows of no components: every distance is 0 (inf-norm too)
+        return xp.zeros((n * (n - 1) // 2,), dtype=x.dtype)
+    return xp.concatenate([_norm_kernel(xp, x[i + 1:] - x[i], p, (1,), False) for i in range(n - 1)])
+
+
+def _pdist_backward(ctx, grad):
+    (x,) = ctx.saved_inputs
+    (distances,) = ctx.saved_outputs
+    return (PDIST_BACKWARD(grad, x, distances, p=ctx.attrs["p"]),)
+
+
+PDIST = Op("aten::_pdist_forward", _pdist_kernel, _pdist_backward, save="both", backward_name="PdistBackward0")
+
+
+def _pair_slope(xp, diff, distance, p):
+    """d distance / d x_i for the pairs ``diff = x_i - x_j`` with ``distance`` (a column):
+    zero where the distance is zero, as torch's kernel has it."""
+    safe = xp.where(distance == 0, 1, distance)
+    if p == 0:
+        return xp.zeros_like(diff)
+    if p == 1:
+        slope = xp.sign(diff)
+    elif p == 2:
+        slope = diff / safe
+    elif p == np.inf:
+        # Every component whose magnitude is the distance gets the whole slope (torch
+        # does not share it among ties, as the inf-norm's own backward does).
+        slope = xp.sign(diff) * (xp.abs(diff) == distance)
+    else:
+        magnitude = xp.abs(diff)
+        power = xp.power(xp.where(magnitude == 0, 1, magnitude), p - 1)
+        slope = xp.where(magnitude == 0, 0, xp.sign(diff) * power / xp.power(safe, p - 1))
+    return xp.where(distance == 0, 0, slope)
+
+
+def _pdist_backward_kernel(xp, grad, x, distances, p):
+    """Each pair (i, j) adds ``grad * slope`` to row i and subtracts it from row j."""
+    n = x.shape[0]
+    out = xp.zeros_like(x)
+    start = 0
+    for i in range(n - 1):
+        stop = start + n - 1 - i
+        diff = x[i] - x[i + 1:]
+        scaled = grad[start:stop, None] * _pair_slope(xp, diff, distances[start:stop, None], p)
+        out[i] += scaled.sum(axis=0)
+        out[i + 1:] -= scaled
+        start = stop
+    return out
+
+
+PDIST_BACKWARD = Op("aten::_pdist_backward", _pdist_backward_kernel, None, promote=NONE)
+
+
+def pdist(input, p=2.0):
+    """The ``p``-norm distance between every pair of rows ``i < j`` of a 2-D ``input``, as a
+    vector of ``N (N - 1) / 2`` values in row-major order of the upper triangle.
+
+    >>> import ember
+    >>> ember.nn.functional.pdist(ember.tensor([[0., 0.], [3., 4.], [6., 8.]]))
+    tensor([ 5., 10.,  5.])
+    """
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return PDIST(input.contiguous(), p=float(p))

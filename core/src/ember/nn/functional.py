@@ -9,15 +9,16 @@ forms of its own layers here; names provided by plugins (``relu``'s relatives,
 from ember.native.pointwise import unary as _unary
 from ember.plugins import forwarding as _forwarding
 
-# --- dense layers, embedding, dropout, attention ------------------------------------
-# (ember/native/linear.py, embedding.py, dropout.py, attention.py)
+# --- dense layers, embedding, dropout, attention, distances ----------------------
+# (ember/native/linear.py, embedding.py, dropout.py, attention.py, distance.py)
 # isort: split
 from ember.native.attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401
+from ember.native.distance import cosine_similarity, normalize, pairwise_distance, pdist  # noqa: F401
 from ember.native.dropout import dropout, dropout1d, dropout2d  # noqa: F401
 from ember.native.embedding import embedding, one_hot  # noqa: F401
 from ember.native.linear import bilinear, linear  # noqa: F401
 
-# --- end of dense layers, embedding, dropout, attention -----------------------------
+# --- end of dense layers, embedding, dropout, attention, distances ---------------
 
 # --- convolution, pooling, padding, folding, interpolation ---------------------------
 # (ember/native/convolution/convolution.py, pooling.py, padding.py, fold.py, upsampling.py)

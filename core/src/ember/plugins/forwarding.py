@@ -201,7 +201,6 @@ FORWARDERS = {
     # PyTorch's module paths of the layers plugins provide
     "ember.nn.modules.activation": _MODULES,
     "ember.nn.modules.batchnorm": _MODULES,
-    "ember.nn.modules.distance": _MODULES,
     "ember.nn.modules.instancenorm": _MODULES,
     "ember.nn.modules.loss": _MODULES,
     "ember.nn.modules.normalization": _MODULES,

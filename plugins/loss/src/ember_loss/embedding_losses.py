@@ -2,7 +2,8 @@
 
 PyTorch counterpart: aten/src/ATen/native/Loss.cpp (``cosine_embedding_loss``,
 ``margin_ranking_loss``, ``triplet_margin_loss``), Distance.cpp (``pairwise_distance``)
-and torch/nn/functional.py (their checks) (v2.13).
+and torch/nn/functional.py (their checks) (v2.13). ``pairwise_distance`` is the core's
+(ember/native/distance.py).
 
     cosine_embedding   1 - cos(x1, x2)             if y == 1
                        max(0, cos(x1, x2) - margin) if y == -1
@@ -73,10 +74,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return reductions.apply((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """``||x1 - x2 + eps||_p`` over the last dim."""
-    dim = max(x1.ndim, x2.ndim) - 1
-    return ember.norm(x1 - x2 + eps, p, dim if dim >= 0 else None, keepdim)
+pairwise_distance = ember.pairwise_distance  # ``||x1 - x2 + eps||_p`` over the last dim (ember/native/distance.py)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,

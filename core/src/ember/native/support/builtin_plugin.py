@@ -59,6 +59,8 @@ CORE_MODULES = (
     "ember.nn.modules.rnn:RNNCellBase",
     "ember.nn.modules.pixelshuffle:PixelShuffle",
     "ember.nn.modules.pixelshuffle:PixelUnshuffle",
+    "ember.nn.modules.distance:PairwiseDistance",
+    "ember.nn.modules.distance:CosineSimilarity",
     # convolution, pooling, padding, upsampling, folding
     "ember.nn.modules.conv:Conv1d",
     "ember.nn.modules.conv:Conv2d",
