@@ -23,7 +23,14 @@ from ember.native.linear import bilinear, linear  # noqa: F401
 # --- convolution, pooling, padding, folding, interpolation ---------------------------
 # (ember/native/convolution/convolution.py, pooling.py, padding.py, fold.py, upsampling.py)
 # isort: split
-from ember.native.convolution.convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: F401
+from ember.native.convolution.convolution import (  # noqa: F401
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
 from ember.native.fold import fold, unfold  # noqa: F401
 from ember.native.padding import pad  # noqa: F401
 from ember.native.pooling.pooling import (  # noqa: F401

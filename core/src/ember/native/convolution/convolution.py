@@ -1,5 +1,5 @@
-"""Convolution: ``conv1d``, ``conv2d``, ``conv_transpose1d``, ``conv_transpose2d``, one
-fused ``aten::convolution`` op and its ``aten::convolution_backward``.
+"""Convolution: ``conv1d``, ``conv2d``, ``conv3d``, their transposed forms, one fused
+``aten::convolution`` op and its ``aten::convolution_backward``.
 
 PyTorch counterpart: aten/src/ATen/native/Convolution.cpp (``_convolution``; its shape
 checks are in ember/native/convolution/arguments.py), NaiveConvolutionTranspose2d.cpp,
@@ -11,7 +11,8 @@ This file is the reference: im2col + one matrix product per group for the output
 group ] below), the transposed product and col2im for the input's gradient, the output
 gradient against the same columns for the weight's, and the double backward built from
 those two adjoints (NOTE [ Convolution as a bilinear map ]). A 1-D convolution runs as
-a 2-D one over images of height 1; a transposed convolution is the input adjoint of the
+a 2-D one over images of height 1; a 3-D one by the same three products over volumes
+(ember/native/convolution/volumes.py); a transposed convolution is the input adjoint of the
 convolution it transposes. Each product goes through one seam, ``_product``, where
 ``algorithm.choose`` may pick a faster kernel for the shape: a fixed rule, the same in
 every process, among kernels that sum the same C*kh*kw terms per output by BLAS as
@@ -60,7 +61,7 @@ from ember.memory_format import array_suggests_channels_last
 from ember.native.convolution import algorithm as algorithms
 from ember.native.convolution import columns as kept_columns
 from ember.native.convolution import empty as empty_input
-from ember.native.convolution import images
+from ember.native.convolution import images, volumes
 from ember.native.convolution.arguments import check_convolution, expand, shape_str, transposed_shape
 from ember.native.fold import col2im_taps, geometry
 from ember.native.padding import pad as _pad
@@ -254,6 +255,8 @@ def _convolution_kernel(xp, x, weight, bias, stride, padding, dilation, transpos
     if empty_input.is_empty_convolution(x):  # NOTE [ A convolution with nothing to convolve ]
         return empty_input.empty_forward(xp, x, weight, stride, padding, dilation, transposed, output_padding,
                                          groups)
+    if x.ndim == 5:
+        return _volume_convolution(xp, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     channels_last = _use_channels_last(x, weight)
     squeeze = x.ndim == 3
     if squeeze:
@@ -281,6 +284,9 @@ def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation,
                                  groups, output_mask):
     if empty_input.is_empty_convolution(x):  # NOTE [ A convolution with nothing to convolve ]
         return empty_input.empty_backward(xp, grad, x, weight, transposed, groups, output_mask)
+    if x.ndim == 5:
+        return _volume_convolution_backward(xp, grad, x, weight, stride, padding, dilation, transposed, groups,
+                                            output_mask)
     channels_last = _use_channels_last(x, weight)
     squeeze = x.ndim == 3
     if squeeze:
@@ -311,6 +317,33 @@ def _convolution_backward_kernel(xp, grad, x, weight, stride, padding, dilation,
     if squeeze:
         grad_input = grad_input[:, :, 0] if grad_input.ndim == 4 else grad_input
         grad_weight = grad_weight[:, :, 0] if grad_weight.ndim == 4 else grad_weight
+    return grad_input, grad_weight, grad_bias
+
+
+def _volume_convolution(xp, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """A 3-D convolution (or transposed one) by vol2col, ember/native/convolution/volumes.py."""
+    if not transposed:
+        g = volumes.volume_geometry(x.shape, weight.shape[2:], stride, padding, dilation)
+        return volumes.forward(xp, x, weight, bias, g, groups)
+    out_shape = transposed_shape(x.shape, weight.shape, stride, padding, dilation, output_padding, groups)
+    g = volumes.volume_geometry(out_shape, weight.shape[2:], stride, padding, dilation, x.shape[2:])
+    return _add_bias(volumes.input_adjoint(xp, x, weight, g, groups), bias)
+
+
+def _volume_convolution_backward(xp, grad, x, weight, stride, padding, dilation, transposed, groups, output_mask):
+    """The gradients of a 3-D convolution: the same two adjoints, by vol2col; a transposed
+    convolution's roles swap as in 2-D (the output gradient is the image its windows cover)."""
+    image, rows = (grad, x) if transposed else (x, grad)
+    g = volumes.volume_geometry(image.shape, weight.shape[2:], stride, padding, dilation, rows.shape[2:])
+    empty = xp.empty((0,), dtype=grad.dtype)
+    grad_input = grad_weight = grad_bias = empty
+    if output_mask[0]:
+        grad_input = (volumes.forward(xp, grad, weight, None, g, groups) if transposed
+                      else volumes.input_adjoint(xp, grad, weight, g, groups))
+    if output_mask[1]:
+        grad_weight = volumes.weight_adjoint(xp, image, rows, weight.shape, g, groups)
+    if output_mask[2]:
+        grad_bias = volumes.bias_gradient(grad)
     return grad_input, grad_weight, grad_bias
 
 
@@ -433,8 +466,16 @@ def _same_padding(input, weight, stride, dilation, dims):
     return input, padding
 
 
+def _as_listed(value, dims):
+    """An int size argument as the ``dims`` values torch's binding makes of it (``IntArrayRef[3]``
+    takes 1 as [1, 1, 1]), so a weight of the wrong rank fails torch's check of that list."""
+    return (value,) * dims if isinstance(value, int) else value
+
+
 def _conv(input, weight, bias, stride, padding, dilation, groups, dims, name):
     input, unbatched = _batched(input, dims, name)
+    stride, dilation = _as_listed(stride, dims), _as_listed(dilation, dims)
+    padding = _as_listed(padding, dims)
     if isinstance(padding, str):
         if padding == "valid":
             padding = 0
@@ -477,8 +518,21 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         if dims == 1:  # PyTorch runs a 1-d convolution as a 2-d one of height 1
             shape.insert(2, 1)
         raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got input shape: {shape}")
+    stride, padding, dilation = _as_listed(stride, dims), _as_listed(padding, dims), _as_listed(dilation, dims)
+    output_padding = _as_listed(output_padding, dims)
     out = convolution(input, weight, bias, stride, padding, dilation, True, output_padding, groups)
     return out.squeeze(0) if unbatched else out
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution of ``(N, C, D, H, W)`` volumes with ``(O, C/groups, kd, kh, kw)``
+    (by vol2col, ember/native/convolution/volumes.py); ``padding`` as :func:`conv1d`'s.
+
+    >>> import ember
+    >>> ember.nn.functional.conv3d(ember.ones(1, 1, 2, 2, 2), ember.ones(1, 1, 2, 2, 2)).tolist()
+    [[[[[8.0]]]]]
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
@@ -498,4 +552,11 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                            "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """3-D transposed convolution: the gradient of :func:`conv3d` with respect to its
+    input, with weight ``(C_in, C_out/groups, kd, kh, kw)``."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                           "conv_transpose3d")
 

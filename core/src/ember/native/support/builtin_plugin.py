@@ -66,6 +66,8 @@ CORE_MODULES = (
     "ember.nn.modules.conv:Conv2d",
     "ember.nn.modules.conv:ConvTranspose1d",
     "ember.nn.modules.conv:ConvTranspose2d",
+    "ember.nn.modules.conv:Conv3d",
+    "ember.nn.modules.conv:ConvTranspose3d",
     "ember.nn.modules.pooling:MaxPool1d",
     "ember.nn.modules.pooling:MaxPool2d",
     "ember.nn.modules.pooling:AvgPool1d",

@@ -1,7 +1,7 @@
-"""``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d``.
+"""``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``,
+``ConvTranspose3d``.
 
-PyTorch counterpart: torch/nn/modules/conv.py (v2.13). ember leaves out 3-D
-convolutions and the lazy variants.
+PyTorch counterpart: torch/nn/modules/conv.py (v2.13). ember leaves out the lazy variants.
 
 The shared base ``_ConvNd`` owns the parameters (PyTorch's names and shapes: a
 convolution's weight is ``(out, in/groups, *kernel)``, a transposed one's
@@ -11,7 +11,14 @@ the subclasses choose the functional form.
 
 import math
 
-from ember.native.convolution.convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from ember.native.convolution.convolution import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
 from ember.native.padding import pad
 from ember.nn import init
 from ember.nn.modules.module import Module
@@ -161,6 +168,25 @@ class Conv2d(_ConvNd):
         return self._conv_forward(input, self.weight, self.bias, conv2d)
 
 
+class Conv3d(_ConvNd):
+    """3-D convolution over ``(N, C_in, D, H, W)`` (or ``(C_in, D, H, W)``) with a learned
+    ``weight (C_out, C_in/groups, kd, kh, kw)`` and ``bias (C_out,)``; see
+    :func:`ember.nn.functional.conv3d`. Arguments as :class:`Conv2d`'s.
+
+    >>> import ember
+    >>> ember.nn.Conv3d(4, 6, 3, stride=2)(ember.randn(2, 4, 9, 10, 11)).shape
+    ember.Size([2, 6, 4, 4, 5])
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0, groups,
+                         bias, padding_mode, 3, device, dtype)
+
+    def forward(self, input):
+        return self._conv_forward(input, self.weight, self.bias, conv3d)
+
+
 class _ConvTransposeNd(_ConvNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
                  dilation, padding_mode, dims, device, dtype):
@@ -226,4 +252,24 @@ class ConvTranspose2d(_ConvTransposeNd):
     def forward(self, input, output_size=None):
         output_padding = self._output_padding(input, output_size)
         return conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                                self.groups, self.dilation)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution, ``weight (C_in, C_out/groups, kd, kh, kw)``;
+    ``forward(input, output_size=None)`` as :class:`ConvTranspose2d`'s.
+
+    >>> import ember
+    >>> ember.nn.ConvTranspose3d(4, 6, 3, stride=2)(ember.randn(2, 4, 3, 4, 5)).shape
+    ember.Size([2, 6, 7, 9, 11])
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
+                         dilation, padding_mode, 3, device, dtype)
+
+    def forward(self, input, output_size=None):
+        output_padding = self._output_padding(input, output_size)
+        return conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
                                 self.groups, self.dilation)
