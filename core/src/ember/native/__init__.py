@@ -12,10 +12,10 @@ import importlib
 MODULES = ("factory", "copy", "pointwise.binary", "pointwise.binary_functions", "pointwise.unary",
            "pointwise.comparison", "reduction.reduction", "reduction.extremes", "softmax", "shape.views",
            "shape.splitting", "shape.shape", "indexing.indexing", "linalg.products", "sorting", "fold", "resampling",
-           "padding", "convolution.convolution", "pooling.pooling", "upsampling", "linear", "embedding", "dropout",
-           "attention", "pointwise.ternary", "fused_lstm", "rnn", "unique", "distance", "summary_ops", "histogram",
-           "bucketization", "shape.unfold", "reduction.cumulative", "indexing.index_fill_copy",
-           "indexing.scatter_reduce")
+           "padding", "convolution.convolution", "pooling.pooling", "pooling.pooling3d", "upsampling", "linear",
+           "embedding", "dropout", "attention", "pointwise.ternary", "fused_lstm", "rnn", "unique", "distance",
+           "summary_ops", "histogram", "bucketization", "shape.unfold", "reduction.cumulative",
+           "indexing.index_fill_copy", "indexing.scatter_reduce")
 
 
 def all_modules():

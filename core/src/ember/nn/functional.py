@@ -36,13 +36,18 @@ from ember.native.padding import pad  # noqa: F401
 from ember.native.pooling.pooling import (  # noqa: F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
-    adaptive_avg_pool3d,
     adaptive_max_pool1d,
     adaptive_max_pool2d,
     avg_pool1d,
     avg_pool2d,
     max_pool1d,
     max_pool2d,
+)
+from ember.native.pooling.pooling3d import (  # noqa: F401
+    adaptive_avg_pool3d,
+    adaptive_max_pool3d,
+    avg_pool3d,
+    max_pool3d,
 )
 from ember.native.shape.pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401
 from ember.native.upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: F401

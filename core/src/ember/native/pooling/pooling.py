@@ -301,16 +301,20 @@ def _avg_divisor(xp, g, count_include_pad, divisor_override, dtype):
 def _divisors(OH, H, kh, sh, ph, OW, W, kw, sw, pw, count_include_pad, dtype):
     """The NumPy table of :func:`_avg_divisor`, made once per set of sizes and read-only
     (every caller only divides by it)."""
-    def spans(out, size, kernel, stride, pad):
-        start = np.arange(out) * stride - pad
-        end = np.minimum(start + kernel, size + pad)
-        if count_include_pad:
-            return end - start
-        return np.minimum(end, size) - np.maximum(start, 0)
-
-    divisor = np.outer(spans(OH, H, kh, sh, ph), spans(OW, W, kw, sw, pw)).astype(dtype)
+    divisor = np.outer(window_spans(OH, H, kh, sh, ph, count_include_pad),
+                       window_spans(OW, W, kw, sw, pw, count_include_pad)).astype(dtype)
     divisor.flags.writeable = False
     return divisor
+
+
+def window_spans(out, size, kernel, stride, pad, count_include_pad):
+    """Along one dim, how many elements each of ``out`` average-pooling windows counts: the
+    window clipped to the padded input, or (``count_include_pad=False``) to the input."""
+    start = np.arange(out) * stride - pad
+    end = np.minimum(start + kernel, size + pad)
+    if count_include_pad:
+        return end - start
+    return np.minimum(end, size) - np.maximum(start, 0)
 
 
 def _avg_pool_kernel(xp, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
@@ -641,33 +645,6 @@ def _window_means(input, dim, out):
 
     start, end = adaptive_ranges(input.shape[dim], out)
     return cat([input.narrow(dim, int(a), int(b - a)).mean(dim, keepdim=True) for a, b in zip(start, end)], dim)
-
-
-def adaptive_avg_pool3d(input, output_size):
-    """Average pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` to ``output_size`` (an
-    int or a triple, None keeps a size): window ``i`` along each dim covers
-    ``[floor(i*D/OD), ceil((i+1)*D/OD))``, as in :func:`adaptive_avg_pool2d`; each
-    window's mean, one dim after another.
-
-    >>> import ember
-    >>> ember.nn.functional.adaptive_avg_pool3d(ember.arange(8.).view(1, 2, 2, 2), 1).tolist()
-    [[[[3.5]]]]
-    """
-    if input.ndim not in (4, 5):
-        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {list(input.shape)}")
-    if not isinstance(output_size, int) and output_size is not None and len(output_size) != 3:
-        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
-    sizes = _adaptive_output(input, output_size, 3, "adaptive_avg_pool3d")
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"adaptive_avg_pool3d_cpu\" not implemented for '{_scalar_name(input.dtype)}'")
-    if 0 in sizes or input.numel() == 0:
-        from ember.native.factory import zeros
-
-        return zeros(*input.shape[:-3], *sizes, dtype=input.dtype, device=input.device) + input.sum() * 0
-    pooled = input
-    for dim, out in zip((-3, -2, -1), sizes):
-        pooled = _window_means(pooled, dim, out)
-    return pooled.contiguous()
 
 
 def adaptive_avg_pool1d(input, output_size):

@@ -1,12 +1,13 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``,
-``AdaptiveMaxPool1d/2d``.
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
+``AdaptiveMaxPool1d/2d/3d``.
 
-PyTorch counterpart: torch/nn/modules/pooling.py (v2.13). ember leaves out 3-D,
-fractional, LP and unpooling layers. Each layer stores its arguments as PyTorch does
+PyTorch counterpart: torch/nn/modules/pooling.py (v2.13). ember leaves out fractional,
+LP and unpooling layers. Each layer stores its arguments as PyTorch does
 (so ``extra_repr`` prints the same) and calls its functional form.
 """
 
 from ember.native.pooling import pooling as P
+from ember.native.pooling import pooling3d as P3
 from ember.nn.modules.module import Module
 
 
@@ -54,6 +55,20 @@ class MaxPool2d(_MaxPoolNd):
     def forward(self, input):
         return P.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Max over ``kd x kh x kw`` windows of ``(N, C, D, H, W)``; with ``return_indices``
+    also the argmax positions.
+
+    >>> import ember
+    >>> ember.nn.MaxPool3d(3, stride=2)(ember.randn(2, 4, 9, 10, 11)).shape
+    ember.Size([2, 4, 4, 4, 5])
+    """
+
+    def forward(self, input):
+        return P3.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
 class AvgPool1d(Module):
@@ -107,6 +122,20 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
+class AvgPool3d(AvgPool2d):
+    """Mean over ``kd x kh x kw`` windows of ``(N, C, D, H, W)`` (see
+    :func:`ember.nn.functional.avg_pool3d`).
+
+    >>> import ember
+    >>> ember.nn.AvgPool3d(2)(ember.ones(1, 1, 4, 4, 4)).shape
+    ember.Size([1, 1, 2, 2, 2])
+    """
+
+    def forward(self, input):
+        return P3.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                             self.count_include_pad, self.divisor_override)
+
+
 class _AdaptivePoolNd(Module):
     def __init__(self, output_size):
         super().__init__()
@@ -141,12 +170,12 @@ class AdaptiveAvgPool3d(_AdaptivePoolNd):
     keeps that size).
 
     >>> import ember
-    >>> ember.nn.AdaptiveAvgPool3d((2, 3, 1))(ember.randn(1, 4, 5, 6, 7)).shape
-    ember.Size([1, 4, 2, 3, 1])
+    >>> ember.nn.AdaptiveAvgPool3d((2, 3, None))(ember.randn(1, 4, 5, 6, 7)).shape
+    ember.Size([1, 4, 2, 3, 7])
     """
 
     def forward(self, input):
-        return P.adaptive_avg_pool3d(input, self.output_size)
+        return P3.adaptive_avg_pool3d(input, self.output_size)
 
 
 class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
@@ -173,3 +202,16 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
     def forward(self, input):
         return P.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max pooling of ``(N, C, D, H, W)`` to ``output_size``; with ``return_indices`` also
+    the argmax positions.
+
+    >>> import ember
+    >>> ember.nn.AdaptiveMaxPool3d(2)(ember.randn(1, 4, 5, 6, 7)).shape
+    ember.Size([1, 4, 2, 2, 2])
+    """
+
+    def forward(self, input):
+        return P3.adaptive_max_pool3d(input, self.output_size, self.return_indices)
