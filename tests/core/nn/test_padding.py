@@ -1,4 +1,4 @@
-"""F.pad and the padding layers against torch: constant (with value), reflect,
+"""F.pad and the padding layers (1-D, 2-D, 3-D) against torch: constant (with value), reflect,
 replicate and circular, negative pads, 1-3 padded dims, float32/float64 and integer
 inputs: outputs and input gradients; gradcheck and double backward; errors."""
 
@@ -59,7 +59,10 @@ LAYERS = [
     ("ReflectionPad1d", (2,)), ("ReflectionPad2d", ((1, 2, 2, 0),)),
     ("ReplicationPad1d", ((3, 1),)), ("ReplicationPad2d", (2,)),
     ("CircularPad1d", (2,)), ("CircularPad2d", ((1, 0, 2, 3),)),
+    ("ZeroPad3d", ((1, 0, 2, -1, 0, 1),)), ("ConstantPad3d", (1, 2.5)), ("ReflectionPad3d", ((1, 2, 2, 0, 1, 1),)),
+    ("ReplicationPad3d", (2,)), ("CircularPad3d", ((1, 0, 2, 3, 1, 2),)),
 ]
+SHAPES = {"1d": (2, 3, 4), "2d": (2, 3, 4, 5), "3d": (2, 3, 4, 5, 6)}
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -67,7 +70,7 @@ LAYERS = [
 def test_layers(dtype, name, args):
     ours, theirs = getattr(ember.nn, name)(*args), getattr(torch.nn, name)(*args)
     assert repr(ours) == repr(theirs)
-    check_layer(ours, theirs, make_tensor((2, 3, 4) if name.endswith("1d") else (2, 3, 4, 5), dtype), dtype)
+    check_layer(ours, theirs, make_tensor(SHAPES[name[-2:]], dtype), dtype)
 
 
 ERRORS = [

@@ -1,5 +1,5 @@
 """F.interpolate and the Upsample layers against torch: nearest, nearest-exact,
-linear, bilinear, trilinear (align_corners True/False) and area, by size and by scale_factor
+linear, bilinear, bicubic, trilinear (align_corners True/False) and area (3-D to 5-D), by size and by scale_factor
 (with and without recompute_scale_factor), up and down, float32/float64: outputs and
 input gradients; gradcheck and double backward; errors."""
 
@@ -14,7 +14,8 @@ from ember.testing import assert_parity, make_tensor
 FLOATS = ["float32", "float64"]
 SIZES = [dict(size=(7, 11)), dict(size=(3, 2)), dict(size=5), dict(scale_factor=2), dict(scale_factor=(1.7, 0.6)),
          dict(scale_factor=2.5, recompute_scale_factor=True), dict(scale_factor=0.5)]
-MODES = [("nearest", None), ("nearest-exact", None), ("bilinear", True), ("bilinear", False), ("area", None)]
+MODES = [("nearest", None), ("nearest-exact", None), ("bilinear", True), ("bilinear", False), ("area", None),
+         ("bicubic", True), ("bicubic", False)]
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -36,7 +37,7 @@ def test_interpolate_1d(mode, align_corners, sizes):
 
 
 @pytest.mark.parametrize("mode, align_corners", [("nearest", None), ("nearest-exact", None), ("trilinear", True),
-                                                 ("trilinear", False)])
+                                                 ("trilinear", False), ("area", None)])
 @pytest.mark.parametrize("sizes", [dict(size=(3, 7, 8)), dict(scale_factor=1.7), dict(scale_factor=(0.5, 2, 1.3))])
 def test_interpolate_3d(mode, align_corners, sizes):
     x = make_tensor((2, 3, 4, 5, 6), "float64")
@@ -78,7 +79,9 @@ def test_gradcheck_and_double_backward():
     F = ember.nn.functional
     for fn in (lambda x: F.interpolate(x, scale_factor=1.5, mode="bilinear"),
                lambda x: F.interpolate(x, size=(5, 3), mode="bilinear", align_corners=True),
-               lambda x: F.interpolate(x, size=(7, 5), mode="nearest")):
+               lambda x: F.interpolate(x, size=(7, 5), mode="nearest"),
+               lambda x: F.interpolate(x, size=(5, 2), mode="bicubic"),
+               lambda x: F.interpolate(x, scale_factor=1.7, mode="bicubic", align_corners=True)):
         assert gradcheck(fn, (x,))
         assert gradgradcheck(fn, (x,))
 
@@ -89,6 +92,7 @@ LAYERS = [
     ("Upsample", dict(scale_factor=(2, 1.5), mode="bilinear", align_corners=True)),
     ("UpsamplingNearest2d", dict(size=7)),
     ("UpsamplingBilinear2d", dict(scale_factor=2)),
+    ("Upsample", dict(scale_factor=(2, 0.7), mode="bicubic")),
 ]
 
 
@@ -108,6 +112,10 @@ ERRORS = [
     lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4), size=(3, 3, 3)),
     lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4), scale_factor=(2, 2, 2)),
     lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4), size=3, mode="trilinear"),
+    lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4), size=3, mode="bicubic"),
+    lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4, 4), size=3, mode="bicubic"),
+    lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4), size=3, mode="cubic"),
+    lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4, dtype=lib.int64), size=3, mode="bicubic"),
     lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4, dtype=lib.int64), scale_factor=2),
 ]
 

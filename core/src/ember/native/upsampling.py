@@ -1,12 +1,14 @@
-"""``F.interpolate``: resize the spatial dims by nearest, nearest-exact, (bi)linear
-or area interpolation.
+"""``F.interpolate``: resize the spatial dims by nearest, nearest-exact, (bi/tri)linear,
+bicubic or area interpolation.
 
 PyTorch counterpart: torch/nn/functional.py (``interpolate``),
-aten/src/ATen/native/UpSample.h (source-index formulas), UpSampleNearest*.cpp,
-UpSampleBilinear2d.cpp and UpSampleLinear1d.cpp (v2.13).
+aten/src/ATen/native/UpSample.h (source-index formulas, the cubic convolution),
+UpSampleNearest*.cpp, UpSampleBilinear2d.cpp, UpSampleBicubic2d.cpp and
+UpSampleLinear1d.cpp (v2.13).
 
 Each mode is separable: along each spatial dim an output position reads one input
-position (nearest) or two with weights ``1 - t`` and ``t`` (linear): one ``resample``
+position (nearest), two with weights ``1 - t`` and ``t`` (linear) or four with the
+cubic convolution's weights (bicubic): one ``resample``
 op per dim (ember/native/resampling.py), whose backward and double backward are its
 adjoint pair. The positions are computed
 in the input's precision with PyTorch's formulas, so ties fall the same way; float16
@@ -20,7 +22,7 @@ import numpy as np
 from ember.native.resampling import resample
 from ember.opmath import is_reduced
 
-_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "area")
+_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
 _DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
 
 
@@ -61,6 +63,34 @@ def linear_positions(in_size, out_size, scale_factor, align_corners, dtype):
     return left, right, (source - left).astype(dtype)
 
 
+CUBIC_A = -0.75  # the cubic convolution's free parameter, as torch (and OpenCV) choose it
+
+
+def _cubic_near(x):
+    """Keys' cubic convolution weight for a tap at distance ``x <= 1``."""
+    return ((CUBIC_A + 2) * x - (CUBIC_A + 3)) * x * x + 1
+
+
+def _cubic_far(x):
+    """Keys' cubic convolution weight for a tap at distance ``1 < x < 2``."""
+    return ((CUBIC_A * x - 5 * CUBIC_A) * x + 8 * CUBIC_A) * x - 4 * CUBIC_A
+
+
+def cubic_taps(in_size, out_size, scale_factor, align_corners, dtype):
+    """The four ``(index, weight)`` taps of bicubic interpolation along one dim: the inputs
+    at ``floor(source) - 1 .. floor(source) + 2`` (clamped to the edges), the source
+    position not clamped at 0 as the linear modes' is."""
+    scale = _scale(in_size, out_size, scale_factor, align_corners, dtype)
+    dst = np.arange(out_size).astype(dtype)
+    source = scale * dst if align_corners else scale * (dst + dtype.type(0.5)) - dtype.type(0.5)
+    start = np.floor(source)
+    t = (source - start).astype(dtype)
+    weights = (_cubic_far(t + 1), _cubic_near(t), _cubic_near(1 - t), _cubic_far(2 - t))
+    start = start.astype(np.int64)
+    return [(np.clip(start + offset, 0, in_size - 1), weight.astype(dtype))
+            for offset, weight in zip((-1, 0, 1, 2), weights)]
+
+
 def _output_sizes(input, size, scale_factor, dims, recompute_scale_factor):
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
@@ -89,7 +119,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """Resize the spatial dims of ``(N, C, ...)`` to ``size`` or by ``scale_factor``.
 
     Modes: ``'nearest'`` (PyTorch's legacy ``floor(dst * scale)``), ``'nearest-exact'``
-    (pixel centres), ``'linear'`` (3-D input), ``'bilinear'`` (4-D input),
+    (pixel centres), ``'linear'`` (3-D input), ``'bilinear'`` and ``'bicubic'`` (4-D input),
     ``'trilinear'`` (5-D input), ``'area'`` (adaptive average pooling).
     ``align_corners=True`` maps the corner pixels of input and output onto each other;
     ``False`` (default) maps pixel areas.
@@ -98,10 +128,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     >>> ember.nn.functional.interpolate(ember.tensor([[[1., 2.]]]), scale_factor=2).tolist()
     [[[1.0, 1.0, 2.0, 2.0]]]
     """
-    if mode not in _MODES:
+    if mode not in _MODES or mode == "bicubic" and input.ndim != 4:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) "
-                                  f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
-                                  f"nearest-exact (got {mode})")
+                                  f"for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | "
+                                  f"area | nearest-exact (got {mode})")
     if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -113,14 +143,17 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     dims = input.ndim - 2
     if dims not in (1, 2, 3):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) "
-                                  f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
-                                  f"nearest-exact (got {mode})")
+                                  f"for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | "
+                                  f"area | nearest-exact (got {mode})")
     if mode in _DIMS and _DIMS[mode] != dims:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_DIMS[mode] + 2}D input")
     sizes, scales = _output_sizes(input, size, scale_factor, dims, recompute_scale_factor)
     if not input.dtype.is_floating_point and mode != "area":
         from ember.native.support._inplace import _type_name
 
+        if mode == "bicubic":
+            raise NotImplementedError(f"\"compute_indices_weights_cubic\" not implemented for "
+                                      f"'{_type_name(input.dtype)}'")
         kind = "nearest" if mode.startswith("nearest") else {1: "linear", 2: "bilinear", 3: "trilinear"}[dims]
         raise NotImplementedError(f"\"upsample_{kind}{dims}d\" not implemented for '{_type_name(input.dtype)}'")
     if mode == "area":
@@ -148,6 +181,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         in_size = input.shape[2 + d]
         if mode.startswith("nearest"):
             taps = [(nearest_positions(in_size, sizes[d], scales[d], exact=mode == "nearest-exact"), None)]
+        elif mode == "bicubic":
+            taps = cubic_taps(in_size, sizes[d], scales[d], align_corners, np.dtype(input._data.dtype))
         else:
             left, right, t = linear_positions(in_size, sizes[d], scales[d], align_corners,
                                               np.dtype(input._data.dtype))

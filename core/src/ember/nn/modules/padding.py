@@ -1,9 +1,8 @@
-"""Padding layers: ``ZeroPad1d/2d``, ``ConstantPad1d/2d``, ``ReflectionPad1d/2d``,
-``ReplicationPad1d/2d``, ``CircularPad1d/2d``.
+"""Padding layers: ``ZeroPad1d/2d/3d``, ``ConstantPad1d/2d/3d``, ``ReflectionPad1d/2d/3d``,
+``ReplicationPad1d/2d/3d``, ``CircularPad1d/2d/3d``.
 
-PyTorch counterpart: torch/nn/modules/padding.py (v2.13). ember leaves out the 3-D
-layers. An int pads every side by the same amount; a tuple is ``F.pad``'s list
-(last dim first).
+PyTorch counterpart: torch/nn/modules/padding.py (v2.13). An int pads every side by the
+same amount; a tuple is ``F.pad``'s list (last dim first).
 """
 
 from ember.native.padding import pad
@@ -56,6 +55,12 @@ class ConstantPad2d(_ConstantPadNd):
     dims = 2
 
 
+class ConstantPad3d(_ConstantPadNd):
+    """Pad the last three dims with ``value``."""
+
+    dims = 3
+
+
 class ZeroPad1d(ConstantPad1d):
     """Pad the last dim with zeros."""
 
@@ -81,6 +86,21 @@ class ZeroPad2d(ConstantPad2d):
         return f"{self.padding}"
 
 
+class ZeroPad3d(ConstantPad3d):
+    """Pad the last three dims with zeros.
+
+    >>> import ember
+    >>> ember.nn.ZeroPad3d((1, 1, 2, 0, 0, 1))(ember.ones(1, 1, 3, 3, 3)).shape
+    ember.Size([1, 1, 4, 5, 5])
+    """
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
 class ReflectionPad1d(_PadNd):
     """Mirror the last dim at its edges (the edge itself not repeated)."""
 
@@ -91,6 +111,12 @@ class ReflectionPad2d(ReflectionPad1d):
     """Mirror the last two dims at their edges."""
 
     dims = 2
+
+
+class ReflectionPad3d(ReflectionPad1d):
+    """Mirror the last three dims at their edges."""
+
+    dims = 3
 
 
 class ReplicationPad1d(_PadNd):
@@ -105,6 +131,12 @@ class ReplicationPad2d(ReplicationPad1d):
     dims = 2
 
 
+class ReplicationPad3d(ReplicationPad1d):
+    """Repeat the edge values of the last three dims."""
+
+    dims = 3
+
+
 class CircularPad1d(_PadNd):
     """Wrap the last dim around."""
 
@@ -115,3 +147,9 @@ class CircularPad2d(CircularPad1d):
     """Wrap the last two dims around."""
 
     dims = 2
+
+
+class CircularPad3d(CircularPad1d):
+    """Wrap the last three dims around."""
+
+    dims = 3
