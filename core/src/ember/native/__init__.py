@@ -15,7 +15,7 @@ MODULES = ("factory", "copy", "pointwise.binary", "pointwise.binary_functions", 
            "padding", "convolution.convolution", "pooling.pooling", "pooling.pooling3d", "upsampling", "linear",
            "embedding", "dropout", "attention", "pointwise.ternary", "fused_lstm", "rnn", "unique", "distance",
            "summary_ops", "histogram", "bucketization", "shape.unfold", "reduction.cumulative",
-           "indexing.index_fill_copy", "indexing.scatter_reduce")
+           "indexing.index_fill_copy", "indexing.scatter_reduce", "grid_sampler")
 
 
 def all_modules():

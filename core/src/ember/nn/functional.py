@@ -32,6 +32,7 @@ from ember.native.convolution.convolution import (  # noqa: F401
     conv_transpose3d,
 )
 from ember.native.fold import fold, unfold  # noqa: F401
+from ember.native.grid_sampler import affine_grid, grid_sample  # noqa: F401
 from ember.native.padding import pad  # noqa: F401
 from ember.native.pooling.pooling import (  # noqa: F401
     adaptive_avg_pool1d,
