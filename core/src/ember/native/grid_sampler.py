@@ -14,14 +14,16 @@ mode (``border`` clips it into the image, ``reflection`` mirrors it at the edges
 areas, ``nearest`` takes the closest pixel (ties to even), ``bicubic`` (images only)
 weighs 4x4 pixels by Keys' cubic convolution, its padding applied to each tap's index.
 
-Both functions are compositions of ember ops (the taps are ``gather``s of the flattened
-input), so autograd gives the gradients of the input and of the grid (through the
-interpolation weights and the coordinate maps) and their double backward. The clips are
-``where``s, so a clipped coordinate passes no gradient, as torch's ``clip_coordinates_set_grad``.
+Both functions are compositions of ember ops (the taps are picks of the input's channel
+rows, NOTE [ Grid sampling's taps as row picks ]), so autograd gives the gradients of the
+input and of the grid (through the interpolation weights and the coordinate maps) and
+their double backward. The clips are ``where``s, so a clipped coordinate passes no
+gradient, as torch's ``clip_coordinates_set_grad``.
 """
 
 import itertools
 
+from ember.dispatcher import NONE, Op
 from ember.native.indexing.indexing import where
 
 MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
@@ -80,10 +82,48 @@ def _finite(coordinate):
 # --- reading taps --------------------------------------------------------------------
 
 
-def _tap(flat, sizes, indices):
+def _take_rows_kernel(xp, table, position):
+    """``table[n, position[n, l], :]``: ``(N, R, C)`` rows picked by ``(N, L)`` -> ``(N, L, C)``."""
+    return table[xp.arange(table.shape[0])[:, None], position]
+
+
+def _take_rows_backward(ctx, grad):
+    table, position = ctx.saved_inputs
+    return ADD_ROWS(grad, position, rows=table.shape[1]), None
+
+
+def _add_rows_kernel(xp, grad, position, rows):
+    """The adjoint of the pick: each ``grad[n, l, :]`` added into row ``position[n, l]`` of
+    zeros ``(N, rows, C)``, by one ``bincount`` over (image, row, channel) numbers."""
+    N, L, C = grad.shape
+    row = (xp.arange(N)[:, None] * rows + position)[:, :, None] * C + xp.arange(C)
+    total = xp.bincount(row.ravel(), weights=grad.ravel(), minlength=N * rows * C)
+    return total.astype(grad.dtype, copy=False).reshape(N, rows, C)
+
+
+def _add_rows_backward(ctx, grad):
+    (_, position) = ctx.saved_inputs
+    return TAKE_ROWS(grad, position), None
+
+
+# NOTE [ Grid sampling's taps as row picks ]
+# Every tap reads all C channels of one pixel. With the input viewed channels-last,
+# (N, H*W, C), a tap is a pick of whole rows, and its backward adds whole rows back:
+# two small ops, adjoint to each other (so double backward comes free), written once
+# for every mode and for images and volumes. Everything else (coordinates, padding,
+# weights) is elementwise ember ops on (N, H_out, W_out), where autograd finds the
+# grid's gradient. Picking rows where a gather along the flattened NCHW planes
+# expanded the index over channels cut a (8, 16, 64, 64) bilinear forward by 10x.
+TAKE_ROWS = Op("aten::_grid_sampler_take_rows", _take_rows_kernel, _take_rows_backward, promote=NONE,
+               save="inputs")
+ADD_ROWS = Op("aten::_grid_sampler_add_rows", _add_rows_kernel, _add_rows_backward, promote=NONE, save="inputs")
+
+
+def _tap(rows, sizes, indices):
     """``input[n, :, *indices]`` for every output point, 0 where an index falls outside:
-    ``flat`` is the input ``(N, C, prod(sizes))``; ``indices`` are integer-valued float
-    tensors ``(N, *out)``, one per spatial dim (depth first). Returns ``(N, C, *out)``."""
+    ``rows`` is the input channels-last, ``(N, prod(sizes), C)``; ``indices`` are
+    integer-valued float tensors ``(N, *out)``, one per spatial dim (depth first).
+    Returns ``(N, L, C)`` with ``L`` the output points."""
     inside = None
     position = None
     for index, size in zip(indices, sizes):
@@ -92,10 +132,14 @@ def _tap(flat, sizes, indices):
         inside = within if inside is None else inside & within
         clamped = index.clamp(0, size - 1).long()
         position = clamped if position is None else position * size + clamped
-    N, C = flat.shape[:2]
-    out_shape = tuple(position.shape[1:])
-    gathered = flat.gather(2, position.reshape(N, 1, -1).expand(N, C, position[0].numel()))
-    return gathered.reshape((N, C) + out_shape) * inside.unsqueeze(1).to(flat.dtype)
+    N = rows.shape[0]
+    values = TAKE_ROWS(rows, position.reshape(N, -1))
+    return values * inside.reshape(N, -1, 1).to(rows.dtype)
+
+
+def _per_point(weight):
+    """An ``(N, *out)`` weight as ``(N, L, 1)``, to scale a tap's rows."""
+    return weight.reshape(weight.shape[0], -1, 1)
 
 
 def _linear(flat, sizes, coordinates):
@@ -109,7 +153,7 @@ def _linear(flat, sizes, coordinates):
             factor = c - low if high_side else low + 1 - c
             weight = factor if weight is None else weight * factor
         value = _tap(flat, sizes, [low + side for low, side in zip(floors, corner)])
-        term = value * weight.unsqueeze(1)
+        term = value * _per_point(weight)
         total = term if total is None else total + term
     return total
 
@@ -137,9 +181,9 @@ def _bicubic(flat, sizes, coordinates, padding_mode, align_corners):
         row_index = _apply_padding(y0 + (i - 1), H, padding_mode, align_corners).detach()
         row = None
         for column, x_weight in zip(columns, x_weights):
-            term = _tap(flat, sizes, [row_index, column]) * x_weight.unsqueeze(1)
+            term = _tap(flat, sizes, [row_index, column]) * _per_point(x_weight)
             row = term if row is None else row + term
-        total = row * y_weight.unsqueeze(1) if total is None else total + row * y_weight.unsqueeze(1)
+        total = row * _per_point(y_weight) if total is None else total + row * _per_point(y_weight)
     return total
 
 
@@ -185,15 +229,17 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     # grid's last dim runs x, y(, z): reversed, the coordinates line up with sizes
     axes = reversed(range(len(sizes)))
     coordinates = [_unnormalize(grid[..., k], size, align_corners) for k, size in zip(axes, sizes)]
-    flat = input.flatten(2)
+    out_shape = (input.shape[0], input.shape[1]) + tuple(grid.shape[1:-1])
     if input.shape[0] == 0 or input.shape[1] == 0:
-        return input.new_zeros((input.shape[0], input.shape[1]) + tuple(grid.shape[1:-1]))
+        return input.new_zeros(out_shape)
+    rows = input.flatten(2).transpose(1, 2).contiguous()  # NOTE [ Grid sampling's taps as row picks ]
     if mode == "bicubic":
-        return _bicubic(flat, sizes, coordinates, padding, align_corners)
-    coordinates = [_apply_padding(c, size, padding, align_corners) for c, size in zip(coordinates, sizes)]
-    if mode == "nearest":
-        return _nearest(flat, sizes, coordinates)
-    return _linear(flat, sizes, coordinates)
+        picked = _bicubic(rows, sizes, coordinates, padding, align_corners)
+    else:
+        coordinates = [_apply_padding(c, size, padding, align_corners) for c, size in zip(coordinates, sizes)]
+        picked = (_nearest if mode == "nearest" else _linear)(rows, sizes, coordinates)
+    # (N, L, C) -> (N, C, *out), laid out row-major as torch's
+    return picked.transpose(1, 2).contiguous().reshape(out_shape)
 
 
 def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
