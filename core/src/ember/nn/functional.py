@@ -34,6 +34,7 @@ from ember.native.convolution.convolution import (  # noqa: F401
 from ember.native.fold import fold, unfold  # noqa: F401
 from ember.native.grid_sampler import affine_grid, grid_sample  # noqa: F401
 from ember.native.padding import pad  # noqa: F401
+from ember.native.pooling.lp_pooling import lp_pool1d, lp_pool2d, lp_pool3d  # noqa: F401
 from ember.native.pooling.pooling import (  # noqa: F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -50,6 +51,7 @@ from ember.native.pooling.pooling3d import (  # noqa: F401
     avg_pool3d,
     max_pool3d,
 )
+from ember.native.shape.channel_shuffle import channel_shuffle  # noqa: F401
 from ember.native.shape.pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: F401
 from ember.native.upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: F401
 

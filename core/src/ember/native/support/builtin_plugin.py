@@ -59,6 +59,7 @@ CORE_MODULES = (
     "ember.nn.modules.rnn:RNNCellBase",
     "ember.nn.modules.pixelshuffle:PixelShuffle",
     "ember.nn.modules.pixelshuffle:PixelUnshuffle",
+    "ember.nn.modules.channelshuffle:ChannelShuffle",
     "ember.nn.modules.distance:PairwiseDistance",
     "ember.nn.modules.distance:CosineSimilarity",
     # convolution, pooling, padding, upsampling, folding
@@ -81,6 +82,9 @@ CORE_MODULES = (
     "ember.nn.modules.pooling:AvgPool3d",
     "ember.nn.modules.pooling:AdaptiveAvgPool3d",
     "ember.nn.modules.pooling:AdaptiveMaxPool3d",
+    "ember.nn.modules.pooling:LPPool1d",
+    "ember.nn.modules.pooling:LPPool2d",
+    "ember.nn.modules.pooling:LPPool3d",
     "ember.nn.modules.padding:ZeroPad1d",
     "ember.nn.modules.padding:ZeroPad2d",
     "ember.nn.modules.padding:ConstantPad1d",

@@ -1,11 +1,12 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
-``AdaptiveMaxPool1d/2d/3d``.
+``AdaptiveMaxPool1d/2d/3d``, ``LPPool1d/2d/3d``.
 
-PyTorch counterpart: torch/nn/modules/pooling.py (v2.13). ember leaves out fractional,
-LP and unpooling layers. Each layer stores its arguments as PyTorch does
+PyTorch counterpart: torch/nn/modules/pooling.py (v2.13). ember leaves out fractional
+and unpooling layers. Each layer stores its arguments as PyTorch does
 (so ``extra_repr`` prints the same) and calls its functional form.
 """
 
+from ember.native.pooling import lp_pooling
 from ember.native.pooling import pooling as P
 from ember.native.pooling import pooling3d as P3
 from ember.nn.modules.module import Module
@@ -215,3 +216,42 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
 
     def forward(self, input):
         return P3.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
+class _LPPoolNd(Module):
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """``(sum x^p)^(1/p)`` over windows of the last dim of ``(N, C, L)``.
+
+    >>> import ember
+    >>> ember.nn.LPPool1d(2, 2)(ember.tensor([[[3., 4.]]])).tolist()
+    [[[5.0]]]
+    """
+
+    def forward(self, input):
+        return lp_pooling.lp_pool1d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool2d(_LPPoolNd):
+    """``(sum x^p)^(1/p)`` over ``kh x kw`` windows of ``(N, C, H, W)``."""
+
+    def forward(self, input):
+        return lp_pooling.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    """``(sum x^p)^(1/p)`` over ``kd x kh x kw`` windows of ``(N, C, D, H, W)``."""
+
+    def forward(self, input):
+        return lp_pooling.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
