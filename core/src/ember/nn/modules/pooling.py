@@ -1,12 +1,12 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
-``AdaptiveMaxPool1d/2d/3d``, ``LPPool1d/2d/3d``.
+``AdaptiveMaxPool1d/2d/3d``, ``LPPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``.
 
-PyTorch counterpart: torch/nn/modules/pooling.py (v2.13). ember leaves out fractional
-and unpooling layers. Each layer stores its arguments as PyTorch does
+PyTorch counterpart: torch/nn/modules/pooling.py (v2.13). ember leaves out the fractional
+layers. Each layer stores its arguments as PyTorch does
 (so ``extra_repr`` prints the same) and calls its functional form.
 """
 
-from ember.native.pooling import lp_pooling
+from ember.native.pooling import lp_pooling, max_unpooling
 from ember.native.pooling import pooling as P
 from ember.native.pooling import pooling3d as P3
 from ember.nn.modules.module import Module
@@ -255,3 +255,51 @@ class LPPool3d(_LPPoolNd):
 
     def forward(self, input):
         return lp_pooling.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class _MaxUnpoolNd(Module):
+    dims = 1
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, self.dims)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self.dims)
+        self.padding = _ntuple(padding, self.dims)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Undo :class:`MaxPool1d` given its indices; ``forward(input, indices, output_size=None)``."""
+
+    def forward(self, input, indices, output_size=None):
+        return max_unpooling.max_unpool1d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Undo :class:`MaxPool2d` given its indices; ``forward(input, indices, output_size=None)``.
+
+    >>> import ember
+    >>> pool, unpool = ember.nn.MaxPool2d(2, return_indices=True), ember.nn.MaxUnpool2d(2)
+    >>> unpool(*pool(ember.arange(16.).view(1, 1, 4, 4))).shape
+    ember.Size([1, 1, 4, 4])
+    """
+
+    dims = 2
+
+    def forward(self, input, indices, output_size=None):
+        return max_unpooling.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Undo :class:`MaxPool3d` given its indices; ``forward(input, indices, output_size=None)``."""
+
+    dims = 3
+
+    def forward(self, input, indices, output_size=None):
+        return max_unpooling.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+def _ntuple(value, n):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
