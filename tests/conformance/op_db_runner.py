@@ -16,6 +16,7 @@ a differentiable entry also compare the gradients of every input for one fixed c
 """
 
 import numbers
+import types
 
 import numpy as np
 import torch
@@ -51,9 +52,10 @@ class Missing(Exception):
 
 def ember_function(op):
     """ember's counterpart of the entry's function form, or None where the entry's op
-    is a lambda over tensor methods (then the lambda is run on ember tensors)."""
+    is a lambda over tensor methods (then the lambda is run on ember tensors). A lambda
+    that calls torch's functions is run with ``torch`` naming ember (:func:`_on_ember`)."""
     if getattr(op.op, "__name__", "") == "<lambda>":
-        return None
+        return _on_ember(op) if _calls_torch(op) else None
     if getattr(op.op, "__objclass__", None) is torch._C.TensorBase:
         return _attribute(ember.Tensor, op.op.__name__)  # a method entry (cfloat: torch.cfloat is a dtype)
     name = op.name[len(_TORCH_PREFIX):] if op.name.startswith(_TORCH_PREFIX) else op.name
@@ -72,9 +74,36 @@ def _attribute(owner, name):
         raise Missing(f"ember has no {name} on {getattr(owner, '__name__', owner)}") from error
 
 
+def _calls_torch(op):
+    """Whether a lambda entry calls a function of torch's by its dotted path (its name
+    resolves in ember's namespace too, e.g. ``nn.functional.embedding_bag``)."""
+    names = op.op.__code__.co_names
+    # (a lambda through wrapper_set_seed draws random numbers from torch's generator: left out)
+    return "torch" in names and "wrapper_set_seed" not in names and _resolves(op.name)
+
+
+def _resolves(name):
+    target = ember
+    for part in name.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            return False
+    return True
+
+
+def _on_ember(op):
+    """The entry's lambda (``lambda weight, idx, **kw: torch.nn.functional.embedding_bag(idx,
+    weight, **kw)``) with ``torch`` bound to ember: the same argument shuffling, ember's function."""
+    fn = op.op
+    return types.FunctionType(fn.__code__, {**fn.__globals__, "torch": ember}, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
+
+
 def is_implemented(op):
     """Whether ember has the entry's function (or, for a lambda entry, the tensor
-    methods it names), without running it."""
+    methods or the torch function it names), without running it."""
+    if getattr(op.op, "__name__", "") == "<lambda>" and _calls_torch(op):
+        return True
     if getattr(op.op, "__name__", "") == "<lambda>":
         names = [name for name in op.op.__code__.co_names if not name.startswith("_")]
         return "torch" not in names and all(hasattr(ember.Tensor, name) or hasattr(ember, name) for name in names)

@@ -16,6 +16,7 @@ from ember.native.attention import multi_head_attention_forward, scaled_dot_prod
 from ember.native.distance import cosine_similarity, normalize, pairwise_distance, pdist  # noqa: F401
 from ember.native.dropout import dropout, dropout1d, dropout2d  # noqa: F401
 from ember.native.embedding import embedding, one_hot  # noqa: F401
+from ember.native.embedding_bag import embedding_bag  # noqa: F401
 from ember.native.linear import bilinear, linear  # noqa: F401
 
 # --- end of dense layers, embedding, dropout, attention, distances ---------------

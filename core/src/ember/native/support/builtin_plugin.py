@@ -42,6 +42,7 @@ CORE_MODULES = (
     "ember.nn.modules.dropout:Dropout1d",
     "ember.nn.modules.dropout:Dropout2d",
     "ember.nn.modules.sparse:Embedding",
+    "ember.nn.modules.sparse:EmbeddingBag",
     "ember.nn.modules.activation:MultiheadAttention",
     "ember.nn.modules.transformer:Transformer",
     "ember.nn.modules.transformer:TransformerEncoder",
