@@ -118,6 +118,7 @@ from ember.native.linalg.products import addbmm, addr
 from ember.native.linalg.tensor_products import chain_matmul, kron, tensordot
 from ember.native.distance import cosine_similarity, pairwise_distance, pdist
 from ember.native.grid_sampler import grid_sampler, grid_sampler_2d, grid_sampler_3d
+from ember.native.upsampling import _upsample_bilinear2d_aa
 from ember.device import get_default_device, set_default_device
 from ember.parallel import get_num_threads, set_num_threads
 from ember.deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,

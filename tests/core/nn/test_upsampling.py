@@ -1,5 +1,6 @@
-"""F.interpolate and the Upsample layers against torch: nearest, nearest-exact,
-linear, bilinear, bicubic, trilinear (align_corners True/False) and area (3-D to 5-D), by size and by scale_factor
+"""F.interpolate and the Upsample layers against torch: nearest, nearest-exact, linear,
+bilinear, bicubic (also antialiased), trilinear (align_corners True/False) and area (3-D
+to 5-D), by size and by scale_factor
 (with and without recompute_scale_factor), up and down, float32/float64: outputs and
 input gradients; gradcheck and double backward; errors."""
 
@@ -66,6 +67,17 @@ def test_channels_last_maps_resample_as_nhwc_like_torch_and_like_nchw(dtype, mod
     assert x_e.grad.is_contiguous(memory_format=ember.channels_last)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("sizes", [dict(size=(3, 4)), dict(size=(9, 13)), dict(scale_factor=0.3), dict(size=(2, 17))])
+def test_antialias(dtype, mode, align_corners, sizes):
+    # shrinking stretches the filter over every input pixel it covers; growing is the plain filter
+    x = make_tensor((2, 3, 8, 11), dtype)
+    assert_parity(lambda lib, x: lib.nn.functional.interpolate(x, mode=mode, align_corners=align_corners,
+                                                               antialias=True, **sizes), x, **TOLERANCE[dtype])
+
+
 def test_large_scale_nearest_ties():
     """Positions computed in float32 as PyTorch does: no off-by-one on exact ratios."""
     x = make_tensor((1, 1, 3, 10))
@@ -116,6 +128,8 @@ ERRORS = [
     lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4, 4), size=3, mode="bicubic"),
     lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4), size=3, mode="cubic"),
     lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4, dtype=lib.int64), size=3, mode="bicubic"),
+    lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4), size=3, mode="nearest", antialias=True),
+    lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4, 4), size=3, mode="trilinear", antialias=True),
     lambda lib: lib.nn.functional.interpolate(lib.zeros(1, 1, 4, 4, dtype=lib.int64), scale_factor=2),
 ]
 

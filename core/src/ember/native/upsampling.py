@@ -91,6 +91,42 @@ def cubic_taps(in_size, out_size, scale_factor, align_corners, dtype):
             for offset, weight in zip((-1, 0, 1, 2), weights)]
 
 
+def _triangle(x):
+    """The bilinear filter: 1 - |x| within one pixel."""
+    x = np.abs(x)
+    return np.where(x < 1, 1 - x, 0)
+
+
+def _keys_cubic(x, a=-0.5):
+    """The bicubic filter of antialiased resizing (Keys' cubic with a = -0.5, as PIL and torch)."""
+    x = np.abs(x)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0))
+
+
+def antialias_taps(in_size, out_size, scale_factor, align_corners, dtype, mode):
+    """The taps of antialiased bilinear or bicubic resizing along one dim (PIL's filter,
+    torch's ``_upsample_*_aa``): when shrinking by ``scale > 1`` the filter is stretched
+    ``scale`` times, so each output averages every input pixel under it; the weights of
+    each output are normalised to sum to 1. Tap ``k`` of output ``i`` reads input
+    ``start_i + k`` (weight 0 past the filter's reach)."""
+    interp_size, filter_fn = (2, _triangle) if mode == "bilinear" else (4, _keys_cubic)
+    scale = float(_scale(in_size, out_size, scale_factor, align_corners, dtype))
+    support = interp_size / 2 * scale if scale >= 1 else interp_size / 2
+    invscale = 1 / scale if scale >= 1 else 1.0
+    centre = scale * (np.arange(out_size) + 0.5)
+    start = np.maximum((centre - support + 0.5).astype(np.int64), 0)
+    stop = np.minimum((centre + support + 0.5).astype(np.int64), in_size)
+    width = int(np.ceil(support)) * 2 + 1
+    offsets = np.arange(width)
+    weights = filter_fn((start[:, None] + offsets - centre[:, None] + 0.5) * invscale)
+    weights = np.where(start[:, None] + offsets < stop[:, None], weights, 0)
+    total = weights.sum(1, keepdims=True)
+    weights = np.where(total != 0, weights / np.where(total != 0, total, 1), 0)
+    return [(np.minimum(start + k, in_size - 1), weights[:, k].astype(dtype)) for k in range(width)]
+
+
 def _output_sizes(input, size, scale_factor, dims, recompute_scale_factor):
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
@@ -138,8 +174,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              "linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
-    if antialias:
-        raise NotImplementedError("ember's interpolate does not implement antialias=True")
+    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
     dims = input.ndim - 2
     if dims not in (1, 2, 3):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) "
@@ -161,6 +198,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         from ember.native.pooling.pooling3d import adaptive_avg_pool3d
 
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dims - 1](input, sizes)
+    return _resample_dims(input, sizes, scales, mode, align_corners, antialias)
+
+
+def _resample_dims(input, sizes, scales, mode, align_corners, antialias):
+    """Resize each spatial dim of ``input`` to ``sizes`` (``scales``, where not None, set
+    the source positions as a ``scale_factor`` does)."""
+    dims = input.ndim - 2
     if min(sizes) <= 0 or min(input.shape[2:]) <= 0:
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({', '.join(map(str, input.shape[2:]))}) and output ({', '.join(map(str, sizes))})")
@@ -181,6 +225,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         in_size = input.shape[2 + d]
         if mode.startswith("nearest"):
             taps = [(nearest_positions(in_size, sizes[d], scales[d], exact=mode == "nearest-exact"), None)]
+        elif antialias:
+            taps = antialias_taps(in_size, sizes[d], scales[d], align_corners, np.dtype(input._data.dtype), mode)
         elif mode == "bicubic":
             taps = cubic_taps(in_size, sizes[d], scales[d], align_corners, np.dtype(input._data.dtype))
         else:
@@ -190,6 +236,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         out = resample(out, 1 + d if pixels else 2 + d, taps)
     out = out.permute(0, 3, 1, 2) if pixels else out
     return out if out.dtype is dtype else out.to(dtype)
+
+
+def _upsample_bilinear2d_aa(input, output_size, align_corners, scale_factors=None, scales_h=None, scales_w=None):
+    """ATen's antialiased bilinear resize (``torch._upsample_bilinear2d_aa``), as
+    ``interpolate(..., mode="bilinear", antialias=True)``."""
+    if output_size is None or scale_factors is not None:
+        return interpolate(input, scale_factor=tuple(scale_factors), mode="bilinear", align_corners=align_corners,
+                           antialias=True)
+    return _resample_dims(input, tuple(output_size), (scales_h, scales_w), "bilinear", align_corners, True)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
