@@ -7,6 +7,7 @@ PyTorch counterpart: torch/nn/modules/loss.py (v2.13). As there, ``_Loss`` keeps
 """
 
 from ember.nn import Module
+from ember.nn.modules.distance import PairwiseDistance
 from ember_loss import functional as F
 from ember_loss import reduction as reductions
 
@@ -198,6 +199,77 @@ class DistillationLoss(_Loss):
                                    self.reduction)
 
 
+class SoftMarginLoss(_Loss):
+    """Two-class logistic loss; see :func:`ember_loss.margin.soft_margin_loss`."""
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """Distances to shrink (target 1) or push past ``margin`` (-1); see
+    :func:`ember_loss.margin.hinge_embedding_loss`."""
+
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss; see :func:`ember_loss.margin.multi_margin_loss`."""
+
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.dim()}D "
+                             "instead")
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss; see :func:`ember_loss.margin.multilabel_margin_loss`."""
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class logistic loss, averaged over classes; see :func:`ember_loss.margin.multilabel_soft_margin_loss`."""
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """Triplet hinge loss with any distance; see :func:`ember_loss.margin.triplet_margin_with_distance_loss`."""
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(size_average=None, reduce=None, reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             "instead")
+        # torch's default is a PairwiseDistance submodule (it shows in the repr)
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative,
+                                                   distance_function=self.distance_function, margin=self.margin,
+                                                   swap=self.swap, reduction=self.reduction)
+
+
 MODULES = (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss,
            KLDivLoss, CosineEmbeddingLoss, MarginRankingLoss, TripletMarginLoss, PoissonNLLLoss,
-           GaussianNLLLoss, DistillationLoss)
+           GaussianNLLLoss, DistillationLoss, SoftMarginLoss, HingeEmbeddingLoss, MultiMarginLoss,
+           MultiLabelMarginLoss, MultiLabelSoftMarginLoss, TripletMarginWithDistanceLoss)
