@@ -1,10 +1,12 @@
 """Dropout: zero elements (``dropout``) or whole channels (``dropout1d``,
-``dropout2d``) with probability ``p`` during training and scale the survivors by
-``1 / (1 - p)``, so the expected value is unchanged.
+``dropout2d``, ``dropout3d``) with probability ``p`` during training and scale the
+survivors by ``1 / (1 - p)``, so the expected value is unchanged; and alpha dropout
+(``alpha_dropout``, ``feature_alpha_dropout``), which keeps SELU's mean and variance.
 
 PyTorch counterpart: aten/src/ATen/native/Dropout.cpp (``native_dropout``,
-``native_dropout_backward``, ``feature_dropout``), torch/nn/functional.py
-(``dropout``, ``dropout1d``, ``dropout2d``) (v2.13).
+``native_dropout_backward``, ``feature_dropout``, ``alpha_dropout``,
+``feature_alpha_dropout``), torch/nn/functional.py (``dropout``, ``dropout1d``,
+``dropout2d``, ``dropout3d``, ``alpha_dropout``, ``feature_alpha_dropout``) (v2.13).
 
 The masks come from ember's default generator, drawn as PyTorch's CPU dropout draws
 them: ``bernoulli_(1 - p)`` on a tensor laid out like the input (one 53-bit uniform per
@@ -173,3 +175,73 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
                       "dim. Use dropout1d for that behaviour.", stacklevel=2)
     return _feature_dropout(input, p, training, inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of a ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input with
+    probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    >>> import ember
+    >>> ember.nn.functional.dropout3d(ember.ones(2, 3, 2, 2, 2), 0.5, training=False).shape
+    ember.Size([2, 3, 2, 2, 2])
+    """
+    import warnings
+
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
+                      "inputs).", stacklevel=2)
+    if input.ndim == 5:
+        return _feature_dropout(input, p, training, inplace)
+    if inplace:
+        _feature_dropout(input.unsqueeze(0), p, training, True)
+        return input
+    return _feature_dropout(input.unsqueeze(0), p, training, False).squeeze(0)
+
+
+# NOTE [ Alpha dropout ]
+# SELU networks keep activations at mean 0 and variance 1. Zeroing would break that,
+# so alpha dropout sets a dropped element to SELU's negative saturation value
+# -alpha' (alpha' = scale * alpha = 1.7581) and then applies the affine map
+# a * x + b that restores mean 0 and variance 1:
+#   a = ((1 - p) (1 + p alpha'^2))^(-1/2),   b = -a alpha' p   (for kept elements: a x + b,
+#   for dropped ones: a (-alpha') + b). As torch writes it: out = x * (mask * a) + b_mask,
+#   b_mask = (mask - 1) * alpha' a + alpha' a p. The gradient is mask * a.
+SELU_ALPHA_PRIME = 1.7580993408473766
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
+    _check_p(p)
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if feature and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if p == 1:
+        return input.mul_(0.0) if inplace else input * 0.0
+    _check_floating(input)
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
+    keep = _mask(input, shape, 1.0 - p).to(input.dtype)
+    a = 1.0 / math.sqrt((SELU_ALPHA_PRIME * SELU_ALPHA_PRIME * p + 1) * (1 - p))
+    shift = (keep - 1) * (SELU_ALPHA_PRIME * a) + SELU_ALPHA_PRIME * a * p
+    if inplace:
+        return input.mul_(keep * a).add_(shift)
+    return input * (keep * a) + shift
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout for SELU networks: dropped elements go to SELU's saturation value, then an
+    affine map keeps mean 0 and variance 1 (NOTE [ Alpha dropout ]).
+
+    >>> import ember
+    >>> ember.nn.functional.alpha_dropout(ember.ones(3), 0.5).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    return _alpha_dropout(input, p, training, inplace, feature=False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """:func:`alpha_dropout` of whole channels (one draw per sample and channel)."""
+    return _alpha_dropout(input, p, training, inplace, feature=True)

@@ -14,7 +14,14 @@ from ember.plugins import forwarding as _forwarding
 # isort: split
 from ember.native.attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401
 from ember.native.distance import cosine_similarity, normalize, pairwise_distance, pdist  # noqa: F401
-from ember.native.dropout import dropout, dropout1d, dropout2d  # noqa: F401
+from ember.native.dropout import (  # noqa: F401
+    alpha_dropout,
+    dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
 from ember.native.embedding import embedding, one_hot  # noqa: F401
 from ember.native.embedding_bag import embedding_bag  # noqa: F401
 from ember.native.linear import bilinear, linear  # noqa: F401

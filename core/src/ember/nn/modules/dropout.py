@@ -1,7 +1,7 @@
-"""``Dropout``, ``Dropout1d``, ``Dropout2d``: zero elements or channels in training.
+"""``Dropout``, ``Dropout1d``, ``Dropout2d``, ``Dropout3d``: zero elements or channels in
+training; ``AlphaDropout`` and ``FeatureAlphaDropout``: their SELU-preserving forms.
 
-PyTorch counterpart: torch/nn/modules/dropout.py (v2.13). ember leaves out
-``Dropout3d``, ``AlphaDropout`` and ``FeatureAlphaDropout``.
+PyTorch counterpart: torch/nn/modules/dropout.py (v2.13).
 
 In ``eval()`` mode every dropout layer returns its input unchanged.
 """
@@ -48,3 +48,29 @@ class Dropout2d(_DropoutNd):
 
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """Zero whole channels of ``(N, C, D, H, W)`` inputs with probability ``p``."""
+
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout that keeps SELU's mean and variance (NOTE [ Alpha dropout ] in ember/native/dropout.py).
+
+    >>> import ember
+    >>> ember.nn.AlphaDropout(0.2)(ember.ones(4, 3)).shape
+    ember.Size([4, 3])
+    """
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """:class:`AlphaDropout` of whole channels."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)
