@@ -18,6 +18,8 @@ from ember_activation.rectifiers import (
     relu,
     relu6,
     relu_,
+    rrelu,
+    rrelu_,
     softshrink,
     threshold,
     threshold_,
@@ -34,12 +36,12 @@ from ember_activation.sigmoid_family import (
     tanh,
     tanhshrink,
 )
-from ember_activation.softmax import log_softmax, softmax, softmin
+from ember_activation.softmax import gumbel_softmax, log_softmax, softmax, softmin
 
-__all__ = ["celu", "celu_", "elu", "elu_", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
-           "hardtanh_", "leaky_relu", "leaky_relu_", "log_softmax", "logsigmoid", "mish", "prelu", "relu",
-           "relu6", "relu_", "selu", "selu_", "sigmoid", "silu", "softmax", "softmin", "softplus", "softshrink",
-           "softsign", "tanh", "tanhshrink", "threshold", "threshold_"]
+__all__ = ["celu", "celu_", "elu", "elu_", "gelu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
+           "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "log_softmax", "logsigmoid", "mish", "prelu", "relu",
+           "relu6", "relu_", "rrelu", "rrelu_", "selu", "selu_", "sigmoid", "silu", "softmax", "softmin", "softplus",
+           "softshrink", "softsign", "tanh", "tanhshrink", "threshold", "threshold_"]
 
 
 def functionals():

@@ -1,9 +1,9 @@
-"""Piecewise-linear activations: relu, relu6, leaky_relu, prelu, hardtanh, threshold,
+"""Piecewise-linear activations: relu, relu6, leaky_relu, rrelu, prelu, hardtanh, threshold,
 hardshrink, softshrink.
 
 PyTorch counterpart: the functional forms in torch/nn/functional.py and the kernels
-of aten/src/ATen/native/Activation.cpp (hardtanh, leaky_relu, prelu, threshold,
-hardshrink, softshrink) (v2.13).
+of aten/src/ATen/native/Activation.cpp (hardtanh, leaky_relu, rrelu_with_noise, prelu,
+threshold, hardshrink, softshrink) (v2.13).
 
 Their derivatives are piecewise constant, so each backward op is a mask and the
 second derivative is zero. ``relu`` is the core's ``aten::relu`` op.
@@ -111,6 +111,32 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 def leaky_relu_(input, negative_slope=0.01):
     """In-place :func:`leaky_relu`."""
     return run_inplace(input, LEAKY_RELU, negative_slope=negative_slope)
+
+
+# --- rrelu -----------------------------------------------------------------------
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: in training each non-positive element gets its own slope drawn
+    from U(lower, upper) (ember's default generator); in eval the slope is their mean.
+    The gradient is the drawn slope (1 where positive).
+
+    >>> import ember
+    >>> rrelu(ember.tensor([-1., 2.]))
+    tensor([-0.2292,  2.0000])
+    """
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slopes = ember.empty_like(input).uniform_(lower, upper)
+    noise = ember.where(input > 0, ember.ones_like(input), slopes).detach()
+    return input.mul_(noise) if inplace else input * noise
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """In-place :func:`rrelu`."""
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 # --- prelu -----------------------------------------------------------------------

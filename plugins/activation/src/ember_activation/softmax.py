@@ -57,3 +57,22 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
     return ember.softmax(-input, dim)
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """A differentiable sample from the categorical distribution ``softmax(logits)``: the
+    softmax of ``(logits + g) / tau`` with Gumbel noise ``g = -log(Exp(1))`` (ember's default
+    generator). ``hard=True`` returns the one-hot of the sample's argmax, with the soft
+    sample's gradient (the straight-through estimator). ``eps`` is unused, as in torch.
+
+    >>> import ember
+    >>> gumbel_softmax(ember.zeros(2, 5), hard=True).sum(-1).tolist()
+    [1.0, 1.0]
+    """
+    gumbels = -ember.empty_like(logits).exponential_().log()
+    soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return soft
+    index = soft.max(dim, keepdim=True)[1]
+    one_hot = ember.zeros_like(logits).scatter(dim, index, 1.0)
+    return one_hot - soft.detach() + soft

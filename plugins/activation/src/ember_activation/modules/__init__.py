@@ -13,6 +13,7 @@ from ember_activation.modules.rectifiers import (
     PReLU,
     ReLU,
     ReLU6,
+    RReLU,
     Softshrink,
     Threshold,
 )
@@ -31,7 +32,7 @@ from ember_activation.modules.sigmoid_family import (
 from ember_activation.modules.softmax import LogSoftmax, Softmax, Softmax2d, Softmin
 
 __all__ = ["CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU",
-           "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid", "Softmax",
+           "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "RReLU", "SELU", "SiLU", "Sigmoid", "Softmax",
            "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold"]
 
 

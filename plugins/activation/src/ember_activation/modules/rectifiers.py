@@ -87,6 +87,23 @@ class LeakyReLU(Module):
         return f"negative_slope={self.negative_slope}{_inplace_suffix(self.inplace)}"
 
 
+class RReLU(Module):
+    """Randomized leaky ReLU: a slope from U(lower, upper) per non-positive element in
+    training, their mean in eval; see :func:`ember_activation.rectifiers.rrelu`."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}{_inplace_suffix(self.inplace)}"
+
+
 class PReLU(Module):
     """Leaky ReLU whose negative slope is learned: one ``weight`` shared by all
     channels, or one per channel (dim 1) when ``num_parameters`` is the channel count.
