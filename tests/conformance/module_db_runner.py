@@ -100,6 +100,10 @@ def build_torch(info, module_input, dtype, training):
     module = info.module_cls(*args, **kwargs)
     module.to(dtype)
     module.train(training)
+    if getattr(module, "has_uninitialized_params", None) and module.has_uninitialized_params():
+        # a lazy module: shapes from the forward input first, so that its state can be copied
+        with torch.no_grad():
+            module.initialize_parameters(*module_input.forward_input.args, **module_input.forward_input.kwargs)
     return module
 
 

@@ -1,7 +1,7 @@
 """``ember.nn.Parameter``: a tensor that a ``Module`` registers as one of its parameters.
 
 PyTorch counterpart: torch/nn/parameter.py (v2.13). ember leaves out
-``UninitializedParameter``/``UninitializedBuffer`` (lazy modules) and ``Buffer``.
+``UninitializedBuffer`` and ``Buffer``.
 
 A Parameter is a leaf ``Tensor`` sharing the memory of the tensor it wraps. Assigning
 one to a module attribute registers it (``Module.__setattr__``); ops on it return
@@ -61,3 +61,46 @@ def _as_parameter(cls, data, requires_grad):
 
 def _rebuild_parameter(data, requires_grad):
     return Parameter(data, requires_grad)
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet (a lazy module's, until its first
+    forward): it holds no values, and :meth:`materialize` gives it a shape, after which it
+    is a plain :class:`Parameter` (``cls_to_become``).
+
+    >>> import ember
+    >>> p = ember.nn.parameter.UninitializedParameter()
+    >>> p.materialize((2, 3))
+    >>> type(p).__name__, tuple(p.shape)
+    ('Parameter', (2, 3))
+    """
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        from ember.native.factory import empty
+
+        return _as_parameter(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Give the parameter ``shape`` (uninitialised values, as ``torch.empty``), on
+        ``device`` and in ``dtype`` (its own by default), and make it a Parameter."""
+        from ember.native.factory import empty
+
+        device = self.device if device is None else device
+        dtype = self.dtype if dtype is None else dtype
+        self._data = empty(tuple(shape), device=device, dtype=dtype)._data
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype)
+        return memo[id(self)]
+
+
+def is_lazy(param):
+    """Whether ``param`` is an :class:`UninitializedParameter` (its shape not yet known)."""
+    return isinstance(param, UninitializedParameter)

@@ -1,7 +1,8 @@
 """``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``,
-``ConvTranspose3d``.
+``ConvTranspose3d`` and their lazy forms (``LazyConv1d`` ... ``LazyConvTranspose3d``), whose
+``in_channels`` is read from the first input (ember/nn/modules/lazy.py).
 
-PyTorch counterpart: torch/nn/modules/conv.py (v2.13). ember leaves out the lazy variants.
+PyTorch counterpart: torch/nn/modules/conv.py (v2.13).
 
 The shared base ``_ConvNd`` owns the parameters (PyTorch's names and shapes: a
 convolution's weight is ``(out, in/groups, *kernel)``, a transposed one's
@@ -21,8 +22,9 @@ from ember.native.convolution.convolution import (
 )
 from ember.native.padding import pad
 from ember.nn import init
+from ember.nn.modules.lazy import LazyModuleMixin
 from ember.nn.modules.module import Module
-from ember.nn.parameter import Parameter
+from ember.nn.parameter import Parameter, UninitializedParameter
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -273,3 +275,109 @@ class ConvTranspose3d(_ConvTransposeNd):
         output_padding = self._output_padding(input, output_size)
         return conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
                                 self.groups, self.dilation)
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    """The lazy forms' shared part: ``in_channels`` from the first input's channel dim."""
+
+    def _lazy_parameters(self, out_channels, bias, device, dtype):
+        self._lazy_hooks()
+        self.out_channels = out_channels
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if not self.has_uninitialized_params():
+            return
+        dims = len(self.kernel_size)
+        if input.ndim not in (dims + 1, dims + 2):
+            raise RuntimeError(f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to "
+                               f"{self.__class__.__name__}, but got input of size: {list(input.shape)}")
+        self.in_channels = input.shape[1] if input.ndim == dims + 2 else input.shape[0]
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size
+        self.weight.materialize(shape)
+        if self.bias is not None:
+            self.bias.materialize((self.out_channels,))
+        self.reset_parameters()
+
+
+def _lazy_conv(base):
+    """``__init__`` of the lazy form of the convolution class ``base``: ``in_channels`` 0 and
+    uninitialized parameters until the first input."""
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        base.__init__(self, 0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+    return __init__
+
+
+def _lazy_conv_transpose(base):
+    """As :func:`_lazy_conv`, with the transposed convolutions' arguments."""
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        base.__init__(self, 0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                      device, dtype)
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+    return __init__
+
+
+class LazyConv1d(_LazyConvMixin, Conv1d):
+    """:class:`Conv1d` with ``in_channels`` from the first input; then a Conv1d."""
+
+    cls_to_become = Conv1d
+    __init__ = _lazy_conv(Conv1d)
+
+
+class LazyConv2d(_LazyConvMixin, Conv2d):
+    """:class:`Conv2d` with ``in_channels`` from the first input; then a Conv2d.
+
+    >>> import ember
+    >>> conv = ember.nn.LazyConv2d(8, 3)
+    >>> conv(ember.ones(1, 4, 6, 6)).shape, type(conv).__name__
+    (ember.Size([1, 8, 4, 4]), 'Conv2d')
+    """
+
+    cls_to_become = Conv2d
+    __init__ = _lazy_conv(Conv2d)
+
+
+class LazyConv3d(_LazyConvMixin, Conv3d):
+    """:class:`Conv3d` with ``in_channels`` from the first input; then a Conv3d."""
+
+    cls_to_become = Conv3d
+    __init__ = _lazy_conv(Conv3d)
+
+
+class LazyConvTranspose1d(_LazyConvMixin, ConvTranspose1d):
+    """:class:`ConvTranspose1d` with ``in_channels`` from the first input."""
+
+    cls_to_become = ConvTranspose1d
+    __init__ = _lazy_conv_transpose(ConvTranspose1d)
+
+
+class LazyConvTranspose2d(_LazyConvMixin, ConvTranspose2d):
+    """:class:`ConvTranspose2d` with ``in_channels`` from the first input."""
+
+    cls_to_become = ConvTranspose2d
+    __init__ = _lazy_conv_transpose(ConvTranspose2d)
+
+
+class LazyConvTranspose3d(_LazyConvMixin, ConvTranspose3d):
+    """:class:`ConvTranspose3d` with ``in_channels`` from the first input."""
+
+    cls_to_become = ConvTranspose3d
+    __init__ = _lazy_conv_transpose(ConvTranspose3d)
