@@ -39,20 +39,24 @@ _NORM_FUNCTIONALS = ("batch_norm", "layer_norm", "group_norm", "instance_norm", 
 _ACTIVATION_MODULES = ("ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish",
                        "Hardswish", "Hardsigmoid", "Hardtanh", "Sigmoid", "Tanh", "Softplus", "Softsign",
                        "Tanhshrink", "Threshold", "GLU", "Softmax", "LogSoftmax", "Softmin", "Hardshrink",
-                       "Softshrink", "LogSigmoid", "Softmax2d")
+                       "Softshrink", "LogSigmoid", "Softmax2d", "RReLU")
 _ACTIVATION_FUNCTIONALS = ("relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "elu", "elu_",
                            "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish", "hardswish",
                            "hardsigmoid", "hardtanh", "hardtanh_", "sigmoid", "tanh", "softplus", "softsign",
                            "tanhshrink", "threshold", "threshold_", "glu", "softmax", "log_softmax", "softmin",
-                           "hardshrink", "softshrink", "logsigmoid")
+                           "hardshrink", "softshrink", "logsigmoid", "rrelu", "rrelu_", "gumbel_softmax")
 
 _LOSS_MODULES = ("L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
                  "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
-                 "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "DistillationLoss")
+                 "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "DistillationLoss", "SoftMarginLoss",
+                 "HingeEmbeddingLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",
+                 "TripletMarginWithDistanceLoss")
 _LOSS_FUNCTIONALS = ("l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
                      "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
                      "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
-                     "poisson_nll_loss", "gaussian_nll_loss", "distillation_loss")
+                     "poisson_nll_loss", "gaussian_nll_loss", "distillation_loss", "soft_margin_loss",
+                     "hinge_embedding_loss", "multi_margin_loss", "multilabel_margin_loss",
+                     "multilabel_soft_margin_loss", "triplet_margin_with_distance_loss")
 
 
 _OPTIMIZERS = ("Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
