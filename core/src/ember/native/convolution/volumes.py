@@ -123,8 +123,9 @@ def forward(xp, x, weight, bias, g, groups):
 
 
 def input_adjoint(xp, grad, weight, g, groups):
-    """F(., W)^T grad: the columns ``W^T @ rows``, each tap's slab of them added back into a
-    zero padded buffer where that tap's windows read (col2vol), then the padding cut off."""
+    """F(., W)^T grad: the columns ``W^T @ rows``, each tap's slab of them
+    added back into a zero padded buffer where that tap's windows read
+    (col2vol), then the padding cut off."""
     w_t = _grouped(weight, groups).transpose(0, 2, 1)  # (groups, C/g * taps, O/g)
     cols = xp.matmul(w_t, channel_major(grad, groups))
     channels = weight.shape[1] * groups
@@ -132,7 +133,8 @@ def input_adjoint(xp, grad, weight, g, groups):
     buffer = xp.zeros((g.N, channels) + g.padded_size, dtype=grad.dtype)
     for tap in itertools.product(*(range(k) for k in g.kernel)):
         region = buffer[g.tap_region(tap)]
-        xp.add(region, taps[(slice(None),) + tap].swapaxes(0, 1), out=region)  # in place, no write-back
+        slab = taps[(slice(None),) + tap].swapaxes(0, 1)
+        xp.add(region, slab, out=region)  # in place, no write-back
     return xp.ascontiguousarray(buffer[g.inside()])
 
 
