@@ -194,8 +194,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         kind = "nearest" if mode.startswith("nearest") else {1: "linear", 2: "bilinear", 3: "trilinear"}[dims]
         raise NotImplementedError(f"\"upsample_{kind}{dims}d\" not implemented for '{_type_name(input.dtype)}'")
     if mode == "area":
-        from ember.native.pooling.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
-        from ember.native.pooling.pooling3d import adaptive_avg_pool3d
+        from ember.native.pooling.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dims - 1](input, sizes)
     return _resample_dims(input, sizes, scales, mode, align_corners, antialias)

@@ -47,6 +47,7 @@ from ember.native.pooling.max_unpooling import max_unpool1d, max_unpool2d, max_u
 from ember.native.pooling.pooling import (  # noqa: F401
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
     adaptive_max_pool1d,
     adaptive_max_pool2d,
     avg_pool1d,
@@ -55,7 +56,6 @@ from ember.native.pooling.pooling import (  # noqa: F401
     max_pool2d,
 )
 from ember.native.pooling.pooling3d import (  # noqa: F401
-    adaptive_avg_pool3d,
     adaptive_max_pool3d,
     avg_pool3d,
     max_pool3d,

@@ -647,6 +647,33 @@ def _window_means(input, dim, out):
     return cat([input.narrow(dim, int(a), int(b - a)).mean(dim, keepdim=True) for a, b in zip(start, end)], dim)
 
 
+def adaptive_avg_pool3d(input, output_size):
+    """Average pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` to ``output_size`` (an
+    int or a triple, None keeps a size): window ``i`` along each dim covers
+    ``[floor(i*D/OD), ceil((i+1)*D/OD))``, as in :func:`adaptive_avg_pool2d`; each
+    window's mean, one dim after another.
+
+    >>> import ember
+    >>> ember.nn.functional.adaptive_avg_pool3d(ember.arange(8.).view(1, 2, 2, 2), 1).tolist()
+    [[[[3.5]]]]
+    """
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {list(input.shape)}")
+    if not isinstance(output_size, int) and output_size is not None and len(output_size) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    sizes = _adaptive_output(input, output_size, 3, "adaptive_avg_pool3d")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"adaptive_avg_pool3d_cpu\" not implemented for '{_scalar_name(input.dtype)}'")
+    if 0 in sizes or input.numel() == 0:
+        from ember.native.factory import zeros
+
+        return zeros(*input.shape[:-3], *sizes, dtype=input.dtype, device=input.device) + input.sum() * 0
+    pooled = input
+    for dim, out in zip((-3, -2, -1), sizes):
+        pooled = _window_means(pooled, dim, out)
+    return pooled.contiguous()
+
+
 def adaptive_avg_pool1d(input, output_size):
     """:func:`adaptive_avg_pool2d` over the last dim of ``(N, C, L)`` or ``(C, L)``."""
     (length,) = _adaptive_output(input, output_size, 1, "adaptive_avg_pool1d")

@@ -24,7 +24,7 @@ from ember.dispatcher import NONE, Op
 from ember.dtypes import is_floating_array
 from ember.native.convolution.volumes import volume_geometry
 from ember.native.fold import window_count
-from ember.native.pooling.pooling import _averaging_matrix, _fill_low, _scalar_name, adaptive_ranges, window_spans
+from ember.native.pooling.pooling import _fill_low, _scalar_name, adaptive_ranges, window_spans
 
 
 def _geometry(shape, kernel_size, stride, padding, dilation, ceil_mode):
@@ -273,25 +273,9 @@ def _adaptive_sizes(input, output_size, name):
     return tuple(input.shape[-3 + i] if s is None else int(s) for i, s in enumerate(sizes))
 
 
-def adaptive_avg_pool3d(input, output_size):
-    """Average pooling of ``(N, C, D, H, W)`` to ``output_size`` (an int, a triple, None keeps
-    a size); window ``i`` covers ``[floor(i*D/OD), ceil((i+1)*D/OD))``. Separable: one
-    averaging matrix per dim, so autograd comes from matmul.
-
-    >>> import ember
-    >>> ember.nn.functional.adaptive_avg_pool3d(ember.arange(8.).view(1, 1, 2, 2, 2), 1).tolist()
-    [[[[[3.5]]]]]
-    """
-    out_d, out_h, out_w = _adaptive_sizes(input, output_size, "adaptive_avg_pool3d")
-    D, H, W = input.shape[-3:]
-    pooled = _averaging_matrix(H, out_h, input) @ input @ _averaging_matrix(W, out_w, input).t()
-    planes = pooled.flatten(-2)  # (..., D, OH*OW): the depth matrix multiplies from the left
-    return (_averaging_matrix(D, out_d, input) @ planes).unflatten(-1, (out_h, out_w))
-
-
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max pooling of ``(N, C, D, H, W)`` to ``output_size`` (windows as in
-    :func:`adaptive_avg_pool3d`); with ``return_indices`` also the flat argmax positions.
+    :func:`ember.native.pooling.pooling.adaptive_avg_pool3d`); with ``return_indices`` also the flat argmax positions.
 
     >>> import ember
     >>> ember.nn.functional.adaptive_max_pool3d(ember.arange(8.).view(1, 1, 2, 2, 2), 1).tolist()

@@ -86,7 +86,6 @@ CORE_MODULES = (
     "ember.nn.modules.pooling:AvgPool2d",
     "ember.nn.modules.pooling:AdaptiveAvgPool1d",
     "ember.nn.modules.pooling:AdaptiveAvgPool2d",
-    "ember.nn.modules.pooling:AdaptiveAvgPool3d",
     "ember.nn.modules.pooling:AdaptiveMaxPool1d",
     "ember.nn.modules.pooling:AdaptiveMaxPool2d",
     "ember.nn.modules.pooling:MaxPool3d",

@@ -176,7 +176,7 @@ class AdaptiveAvgPool3d(_AdaptivePoolNd):
     """
 
     def forward(self, input):
-        return P3.adaptive_avg_pool3d(input, self.output_size)
+        return P.adaptive_avg_pool3d(input, self.output_size)
 
 
 class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
