@@ -43,13 +43,15 @@ def dtype_of_legacy_name(name):
     raise ValueError(f"invalid type: '{name}'")
 
 
-def legacy_new(args, device=None, dtype=dtypes.float32):
-    """The legacy constructor (NOTE [ Legacy tensor types ]) for ``dtype``."""
+def legacy_new(args, device=None, dtype=None):
+    """The legacy constructor (NOTE [ Legacy tensor types ]) for ``dtype``; ``ember.Tensor``'s
+    (``dtype`` None) takes a tensor of any dtype and makes the default dtype otherwise."""
     from ember.native.factory import empty, tensor
     from ember.tensor import Size, Tensor
 
     if len(args) == 1 and isinstance(args[0], Tensor):
         return _alias(args[0], dtype)
+    dtype = dtype or dtypes.get_default_dtype()
     sizes = []
     for value in args:
         try:
@@ -66,7 +68,7 @@ def legacy_new(args, device=None, dtype=dtypes.float32):
 
 
 def _alias(t, dtype):
-    if t.dtype != dtype:
+    if dtype is not None and t.dtype != dtype:
         raise TypeError(f"expected {dtype} (got {t.dtype}): the legacy constructor of one type does not "
                         f"convert a tensor of another; use .to({dtype})")
     return t.detach()
