@@ -11,6 +11,8 @@ complex32, quantized and unsigned types other than uint8.
 bfloat16 is ``ml_dtypes.bfloat16`` (NOTE [ bfloat16 ]).
 """
 
+import math
+
 import ml_dtypes
 import numpy as np
 
@@ -283,6 +285,18 @@ def cast_array(array, np_dtype):
         with np.errstate(over="ignore"):  # past 65504 is inf, silently, as in torch
             return array.astype(_FLOAT32_NP).astype(np_dtype)
     return array.astype(np_dtype)
+
+
+def python_float_as(value, np_dtype, check_overflow=False):
+    """A Python float headed for ``np_dtype``: for float16, rounded to float32 first, so the
+    write rounds twice as torch's (NOTE [ float64 to float16 through float32 ]); with
+    ``check_overflow``, torch's error for a finite value float16 cannot hold (full,
+    masked_fill; fill_ writes inf instead)."""
+    if np_dtype != _FLOAT16_NP or value.__class__ is not float:
+        return value
+    if check_overflow and math.isfinite(value) and abs(value) > 65504.0:  # c10's overflows<Half>
+        raise RuntimeError("value cannot be converted to type c10::Half without overflow")
+    return float(np.float32(value))
 
 
 def promote_types(a, b):

@@ -177,6 +177,9 @@ def _float_power_(self, exponent):
 def _fill_(self, value):
     check_inplace(self)
     value = python_number(value)  # NOTE [ NumPy scalars are Python numbers ] in dtypes.py
+    # through float32 into float16, as torch; its fill kernel refuses an overflow, its
+    # one-element shortcut writes inf
+    value = dtypes.python_float_as(value, self._data.dtype, check_overflow=self.numel() != 1)
     if not getattr(self._data.flags, "writeable", True) and not isinstance(value, Tensor) and not (
             grad_state.enabled and self._requires_grad):
         # An expanded tensor takes a Python number (not a tensor: that is a copy in PyTorch);

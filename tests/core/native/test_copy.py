@@ -134,3 +134,33 @@ def test_float64_to_float16_rounds_through_float32_as_torch(route):
     ours = _FLOAT16_ROUTES[route](ember, ember.tensor(_DOUBLE_ROUNDED, dtype=ember.float64))
     assert ours.dtype == ember.float16
     np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
+
+
+# A float64 Python number just above a float16 tie: straight to float16 it rounds up, through
+# float32 (as torch) it lands on the tie and rounds to even.
+_ABOVE_A_TIE = 1 + 2 ** -11 + 2 ** -40
+
+PYTHON_FLOAT_WRITES = {
+    "full": lambda lib, v: lib.full((2,), v, dtype=lib.float16),
+    "full_like": lambda lib, v: lib.full_like(lib.zeros(2, dtype=lib.float16), v),
+    "fill_": lambda lib, v: lib.zeros(2, dtype=lib.float16).fill_(v),
+    "masked_fill": lambda lib, v: lib.zeros(2, dtype=lib.float16).masked_fill(lib.tensor([True, False]), v),
+    "where": lambda lib, v: lib.where(lib.tensor([True, False]), v, lib.zeros(2, dtype=lib.float16)),
+}
+
+
+@pytest.mark.parametrize("write", PYTHON_FLOAT_WRITES.values(), ids=PYTHON_FLOAT_WRITES.keys())
+@pytest.mark.parametrize("value", [_ABOVE_A_TIE, -_ABOVE_A_TIE, 70000.0, 65504.0, float("inf")])
+def test_python_floats_reach_float16_as_torchs(write, value):
+    outcomes = []
+    for lib in (torch, ember):
+        try:
+            outcomes.append(write(lib, value).float().tolist())
+        except RuntimeError as error:
+            outcomes.append(str(error))
+    assert outcomes[1] == outcomes[0]
+
+
+def test_fill_of_one_element_writes_inf_as_torchs():
+    assert ember.zeros(1, dtype=ember.float16).fill_(70000.0).item() == torch.zeros(1, dtype=torch.float16).fill_(
+        70000.0).item() == float("inf")

@@ -375,8 +375,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """
     fill_value, inferred = _fill_dtype(fill_value)
     d = inferred if dtype is None else dtypes.to_dtype(dtype)
-    if d is dtypes.float16 and isinstance(fill_value, float):
-        fill_value = float(np.float32(fill_value))  # NOTE [ float64 to float16 through float32 ]
+    fill_value = dtypes.python_float_as(fill_value, d.np, check_overflow=True)
     return _finish(np.full(_size_argument(size, "full"), fill_value, d.np), d, device, requires_grad)
 
 
@@ -427,6 +426,7 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     d, dev = _like(input, dtype, device)
     fill_value, _ = _fill_dtype(fill_value)
+    fill_value = dtypes.python_float_as(fill_value, d.np, check_overflow=True)
     return _finish(_like_layout(input, np.full(input.shape, fill_value, d.np), memory_format), d, dev, requires_grad)
 
 

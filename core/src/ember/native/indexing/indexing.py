@@ -520,12 +520,15 @@ def _where_promote(cond, a, b):
             (x if isinstance(x, Tensor) else _scalar_as(x, common.np)) for x in (a, b)]
 
 
-def _scalar_as(value, np_dtype):
+def _scalar_as(value, np_dtype, check_overflow=False):
     """A Python number as a NumPy scalar of ``np_dtype``; ints wrap like PyTorch's
-    (NOTE [ Python ints wrap into integer dtypes ] in dtypes.py)."""
-    from ember.dtypes import checked_int
+    (NOTE [ Python ints wrap into integer dtypes ] in dtypes.py), floats reach float16
+    through float32."""
+    from ember.dtypes import checked_int, python_float_as
 
-    return np_dtype.type(checked_int(value, np_dtype) if value.__class__ is int else value)
+    if value.__class__ is int:
+        return np_dtype.type(checked_int(value, np_dtype))
+    return np_dtype.type(python_float_as(value, np_dtype, check_overflow))
 
 
 def where(condition, input=None, other=None):
@@ -551,7 +554,7 @@ def masked_fill(input, mask, value):
         value = value.to(input.dtype)
         out = MASKED_FILL_TENSOR(mask, value, input)
     else:
-        out = MASKED_FILL(mask, _scalar_as(python_number(value), input._data.dtype), input)
+        out = MASKED_FILL(mask, _scalar_as(python_number(value), input._data.dtype, check_overflow=True), input)
     return out  # the broadcast shape: a mask larger than the input grows it (masked_fill_ refuses)
 
 
