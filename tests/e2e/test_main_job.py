@@ -15,12 +15,14 @@ import ember.cli
 REPO = pathlib.Path(__file__).parents[2]
 
 
-def main_job_commands(envtmpdir):
-    """The ``commands`` of tox.ini's ``[testenv:main]``, with tox's substitutions made."""
+def main_job_commands(root):
+    """The ``commands`` of tox.ini's ``[testenv:main]``, with tox's substitutions made
+    (``{toxinidir}``, where the run goes, is ``root`` here)."""
     config = configparser.ConfigParser(interpolation=None)
     config.read(REPO / "tox.ini")
     lines = [line.strip() for line in config["testenv:main"]["commands"].splitlines() if line.strip()]
-    return [shlex.split(line.replace("{envtmpdir}", str(envtmpdir)).replace("{posargs}", "")) for line in lines]
+    return [shlex.split(line.replace("{toxinidir}", str(root)).replace("{envtmpdir}", str(root))
+                        .replace("{posargs}", "")) for line in lines]
 
 
 @pytest.mark.slow  # the full run: about 6 s of CPU
@@ -30,13 +32,14 @@ def test_the_main_job_trains_evaluates_and_predicts(tmp_path, capsys):
 
     assert ember.cli.main(commands[0][1:]) == 0
     trained = capsys.readouterr()
-    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    run = tmp_path / "runs" / "digits"
+    metrics = json.loads((run / "metrics.json").read_text())
     accuracy = metrics["final"]["accuracy"]
     assert accuracy >= 0.97
     assert f"validation accuracy: {accuracy:.4f}" in trained.out
     assert len(metrics["epochs"]) == metrics["config"]["epochs"]
     assert metrics["epochs"][-1]["train_loss"] < metrics["epochs"][0]["train_loss"]
-    assert (tmp_path / "run" / "checkpoint.pt").is_file()
+    assert (run / "checkpoint.pt").is_file()
 
     assert ember.cli.main(commands[1][1:]) == 0
     assert f"accuracy {accuracy:.4f}" in capsys.readouterr().out  # the reloaded checkpoint, same accuracy

@@ -240,7 +240,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     dim = _wrap_dim(dim, input.ndim)
     _check_index_reduce(input, dim, index, source)
-    _check_index_range(index, input.shape[dim] if input.ndim else 1, "index_select")
+    _check_index_range(index, dim, input.shape[dim] if input.ndim else 1, "index_select")
     return INDEX_REDUCE(input, index.reshape(-1).long(), source, dim=dim, reduce=reduce,
                         include_self=bool(include_self))
 
