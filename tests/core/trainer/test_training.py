@@ -218,3 +218,18 @@ def test_cli_errors_are_one_line_messages(tmp_path, capsys):
     assert "missing.pt" in err[1] and len(err) == 2
     assert ember.cli.main(["train", "tiny_digits_net", "--optimizer", "nope", "--out", str(tmp_path)]) == 2
     assert "unknown optimizer 'nope'" in capsys.readouterr().err
+
+
+def test_train_log_tensorboard_writes_the_curves(tmp_path, capsys):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out = tmp_path / "run"
+    assert ember.cli.main(["train", "tiny_digits_net", "--data", "digits", "--epochs", "2", "--out", str(out),
+                           "--no-progress", "--log", "tensorboard"]) == 0
+    curves = EventAccumulator(str(out / "tensorboard"))
+    curves.Reload()
+    metrics = json.loads((out / "metrics.json").read_text())
+    losses = [(e.step, e.value) for e in curves.Scalars("train/loss")]
+    assert losses == [(r["epoch"], pytest.approx(r["train_loss"], rel=1e-6)) for r in metrics["epochs"]]
+    assert [e.value for e in curves.Scalars("val/accuracy")] == pytest.approx(
+        [r["val"]["accuracy"] for r in metrics["epochs"]], rel=1e-6)

@@ -100,8 +100,9 @@ def cmd_train(args):
                "model_overrides": json_option(args.model_overrides, "--model-overrides"),
                **distillation_options(args)}
     try:
+        curves = getattr(args, "log", None) == "tensorboard"
         training.train(args.model, data, out, seed=args.seed, resume=resume, workers=args.workers,
-                       progress=not args.no_progress, world=world, **options)
+                       progress=not args.no_progress, world=world, tensorboard=curves, **options)
     except KeyboardInterrupt:
         if world is None or world.is_main:  # (every rank is interrupted; one says so)
             print(f"\n{interrupted_message(out / training.CHECKPOINT)}", file=sys.stderr)
@@ -230,6 +231,9 @@ def add_commands(sub):
     p.add_argument("--workers", type=whole_number(0), default=0, help="DataLoader worker processes")
     p.add_argument("--out", help="folder for checkpoint.pt (last epoch), best.pt (best validation metric) "
                                  "and metrics.json (default: runs/MODEL-DATA)")
+    p.add_argument("--log", choices=["tensorboard"],
+                   help="also write each epoch's losses and metrics as TensorBoard event files into OUT/tensorboard "
+                        "(needs the tensorboard package)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resume", nargs="?", const="auto", metavar="CKPT",
                    help="continue from CKPT (default: OUT/checkpoint.pt)")

@@ -99,8 +99,11 @@ def warmup_cosine(step, warmup, total, floor=0.1):
     return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress))
 
 
-def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, log=print, world=None, **options):
+def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, log=print, world=None,
+          tensorboard=False, **options):
     """Train ``model_name`` on the ember.data dataset ``data``; returns the metrics dict.
+    With ``tensorboard``, each epoch's losses and validation metrics also go to
+    ``out/tensorboard`` as TensorBoard event files (ember.utils.tensorboard).
 
     ``options`` are the run's options (``epochs``, ``batch_size``, ``lr``, ``optimizer``,
     ``scheduler``, ...; see ``training_config``). ``resume`` is a checkpoint path to
@@ -119,7 +122,7 @@ def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, 
     if world is not None:
         log, progress = world.log, progress and world.is_main
     with _removed_if_left_empty(out):
-        return _train(model_name, data, out, seed, resume, workers, progress, log, options, world)
+        return _train(model_name, data, out, seed, resume, workers, progress, log, options, world, tensorboard)
 
 
 @contextlib.contextmanager
@@ -141,7 +144,7 @@ def _train_loader(task, train_set, config, workers, seed, world):
     return world.train_loader(task, train_set, config["batch_size"], workers, seed)
 
 
-def _train(model_name, data, out, seed, resume, workers, progress, log, options, world=None):
+def _train(model_name, data, out, seed, resume, workers, progress, log, options, world=None, tensorboard=False):
     import ember
     from ember.zoo import get_task
 
@@ -181,6 +184,7 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
         log(f"distilled from {config['distill_from']} ({config['teacher_weights']}): temperature "
             f"{task.temperature}, alpha {task.alpha}")
     progress = progress and _is_terminal(sys.stdout) and _is_terminal(sys.stderr)
+    curves = _curves_writer(out) if tensorboard and (world is None or world.is_main) else None
     for epoch in range(start_epoch, config["epochs"]):
         ember.manual_seed(seed * 100_003 + epoch)
         loader = _train_loader(task, train_set, config, workers, seed * 100_003 + epoch,
@@ -215,12 +219,31 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
                                task.metric)
             with _naming(out / METRICS):
                 _write_json(out / METRICS, metrics)
+            if curves is not None:
+                _write_curves(curves, record)
+    if curves is not None:
+        curves.close()
     metrics = _metrics(model_name, data, config, seed, num_params, history, task.metric)
     if history:
         best = metrics["best"]
         log(f"validation {task.metric}: {metrics['final'][task.metric]:.4f} (last epoch, {out / CHECKPOINT}); "
             f"best {best[task.metric]:.4f} (epoch {best['epoch']}, {out / BEST})")
     return metrics
+
+
+def _curves_writer(out):
+    from ember.utils.tensorboard import SummaryWriter
+
+    return SummaryWriter(str(out / "tensorboard"))
+
+
+def _write_curves(writer, record):
+    """One epoch's record as TensorBoard scalars: ``train/loss`` and ``val/<metric>``."""
+    writer.add_scalar("train/loss", record["train_loss"], record["epoch"])
+    for name, value in record["val"].items():
+        if isinstance(value, (int, float)):
+            writer.add_scalar(f"val/{name}", value, record["epoch"])
+    writer.flush()
 
 
 def _create(model_name, meta, overrides):
