@@ -14,6 +14,7 @@ one step each training-mode forward, so sigma tracks the weight as it trains.
 """
 
 from ember.autograd.grad_mode import no_grad
+from ember.native.distance import normalize
 from ember.nn.modules.module import Module
 from ember.nn.utils import parametrize
 
@@ -47,11 +48,6 @@ def weight_norm(module, name="weight", dim=0):
     return parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
 
 
-def _unit(x, eps):
-    # F.normalize(x, dim=0, eps): x over max(||x||, eps)
-    return x / x.norm().clamp(min=eps)
-
-
 class _SpectralNorm(Module):
     def __init__(self, weight, n_power_iterations=1, dim=0, eps=1e-12):
         super().__init__()
@@ -69,8 +65,8 @@ class _SpectralNorm(Module):
             matrix = self._as_matrix(weight)
             h, w = matrix.shape
             # torch's draws, in torch's order: the same u and v after the same seed
-            self.register_buffer("_u", _unit(matrix.new_empty(h).normal_(0, 1), eps))
-            self.register_buffer("_v", _unit(matrix.new_empty(w).normal_(0, 1), eps))
+            self.register_buffer("_u", normalize(matrix.new_empty(h).normal_(0, 1), dim=0, eps=eps))
+            self.register_buffer("_v", normalize(matrix.new_empty(w).normal_(0, 1), dim=0, eps=eps))
             self._power_method(matrix, 15)
 
     def _as_matrix(self, weight):
@@ -81,12 +77,12 @@ class _SpectralNorm(Module):
     def _power_method(self, matrix, iterations):
         with no_grad():
             for _ in range(iterations):
-                self._u.copy_(_unit(matrix.mv(self._v), self.eps))
-                self._v.copy_(_unit(matrix.t().mv(self._u), self.eps))
+                self._u.copy_(normalize(matrix.mv(self._v), dim=0, eps=self.eps))
+                self._v.copy_(normalize(matrix.t().mv(self._u), dim=0, eps=self.eps))
 
     def forward(self, weight):
         if weight.ndim == 1:
-            return _unit(weight, self.eps)
+            return normalize(weight, dim=0, eps=self.eps)
         matrix = self._as_matrix(weight)
         if self.training:
             self._power_method(matrix, self.n_power_iterations)
