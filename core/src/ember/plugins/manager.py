@@ -83,8 +83,8 @@ TORCH_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl",
 # pyproject files): they load before any other, see NOTE [ Name clashes between plugins ].
 FIRST_PARTY = frozenset({
     "ember-core", "ember-numpy", "ember-cupy", "ember-activation", "ember-data", "ember-loss", "ember-mpi",
-    "ember-norm", "ember-numba", "ember-optim", "ember-quantization", "ember-zoo-resnet", "ember-zoo-transformer",
-    "ember-zoo-yolo",
+    "ember-metrics", "ember-norm", "ember-numba", "ember-optim", "ember-quantization", "ember-vision",
+    "ember-zoo-resnet", "ember-zoo-transformer", "ember-zoo-yolo",
 })
 
 # One catalogue entry: the registered object, the plugin that registered it, and any
