@@ -138,11 +138,22 @@ def to_ember(value, leaves=None, seen=None):
         return tuple(value)
     if isinstance(value, torch.Generator):
         raise Missing("a sample with a torch.Generator")
+    if isinstance(value, torch.nn.Module):
+        return _module_to_ember(value)
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
         return type(value)(to_ember(v, leaves, seen) for v in value)
     if isinstance(value, dict):
         return {k: to_ember(v, leaves, seen) for k, v in value.items()}
     return value
+
+
+def _module_to_ember(module):
+    """A torch module passed as an argument (a loss's ``distance_function``) as ember's
+    module of the same class, when it has torch's default settings and no state."""
+    cls = getattr(ember.nn, type(module).__name__, None)
+    if cls is None or vars(module) != vars(type(module)()):
+        raise Missing(f"a sample passing a torch {type(module).__name__} ember cannot rebuild")
+    return cls()
 
 
 def _tensor_to_ember(value, leaves):

@@ -8,8 +8,9 @@ discovered on first need (see ember/plugins/manager.py).
 
 from ember import dtypes as _dtype_module
 from ember.memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
-from ember.dtypes import (bfloat16, bool_ as bool, complex64, complex128, dtype, float16, float32, float64,
-                         get_default_dtype, int8, int16, int32, int64, promote_types, set_default_dtype, uint8)
+from ember.dtypes import (bfloat16, bool_ as bool, complex64, complex128, dtype, float8_e4m3fn, float8_e4m3fnuz,
+                         float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float16, float32, float64, get_default_dtype,
+                         int8, int16, int32, int64, promote_types, set_default_dtype, uint8, uint16, uint32, uint64)
 from ember.type_info import finfo, iinfo
 from ember.device import device
 from ember.tensor import Size, Tensor

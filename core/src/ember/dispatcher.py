@@ -353,6 +353,8 @@ def _slow_computation_dtype(inputs, promote):
         elif x is not None:
             keys.append((0, dtypes.scalar_dtype(x)))
     common = dtypes.result_type_from_keys(tuple(keys))
+    if common.np in dtypes.BAREBONES_NP:
+        raise dtypes.NoKernel(dtypes.SCALAR_TYPE_NAMES[common.name])
     if promote is INT_TO_FLOAT and common.category < dtypes.FLOATING:
         common = dtypes._default_dtype[0]
     return common.np
@@ -362,7 +364,11 @@ def _promote(op, call, kernel, inputs, arrays, attrs):
     """Step 2 of dispatch: ``(call, kernel, arrays, attrs)`` for the op's computation
     dtype, by PyTorch's promotion rules; float16 opmath ops and every bfloat16 op
     compute in float32 (ember/opmath.py)."""
-    target = computation_dtype(inputs, op.promote)
+    try:
+        target = computation_dtype(inputs, op.promote)
+    except dtypes.NoKernel as error:  # NOTE [ Barebones dtypes ] in dtypes.py
+        message = f'"{op.name}" not implemented for \'{error}\' {_NO_KERNEL}'
+        raise NotImplementedError(message) from None
     if target is _BFLOAT16 or (op.opmath and target in dtypes.REDUCED_FLOATS):
         return opmath.promote(op, kernel, inputs, arrays, attrs, target)
     cast = []  # a loop, not a comprehension: one Python frame less per promoted op
@@ -375,6 +381,10 @@ def _promote(op, call, kernel, inputs, arrays, attrs):
             a = float(_FLOAT32(a))  # through float32, as torch (NOTE in dtypes.py)
         cast.append(a)
     return call, kernel, cast, attrs
+
+
+_NO_KERNEL = ("(ember keeps uint16, uint32, uint64 and float8 tensors to store and convert, not to compute in: "
+              "convert it first, e.g. t.to(torch.int64) or t.float())")
 
 
 def _check_same_device(op, inputs):

@@ -5,8 +5,9 @@ torch/_prims_common/__init__.py (``elementwise_dtypes``: how Python scalars and 
 tensors take part in promotion) (v2.13).
 
 An ``ember.dtype`` is a small immutable record around the NumPy dtype that backends
-store. complex64 and complex128 are NumPy's (NOTE [ Complex dtypes ]). Left out:
-complex32, quantized and unsigned types other than uint8.
+store. complex64 and complex128 are NumPy's (NOTE [ Complex dtypes ]). uint16, uint32,
+uint64 and the float8 types are kept, converted and saved but not computed in (NOTE
+[ Barebones dtypes ]). Left out: complex32 and the quantized types (ember_quantization).
 
 bfloat16 is ``ml_dtypes.bfloat16`` (NOTE [ bfloat16 ]).
 """
@@ -98,6 +99,31 @@ float64 = dtype("float64", np.float64, FLOATING, True)
 complex64 = dtype("complex64", np.complex64, COMPLEX, True)
 complex128 = dtype("complex128", np.complex128, COMPLEX, True)
 
+# NOTE [ Barebones dtypes ]
+# torch has dtypes it stores, converts, saves and loads but barely computes in: the
+# unsigned uint16, uint32 and uint64 ("barebones unsigned types" in
+# c10/core/ScalarType.h) and the float8 formats of FP8 training and inference. They
+# meet no other dtype in promotion (uint16 + int32 is an error; uint16 + float32 is
+# float32) and most kernels are missing. ember holds them as NumPy's unsigned types and
+# ml_dtypes' float8 types: a tensor of one can be made, converted (``to``, ``copy_``),
+# viewed, indexed, printed, saved and loaded, with torch's conversions
+# (``cast_array``). An op that promotes refuses them with torch's NotImplementedError.
+# Where ember differs: torch has kernels for a few such ops (mul and bitwise_and of
+# uint16, abs of float8); ember asks for a conversion first.
+uint16 = dtype("uint16", np.uint16, INTEGRAL, False)
+uint32 = dtype("uint32", np.uint32, INTEGRAL, False)
+uint64 = dtype("uint64", np.uint64, INTEGRAL, False)
+float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, FLOATING, True)
+float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, FLOATING, True)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz, FLOATING, True)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, FLOATING, True)
+float8_e8m0fnu = dtype("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, FLOATING, False)
+BAREBONES_UNSIGNED = (uint16, uint32, uint64)
+FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+BAREBONES_DTYPES = BAREBONES_UNSIGNED + FLOAT8
+BAREBONES_NP = frozenset(d.np for d in BAREBONES_DTYPES)
+_FLOAT8_NP = frozenset(d.np for d in FLOAT8)
+
 # NOTE [ Complex dtypes ]
 # A complex tensor is a NumPy complex64 or complex128 array: two float32 (float64)
 # parts side by side, real first, as torch stores them, so view_as_real is a NumPy view
@@ -114,9 +140,9 @@ ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float3
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
            "int": int32, "long": int64, "bool": bool_, "cfloat": complex64, "cdouble": complex128}
 _REAL_OF = {complex64: float32, complex128: float64}
-_BY_NAME = {d.name: d for d in ALL_DTYPES}
-_BY_NUMPY = {d.np: d for d in ALL_DTYPES}
-FLOATING_NP = frozenset(d.np for d in ALL_DTYPES if d.is_floating_point)
+_BY_NAME = {d.name: d for d in ALL_DTYPES + BAREBONES_DTYPES}
+_BY_NUMPY = {d.np: d for d in ALL_DTYPES + BAREBONES_DTYPES}
+FLOATING_NP = frozenset(d.np for d in ALL_DTYPES + FLOAT8 if d.is_floating_point)
 COMPLEX_NP = frozenset((complex64.np, complex128.np))
 # The dtypes autograd differentiates through: floating and complex.
 DIFFERENTIABLE_NP = FLOATING_NP | COMPLEX_NP
@@ -127,7 +153,11 @@ DIFFERENTIABLE_NP = FLOATING_NP | COMPLEX_NP
 # element type ("float", "long int", as in "expected m1 and m2 to have the same dtype").
 SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
                      "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-                     "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+                     "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+                     "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+                     "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+                     "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2fnuz": "Float8_e5m2fnuz",
+                     "float8_e8m0fnu": "Float8_e8m0fnu"}
 C_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
                 "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
                 "float32": "float", "float64": "double",
@@ -151,9 +181,15 @@ def is_differentiable_array(np_dtype):
 
 
 def finfo_of(np_dtype):
-    """NumPy's finfo for a floating ``np_dtype``, ml_dtypes' for bfloat16 (np.finfo
-    rejects it)."""
-    return ml_dtypes.finfo(np_dtype) if np_dtype == BFLOAT16_NP else np.finfo(np_dtype)
+    """NumPy's finfo for a floating ``np_dtype``, ml_dtypes' for bfloat16 and float8
+    (np.finfo rejects them)."""
+    return ml_dtypes.finfo(np_dtype) if is_ml_dtype(np_dtype) else np.finfo(np_dtype)
+
+
+def is_ml_dtype(np_dtype):
+    """Whether ``np_dtype`` is one NumPy lacks, held by ml_dtypes (bfloat16, float8): NumPy
+    knows no byte order or type string for them, so files store their bits as unsigned ints."""
+    return np_dtype.isbuiltin == 2  # 2: a user-defined type
 
 
 def _dtype_by_name(name):
@@ -171,7 +207,8 @@ def from_numpy_dtype(np_dtype):
         return _BY_NUMPY[np_dtype]
     raise TypeError(
         f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
-        "float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
+        "float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
+        "uint16, uint8, and bool.")
 
 
 def to_dtype(value):
@@ -254,6 +291,26 @@ def _promote_complex(a, b):
 
 
 _PROMOTE = _build_promotion_table()
+for _d in BAREBONES_DTYPES:
+    _PROMOTE[_d, _d] = _d
+for _u in BAREBONES_UNSIGNED:  # a barebones unsigned type meets only the floating types
+    for _f in (float16, bfloat16, float32, float64):
+        _PROMOTE[_u, _f] = _PROMOTE[_f, _u] = _f
+
+
+def _promote_pair(a, b):
+    try:
+        return _PROMOTE[a, b]
+    except KeyError:
+        pass
+    kind = "Float8 Types" if a in FLOAT8 or b in FLOAT8 else "uint16, uint32, uint64 types"
+    raise RuntimeError(f"Promotion for {kind} is not supported, attempted to promote "
+                       f"{SCALAR_TYPE_NAMES[a.name]} and {SCALAR_TYPE_NAMES[b.name]}")
+
+
+class NoKernel(NotImplementedError):
+    """An op that promotes met a barebones dtype (NOTE [ Barebones dtypes ]); the
+    dispatcher names the op."""
 
 
 _FLOAT16_NP, _FLOAT32_NP, _FLOAT64_NP = float16.np, float32.np, float64.np
@@ -280,11 +337,31 @@ def accumulate_dtype(np_dtype):
 
 def cast_array(array, np_dtype):
     """``array.astype(np_dtype)``; float64 to float16 through float32, as PyTorch (NOTE
-    above)."""
+    above), and float8 as PyTorch converts it (NOTE [ float8 conversions ])."""
     if np_dtype == _FLOAT16_NP and array.dtype == _FLOAT64_NP:
         with np.errstate(over="ignore"):  # past 65504 is inf, silently, as in torch
             return array.astype(_FLOAT32_NP).astype(np_dtype)
+    if np_dtype in _FLOAT8_NP or array.dtype in _FLOAT8_NP:
+        return _cast_float8(array, np_dtype)
     return array.astype(np_dtype)
+
+
+# NOTE [ float8 conversions ]
+# PyTorch converts to and from float8 through float (c10's Float8_* types are built from
+# a float32), and ml_dtypes' direct casts differ from it in two formats: torch saturates
+# float8_e4m3fn (every finite value past 448, and inf, becomes +-448; NaN stays NaN) where
+# ml_dtypes gives NaN, and float8_e8m0fnu (an exponent alone, no sign) takes the
+# magnitude of a negative number and writes 0 as its smallest code, 2**-127, where
+# ml_dtypes gives NaN for both. The other formats round to nearest even in both.
+def _cast_float8(array, np_dtype):
+    with np.errstate(over="ignore", invalid="ignore"):
+        single = array.astype(_FLOAT32_NP)
+        if np_dtype == float8_e4m3fn.np:
+            single = np.clip(single, -448.0, 448.0)  # NaN passes through clip
+        elif np_dtype == float8_e8m0fnu.np:
+            single = np.abs(single)
+            single[single == 0] = np.float32(2.0**-127)
+        return single.astype(np_dtype)
 
 
 def python_float_as(value, np_dtype, check_overflow=False):
@@ -301,7 +378,7 @@ def python_float_as(value, np_dtype, check_overflow=False):
 
 def promote_types(a, b):
     """The smallest dtype both ``a`` and ``b`` can be cast to (``torch.promote_types``)."""
-    return _PROMOTE[a, b]
+    return _promote_pair(a, b)
 
 
 def can_cast(from_, to):
@@ -407,7 +484,7 @@ def result_type_from_keys(keys):
     by_priority = {}
     for priority, d in keys:
         current = by_priority.get(priority)
-        by_priority[priority] = d if current is None else _PROMOTE[current, d]
+        by_priority[priority] = d if current is None else _promote_pair(current, d)
     result = None
     for priority in (2, 1, 0):
         d = by_priority.get(priority)

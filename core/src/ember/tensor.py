@@ -365,8 +365,8 @@ class Tensor:
         if self._device.type != "cpu" and not force:
             raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. "
                             "Use Tensor.cpu() to copy the tensor to host memory first.")
-        if self._data.dtype == dtypes.BFLOAT16_NP:
-            _refuse_bfloat16_numpy()
+        if self._data.dtype in _NOT_NUMPY:
+            _refuse_numpy(self._data.dtype)
         return self._host()
 
     def _host(self):
@@ -392,8 +392,8 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         if self._requires_grad:  # as numpy(): the array would leave the graph unnoticed
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        if self._data.dtype == dtypes.BFLOAT16_NP:
-            _refuse_bfloat16_numpy()
+        if self._data.dtype in _NOT_NUMPY:
+            _refuse_numpy(self._data.dtype)
         a = self._host()
         return a if dtype is None else a.astype(dtype)
 
@@ -650,10 +650,15 @@ def _wrap_dim(dim, ndim):
     return dim + n if dim < 0 else dim
 
 
-def _refuse_bfloat16_numpy():
-    # PyTorch's message: NumPy has no bfloat16. ember holds bfloat16 in an ml_dtypes
-    # array, so it could hand that over, but a PyTorch program must not come to rely on it.
-    raise TypeError("Got unsupported ScalarType BFloat16: NumPy has no bfloat16 dtype, as in PyTorch; "
+# The dtypes NumPy itself lacks: ember holds them in ml_dtypes arrays.
+_NOT_NUMPY = frozenset((dtypes.BFLOAT16_NP,)) | frozenset(d.np for d in dtypes.FLOAT8)
+
+
+def _refuse_numpy(np_dtype):
+    # PyTorch's message: NumPy has no bfloat16 or float8. ember holds them in ml_dtypes
+    # arrays, so it could hand those over, but a PyTorch program must not come to rely on it.
+    name = dtypes.SCALAR_TYPE_NAMES[dtypes.from_numpy_dtype(np_dtype).name]
+    raise TypeError(f"Got unsupported ScalarType {name}: NumPy has no such dtype, as in PyTorch; "
                     "convert first, e.g. tensor.float().numpy()")
 
 

@@ -2,11 +2,14 @@
 
 PyTorch counterpart: torch/csrc/TypeInfo.cpp (v2.13).
 
-The values come from NumPy's finfo/iinfo, and from ml_dtypes' finfo for bfloat16,
-which np.finfo does not know (NOTE [ bfloat16 ] in ember/dtypes.py). ``resolution``
-is ``10 ** -digits``, with ``digits`` the whole decimal digits the type holds (C++'s
-``digits10``, NumPy's ``precision``): 1e-06 for float32, 0.01 for bfloat16.
+The values come from NumPy's finfo/iinfo, and from ml_dtypes' finfo for bfloat16 and
+float8, which np.finfo does not know (NOTE [ bfloat16 ] in ember/dtypes.py).
+``resolution`` is ``10 ** -digits``, with ``digits`` the whole decimal digits the type
+holds (C++'s ``digits10``, from the mantissa bits): 1e-06 for float32, 0.01 for
+bfloat16, 1 for every float8.
 """
+
+import math
 
 import numpy as np
 
@@ -51,8 +54,10 @@ class finfo(_TypeInfo):
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = 10.0 ** -info.precision
+        self.resolution = 10.0 ** -math.floor(int(info.nmant) * math.log10(2))
         self.dtype = d.name
+        if d is dtypes.float8_e5m2fnuz:
+            self.eps = 0.125  # c10's numeric_limits<Float8_e5m2fnuz>::epsilon(), not 2**-2
 
 
 class iinfo(_TypeInfo):

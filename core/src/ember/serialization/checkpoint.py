@@ -235,7 +235,7 @@ class _StorageLoader:
         device = self._device_for(location, array)
         if device.type != "cpu":
             array = device.backend.from_host(array, device.index)
-        return LoadedStorage(key, storage_type, array, device, numel)
+        return LoadedStorage(key, storage_type, array, device, numel, self._byteorder)
 
     def _device_for(self, location, array):
         target = self._map_location

@@ -20,8 +20,8 @@ import struct
 import numpy as np
 
 from ember.device import device as ember_device
-from ember.dtypes import BFLOAT16_NP
 from ember.dtypes import dtype as ember_dtype
+from ember.dtypes import is_ml_dtype
 from ember.serialization import quantized
 from ember.serialization.torch_globals import LEGACY_STORAGE_NAMES
 from ember.storage import _root_array
@@ -48,9 +48,9 @@ class SavedStorage:
         host = self.device.backend.to_host(self.root)
         flat = host.T.reshape(-1) if not host.flags.c_contiguous else host.reshape(-1)
         flat = flat.view(np.uint8).view(self.dtype.np)
-        if flat.dtype == BFLOAT16_NP:
-            # ml_dtypes' bfloat16 has no byte order: write its bits
-            flat = flat.view(np.uint16)
+        if is_ml_dtype(flat.dtype):
+            # ml_dtypes' bfloat16 and float8 have no byte order: write their bits
+            flat = flat.view(f"u{flat.dtype.itemsize}")
         return flat.astype(flat.dtype.newbyteorder("<"), copy=False).view(np.uint8)
 
 
@@ -232,19 +232,29 @@ class CheckpointPickler:
 
     def _save_tensor_data(self, tensor, requires_grad):
         storage, offset, size, stride = self._storage_view(tensor)
-        self._global("torch._utils", "_rebuild_tensor_v2")
+        # a dtype without a typed storage class (uint16, float8) is written as torch
+        # writes it: _rebuild_tensor_v3 over an UntypedStorage of bytes, naming the dtype
+        legacy = LEGACY_STORAGE_NAMES.get(storage.dtype.name)
+        rebuild = "_rebuild_tensor_v2" if legacy else "_rebuild_tensor_v3"
+        self._global("torch._utils", rebuild)
         self._out += b"(("  # the argument tuple, then the persistent id tuple
         self._str("storage")
-        self._global("torch", LEGACY_STORAGE_NAMES[storage.dtype.name])
+        if legacy:
+            self._global("torch", legacy)
+        else:
+            self._global("torch.storage", "UntypedStorage")
         self._str(storage.key)
         self._str(str(storage.device))
-        self._int(storage.numel)
+        # a typed storage counts elements, an untyped one bytes
+        self._int(storage.numel if legacy else storage.numel * storage.dtype.itemsize)
         self._out += b"tQ"  # TUPLE, BINPERSID
         self._int(offset)
         self._save(size)
         self._save(stride)
         self._save(bool(requires_grad))
         self._reduce("collections", "OrderedDict", ())  # backward_hooks
+        if not legacy:
+            self._save(storage.dtype)
         self._out += b"tR"
 
     def _save_qtensor(self, qtensor):

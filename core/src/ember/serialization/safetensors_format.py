@@ -39,8 +39,14 @@ _DTYPES = {
     "I16": ("<i2", dtypes.int16), "I32": ("<i4", dtypes.int32), "I64": ("<i8", dtypes.int64),
     "F16": ("<f2", dtypes.float16), "F32": ("<f4", dtypes.float32), "F64": ("<f8", dtypes.float64),
     "BF16": ("<u2", dtypes.bfloat16),  # the bits as uint16: ml_dtypes' bfloat16 has no byte order
+    "U16": ("<u2", dtypes.uint16), "U32": ("<u4", dtypes.uint32), "U64": ("<u8", dtypes.uint64),
+    "C64": ("<c8", dtypes.complex64),
+    # float8: one byte, its bits (NOTE [ Barebones dtypes ] in ember/dtypes.py)
+    "F8_E4M3": ("<u1", dtypes.float8_e4m3fn), "F8_E5M2": ("<u1", dtypes.float8_e5m2),
+    "F8_E4M3FNUZ": ("<u1", dtypes.float8_e4m3fnuz), "F8_E5M2FNUZ": ("<u1", dtypes.float8_e5m2fnuz),
+    "F8_E8M0": ("<u1", dtypes.float8_e8m0fnu),
 }
-_UNSUPPORTED = {"U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64", "C128"}
+_UNSUPPORTED = {"F4", "F6_E2M3", "F6_E3M2", "C128"}
 _NAMES = {ember: name for name, (_, ember) in _DTYPES.items()}
 
 
@@ -87,8 +93,8 @@ def _check_save_arguments(tensors, metadata):
 
 def _little_endian_bytes(tensor):
     host = np.array(tensor.detach().cpu()._host(), order="C")  # np.array keeps 0-d as 0-d
-    if host.dtype == dtypes.BFLOAT16_NP:
-        host = host.view(np.uint16)  # ml_dtypes' bfloat16 has no byte order: write its bits
+    if dtypes.is_ml_dtype(host.dtype):
+        host = host.view(f"u{host.itemsize}")  # ml_dtypes' bfloat16 and float8 have no byte order: their bits
     return host.astype(host.dtype.newbyteorder("<"), copy=False).reshape(-1).view(np.uint8)
 
 
@@ -121,8 +127,8 @@ def _load(fileobj, device):
             raise CheckpointError(f"safetensors data of '{name}' is truncated")
         array = np.frombuffer(buffer, dtype=file_dtype)
         array = array if array.dtype.isnative else array.byteswap(inplace=True).view(array.dtype.newbyteorder("="))
-        if dtype is dtypes.bfloat16:
-            array = array.view(dtypes.BFLOAT16_NP)
+        if dtypes.is_ml_dtype(dtype.np):  # bfloat16, float8: read as bits
+            array = array.view(dtype.np)
         elif dtype is dtypes.bool_:
             if array.size and array.max() > 1:
                 raise CheckpointError(f"bool tensor '{name}' holds bytes other than 0 and 1")

@@ -1,8 +1,8 @@
 """The table of torch global names a weights-only checkpoint may use, mapped to ember.
 
 PyTorch counterpart: ``_get_allowed_globals`` in torch/_weights_only_unpickler.py and
-the rebuild functions of torch/_utils.py (``_rebuild_tensor_v2``, ``_rebuild_parameter``)
-(v2.13).
+the rebuild functions of torch/_utils.py (``_rebuild_tensor_v2``, ``_rebuild_tensor_v3``,
+``_rebuild_parameter``) (v2.13).
 
 Nothing here is imported by name: each allowed ``(module, name)`` maps to an ember value
 (a dtype, ``ember.Size``, a storage marker) or to a :class:`SafeCallable` that checks its
@@ -15,6 +15,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.device import device as ember_device
+from ember.native.shape.views import strided
 from ember.serialization import quantized
 from ember.serialization.errors import CheckpointError, describe
 from ember.serialization.limits import check_addressable, check_view
@@ -58,14 +59,30 @@ class TypeMarker:
 class LoadedStorage:
     """One ``data/<key>`` record: a flat backend array typed by its storage class."""
 
-    __slots__ = ("key", "storage_type", "array", "device", "numel")
+    __slots__ = ("key", "storage_type", "array", "device", "numel", "byteorder")
 
-    def __init__(self, key, storage_type, array, device, numel):
+    def __init__(self, key, storage_type, array, device, numel, byteorder="<"):
         self.key = key
         self.storage_type = storage_type
         self.array = array
         self.device = device
         self.numel = numel
+        self.byteorder = byteorder  # the file's: an UntypedStorage's bytes are typed later
+
+    def typed(self, dtype):
+        """This UntypedStorage's bytes as a storage of ``dtype`` (``_rebuild_tensor_v3``)."""
+        itemsize = dtype.itemsize
+        if self.numel % itemsize:
+            raise CheckpointError(f"storage {self.key} holds {self.numel} bytes, not a whole number of "
+                                  f"{dtype} elements")
+        # NumPy's own types carry a byte order; ml_dtypes' (bfloat16, float8) do not: read
+        # their bits as the unsigned integer of their size (NOTE [ bfloat16 checkpoints ])
+        bits = dtypes.is_ml_dtype(dtype.np)
+        file_dtype = (np.dtype(f"u{itemsize}") if bits else dtype.np).newbyteorder(self.byteorder)
+        array = self.array.view(file_dtype)
+        if not file_dtype.isnative:
+            array = array.byteswap().view(file_dtype.newbyteorder("="))
+        return LoadedStorage(self.key, self.storage_type, array.view(dtype.np), self.device, self.numel // itemsize)
 
     def __repr__(self):
         return f"<checkpoint storage {self.key} ({self.storage_type.name}, {self.numel} elements)>"
@@ -85,6 +102,9 @@ STORAGE_TYPES = {
     "ComplexFloatStorage": StorageType("ComplexFloatStorage", "<c8", dtypes.complex64),
     "ComplexDoubleStorage": StorageType("ComplexDoubleStorage", "<c16", dtypes.complex128),
 }
+# The bytes of a tensor whose dtype has no typed storage class (uint16, float8, ...):
+# ``_rebuild_tensor_v3`` names the dtype.
+UNTYPED_STORAGE = StorageType("UntypedStorage", "<u1", dtypes.uint8)
 for _name in ("QUInt4x2Storage", "QUInt2x4Storage"):
     STORAGE_TYPES[_name] = StorageType(_name, refusal=f"torch.{_name} has no ember dtype")
 LEGACY_STORAGE_NAMES = {st.dtype.name: name for name, st in STORAGE_TYPES.items() if st.dtype is not None}
@@ -149,10 +169,25 @@ def rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad,
     check_addressable(size, itemsize, f"tensor of storage {storage.key}")
     check_view(numel, storage.numel, size, f"tensor of storage {storage.key}")
     xp = storage.device.backend.xp
-    view = xp.lib.stride_tricks.as_strided(storage.array[storage_offset:], shape=size,
-                                           strides=tuple(s * itemsize for s in stride))
+    byte_strides = tuple(s * itemsize for s in stride)
+    view = strided(xp, storage.array[storage_offset:], size, byte_strides)
     tensor = _make_tensor(view, storage.device)
     return _set_requires_grad(tensor, requires_grad)
+
+
+def rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad,
+                      backward_hooks, dtype, metadata=None):
+    """A tensor of ``dtype`` viewing an UntypedStorage: torch's form for the dtypes that
+    have no typed storage class (uint16, uint32, uint64, float8)."""
+    untyped = type(storage) is LoadedStorage and storage.storage_type is UNTYPED_STORAGE
+    if not untyped:
+        raise CheckpointError(f"_rebuild_tensor_v3 needs an UntypedStorage, "
+                              f"got {describe(storage)}")
+    if type(dtype) is not dtypes.dtype:
+        raise CheckpointError(f"_rebuild_tensor_v3 needs a dtype, "
+                              f"got {describe(dtype)}")
+    return rebuild_tensor_v2(storage.typed(dtype), storage_offset, size, stride,
+                             requires_grad, backward_hooks, metadata)
 
 
 def _set_requires_grad(tensor, requires_grad):
@@ -266,6 +301,9 @@ def _build_table():
         ("collections", "OrderedDict"): SafeCallable("collections.OrderedDict", _ordered_dict, is_class=True),
         ("collections", "Counter"): SafeCallable("collections.Counter", _counter, is_class=True),
         ("torch._utils", "_rebuild_tensor_v2"): _REBUILD_TENSOR_V2,
+        ("torch._utils", "_rebuild_tensor_v3"): SafeCallable("torch._utils._rebuild_tensor_v3", rebuild_tensor_v3),
+        ("torch.storage", "UntypedStorage"): UNTYPED_STORAGE,
+        ("torch", "UntypedStorage"): UNTYPED_STORAGE,
         ("torch._utils", "_rebuild_parameter"): _REBUILD_PARAMETER,
         ("torch._utils", "_rebuild_parameter_with_state"):
             SafeCallable("torch._utils._rebuild_parameter_with_state", rebuild_parameter),
@@ -288,13 +326,10 @@ def _build_table():
         table[builtins_name, "bytearray"] = SafeCallable("builtins.bytearray", _bytearray, is_class=True)
     for name, storage_type in STORAGE_TYPES.items():
         table["torch", name] = storage_type
-    for dtype in dtypes.ALL_DTYPES:
+    for dtype in dtypes.ALL_DTYPES + dtypes.BAREBONES_DTYPES:
         table["torch", dtype.name] = dtype
     for alias, dtype in dtypes.ALIASES.items():
         table["torch", alias] = dtype
-    for name in ("complex64", "complex128", "cfloat", "cdouble", "uint16", "uint32", "uint64",
-                 "float8_e4m3fn", "float8_e5m2"):
-        table["torch", name] = Refused(f"torch.{name} has no ember dtype")
     table.update(UNSUPPORTED)
     return table
 
@@ -304,10 +339,6 @@ def _build_table():
 # message does, for names it merely does not trust).
 _EITHER_WAY = "ember cannot load it, with weights_only=True or False"
 UNSUPPORTED = {
-    ("torch._utils", "_rebuild_tensor_v3"): Refused(
-        "the checkpoint holds a tensor of a dtype torch saves without a typed storage "
-        "(torch._utils._rebuild_tensor_v3: uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, ...), none of "
-        f"which ember has; {_EITHER_WAY} (convert it in torch first, e.g. t.to(torch.int64) or t.float())"),
     ("torch._utils", "_rebuild_sparse_tensor"): Refused(
         f"the checkpoint holds a sparse tensor (torch._utils._rebuild_sparse_tensor); ember has no sparse layouts, "
         f"so {_EITHER_WAY} (save t.to_dense() in torch instead)"),

@@ -13,6 +13,7 @@ or a reduction, written with ember ops.
 import numpy as np
 
 from ember.dispatcher import Op
+from ember.dtypes import is_ml_dtype
 from ember.tensor import _wrap_dim
 
 # NOTE [ Strides of size-1 dims ]
@@ -24,10 +25,20 @@ from ember.tensor import _wrap_dim
 # element is read from never does.
 
 
+def strided(xp, a, shape, byte_strides):
+    """``xp.lib.stride_tricks.as_strided`` that keeps ml_dtypes' types: NumPy rebuilds the
+    view's dtype from a type string, and float8_e5m2's (``'<f1'``) names none, so such an
+    array is re-strided as unsigned bits of its size and viewed back."""
+    if not is_ml_dtype(a.dtype):
+        return xp.lib.stride_tricks.as_strided(a, shape, byte_strides)
+    bits = xp.lib.stride_tricks.as_strided(a.view(f"u{a.itemsize}"), shape, byte_strides)
+    return bits.view(a.dtype)
+
+
 def restride(xp, a, shape, strides, writeable=True):
     """An array over ``a``'s memory (from its first element) with element ``strides``."""
     itemsize = a.itemsize
-    out = xp.lib.stride_tricks.as_strided(a, shape, tuple(s * itemsize for s in strides))
+    out = strided(xp, a, shape, tuple(s * itemsize for s in strides))
     if not writeable and getattr(out.flags, "writeable", False):
         out.flags.writeable = False  # several elements share one memory location
     return out
@@ -475,7 +486,7 @@ def storage_elements(xp, a):
     from ember.storage import _root_array
 
     root = _root_array(a)
-    flat = xp.lib.stride_tricks.as_strided(root, (root.size,), (root.itemsize,))
+    flat = strided(xp, root, (root.size,), (root.itemsize,))
     return flat.view(a.dtype) if root.dtype != a.dtype else flat
 
 
@@ -486,7 +497,7 @@ def writeable_alias(xp, a):
         return a
     flat = storage_elements(xp, a)
     offset = (_address(a) - _address(flat)) // a.itemsize
-    return xp.lib.stride_tricks.as_strided(flat[offset:], a.shape, a.strides)
+    return strided(xp, flat[offset:], a.shape, a.strides)
 
 
 def _address(a):
@@ -503,7 +514,7 @@ def _as_strided_kernel(xp, a, size, stride, storage_offset, input_geometry=None)
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
                            f"{storage_offset} requiring a storage size of {needed * itemsize} are out of bounds "
                            f"for storage of size {flat.size * itemsize}")
-    return xp.lib.stride_tricks.as_strided(flat[storage_offset:], size, tuple(s * itemsize for s in stride))
+    return strided(xp, flat[storage_offset:], size, tuple(s * itemsize for s in stride))
 
 
 def _storage_indices(xp, size, stride, offset):
