@@ -166,12 +166,13 @@ def deformable_im2col(xp, input, offset, mask, geometry):
     columns = bilinear(xp, corner_values(xp, input, corners, geometry), corners, y, x, height, width)
     if geometry.use_mask:
         columns = _per_group(mask, geometry)[:, :, None] * columns
-    return columns.reshape(n, channels * geometry.kh * geometry.kw, -1)
+    return columns.reshape(n, channels * geometry.kh * geometry.kw, geometry.out_h * geometry.out_w)
 
 
 def _per_group(array, geometry):
     """An (N, offset_groups * kh * kw, out_h, out_w) mask as (N, offset_groups, taps, points)."""
-    return array.reshape(array.shape[0], geometry.offset_groups, geometry.kh * geometry.kw, -1)
+    return array.reshape(array.shape[0], geometry.offset_groups, geometry.kh * geometry.kw,
+                         geometry.out_h * geometry.out_w)
 
 
 def columns_times_weight(xp, columns, weight, bias, geometry):
@@ -179,7 +180,7 @@ def columns_times_weight(xp, columns, weight, bias, geometry):
     @ columns (c/groups * taps, points)``, for every image at once; plus the bias."""
     n, groups = columns.shape[0], geometry.groups
     out_channels = weight.shape[0]
-    grouped = columns.reshape(n, groups, -1, columns.shape[2])
+    grouped = columns.reshape(n, groups, columns.shape[1] // groups, columns.shape[2])
     out = xp.matmul(weight.reshape(groups, out_channels // groups, -1), grouped)
     out = out.reshape(n, out_channels, geometry.out_h, geometry.out_w)
     if bias is not None:
@@ -238,7 +239,8 @@ def deform_conv2d_backward(xp, grad, input, weight, offset, mask, bias, *, strid
         grad_mask = (grad_columns * samples).sum(axis=2).reshape(mask.shape)
     else:
         grad_mask = xp.zeros((n, offset_groups * g.kh * g.kw, g.out_h, g.out_w), dtype=input.dtype)
-    grad_weight = _grad_weight(xp, grad, columns.reshape(n, channels * g.kh * g.kw, -1), weight.shape, g)
+    grad_weight = _grad_weight(xp, grad, columns.reshape(n, channels * g.kh * g.kw, g.out_h * g.out_w), weight.shape,
+                               g)
     grad_bias = grad.sum(axis=(0, 2, 3))
     return grad_input, grad_weight, grad_offset, grad_mask, grad_bias
 
@@ -249,19 +251,21 @@ def _grad_columns(xp, grad, weight, geometry):
     n, out_channels = grad.shape[:2]
     groups, og = geometry.groups, geometry.offset_groups
     w_t = xp.swapaxes(weight.reshape(groups, out_channels // groups, -1), 1, 2)
-    columns = xp.matmul(w_t, grad.reshape(n, groups, out_channels // groups, -1))
+    points = geometry.out_h * geometry.out_w
+    columns = xp.matmul(w_t, grad.reshape(n, groups, out_channels // groups, points))
     channels = weight.shape[1] * groups
-    return columns.reshape(n, og, channels // og, geometry.kh * geometry.kw, -1)
+    return columns.reshape(n, og, channels // og, geometry.kh * geometry.kw, points)
 
 
 def _grad_weight(xp, grad, columns, weight_shape, geometry):
     """``grad @ columns^T`` per weight group, summed over the images."""
     n, out_channels = grad.shape[:2]
     groups = geometry.groups
-    grad_rows = xp.moveaxis(grad.reshape(n, groups, out_channels // groups, -1), 0, 2)
-    column_rows = xp.moveaxis(columns.reshape(n, groups, columns.shape[1] // groups, -1), 0, 2)
-    grad_rows = grad_rows.reshape(groups, out_channels // groups, -1)
-    column_rows = column_rows.reshape(groups, columns.shape[1] // groups, -1)
+    points = geometry.out_h * geometry.out_w
+    grad_rows = xp.moveaxis(grad.reshape(n, groups, out_channels // groups, points), 0, 2)
+    column_rows = xp.moveaxis(columns.reshape(n, groups, columns.shape[1] // groups, points), 0, 2)
+    grad_rows = grad_rows.reshape(groups, out_channels // groups, n * points)
+    column_rows = column_rows.reshape(groups, columns.shape[1] // groups, n * points)
     return xp.matmul(grad_rows, xp.swapaxes(column_rows, 1, 2)).reshape(weight_shape)
 
 
