@@ -54,7 +54,7 @@ def test_zoo_models_run_in_onnxruntime_with_a_dynamic_batch(name, make_inputs, i
             np.testing.assert_allclose(g, e.numpy(), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("opset", [14, 17, 18])
+@pytest.mark.parametrize("opset", [14, 17, 18, 19])
 def test_opset_versions(opset):
     model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
                           nn.Linear(4, 2), nn.LayerNorm(2)).eval()
@@ -106,7 +106,7 @@ def test_an_op_without_a_conversion_is_named():
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match="opset versions 14 to 18"):
+    with pytest.raises(ValueError, match="opset versions 14 to 19"):
         ember.onnx.export(nn.Linear(2, 2), ember.randn(1, 2), io.BytesIO(), opset_version=9)
     with pytest.raises(ValueError, match="input_names has 2 names for 1 inputs"):
         ember.onnx.export(nn.Linear(2, 2), ember.randn(1, 2), io.BytesIO(), input_names=["a", "b"])

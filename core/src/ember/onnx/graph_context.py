@@ -34,6 +34,7 @@ class GraphContext:
     def convert(self):
         """Convert every node; returns the ONNX names of the (flattened) outputs."""
         from ember.onnx import symbolic_quantized  # noqa: F401  (fills SYMBOLICS with the quantized ops)
+        from ember.onnx.registration import custom_symbolic
         from ember.onnx.symbolic_opset import SYMBOLICS
 
         placeholders = iter(self.input_names)
@@ -47,9 +48,9 @@ class GraphContext:
                 self.names[node] = self.names[node.args[0]][node.args[1]]
             elif node.op == "call_function":
                 qualname = getattr(node.target, "qualname", None)
-                convert = SYMBOLICS.get(qualname)
+                convert = custom_symbolic(qualname, self.opset_version) or SYMBOLICS.get(qualname)
                 if convert is None:
-                    raise self.unsupported(node, f"the op {qualname or node.target!r}, which has no ONNX conversion")
+                    raise self.unsupported(node, _no_conversion(qualname or node.target, self.opset_version))
                 self.names[node] = convert(self, node)
                 leftover = {path for (name, path) in self.symbols if name == node.name} - self._used_symbols
                 if leftover:
@@ -178,6 +179,16 @@ class GraphContext:
 
 
 _LAZY = object()
+
+
+def _no_conversion(op, opset_version):
+    """Why an op cannot be written: no conversion, or one only for a later opset."""
+    from ember.onnx.registration import first_opset
+
+    first = first_opset(op) if isinstance(op, str) else None
+    if first is not None:
+        return f"the op {op!r}, whose ONNX conversion needs opset {first} or later (exporting at {opset_version})"
+    return f"the op {op!r}, which has no ONNX conversion"
 
 
 def _scalar_dtype(value):

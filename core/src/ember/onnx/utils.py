@@ -38,7 +38,7 @@ def export(model, args, f, *, input_names=None, output_names=None, dynamic_axes=
         input_names, output_names: names of the graph's inputs and (flattened) outputs.
         dynamic_axes: ``{name: {axis: "dim_name"}}`` or ``{name: [axis, ...]}``: axes of
             inputs (and outputs) whose size may change, e.g. ``{"x": {0: "batch"}}``.
-        opset_version: the ONNX opset (14 to 18 supported).
+        opset_version: the ONNX opset (14 to 19 supported; 19 adds DeformConv).
         do_constant_folding: fold weight-only computations into initializers.
         verbose: print the exported graph.
 
@@ -46,8 +46,8 @@ def export(model, args, f, *, input_names=None, output_names=None, dynamic_axes=
         The ``onnx.ModelProto`` written.
     """
     onnx = _import_onnx()
-    if not 14 <= opset_version <= 18:
-        raise ValueError(f"ember.onnx.export supports opset versions 14 to 18, got {opset_version}")
+    if not 14 <= opset_version <= 19:
+        raise ValueError(f"ember.onnx.export supports opset versions 14 to 19, got {opset_version}")
     from ember.tensor import Tensor
 
     args = (args,) if isinstance(args, Tensor) else tuple(args)

@@ -3,7 +3,7 @@
 PyTorch counterpart: torchvision/ops/__init__.py (torchvision 0.28).
 """
 
-from ember_vision.ops import deform_conv2d_kernel
+from ember_vision.ops import deform_conv2d_kernel, deform_conv2d_onnx  # noqa: F401  (registers DeformConv)
 from ember_vision.ops.deform_conv2d import DeformConv2d, deform_conv2d
 
 # the ember.dispatcher.Op objects the plugin registers (ember.ops.torchvision.<name>)
