@@ -1,0 +1,108 @@
+"""deform_conv2d's compiled cpu kernel: the sampling loop, built ahead of time as
+ember-vision's setup.py builds it (and through numba's JIT), gives the NumPy reference's
+columns and outputs bit for bit, run after run; the loader registers it only when the
+build is there and was made from today's loops.
+
+Tests for plugins/vision/src/ember_vision/ops/deform_conv2d_loops.py,
+deform_conv2d_build.py and deform_conv2d_compiled.py (PyTorch counterpart:
+torchvision/csrc/ops/cpu/deform_conv2d_kernel.cpp, torchvision 0.28).
+"""
+
+import importlib.util
+import sysconfig
+
+import numpy as np
+import pytest
+
+import ember
+import ember_vision
+from ember.dispatcher import forget_kernels
+from ember_vision.ops import deform_conv2d, deform_conv2d_build, deform_conv2d_compiled, deform_conv2d_loops
+from ember_vision.ops.deform_conv2d_kernel import check_arguments, deformable_im2col
+from ember_vision.ops.deform_conv2d_kernel import deform_conv2d as deform_conv2d_op
+
+ATTRS = dict(stride_h=2, stride_w=1, pad_h=1, pad_w=2, dilation_h=1, dilation_w=2, groups=2, offset_groups=3)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The extension module as setup.py builds it, in a folder of its own, and loaded."""
+    folder = tmp_path_factory.mktemp("build")
+    path = folder / ("_deform_conv2d_compiled" + sysconfig.get_config_var("EXT_SUFFIX"))
+    deform_conv2d_build.build(str(path), deform_conv2d_loops)
+    spec = importlib.util.spec_from_file_location("_deform_conv2d_compiled", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return folder, module
+
+
+def _arrays(dtype, use_mask, seed=0):
+    """Input, offsets reaching well outside, and a mask with negative values too."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, 6, 9, 7)).astype(dtype)
+    mask = rng.standard_normal((2, 18, 5, 9)).astype(dtype)
+    geometry = check_arguments(x, np.zeros((4, 3, 3, 2)), np.zeros((2, 36, 5, 9)), mask, use_mask=use_mask, **ATTRS)
+    offset = (rng.standard_normal((2, 36, 5, 9)) * 4).astype(dtype)
+    return x, offset, mask, geometry
+
+
+def _bits(array):
+    return array.view(np.uint8).tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("use_mask", [False, True], ids=["dcn", "mask"])
+@pytest.mark.parametrize("how", ["ahead_of_time", "jit"])
+def test_columns_are_the_references_bit_for_bit(built, how, use_mask, dtype):
+    x, offset, mask, geometry = _arrays(dtype, use_mask)
+    if how == "jit":
+        im2col = deform_conv2d_compiled.columns_with(lambda name: deform_conv2d_loops.jitted)
+    else:
+        im2col = deform_conv2d_compiled.columns_with(lambda name: getattr(built[1], f"deformable_im2col_{name}"))
+    expected = deformable_im2col(np, x, offset, mask, geometry)
+    first, second = im2col(np, x, offset, mask, geometry), im2col(np, x, offset, mask, geometry)
+    assert first.dtype == dtype and _bits(first) == _bits(expected) and _bits(second) == _bits(first)
+
+
+def test_the_build_records_its_source(built):
+    assert built[1].source_digest() == deform_conv2d_build.source_digest()
+
+
+@pytest.fixture
+def installed(built, monkeypatch):
+    """ember_vision._deform_conv2d_compiled importable (as an install puts it), the cpu
+    kernel registered by the loader; the op's kernels as they were afterwards."""
+    folder, _ = built
+    monkeypatch.setattr(ember_vision, "__path__", list(ember_vision.__path__) + [str(folder)])
+    before = dict(deform_conv2d_op.kernels)
+    yield
+    deform_conv2d_op.kernels.clear()
+    deform_conv2d_op.kernels.update(before)
+    forget_kernels()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_registered_kernel_gives_the_references_outputs(installed, dtype):
+    x, offset, mask, _ = _arrays(dtype, True, seed=3)
+    weight = np.random.default_rng(4).standard_normal((4, 3, 3, 2)).astype(dtype)
+    tensors = [ember.tensor(a) for a in (x, offset, weight, mask)]
+    kwargs = dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2))
+    reference = deform_conv2d(tensors[0], tensors[1], tensors[2], mask=tensors[3], **kwargs).numpy()
+    assert deform_conv2d_compiled.register()
+    forget_kernels()
+    assert deform_conv2d_op.kernel_for("cpu").__name__ == "compiled_deform_conv2d"
+    out = deform_conv2d(tensors[0], tensors[1], tensors[2], mask=tensors[3], **kwargs).numpy()
+    assert _bits(out) == _bits(reference)
+
+
+def test_a_build_older_than_the_loops_is_not_used(installed, monkeypatch):
+    monkeypatch.setattr(deform_conv2d_compiled, "source_digest", lambda: 12345)
+    with pytest.warns(RuntimeWarning, match="built from another deform_conv2d_loops.py"):
+        assert deform_conv2d_compiled.load() is None
+    with pytest.warns(RuntimeWarning):
+        assert not deform_conv2d_compiled.register()
+
+
+def test_without_a_build_the_reference_serves(monkeypatch):
+    monkeypatch.setattr(deform_conv2d_compiled, "MODULE", "ember_vision._not_built_here")
+    assert deform_conv2d_compiled.load() is None and not deform_conv2d_compiled.register()
