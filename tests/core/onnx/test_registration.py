@@ -3,7 +3,7 @@ ONNX by a symbolic function registered for an opset, used by exports at that ops
 later, and removed again.
 
 Tests for core/src/ember/onnx/registration.py (PyTorch counterpart:
-torch/onnx/utils.py ``register_custom_op_symbolic``, v2.13).
+torch/onnx/_internal/torchscript_exporter/utils.py ``register_custom_op_symbolic``, v2.13).
 """
 
 import io

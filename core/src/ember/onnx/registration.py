@@ -1,9 +1,10 @@
 """ONNX conversions registered from outside the core: ``register_custom_op_symbolic``,
 how a plugin's op (``torchvision::deform_conv2d``) becomes ONNX nodes.
 
-PyTorch counterpart: torch/onnx/utils.py (``register_custom_op_symbolic``,
-``unregister_custom_op_symbolic``) and torch/onnx/_internal/registration.py (a symbolic per
-name and opset) (v2.13). torchvision registers its ops' symbolics this way when
+PyTorch counterpart: torch/onnx/_internal/torchscript_exporter/utils.py
+(``register_custom_op_symbolic``, ``unregister_custom_op_symbolic``, exported by
+torch/onnx/__init__.py) and torch/onnx/_internal/torchscript_exporter/registration.py (a
+symbolic per name and opset) (v2.13). torchvision registers its ops' symbolics this way when
 ``torchvision.ops`` is imported (torchvision/ops/_register_onnx_ops.py); an ember plugin
 does the same when its op module is imported, which a traced model that calls the op
 has done before export.

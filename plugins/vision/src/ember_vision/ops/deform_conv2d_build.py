@@ -3,9 +3,9 @@ compiles ``deform_conv2d_loops.deformable_im2col`` for float32 and float64 into 
 extension module, with the digest of the loops' source, which the loader compares
 before using it (ember_vision/ops/deform_conv2d_compiled.py). setup.py calls ``build``.
 
-PyTorch counterpart: torchvision's setup.py (``get_extensions``: the C++/CUDA sources
-compiled into torchvision/_C.so) and torch/utils/cpp_extension.py (``BuildExtension``)
-(torchvision 0.28, torch v2.13).
+PyTorch counterpart: torch/utils/cpp_extension.py (``BuildExtension``, v2.13), as
+torchvision's setup.py uses it (``get_extensions``: the C++ and CUDA sources compiled into
+torchvision's ``_C`` extension, torchvision 0.28).
 
 This module runs in pip's build environment, before ember is installed: it imports
 numba (inside ``build``), NumPy and the loops module, never ember.
