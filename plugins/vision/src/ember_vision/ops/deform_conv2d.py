@@ -49,17 +49,25 @@ def deform_conv2d(input, offset, weight, bias=None, stride=(1, 1), padding=(0, 0
     n_in_channels = input.shape[1]
     offset_groups = offset.shape[1] // (2 * weights_h * weights_w)
     groups = n_in_channels // weight.shape[1] if weight.shape[1] else 0
+    _check(input, offset, weight, bias, mask, offset_groups)
+    return deform_conv2d_op(
+        input, weight, offset, mask, bias,
+        stride_h=stride_h, stride_w=stride_w, pad_h=pad_h, pad_w=pad_w,
+        dilation_h=dilation_h, dilation_w=dilation_w,
+        groups=groups, offset_groups=offset_groups, use_mask=mask is not None)
+
+
+def _check(input, offset, weight, bias, mask, offset_groups):
+    """What torchvision's Python function checks before calling the op (the op's kernel
+    checks the rest), and that every tensor has the input's dtype."""
     if offset_groups == 0:
+        taps = 2 * weight.shape[-2] * weight.shape[-1]
         raise RuntimeError("the shape of the offset tensor at dimension 1 is not valid. It should be a multiple "
                            "of 2 * weight.size[2] * weight.size[3].\n"
-                           f"Got offset.shape[1]={offset.shape[1]}, while 2 * weight.size[2] * weight.size[3]="
-                           f"{2 * weights_h * weights_w}")
+                           f"Got offset.shape[1]={offset.shape[1]}, while 2 * weight.size[2] * weight.size[3]={taps}")
     for name, tensor in (("offset", offset), ("weight", weight), ("bias", bias), ("mask", mask)):
         if tensor is not None and tensor.dtype != input.dtype:
             raise RuntimeError(f"expected {name} to have the input's dtype {input.dtype}, but got {tensor.dtype}")
-    return deform_conv2d_op(input, weight, offset, mask, bias, stride_h=stride_h, stride_w=stride_w, pad_h=pad_h,
-                            pad_w=pad_w, dilation_h=dilation_h, dilation_w=dilation_w, groups=groups,
-                            offset_groups=offset_groups, use_mask=mask is not None)
 
 
 class DeformConv2d(Module):

@@ -26,40 +26,40 @@ THREADS = 256
 
 SOURCE = r"""
 extern "C" __global__ void deformable_im2col(
-    const scalar_t* input, const scalar_t* offset, const scalar_t* mask, const scalar_t* rows,
-    const scalar_t* cols, scalar_t* columns, long long n, long long channels, long long height,
-    long long width, long long kh, long long kw, long long out_h, long long out_w,
+    const scalar_t* input, const scalar_t* offset, const scalar_t* mask,
+    const scalar_t* rows, const scalar_t* cols, scalar_t* columns,
+    long long n, long long channels, long long height, long long width,
+    long long kh, long long kw, long long out_h, long long out_w,
     long long offset_groups, int use_mask) {
   const long long points = out_h * out_w, taps = kh * kw;
-  const long long total = n * channels * points;
-  for (long long index = blockIdx.x * (long long)blockDim.x + threadIdx.x; index < total;
-       index += (long long)blockDim.x * gridDim.x) {
-    const long long point = index % points, oh = point / out_w, ow = point % out_w;
+  const long long step = (long long)blockDim.x * gridDim.x;
+  for (long long index = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+       index < n * channels * points; index += step) {
+    const long long p = index % points, oh = p / out_w, ow = p % out_w;
     const long long c = (index / points) % channels, b = index / (points * channels);
-    const long long group = c / (channels / offset_groups);
     const scalar_t* image = input + (b * channels + c) * height * width;
-    for (long long i = 0; i < kh; ++i) {
-      for (long long j = 0; j < kw; ++j) {
-        const long long tap = group * taps + i * kw + j;
-        const scalar_t y = rows[i * out_h + oh] + offset[(b * 2 * offset_groups * taps + 2 * tap) * points + point];
-        const scalar_t x = cols[j * out_w + ow] + offset[(b * 2 * offset_groups * taps + 2 * tap + 1) * points + point];
-        scalar_t value = 0;
-        if (y > -1 && y < height && x > -1 && x < width) {
-          const scalar_t y_low = floor(y), x_low = floor(x);
-          const scalar_t ly = y - y_low, lx = x - x_low;
-          const scalar_t hy = 1 - ly, hx = 1 - lx;
-          const long long y0 = (long long)y_low, x0 = (long long)x_low;
-          const scalar_t v1 = (y0 >= 0 && x0 >= 0) ? image[y0 * width + x0] : 0;
-          const scalar_t v2 = (y0 >= 0 && x0 + 1 < width) ? image[y0 * width + x0 + 1] : 0;
-          const scalar_t v3 = (y0 + 1 < height && x0 >= 0) ? image[(y0 + 1) * width + x0] : 0;
-          const scalar_t v4 = (y0 + 1 < height && x0 + 1 < width) ? image[(y0 + 1) * width + x0 + 1] : 0;
-          value = hy * hx * v1 + hy * lx * v2 + ly * hx * v3 + ly * lx * v4;
-        }
-        if (use_mask) {
-          value = mask[(b * offset_groups * taps + tap) * points + point] * value;
-        }
-        columns[(b * channels * taps + (c * kh + i) * kw + j) * points + point] = value;
+    for (long long k = 0; k < taps; ++k) {
+      const long long i = k / kw, j = k % kw;
+      const long long tap = c / (channels / offset_groups) * taps + k;
+      const long long at = (b * offset_groups * taps + tap) * points + p;
+      const scalar_t y = rows[i * out_h + oh] + offset[(2 * at - p)];
+      const scalar_t x = cols[j * out_w + ow] + offset[(2 * at - p) + points];
+      scalar_t value = 0;
+      if (y > -1 && y < height && x > -1 && x < width) {
+        const scalar_t y_low = floor(y), x_low = floor(x);
+        const scalar_t ly = y - y_low, lx = x - x_low, hy = 1 - ly, hx = 1 - lx;
+        const long long y0 = (long long)y_low, x0 = (long long)x_low;
+        const bool top = y0 >= 0, bottom = y0 + 1 < height;
+        const bool left = x0 >= 0, right = x0 + 1 < width;
+        const scalar_t* at_low = image + y0 * width + x0;
+        const scalar_t v1 = (top && left) ? at_low[0] : 0;
+        const scalar_t v2 = (top && right) ? at_low[1] : 0;
+        const scalar_t v3 = (bottom && left) ? at_low[width] : 0;
+        const scalar_t v4 = (bottom && right) ? at_low[width + 1] : 0;
+        value = hy * hx * v1 + hy * lx * v2 + ly * hx * v3 + ly * lx * v4;
       }
+      if (use_mask) value = mask[at] * value;
+      columns[((b * channels + c) * taps + k) * points + p] = value;
     }
   }
 }

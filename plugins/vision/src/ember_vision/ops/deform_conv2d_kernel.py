@@ -149,9 +149,10 @@ def inside(y, x, height, width):
 def bilinear(xp, values, corners, y, x, height, width):
     """The bilinear samples, (N, offset_groups, channels per group, taps, points): the
     four neighbours weighted in torchvision's order, 0 outside (NOTE above)."""
-    (_, w1, _), (_, w2, _), (_, w3, _), (_, w4, _) = corners
+    # the weights, one per point, broadcast over the channels of its offset group
+    w1, w2, w3, w4 = (weight[:, :, None] for _, weight, _ in corners)
     v1, v2, v3, v4 = values
-    sample = w1[:, :, None] * v1 + w2[:, :, None] * v2 + w3[:, :, None] * v3 + w4[:, :, None] * v4
+    sample = w1 * v1 + w2 * v2 + w3 * v3 + w4 * v4
     return xp.where(inside(y, x, height, width)[:, :, None], sample, 0)
 
 
@@ -163,10 +164,12 @@ def deformable_im2col(xp, input, offset, mask, geometry):
     n, channels, height, width = input.shape
     y, x = sampling_points(xp, offset, geometry)
     corners, _ = neighbours(xp, y, x, height, width)
-    columns = bilinear(xp, corner_values(xp, input, corners, geometry), corners, y, x, height, width)
+    values = corner_values(xp, input, corners, geometry)
+    columns = bilinear(xp, values, corners, y, x, height, width)
     if geometry.use_mask:
         columns = _per_group(mask, geometry)[:, :, None] * columns
-    return columns.reshape(n, channels * geometry.kh * geometry.kw, geometry.out_h * geometry.out_w)
+    rows = channels * geometry.kh * geometry.kw
+    return columns.reshape(n, rows, geometry.out_h * geometry.out_w)
 
 
 def _per_group(array, geometry):
@@ -192,12 +195,14 @@ def forward(xp, input, weight, offset, mask, bias, attrs, im2col):
     """The forward of every deform_conv2d kernel: check, ``im2col`` (the reference
     ``deformable_im2col``, or a faster one giving its bits), GEMM."""
     geometry = check_arguments(input, weight, offset, mask, **attrs)
-    return columns_times_weight(xp, im2col(xp, input, offset, mask, geometry), weight, bias, geometry)
+    columns = im2col(xp, input, offset, mask, geometry)
+    return columns_times_weight(xp, columns, weight, bias, geometry)
 
 
 @library.custom_op("torchvision::deform_conv2d", save="inputs")
-def deform_conv2d(xp, input, weight, offset, mask, bias, *, stride_h, stride_w, pad_h, pad_w, dilation_h,
-                  dilation_w, groups, offset_groups, use_mask):
+def deform_conv2d(xp, input, weight, offset, mask, bias, *,
+                  stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w,
+                  groups, offset_groups, use_mask):
     """Deformable convolution, the reference kernel: bilinear sampling into columns, then
     a GEMM per weight group (the im2col form, NOTE [ Deformable convolution as im2col ]).
     ``mask`` and ``bias`` may be None; ``mask`` is read only with ``use_mask``.
@@ -216,8 +221,9 @@ def deform_conv2d(xp, input, weight, offset, mask, bias, *, stride_h, stride_w, 
 
 
 @library.custom_op("torchvision::_deform_conv2d_backward", num_outputs=5)
-def deform_conv2d_backward(xp, grad, input, weight, offset, mask, bias, *, stride_h, stride_w, pad_h, pad_w,
-                           dilation_h, dilation_w, groups, offset_groups, use_mask):
+def deform_conv2d_backward(xp, grad, input, weight, offset, mask, bias, *,
+                           stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w,
+                           groups, offset_groups, use_mask):
     """The gradients of ``torchvision::deform_conv2d`` for input, weight, offset, mask and
     bias, as torchvision's ``deform_conv2d_backward_kernel`` returns them (no autograd of
     its own: torchvision refuses double backward too). Without ``use_mask`` the mask's
@@ -302,10 +308,14 @@ def _deform_conv2d_formula(ctx, grad):
     """The autograd kernel: one call of the backward op (torchvision's
     ``DeformConv2dFunction::backward``), each gradient kept where its input needs one."""
     input, weight, offset, mask, bias = ctx.saved_inputs
-    grads = deform_conv2d_backward(grad, input, weight, offset, mask, bias, **ctx.attrs)
+    grads = deform_conv2d_backward(grad, input, weight, offset, mask, bias,
+                                   **ctx.attrs)
     grad_input, grad_weight, grad_offset, grad_mask, grad_bias = grads
-    mine = (grad_input, grad_weight, grad_offset, grad_mask if mask is not None else None,
-            grad_bias if bias is not None else None)
+    if mask is None:
+        grad_mask = None
+    if bias is None:
+        grad_bias = None
+    mine = (grad_input, grad_weight, grad_offset, grad_mask, grad_bias)
     return tuple(g if need else None for g, need in zip(mine, ctx.needs_input_grad))
 
 

@@ -42,21 +42,19 @@ def deformable_im2col(input, offset, mask, rows, cols, unit, columns, offset_gro
     per_group = channels // offset_groups
     for b in range(n):
         for c in range(channels):
-            group = c // per_group
-            for i in range(kh):
-                for j in range(kw):
-                    tap = group * kh * kw + i * kw + j
-                    row = (c * kh + i) * kw + j
-                    for oh in range(out_h):
-                        for ow in range(out_w):
-                            y = rows[i * out_h + oh] + offset[b, 2 * tap, oh, ow]
-                            x = cols[j * out_w + ow] + offset[b, 2 * tap + 1, oh, ow]
-                            value = zero
-                            if y > -1 and y < height and x > -1 and x < width:
-                                value = _bilinear(input, b, c, y, x, height, width, zero, one)
-                            if use_mask:
-                                value = mask[b, tap, oh, ow] * value
-                            columns[b, row, oh * out_w + ow] = value
+            for k in range(kh * kw):  # tap (i, j), row-major
+                i, j = k // kw, k % kw
+                tap = (c // per_group) * kh * kw + k  # its offsets' and mask's channel
+                for p in range(out_h * out_w):  # output position (oh, ow), row-major
+                    oh, ow = p // out_w, p % out_w
+                    y = rows[i * out_h + oh] + offset[b, 2 * tap, oh, ow]
+                    x = cols[j * out_w + ow] + offset[b, 2 * tap + 1, oh, ow]
+                    value = zero
+                    if y > -1 and y < height and x > -1 and x < width:
+                        value = _bilinear(input, b, c, y, x, height, width, zero, one)
+                    if use_mask:
+                        value = mask[b, tap, oh, ow] * value
+                    columns[b, c * kh * kw + k, p] = value
 
 
 @numba.njit  # called by the loop, compiled with it
