@@ -26,7 +26,8 @@ def _load(name):
 
 
 class BuildLoops(build_ext):
-    """build_ext for ember_vision._deform_conv2d_compiled, which numba compiles and links."""
+    """build_ext for ember_vision._deform_conv2d_compiled, which numba compiles and
+    links."""
 
     def build_extension(self, ext):
         if ext.name != "ember_vision._deform_conv2d_compiled":
@@ -36,7 +37,8 @@ class BuildLoops(build_ext):
         try:
             _load("deform_conv2d_build").build(path, _load("deform_conv2d_loops"))
         except Exception as error:  # no C compiler, or a numba without pycc
-            raise CompileError(f"numba could not build ember_vision._deform_conv2d_compiled: {error}") from error
+            message = f"numba could not build {ext.name}: {error}"
+            raise CompileError(message) from error
 
 
 # optional: a failed build installs the plugin all the same (setuptools warns), and the

@@ -67,10 +67,14 @@ def kernel_with(loop):
 
 
 def register():
-    """Register the compiled kernel for "cpu" if the build is there; returns whether it was."""
+    """Register the compiled kernel for "cpu" if the build is there; returns whether
+    it was."""
     module = load()
     if module is None:
         return False
-    library.register_kernel(deform_conv2d, "cpu", kernel_with(lambda dtype: getattr(module,
-                                                                                    f"deformable_im2col_{dtype}")))
+
+    def export(dtype):  # the build's export for float32 or float64
+        return getattr(module, f"deformable_im2col_{dtype}")
+
+    library.register_kernel(deform_conv2d, "cpu", kernel_with(export))
     return True

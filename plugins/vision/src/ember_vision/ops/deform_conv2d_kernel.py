@@ -157,10 +157,10 @@ def bilinear(xp, values, corners, y, x, height, width):
 
 
 def deformable_im2col(xp, input, offset, mask, geometry):
-    """The columns, (N, channels * kh * kw, out_h * out_w): row ``c * kh * kw + i * kw + j``
-    holds channel c sampled at tap (i, j) for every output position, times its mask
-    value under DCNv2. The reference for every other sampling kernel (the compiled
-    one, the CUDA one), which must give these bits."""
+    """The columns, (N, channels * kh * kw, out_h * out_w): row
+    ``c * kh * kw + i * kw + j`` holds channel c sampled at tap (i, j) for every output
+    position, times its mask value under DCNv2. The reference for every other
+    sampling kernel (the compiled one, the CUDA one), which must give these bits."""
     n, channels, height, width = input.shape
     y, x = sampling_points(xp, offset, geometry)
     corners, _ = neighbours(xp, y, x, height, width)
@@ -212,8 +212,8 @@ def deform_conv2d(xp, input, weight, offset, mask, bias, *,
     >>> offset = ember.full((1, 8, 2, 2), 0.5)
     >>> ember.ops.torchvision.deform_conv2d(x, ember.ones(1, 1, 2, 2), offset, None, None, stride_h=1, stride_w=1,
     ...     pad_h=0, pad_w=0, dilation_h=1, dilation_w=1, groups=1, offset_groups=1, use_mask=False)
-    tensor([[[[16.0000, 14.0000],
-              [18.0000, 15.0000]]]])
+    tensor([[[[16., 14.],
+              [18., 15.]]]])
     """
     attrs = dict(stride_h=stride_h, stride_w=stride_w, pad_h=pad_h, pad_w=pad_w, dilation_h=dilation_h,
                  dilation_w=dilation_w, groups=groups, offset_groups=offset_groups, use_mask=use_mask)
@@ -306,7 +306,8 @@ def _grad_offset(xp, grad_columns, values, weights):
 
 def _deform_conv2d_formula(ctx, grad):
     """The autograd kernel: one call of the backward op (torchvision's
-    ``DeformConv2dFunction::backward``), each gradient kept where its input needs one."""
+    ``DeformConv2dFunction::backward``), each gradient kept where its input needs
+    one."""
     input, weight, offset, mask, bias = ctx.saved_inputs
     grads = deform_conv2d_backward(grad, input, weight, offset, mask, bias,
                                    **ctx.attrs)

@@ -59,7 +59,8 @@ def deformable_im2col(input, offset, mask, rows, cols, unit, columns, offset_gro
 
 @numba.njit  # called by the loop, compiled with it
 def _bilinear(input, b, c, y, x, height, width, zero, one):
-    """torchvision's ``bilinear_interpolate`` at a point inside (-1, height) x (-1, width)."""
+    """torchvision's ``bilinear_interpolate`` at a point inside (-1, height) x
+    (-1, width)."""
     y_low, x_low = np.floor(y), np.floor(x)
     ly, lx = y - y_low, x - x_low
     hy, hx = one - ly, one - lx

@@ -18,12 +18,16 @@ def deform_conv2d_symbolic(g, node):
     """The ``DeformConv`` node for a traced ``torchvision::deform_conv2d`` call."""
     input, weight, offset, mask, bias = node.args
     k = node.kwargs
-    inputs = [g.value(input), g.value(weight), g.value(offset), g.value(bias), g.value(mask) if k["use_mask"] else ""]
+    inputs = [g.value(input), g.value(weight), g.value(offset), g.value(bias),
+              g.value(mask) if k["use_mask"] else ""]
     while inputs[-1] == "":  # ONNX leaves trailing optional inputs out
         inputs.pop()
-    return g.op("DeformConv", *inputs, kernel_shape=list(g.meta(weight).shape[2:]), strides=[k["stride_h"],
-                k["stride_w"]], pads=[k["pad_h"], k["pad_w"], k["pad_h"], k["pad_w"]],
-                dilations=[k["dilation_h"], k["dilation_w"]], group=k["groups"], offset_group=k["offset_groups"])
+    return g.op("DeformConv", *inputs,
+                kernel_shape=list(g.meta(weight).shape[2:]),
+                strides=[k["stride_h"], k["stride_w"]],
+                pads=[k["pad_h"], k["pad_w"], k["pad_h"], k["pad_w"]],
+                dilations=[k["dilation_h"], k["dilation_w"]],
+                group=k["groups"], offset_group=k["offset_groups"])
 
 
 register_custom_op_symbolic("torchvision::deform_conv2d", deform_conv2d_symbolic, OPSET)
