@@ -45,6 +45,16 @@ def test_one_node_in_a_jit_trace():
     np.testing.assert_array_equal(traced(x).detach().numpy(), model(x).detach().numpy())
 
 
+def test_a_saved_trace_loads_and_runs_the_op():
+    model = DeformableBlock(True)
+    x = ember.randn(1, 4, 7, 6)
+    buffer = io.BytesIO()
+    ember.jit.save(ember.jit.trace(model, (x,)), buffer)
+    buffer.seek(0)
+    loaded = ember.jit.load(buffer)
+    np.testing.assert_array_equal(loaded(x).detach().numpy(), model(x).detach().numpy())
+
+
 def test_one_node_in_an_fx_trace():
     graph_module = ember.fx.symbolic_trace(DeformableBlock(False))
     modules = [n.target for n in graph_module.graph.nodes if n.op == "call_module"]
