@@ -13,7 +13,8 @@ predict), whose name the folder takes, as a PyTorch reader looks for a trainer t
 # what runs the models: ``training.py`` (the loop, ``evaluate``, ``predict``), its modes
 # ``distillation.py`` (another criterion), ``qat.py`` (validation that leaves the
 # observers alone) and ``distributed_training.py`` (``--nproc N``), the compression
-# workflows (``compression.py``), and the command line (``commands.py``). The
+# workflows (``compression.py``), the attention maps of ``predict --explain``
+# (``explain.py``), and the command line (``commands.py``). The
 # dependencies run one way: the trainer imports the zoo, the zoo never imports the
 # trainer, and within the trainer the loop imports only its modes
 # (tests/core/trainer/test_layers.py keeps it so).

@@ -10,6 +10,7 @@ The work is done by ember/trainer/training.py and, for ``compress``, compression
     $ ember train resnet8_cifar --data digits --epochs 10 --out runs/digits
     $ ember eval resnet8_cifar --weights runs/digits/checkpoint.pt --data digits
     $ ember predict resnet8_cifar --weights runs/digits/checkpoint.pt digits:0-4
+    $ ember predict cbam_resnet8_cifar --weights runs/cbam/best.pt digits:0-3 --explain maps.png
     $ ember compress resnet8_cifar --weights runs/digits/best.pt --data digits --prune 0.5 --out runs/pruned
 """
 
@@ -177,10 +178,14 @@ def _checkpoint_data(path):
 
 
 def cmd_predict(args):
-    from ember.trainer import training
+    from ember.trainer import explain, training
 
+    # (the picture first: a model without attention maps is refused before anything prints)
+    drawn = explain.explain(args.model, args.weights, args.input, args.explain) if args.explain else None
     for line in training.predict(args.model, args.weights, args.input, out_dir=args.out, top_k=args.top_k):
         print(line)
+    if drawn:
+        print(drawn)
     return 0
 
 
@@ -265,6 +270,8 @@ def add_commands(sub):
     p.add_argument("--top-k", type=whole_number(1), default=5)
     p.add_argument("--out", help="folder for files the prediction writes, e.g. images with boxes "
                                  "(default: predictions/ beside the checkpoint)")
+    p.add_argument("--explain", metavar="PNG", help="also draw each image beside the model's attention map into PNG "
+                                                    "(models with attention, e.g. cbam_resnet8_cifar)")
     p.set_defaults(func=cmd_predict)
     add_compress_command(sub)
 

@@ -1,4 +1,5 @@
-"""ember-zoo-resnet: ResNet, ResNeXt, Wide ResNet and CIFAR-style ResNets for ember's zoo.
+"""ember-zoo-resnet: ResNet, ResNeXt, Wide ResNet and CIFAR-style ResNets (plain, and with
+SE, CBAM, ECA or coordinate attention) for ember's zoo.
 
 PyTorch counterpart: torchvision/models/resnet.py (v0.28) for the ImageNet models (same
 module tree and parameter names, so torchvision state dicts load); the CIFAR-style
@@ -15,6 +16,10 @@ __version__ = "0.1.0"
 _PAPER = "He, Zhang, Ren, Sun. Deep Residual Learning for Image Recognition. CVPR 2016"
 _RESNEXT = "Xie, Girshick, Dollar, Tu, He. Aggregated Residual Transformations for Deep Neural Networks. CVPR 2017"
 _WIDE = "Zagoruyko, Komodakis. Wide Residual Networks. BMVC 2016"
+_SE = "Hu, Shen, Albanie, Sun, Wu. Squeeze-and-Excitation Networks. CVPR 2018"
+_CBAM = "Woo, Park, Lee, Kweon. CBAM: Convolutional Block Attention Module. ECCV 2018"
+_ECA = "Wang, Wu, Zhu, Li, Zuo, Hu. ECA-Net: Efficient Channel Attention for Deep CNNs. CVPR 2020"
+_CA = "Hou, Zhou, Feng. Coordinate Attention for Efficient Mobile Network Design. CVPR 2021"
 
 # name -> (module, parameter count with the default classes, paper, weight file names).
 # The weight files are torchvision's IMAGENET1K_V1 file names: copy them from
@@ -38,6 +43,14 @@ CIFAR_MODELS = {
     "resnet44_cifar": 661_338,
     "resnet56_cifar": 855_770,
     "resnet110_cifar": 1_730_714,
+}
+
+# name -> (parameter count with 3 channels and 10 classes, paper, the reference code the module follows).
+ATTENTION_MODELS = {
+    "se_resnet8_cifar": (80_870, _SE, "torchvision.ops.SqueezeExcitation (torchvision v0.28)"),
+    "cbam_resnet8_cifar": (81_170, _CBAM, "none in torch: the authors' Jongchan/attention-module MODELS/cbam.py"),
+    "eca_resnet8_cifar": (78_051, _ECA, "none in torch: the authors' BangguWu/ECANet models/eca_module.py"),
+    "ca_resnet8_cifar": (81_026, _CA, "none in torch: the authors' houqb/CoordAttention coordatt.py"),
 }
 
 # The recipe `ember train` uses unless told otherwise, and what ember measured with it.
@@ -78,13 +91,21 @@ def ember_register_models(register):
                  paper=_PAPER + ", section 4.2",
                  torch_counterpart="none in torchvision (torchvision BasicBlock names; 1x1 projection shortcuts)",
                  weights=(f"{name}.pt",), recipe=dict(CIFAR_RECIPE), measured=MEASURED.get(name, ()))
+    from ember_zoo_resnet import attention_cifar
+
+    for name, (num_params, paper, counterpart) in ATTENTION_MODELS.items():
+        register(getattr(attention_cifar, name), name=name, task="classification", family="resnet-cifar",
+                 description=getattr(attention_cifar, name).__doc__, input_size=(3, 32, 32), num_classes=10,
+                 num_params=num_params, default_dataset="digits", paper=_PAPER + ", section 4.2; " + paper,
+                 torch_counterpart=counterpart + "; in a CIFAR ResNet with torchvision BasicBlock names",
+                 weights=(f"{name}.pt",), recipe=dict(CIFAR_RECIPE), measured=MEASURED.get(name, ()))
 
 
 def __getattr__(name):
     # ember_zoo_resnet.resnet18 etc., imported on first use.
     import importlib
 
-    for module_name in ("ember_zoo_resnet.resnet", "ember_zoo_resnet.cifar"):
+    for module_name in ("ember_zoo_resnet.resnet", "ember_zoo_resnet.cifar", "ember_zoo_resnet.attention_cifar"):
         module = importlib.import_module(module_name)
         if hasattr(module, name) and not name.startswith("_"):
             return getattr(module, name)

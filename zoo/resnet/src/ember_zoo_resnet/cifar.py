@@ -27,15 +27,18 @@ class CifarResNet(nn.Module):
         width: channels of the first stage (16 in the paper); stages have width, 2x, 4x.
         zero_init_residual: start each block's ``bn2`` at weight 0.
         norm_layer: the normalisation class (``nn.BatchNorm2d``).
+        block: the residual block class, called as ``BasicBlock`` is (the attention
+            ResNets of attention_cifar.py pass one with a gate after its second norm).
     """
 
     def __init__(self, depth=20, num_classes=10, in_channels=3, width=16, zero_init_residual=False,
-                 norm_layer=None):
+                 norm_layer=None, block=None):
         super().__init__()
         if (depth - 2) % 6 != 0 or depth < 8:
             raise ValueError(f"depth of a CIFAR-style ResNet must be 6n+2 (8, 20, 32, ...), but got {depth}")
         blocks = (depth - 2) // 6
         self._norm_layer = norm_layer or nn.BatchNorm2d
+        self._block = block or BasicBlock
         self.inplanes = width
         self.conv1 = conv3x3(in_channels, width)
         self.bn1 = self._norm_layer(width)
@@ -51,10 +54,10 @@ class CifarResNet(nn.Module):
         downsample = None
         if stride != 1 or self.inplanes != planes:
             downsample = nn.Sequential(conv1x1(self.inplanes, planes, stride), self._norm_layer(planes))
-        layers = [BasicBlock(self.inplanes, planes, stride, downsample, norm_layer=self._norm_layer)]
+        layers = [self._block(self.inplanes, planes, stride, downsample, norm_layer=self._norm_layer)]
         self.inplanes = planes
         for _ in range(1, blocks):
-            layers.append(BasicBlock(planes, planes, norm_layer=self._norm_layer))
+            layers.append(self._block(planes, planes, norm_layer=self._norm_layer))
         return nn.Sequential(*layers)
 
     def forward(self, x):
