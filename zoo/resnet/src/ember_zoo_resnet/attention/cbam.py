@@ -1,11 +1,13 @@
 """CBAM, the Convolutional Block Attention Module: a channel gate, then a spatial gate.
 
+PyTorch counterpart: none in torch or torchvision; this module follows the authors'
+reference implementation, Jongchan/attention-module ``MODELS/cbam.py``.
+
 Paper: Woo, Park, Lee, Kweon. CBAM: Convolutional Block Attention Module. ECCV 2018
-(arXiv 1807.06521). Reference implementation: the authors' Jongchan/attention-module,
-``MODELS/cbam.py``. There is no torch or torchvision module for it. The module tree and
-attribute names are the reference's (``ChannelGate.mlp``, a ``Sequential`` of flatten,
-linear, ReLU, linear; ``SpatialGate.spatial.conv`` and ``.bn``), capitals included, so
-the authors' state dicts load: ``layer1.0.cbam.ChannelGate.mlp.1.weight``.
+(arXiv 1807.06521). The module tree and attribute names are the reference's
+(``ChannelGate.mlp``, a ``Sequential`` of flatten, linear, ReLU, linear;
+``SpatialGate.spatial.conv`` and ``.bn``), capitals included, so the authors' state
+dicts load: ``layer1.0.cbam.ChannelGate.mlp.1.weight``.
 
 Left out: the reference's extra pool types for the channel gate (``'lp'``, ``'lse'``);
 the paper's, average and max, are the only ones.

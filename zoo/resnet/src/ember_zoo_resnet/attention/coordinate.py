@@ -1,12 +1,14 @@
 """Coordinate attention: channel gates that keep one spatial direction, one gate per row
 and one per column.
 
-Paper: Hou, Zhou, Feng. Coordinate Attention for Efficient Mobile Network Design. CVPR
-2021 (arXiv 2103.02907). Reference implementation: the authors' houqb/CoordAttention,
-``coordatt.py`` (``CoordAtt``), whose attribute names this module keeps (``pool_h``,
-``pool_w``, ``conv1``, ``bn1``, ``act``, ``conv_h``, ``conv_w``), so its state dicts
-load. There is no torch or torchvision module for it. The reference's ``h_swish`` is
+PyTorch counterpart: none in torch or torchvision; this module follows the authors'
+reference implementation, houqb/CoordAttention ``coordatt.py`` (``CoordAtt``), and keeps
+its attribute names (``pool_h``, ``pool_w``, ``conv1``, ``bn1``, ``act``, ``conv_h``,
+``conv_w``), so its state dicts load. The reference's ``h_swish`` is
 ``x * relu6(x + 3) / 6``, which is ``nn.Hardswish``.
+
+Paper: Hou, Zhou, Feng. Coordinate Attention for Efficient Mobile Network Design. CVPR
+2021 (arXiv 2103.02907).
 
 # NOTE [ Coordinate attention ]
 # SE pools the whole H x W plane into one number per channel and so forgets where

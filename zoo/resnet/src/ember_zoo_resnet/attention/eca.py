@@ -1,11 +1,12 @@
 """Efficient Channel Attention (ECA): an SE gate whose bottleneck is one 1-D convolution
 across neighbouring channels.
 
+PyTorch counterpart: none in torch or torchvision; this module follows the authors'
+reference implementation, BangguWu/ECANet ``models/eca_module.py`` (``eca_layer``), and
+keeps its attribute names (``avg_pool``, ``conv``, ``sigmoid``), so its state dicts load.
+
 Paper: Wang, Wu, Zhu, Li, Zuo, Hu. ECA-Net: Efficient Channel Attention for Deep
-Convolutional Neural Networks. CVPR 2020 (arXiv 1910.03151). Reference implementation:
-the authors' BangguWu/ECANet, ``models/eca_module.py`` (``eca_layer``), whose attribute
-names this module keeps (``avg_pool``, ``conv``, ``sigmoid``), so its state dicts load.
-There is no torch or torchvision module for it.
+Convolutional Neural Networks. CVPR 2020 (arXiv 1910.03151).
 
 # NOTE [ ECA's kernel size ]
 # SE's two fully connected layers see every channel and reduce the width first; the

@@ -1,10 +1,11 @@
 """Squeeze-and-Excitation: each channel rescaled by a gate computed from every channel's mean.
 
-Paper: Hu, Shen, Albanie, Sun, Wu. Squeeze-and-Excitation Networks. CVPR 2018 (arXiv
-1709.01507). Reference implementation: the authors' Caffe models (hujie-frank/SENet);
-PyTorch counterpart: torchvision/ops/misc.py ``SqueezeExcitation`` (v0.28),
-whose argument and attribute names this module keeps (``avgpool``, ``fc1``, ``fc2``,
+PyTorch counterpart: torchvision/ops/misc.py (v0.28), ``SqueezeExcitation``, whose
+argument and attribute names this module keeps (``avgpool``, ``fc1``, ``fc2``,
 ``activation``, ``scale_activation``), so a torchvision state dict of the block loads.
+
+Paper: Hu, Shen, Albanie, Sun, Wu. Squeeze-and-Excitation Networks. CVPR 2018 (arXiv
+1709.01507); the authors' reference implementation is Caffe (hujie-frank/SENet).
 
 The "excitation" is a two-layer bottleneck on the pooled channel vector; torchvision
 (and ember) write its two fully connected layers as 1x1 convolutions on the (N, C, 1, 1)
