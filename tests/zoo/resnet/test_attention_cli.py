@@ -2,6 +2,8 @@
 ``predict``, and ``predict --explain`` writing each image beside its attention map
 (ember/trainer/explain.py); a training checkpoint read by torch.load into the torch model."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -11,6 +13,7 @@ from torch_attention import torch_attention_resnet8
 import ember
 import ember.cli
 from ember.trainer import explain
+from tests.zoo.child_training import train_in_child
 
 
 @pytest.fixture(scope="module", params=["cbam", "se"])  # a gate's own map, and Grad-CAM
@@ -99,3 +102,28 @@ def test_explain_into_a_missing_folder_is_one_line(trained, tmp_path, capsys):
                            str(tmp_path / "no" / "maps.png"), "--threads", "1"]) == 2
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 2 and error[-1].startswith("ember predict: No such file or directory")  # (1: threads)
+
+
+@pytest.mark.slow  # about 30 s: validating on the 1,000 32x32 images dominates
+def test_an_attention_resnet_trains_on_the_embedded_shapes(tmp_path, capsys):
+    # (the CIFAR-like 32x32 RGB data: the gates see a 32x32 map in the first stage)
+    out = tmp_path / "run"
+    assert ember.cli.main(["train", "ca_resnet8_cifar", "--data", "shapes", "--epochs", "1", "--batch-size", "100",
+                           "--train-fraction", "0.05", "--out", str(out), "--no-progress", "--threads", "1"]) == 0
+    assert "val accuracy" in capsys.readouterr().out
+    model = ember.zoo.create_model("ca_resnet8_cifar", pretrained=str(out / "checkpoint.pt"))
+    assert model.fc.out_features == 3 and model.conv1.in_channels == 3
+    maps, _ = model.eval().attention_maps(ember.rand(2, 3, 32, 32))
+    assert maps.shape == (2, 1, 32, 32)
+
+
+@pytest.mark.slow  # about 8 s of CPU each with one BLAS thread
+@pytest.mark.parametrize("attention", ["se", "cbam", "eca", "ca"])
+def test_attention_resnet8_on_digits_reaches_its_measured_accuracy(attention, tmp_path):
+    model = f"{attention}_resnet8_cifar"
+    cpu_seconds = train_in_child(model, "digits", tmp_path)
+    best = json.loads((tmp_path / "metrics.json").read_text())["best"]
+    recorded = ember.zoo.model_info(model).measured[0]
+    assert best["accuracy"] >= 0.97, best
+    assert recorded["data"].startswith("digits") and abs(recorded["value"] - best["accuracy"]) <= 0.01
+    assert cpu_seconds <= 60, cpu_seconds

@@ -5,19 +5,20 @@ PyTorch counterpart: none in torch or torchvision; the modules follow their auth
 reference code (ember_zoo_resnet/attention/), the network is cifar.py's ``CifarResNet``.
 
 # NOTE [ Where the attention goes in a residual block ]
-# Every paper gates the residual branch, after its last norm and before the shortcut is
-# added, so a block stays the identity when its branch is switched off: SE (Hu et al.,
-# fig. 3 "SE-ResNet module"), CBAM (the reference's MODELS/model_resnet.py BasicBlock),
-# ECA (the reference's models/eca_resnet.py ECABasicBlock); coordinate attention's
-# reference code has only MobileNetV2, where it also sits inside the residual branch.
-# The module is the block's attribute named as those ResNets name it (``se``, ``cbam``,
-# ``eca``; ``ca`` for coordinate attention), so keys read ``layer2.0.cbam.SpatialGate...``.
-# The widths here are 16, 32 and 64 channels, so the papers' reduction ratio of 16 would
-# leave SE and CBAM one hidden unit in the first stage: both use r = 4. ECA's kernel size
-# comes from the width (3 at every stage here); coordinate attention keeps its reference's
-# reduction of 32 (so its shared convolution has 8 channels, the reference's minimum).
-# As the CBAM reference initialises its ResNets, every spatial gate's norm starts at weight
-# 0, so each spatial map starts uniform (0.5) and the channel gate learns first.
+# Every paper gates the residual branch, after its last norm and before the shortcut
+# is added, so a block stays the identity when its branch is switched off: SE (Hu et
+# al., fig. 3 "SE-ResNet module"), CBAM (the reference's MODELS/model_resnet.py
+# BasicBlock), ECA (the reference's models/eca_resnet.py ECABasicBlock); coordinate
+# attention's reference code has only MobileNetV2, where it also sits inside the
+# residual branch. The module is the block's attribute named as those ResNets name it
+# (``se``, ``cbam``, ``eca``; ``ca`` for coordinate attention), so keys read
+# ``layer2.0.cbam.SpatialGate...``. The widths here are 16, 32 and 64 channels, so the
+# papers' reduction ratio of 16 would leave SE and CBAM one hidden unit in the first
+# stage: both use r = 4. ECA's kernel size comes from the width (3 at every stage
+# here); coordinate attention keeps its reference's reduction of 32 (so its shared
+# convolution has 8 channels, the reference's minimum). As the CBAM reference
+# initialises its ResNets, every spatial gate's norm starts at weight 0, so each
+# spatial map starts uniform (0.5) and the channel gate learns first.
 """
 
 import functools

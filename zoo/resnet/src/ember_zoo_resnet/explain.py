@@ -15,7 +15,8 @@ Gradient-based Localization, ICCV 2017.
 # Grad-CAM of each block's output: the block's channels weighted by the mean gradient of
 # the predicted class's logit over the map, summed, and clipped at 0 (the regions whose
 # features raise the winning logit). A forward hook catches the outputs and
-# ``ember.autograd.grad`` gives their gradients, so the model's ``.grad`` stay untouched.
+# ``ember.autograd.grad`` gives their gradients (the parameters' ``.grad`` stay as
+# they were).
 # Either way every block gives a map at its own resolution (8x8, 4x4 and 2x2 for the 8x8
 # digits in ResNet-8): each is scaled bilinearly to the image's size, the blocks' maps
 # averaged, and the result stretched to [0, 1] per image.
@@ -77,7 +78,7 @@ def _spatial_map(gate, x):
 def grad_cams(model, blocks, images):
     """Grad-CAM of each block's output for each image's predicted class."""
     outputs = []
-    handles = [block.register_forward_hook(lambda module, args, output: outputs.append(output)) for block in blocks]
+    handles = [block.register_forward_hook(_keep_output(outputs)) for block in blocks]
     try:
         with ember.enable_grad():
             logits = model(images)
@@ -88,8 +89,18 @@ def grad_cams(model, blocks, images):
     finally:
         for handle in handles:
             handle.remove()
-    return [(gradient.mean(dim=(2, 3), keepdim=True) * output).sum(dim=1, keepdim=True).relu().detach()
-            for output, gradient in zip(outputs, gradients)]
+    cams = []
+    for output, gradient in zip(outputs, gradients):
+        weights = gradient.mean(dim=(2, 3), keepdim=True)  # one per channel and image
+        cams.append((weights * output).sum(dim=1, keepdim=True).relu().detach())
+    return cams
+
+
+def _keep_output(outputs):
+    def hook(module, args, output):
+        outputs.append(output)
+
+    return hook
 
 
 def stretch(maps):

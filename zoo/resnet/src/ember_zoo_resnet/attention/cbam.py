@@ -19,7 +19,7 @@ the paper's, average and max, are the only ones.
 # the channel-gated map into two planes, their max and their mean (in that order, as the
 # reference's ``ChannelPool``), runs a 7x7 convolution (2 -> 1 channels, no bias) and a
 # BatchNorm over them, and the sigmoid of that is one weight per pixel, shared by every
-# channel. That (N, 1, H, W) map is what ``ember predict --explain`` draws for a CBAM model.
+# channel. That (N, 1, H, W) map is what ``ember predict --explain`` draws for CBAM.
 """
 
 import ember
@@ -71,8 +71,8 @@ class SpatialGate(nn.Module):
 
     def attention_map(self, x):
         """The spatial weights, (N, 1, H, W) in (0, 1) (NOTE [ CBAM's two gates ])."""
-        compressed = ember.cat([x.amax(dim=1, keepdim=True), x.mean(dim=1, keepdim=True)], dim=1)
-        return self.spatial(compressed).sigmoid()
+        maximum, mean = x.amax(dim=1, keepdim=True), x.mean(dim=1, keepdim=True)
+        return self.spatial(ember.cat([maximum, mean], dim=1)).sigmoid()
 
     def forward(self, x):
         return x * self.attention_map(x)

@@ -52,13 +52,16 @@ class CoordinateAttention(nn.Module):
         self.conv_w = nn.Conv2d(mip, oup, kernel_size=1)
 
     def attention_maps(self, x):
-        """``(a_h, a_w)``: the row gates (N, C, H, 1) and the column gates (N, C, 1, W)."""
+        """``(a_h, a_w)``: the row gates (N, C, H, 1), the column gates (N, C, 1, W)."""
         height, width = x.shape[2], x.shape[3]
         rows = self.pool_h(x)
-        columns = self.pool_w(x).permute(0, 1, 3, 2)  # (N, C, W, 1): the columns as a second run of "rows"
+        # (N, C, W, 1): the columns stood up as a second run of "rows"
+        columns = self.pool_w(x).permute(0, 1, 3, 2)
         mixed = self.act(self.bn1(self.conv1(ember.cat([rows, columns], dim=2))))
         rows, columns = ember.split(mixed, [height, width], dim=2)
-        return self.conv_h(rows).sigmoid(), self.conv_w(columns.permute(0, 1, 3, 2)).sigmoid()
+        a_h = self.conv_h(rows).sigmoid()
+        a_w = self.conv_w(columns.permute(0, 1, 3, 2)).sigmoid()
+        return a_h, a_w
 
     def forward(self, x):
         a_h, a_w = self.attention_maps(x)

@@ -26,7 +26,7 @@ from ember import nn
 
 
 def eca_kernel_size(channels, gamma=2, b=1):
-    """The paper's adaptive kernel size for ``channels`` (NOTE [ ECA's kernel size ])."""
+    """The paper's kernel size for ``channels`` (NOTE [ ECA's kernel size ])."""
     t = int(abs((math.log2(channels) + b) / gamma))
     return t if t % 2 else t + 1
 

@@ -40,7 +40,7 @@ class SqueezeExcitation(nn.Module):
         self.scale_activation = (scale_activation or nn.Sigmoid)()
 
     def scale(self, x):
-        """The gate, (N, C, 1, 1): squeeze (global mean), then excite (bottleneck, sigmoid)."""
+        """The gate, (N, C, 1, 1): squeeze (the mean), excite (bottleneck, sigmoid)."""
         squeezed = self.avgpool(x)
         return self.scale_activation(self.fc2(self.activation(self.fc1(squeezed))))
 
