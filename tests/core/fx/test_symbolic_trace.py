@@ -52,6 +52,22 @@ def test_resnet_traces_with_same_outputs_and_gradients():
     _same_grads(gm, model, (x,))
 
 
+@pytest.mark.parametrize("name", ["se_resnet8_cifar", "cbam_resnet8_cifar", "eca_resnet8_cifar", "ca_resnet8_cifar"])
+def test_attention_resnets_trace_with_same_outputs_and_gradients(name):
+    # (coordinate attention splits by the map's height and width: read from the Proxy's
+    # shape, they are values of the graph, not Python control flow)
+    ember.manual_seed(0)
+    model = ember.zoo.create_model(name)
+    gm = fx.symbolic_trace(model)
+    x = ember.randn(2, 3, 16, 12)
+    model.eval()
+    gm.eval()
+    _same(gm(x), model(x))
+    model.train()
+    gm.train()
+    _same_grads(gm, model, (x,))
+
+
 ZOO_WITH_SHAPE_CHECKS = [
     ("transformer_seq2seq_tiny", lambda: (ember.randint(0, 10, (2, 5)), ember.randint(0, 10, (2, 4)))),
     ("gpt_nano", lambda: (ember.randint(0, 10, (2, 6)),)),
@@ -85,7 +101,7 @@ def test_recurrent_zoo_model_traces_with_concrete_args():
 
 def test_every_zoo_model_family_is_traced_here():
     families = {n.split("_")[0].rstrip("0123456789") for n in ember.zoo.list_models()}
-    assert families <= {"resnet", "resnext", "wide", "transformer", "gpt", "yolo", "char"}
+    assert families <= {"resnet", "resnext", "wide", "transformer", "gpt", "yolo", "char", "se", "cbam", "eca", "ca"}
 
 
 def test_concrete_args_take_one_side_of_a_branch():
