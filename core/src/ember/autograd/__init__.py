@@ -2,10 +2,11 @@
 
 PyTorch counterpart: torch/autograd/__init__.py (v2.13). The pieces live in
 ``graph.py`` (nodes), ``engine.py`` (backward), ``function.py`` (custom Functions),
-``grad_mode.py``, ``anomaly_mode.py``, ``gradcheck.py``, ``dot.py`` (DOT export) and
-``variable.py`` (the legacy ``Variable``).
+``grad_mode.py``, ``anomaly_mode.py``, ``gradcheck.py``, ``dot.py`` (DOT export),
+``variable.py`` (the legacy ``Variable``) and ``functional.py`` (jacobian, hessian, vjp, ...).
 """
 
+from ember.autograd import functional  # noqa: E402  (after grad: it builds on it)
 from ember.autograd.anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -31,4 +32,4 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
            "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "gradcheck", "gradgradcheck",
            "GradcheckError", "Node", "AccumulateGrad",
-           "graph_to_dot", "Variable"]
+           "graph_to_dot", "Variable", "functional"]
