@@ -9,11 +9,35 @@ from ember_vision.ops import (
     deform_conv2d_kernel,
     deform_conv2d_onnx,  # noqa: F401  (registers its ONNX DeformConv)
 )
+from ember_vision.ops import nms as _nms
+from ember_vision.ops import roi_align as _roi_align
+from ember_vision.ops.boxes import (
+    batched_nms,
+    box_area,
+    box_convert,
+    box_iou,
+    clip_boxes_to_image,
+    complete_box_iou,
+    distance_box_iou,
+    generalized_box_iou,
+    nms,
+    remove_small_boxes,
+)
 from ember_vision.ops.deform_conv2d import DeformConv2d, deform_conv2d
+from ember_vision.ops.roi_align import RoIAlign, roi_align
 
 # the ember.dispatcher.Op objects the plugin registers (ember.ops.torchvision.<name>)
-OPS = deform_conv2d_kernel.OPS
+OPS = deform_conv2d_kernel.OPS + (
+    _nms.nms_op,
+    _roi_align.roi_align_op, _roi_align.roi_align_backward_op,
+)
+
 deform_conv2d_compiled.register()  # the cpu kernel the install built, where it did
 deform_conv2d_cuda.register()  # the CUDA kernel, where CuPy is
 
-__all__ = ["DeformConv2d", "deform_conv2d"]
+__all__ = [
+    "DeformConv2d", "deform_conv2d",
+    "batched_nms", "box_area", "box_convert", "box_iou", "clip_boxes_to_image", "complete_box_iou",
+    "distance_box_iou", "generalized_box_iou", "nms", "remove_small_boxes",
+    "RoIAlign", "roi_align",
+]
