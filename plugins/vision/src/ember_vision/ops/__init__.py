@@ -4,6 +4,7 @@ PyTorch counterpart: torchvision/ops/__init__.py (torchvision 0.28).
 """
 
 from ember_vision.ops import (
+    _register_onnx_ops,
     deform_conv2d_compiled,
     deform_conv2d_cuda,
     deform_conv2d_kernel,
@@ -25,6 +26,8 @@ from ember_vision.ops.boxes import (
 )
 from ember_vision.ops.deform_conv2d import DeformConv2d, deform_conv2d
 from ember_vision.ops.roi_align import RoIAlign, roi_align
+
+_register_onnx_ops.register()
 
 # the ember.dispatcher.Op objects the plugin registers (ember.ops.torchvision.<name>)
 OPS = deform_conv2d_kernel.OPS + (
