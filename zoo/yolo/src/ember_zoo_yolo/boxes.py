@@ -10,8 +10,8 @@ Boxes are rows of four coordinates. ``xyxy`` is ``(x1, y1, x2, y2)`` with
 The pairwise functions (``box_iou`` and friends) take ``(N, 4)`` and ``(M, 4)`` and
 return ``(N, M)``; the losses take two equal-shaped ``(..., 4)`` tensors and compare
 them row by row. All of them are ember ops, so they are differentiable. ``nms`` and
-``batched_nms`` choose indices, which has no gradient: they run in NumPy on the
-detached values.
+``batched_nms`` choose indices, which has no gradient: they run ember-vision's greedy
+kernel (``ember.ops.torchvision.nms``) on the detached values, in float64.
 
 NOTE [ Degenerate boxes ]
 ``box_iou`` of two zero-area boxes is 0 / 0 = nan, as in torchvision: a caller that
@@ -195,42 +195,19 @@ def complete_box_iou_loss(boxes1, boxes2, reduction="none", eps=1e-7):
     return _reduce(1 - ciou, reduction)
 
 
-def _as_numpy(tensor):
-    return tensor.detach().cpu().numpy() if isinstance(tensor, ember.Tensor) else np.asarray(tensor)
-
-
-def _nms_indices(boxes, scores, iou_threshold):
-    """Greedy NMS in NumPy: indices kept, by decreasing score (ties: lower index
-    first)."""
-    order = np.argsort(-scores, kind="stable")
-    x1, y1, x2, y2 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
-    areas = (x2 - x1) * (y2 - y1)
-    suppressed = np.zeros(len(boxes), dtype=bool)
-    keep = []
-    for position, i in enumerate(order):
-        if suppressed[i]:
-            continue
-        keep.append(i)
-        rest = order[position + 1:]
-        rest = rest[~suppressed[rest]]
-        width = np.clip(np.minimum(x2[i], x2[rest]) - np.maximum(x1[i], x1[rest]),
-                        0, None)
-        height = np.clip(np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]),
-                         0, None)
-        inter = width * height
-        with np.errstate(invalid="ignore", divide="ignore"):
-            iou = inter / (areas[i] + areas[rest] - inter)
-        # nan (two empty boxes) suppresses nothing
-        suppressed[rest[iou > iou_threshold]] = True
-    return np.asarray(keep, dtype=np.int64)
-
-
 def _check_nms_inputs(boxes, scores):
     _check_boxes(boxes)
     if boxes.dim() != 2:
         raise ValueError(f"boxes must have shape (N, 4), but got {tuple(boxes.shape)}")
     if scores.dim() != 1 or scores.shape[0] != boxes.shape[0]:
         raise ValueError(f"scores must have shape ({boxes.shape[0]},), but got {tuple(scores.shape)}")
+
+
+def _greedy_nms(boxes, scores, iou_threshold):
+    """Greedy NMS in float64 by ember-vision's op ``torchvision::nms``, reached through
+    ember's registry (plugins import nothing from each other)."""
+    return ember.ops.torchvision.nms(boxes.detach().double(), scores.detach().double(),
+                                     iou_threshold=float(iou_threshold))
 
 
 def nms(boxes, scores, iou_threshold):
@@ -241,8 +218,7 @@ def nms(boxes, scores, iou_threshold):
     Returns an int64 tensor.
     """
     _check_nms_inputs(boxes, scores)
-    keep = _nms_indices(_as_numpy(boxes).astype(np.float64), _as_numpy(scores), float(iou_threshold))
-    return ember.from_numpy(keep)
+    return _greedy_nms(boxes, scores, iou_threshold)
 
 
 def batched_nms(boxes, scores, idxs, iou_threshold):
@@ -253,10 +229,12 @@ def batched_nms(boxes, scores, idxs, iou_threshold):
     _check_nms_inputs(boxes, scores)
     if idxs.dim() != 1 or idxs.shape[0] != boxes.shape[0]:
         raise ValueError(f"idxs must have shape ({boxes.shape[0]},), but got {tuple(idxs.shape)}")
-    boxes_np, scores_np, idxs_np = _as_numpy(boxes).astype(np.float64), _as_numpy(scores), _as_numpy(idxs)
-    kept = [np.flatnonzero(idxs_np == category)[_nms_indices(boxes_np[idxs_np == category],
-                                                              scores_np[idxs_np == category], float(iou_threshold))]
-            for category in np.unique(idxs_np)]
+    idxs_np, scores_np = idxs.detach().numpy(), scores.detach().double().numpy()
+    kept = []
+    for category in np.unique(idxs_np):
+        members = np.flatnonzero(idxs_np == category)
+        rows = ember.from_numpy(members)
+        kept.append(members[_greedy_nms(boxes[rows], scores[rows], iou_threshold).numpy()])
     keep = np.sort(np.concatenate(kept)) if kept else np.zeros(0, dtype=np.int64)
     keep = keep[np.argsort(-scores_np[keep], kind="stable")]
     return ember.from_numpy(keep.astype(np.int64))

@@ -2,11 +2,11 @@
 
 PyTorch counterpart: torchvision/ops/_register_onnx_ops.py (torchvision 0.28), which
 registers the same two conversions with ``torch.onnx.register_custom_op_symbolic``;
-ember's ``register_custom_op_symbolic`` (NOTE [ Symbolics from plugins ] in
-ember/onnx/utils.py) plays that part. ember registers roi_align for opset 16 and later
-only, where ``RoiAlign`` has ``coordinate_transformation_mode`` and so both
-``aligned=False`` (``output_half_pixel``) and ``aligned=True`` (``half_pixel``); torch
-also writes an opset-11 form that cannot express ``aligned=True``.
+ember's ``register_custom_op_symbolic`` (ember/onnx/registration.py) plays that part.
+roi_align is registered for opset 16 and later only, where ``RoiAlign`` has
+``coordinate_transformation_mode`` and so expresses both ``aligned=False``
+(``output_half_pixel``) and ``aligned=True`` (``half_pixel``); torch also writes an
+opset-11 form that cannot express ``aligned=True``.
 """
 
 import sys
