@@ -5,59 +5,14 @@ Values and input gradients (torch autograd through the reference), gradcheck and
 gradgradcheck, aligned, adaptive and fixed sampling_ratio, spatial_scale, boxes as a
 (K, 5) tensor or a list, boxes outside the image, empty rois, odd shapes, errors."""
 
-import math
-
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as TF
+from vision_reference import random_rois, torch_roi_align
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 from ember_vision import ops
-
-
-def torch_roi_align(x, rois, output_size, spatial_scale=1.0, sampling_ratio=-1, aligned=False):
-    """Each roi's bins, each bin's samples read by grid_sample; differentiable in ``x``."""
-    ph, pw = output_size
-    _, _, height, width = x.shape
-    outputs = []
-    for roi in rois.tolist():
-        b, x1, y1, x2, y2 = roi
-        offset = 0.5 if aligned else 0.0
-        sw, sh, ew, eh = (v * spatial_scale - offset for v in (x1, y1, x2, y2))
-        rw, rh = ew - sw, eh - sh
-        if not aligned:
-            rw, rh = max(rw, 1.0), max(rh, 1.0)
-        gh = sampling_ratio if sampling_ratio > 0 else math.ceil(rh / ph)
-        gw = sampling_ratio if sampling_ratio > 0 else math.ceil(rw / pw)
-        if gh <= 0 or gw <= 0:
-            outputs.append(x.new_zeros(x.shape[1], ph, pw))
-            continue
-        ys = torch.tensor([sh + p * rh / ph + (i + 0.5) * rh / ph / gh for p in range(ph) for i in range(gh)],
-                          dtype=torch.float64)
-        xs = torch.tensor([sw + p * rw / pw + (i + 0.5) * rw / pw / gw for p in range(pw) for i in range(gw)],
-                          dtype=torch.float64)
-        gy, gx = torch.meshgrid(ys, xs, indexing="ij")
-        inside = ((gy >= -1) & (gy <= height) & (gx >= -1) & (gx <= width)).to(x.dtype)
-        grid = torch.stack([_normalise(gx, width), _normalise(gy, height)], -1)[None].to(x.dtype)
-        samples = TF.grid_sample(x[int(b)][None], grid, mode="bilinear", padding_mode="border",
-                                 align_corners=True)[0] * inside
-        outputs.append(samples.reshape(-1, ph, gh, pw, gw).mean(dim=(2, 4)))
-    return torch.stack(outputs) if outputs else x.new_zeros(0, x.shape[1], ph, pw)
-
-
-def _normalise(coords, size):
-    """Pixel coordinates to grid_sample's [-1, 1] with align_corners=True (0 for size 1)."""
-    return coords * 0 if size == 1 else coords * 2 / (size - 1) - 1
-
-
-def random_rois(rng, k, batch, height, width, spread=1.3):
-    """Rois that reach past every border of a ``height x width`` image (and some inside)."""
-    lo = rng.uniform(-0.3 * width, spread * width, size=(k, 2)) * [1, height / width]
-    size = rng.uniform(0.2, 0.8 * width, size=(k, 2)) * [1, height / width]
-    return np.concatenate([rng.integers(0, batch, size=(k, 1)), lo, lo + size], axis=1)
-
 
 CASES = [  # (output_size, spatial_scale, sampling_ratio, aligned)
     ((3, 3), 1.0, -1, False),

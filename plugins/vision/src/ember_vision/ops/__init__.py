@@ -11,7 +11,10 @@ from ember_vision.ops import (
     deform_conv2d_onnx,  # noqa: F401  (registers its ONNX DeformConv)
 )
 from ember_vision.ops import nms as _nms
+from ember_vision.ops import ps_roi_align as _ps_roi_align
+from ember_vision.ops import ps_roi_pool as _ps_roi_pool
 from ember_vision.ops import roi_align as _roi_align
+from ember_vision.ops import roi_pool as _roi_pool
 from ember_vision.ops.boxes import (
     batched_nms,
     box_area,
@@ -25,7 +28,10 @@ from ember_vision.ops.boxes import (
     remove_small_boxes,
 )
 from ember_vision.ops.deform_conv2d import DeformConv2d, deform_conv2d
+from ember_vision.ops.ps_roi_align import PSRoIAlign, ps_roi_align
+from ember_vision.ops.ps_roi_pool import PSRoIPool, ps_roi_pool
 from ember_vision.ops.roi_align import RoIAlign, roi_align
+from ember_vision.ops.roi_pool import RoIPool, roi_pool
 
 _register_onnx_ops.register()
 
@@ -33,6 +39,9 @@ _register_onnx_ops.register()
 OPS = deform_conv2d_kernel.OPS + (
     _nms.nms_op,
     _roi_align.roi_align_op, _roi_align.roi_align_backward_op,
+    _roi_pool.roi_pool_op, _roi_pool.roi_pool_backward_op,
+    _ps_roi_align.ps_roi_align_op, _ps_roi_align.ps_roi_align_backward_op,
+    _ps_roi_pool.ps_roi_pool_op, _ps_roi_pool.ps_roi_pool_backward_op,
 )
 
 deform_conv2d_compiled.register()  # the cpu kernel the install built, where it did
@@ -42,5 +51,5 @@ __all__ = [
     "DeformConv2d", "deform_conv2d",
     "batched_nms", "box_area", "box_convert", "box_iou", "clip_boxes_to_image", "complete_box_iou",
     "distance_box_iou", "generalized_box_iou", "nms", "remove_small_boxes",
-    "RoIAlign", "roi_align",
+    "RoIAlign", "roi_align", "RoIPool", "roi_pool", "PSRoIAlign", "ps_roi_align", "PSRoIPool", "ps_roi_pool",
 ]

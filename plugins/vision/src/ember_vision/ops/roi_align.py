@@ -72,13 +72,35 @@ def _corner_weights(ys, xs, height, width):
     return [(rows, cols, np.where(inside, w, 0).astype(ys.dtype)) for rows, cols, w in corners]
 
 
-def _roi_samples(roi, height, width, attrs, dtype):
-    """Per roi: the corners (``_corner_weights``), the grid shape and the count averaged."""
-    start_h, start_w, bin_h, bin_w, grid_h, grid_w = _roi_geometry(roi, dtype=dtype, **attrs)
-    ys = _sample_points(start_h, bin_h, attrs["pooled_height"], max(grid_h, 0), dtype)
-    xs = _sample_points(start_w, bin_w, attrs["pooled_width"], max(grid_w, 0), dtype)
-    count = dtype.type(max(grid_h * grid_w, 1))  # an empty grid gives 0, not 0 / 0
-    return _corner_weights(ys, xs, height, width), max(grid_h, 0), max(grid_w, 0), count
+def roi_samples(roi, height, width, dtype, *, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned):
+    """One roi's samples: the corners of ``_corner_weights`` and the grid per bin,
+    ``(grid_h, grid_w)`` as computed (possibly 0 or negative: no samples)."""
+    start_h, start_w, bin_h, bin_w, grid_h, grid_w = _roi_geometry(
+        roi, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned, dtype)
+    ys = _sample_points(start_h, bin_h, pooled_height, max(grid_h, 0), dtype)
+    xs = _sample_points(start_w, bin_w, pooled_width, max(grid_w, 0), dtype)
+    return _corner_weights(ys, xs, height, width), grid_h, grid_w
+
+
+def bin_sums(image, corners, pooled_height, pooled_width, grid_h, grid_w):
+    """``(C, pooled_height, pooled_width)``: each bin's sum of bilinear samples of ``image``."""
+    channels = image.shape[0]
+    samples = sum(w * image[:, rows[:, None], cols[None, :]] for rows, cols, w in corners)  # (C, ys, xs)
+    bins = samples.reshape(channels, pooled_height, max(grid_h, 0), pooled_width, max(grid_w, 0))
+    return bins.sum(axis=(2, 4))
+
+
+def spread_bin_sums(plane, corners, per_bin, grid_h, grid_w):
+    """Add into ``plane`` (C, H, W) the adjoint of ``bin_sums``: each bin's value ``per_bin``
+    (C, pooled_height, pooled_width) to every sample of the bin, by its weights."""
+    per_sample = np.repeat(np.repeat(per_bin, max(grid_h, 0), axis=1), max(grid_w, 0), axis=2)  # (C, ys, xs)
+    for rows, cols, w in corners:
+        np.add.at(plane, (slice(None), rows[:, None], cols[None, :]), w * per_sample)
+
+
+def _attrs(spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned):
+    return dict(spatial_scale=spatial_scale, pooled_height=pooled_height, pooled_width=pooled_width,
+                sampling_ratio=sampling_ratio, aligned=aligned)
 
 
 @library.custom_op("torchvision::roi_align", save="inputs")
@@ -88,17 +110,14 @@ def roi_align_op(xp, input, rois, *, spatial_scale, pooled_height, pooled_width,
     check_roi_inputs(input, rois)
     x, boxes = np.asarray(input), np.asarray(rois)
     _, channels, height, width = x.shape
-    attrs = dict(spatial_scale=spatial_scale, pooled_height=pooled_height, pooled_width=pooled_width,
-                 sampling_ratio=sampling_ratio, aligned=aligned)
+    attrs = _attrs(spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned)
     out = np.zeros((len(boxes), channels, pooled_height, pooled_width), dtype=x.dtype)
     if out.size == 0:
         return xp.asarray(out)
     for k, roi in enumerate(boxes):
-        corners, grid_h, grid_w, count = _roi_samples(roi, height, width, attrs, x.dtype)
-        image = x[int(roi[0])]
-        samples = sum(w * image[:, rows[:, None], cols[None, :]] for rows, cols, w in corners)  # (C, ys, xs)
-        bins = samples.reshape(channels, pooled_height, grid_h, pooled_width, grid_w)
-        out[k] = bins.sum(axis=(2, 4)) / count
+        corners, grid_h, grid_w = roi_samples(roi, height, width, x.dtype, **attrs)
+        count = x.dtype.type(max(grid_h * grid_w, 1))  # an empty grid gives 0, not 0 / 0
+        out[k] = bin_sums(x[int(roi[0])], corners, pooled_height, pooled_width, grid_h, grid_w) / count
     return xp.asarray(out)
 
 
@@ -111,14 +130,11 @@ def roi_align_backward_op(xp, grad, rois, *, spatial_scale, pooled_height, poole
         raise RuntimeError("grad should have the same type as rois")
     g, boxes = np.asarray(grad), np.asarray(rois)
     grad_input = np.zeros((batch_size, channels, height, width), dtype=g.dtype)
-    attrs = dict(spatial_scale=spatial_scale, pooled_height=pooled_height, pooled_width=pooled_width,
-                 sampling_ratio=sampling_ratio, aligned=aligned)
+    attrs = _attrs(spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned)
     for k, roi in enumerate(boxes):
-        corners, grid_h, grid_w, count = _roi_samples(roi, height, width, attrs, g.dtype)
-        per_sample = np.repeat(np.repeat(g[k] / count, grid_h, axis=1), grid_w, axis=2)  # (C, ys, xs)
-        image = grad_input[int(roi[0])]
-        for rows, cols, w in corners:
-            np.add.at(image, (slice(None), rows[:, None], cols[None, :]), w * per_sample)
+        corners, grid_h, grid_w = roi_samples(roi, height, width, g.dtype, **attrs)
+        count = g.dtype.type(max(grid_h * grid_w, 1))
+        spread_bin_sums(grad_input[int(roi[0])], corners, g[k] / count, grid_h, grid_w)
     return xp.asarray(grad_input)
 
 
