@@ -28,10 +28,16 @@ from ember_vision.ops.boxes import (
     remove_small_boxes,
 )
 from ember_vision.ops.deform_conv2d import DeformConv2d, deform_conv2d
+from ember_vision.ops.drop_block import DropBlock2d, DropBlock3d, drop_block2d, drop_block3d
+from ember_vision.ops.feature_pyramid_network import FeaturePyramidNetwork
+from ember_vision.ops.focal_loss import sigmoid_focal_loss
+from ember_vision.ops.misc import Conv2dNormActivation, FrozenBatchNorm2d, SqueezeExcitation
+from ember_vision.ops.poolers import MultiScaleRoIAlign
 from ember_vision.ops.ps_roi_align import PSRoIAlign, ps_roi_align
 from ember_vision.ops.ps_roi_pool import PSRoIPool, ps_roi_pool
 from ember_vision.ops.roi_align import RoIAlign, roi_align
 from ember_vision.ops.roi_pool import RoIPool, roi_pool
+from ember_vision.ops.stochastic_depth import StochasticDepth, stochastic_depth
 
 _register_onnx_ops.register()
 
@@ -52,4 +58,7 @@ __all__ = [
     "batched_nms", "box_area", "box_convert", "box_iou", "clip_boxes_to_image", "complete_box_iou",
     "distance_box_iou", "generalized_box_iou", "nms", "remove_small_boxes",
     "RoIAlign", "roi_align", "RoIPool", "roi_pool", "PSRoIAlign", "ps_roi_align", "PSRoIPool", "ps_roi_pool",
+    "MultiScaleRoIAlign", "FeaturePyramidNetwork", "sigmoid_focal_loss", "Conv2dNormActivation",
+    "FrozenBatchNorm2d", "SqueezeExcitation", "StochasticDepth", "stochastic_depth", "DropBlock2d", "DropBlock3d",
+    "drop_block2d", "drop_block3d",
 ]
