@@ -69,7 +69,7 @@ def _smaller(a, b):
 def nms_op(xp, boxes, scores, *, iou_threshold):
     """Kept indices by greedy NMS (NOTE [ Greedy NMS, as torchvision's CPU kernel ])."""
     _check(boxes, scores)
-    boxes, scores = np.asarray(boxes), np.asarray(scores)  # the loop is host code, as torchvision's CPU kernel
+    boxes, scores = np.asarray(boxes), np.asarray(scores)  # host code, as torchvision's
     if boxes.size == 0:
         return xp.zeros(0, dtype=np.int64)
     x1, y1, x2, y2 = (np.ascontiguousarray(boxes[:, k]) for k in range(4))
@@ -82,9 +82,9 @@ def nms_op(xp, boxes, scores, *, iou_threshold):
             continue
         keep.append(i)
         later = order[position + 1:]
-        width = _positive_part(_smaller(x2[i], x2[later]) - _larger(x1[i], x1[later]))
-        height = _positive_part(_smaller(y2[i], y2[later]) - _larger(y1[i], y1[later]))
-        inter = width * height
+        w = _positive_part(_smaller(x2[i], x2[later]) - _larger(x1[i], x1[later]))
+        h = _positive_part(_smaller(y2[i], y2[later]) - _larger(y1[i], y1[later]))
+        inter = w * h
         with np.errstate(invalid="ignore", divide="ignore"):
             iou = inter / (areas[i] + areas[later] - inter)
         suppressed[later[iou.astype(np.float64) > iou_threshold]] = True

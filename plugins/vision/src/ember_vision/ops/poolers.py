@@ -5,11 +5,11 @@ PyTorch counterpart: torchvision/ops/poolers.py (torchvision 0.28).
 
 NOTE [ Which level a box reads ]
 FPN's equation (1): a box of area ``w * h`` reads level
-``k = floor(canonical_level + log2(sqrt(w * h) / canonical_scale) + eps)``, clamped to the
-pyramid's levels, so a 224x224 box reads level 4 and each halving of the side goes one
-level finer. A level's number comes from its scale against the (largest) image:
-``scale = 2 ** round(log2(feature size / image size))``, level ``-log2(scale)``, found once,
-at the first call.
+``k = floor(k0 + log2(sqrt(w * h) / s0) + eps)``, with ``k0 = canonical_level`` and
+``s0 = canonical_scale``, clamped to the pyramid's levels: a 224x224 box reads level 4,
+and each halving of the side goes one level finer. A level's number comes from its
+scale against the (largest) image, ``2 ** round(log2(feature size / image size))``:
+level ``-log2(scale)``, found once, at the first call.
 """
 
 import math

@@ -1,7 +1,7 @@
 """``ps_roi_align``: position-sensitive RoIAlign (R-FCN), and the ``PSRoIAlign`` module.
 
-PyTorch counterpart: torchvision/ops/ps_roi_align.py and torchvision/csrc/ops/cpu/
-ps_roi_align_kernel.cpp (torchvision 0.28).
+PyTorch counterpart: torchvision/ops/ps_roi_align.py and
+torchvision/csrc/ops/cpu/ps_roi_align_kernel.cpp (torchvision 0.28).
 
 NOTE [ Position-sensitive bins ]
 The input has ``C = C_out * pooled_height * pooled_width`` channels, one group per bin:

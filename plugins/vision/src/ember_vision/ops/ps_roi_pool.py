@@ -1,7 +1,7 @@
 """``ps_roi_pool``: position-sensitive RoIPool (R-FCN), and the ``PSRoIPool`` module.
 
-PyTorch counterpart: torchvision/ops/ps_roi_pool.py and torchvision/csrc/ops/cpu/
-ps_roi_pool_kernel.cpp (torchvision 0.28).
+PyTorch counterpart: torchvision/ops/ps_roi_pool.py and
+torchvision/csrc/ops/cpu/ps_roi_pool_kernel.cpp (torchvision 0.28).
 
 Each output channel's bin reads its own input channel (NOTE [ Position-sensitive bins ]
 in ps_roi_align.py) and averages it over RoIPool's integer bins (NOTE [ RoIPool's

@@ -1,19 +1,20 @@
 """``roi_align``: each box's region of a feature map, resampled to a fixed grid by
 bilinear interpolation (Mask R-CNN's RoIAlign), and the ``RoIAlign`` module.
 
-PyTorch counterpart: torchvision/ops/roi_align.py and torchvision/csrc/ops/cpu/
-roi_align_kernel.cpp, roi_align_common.h (torchvision 0.28).
+PyTorch counterpart: torchvision/ops/roi_align.py and
+torchvision/csrc/ops/cpu/roi_align_kernel.cpp (torchvision 0.28).
 
 NOTE [ RoIAlign's sampling grid ]
-A roi ``(b, x1, y1, x2, y2)`` is scaled by ``spatial_scale`` into the feature map of image
-``b`` (with ``aligned=True``, shifted by -0.5 so that pixel centres sit on integers; the
-original, ``aligned=False``, forces a malformed box to 1x1 instead). It is split into
-``pooled_height x pooled_width`` bins; each bin averages ``grid_h x grid_w`` bilinear
-samples at the centres of an even sub-grid, where the grid is ``sampling_ratio`` per side
-or, for ``sampling_ratio <= 0``, ``ceil(roi size / pooled size)`` (adaptive). A sample
-outside ``[-1, size]`` reads 0; one in ``[-1, 0]`` reads the border; at the last row or
-column the interpolation stops at it. The weights depend on the box only, so they are
-computed once per box, per axis, and shared by all channels.
+A roi ``(b, x1, y1, x2, y2)`` is scaled by ``spatial_scale`` into the feature map of
+image ``b`` (with ``aligned=True``, shifted by -0.5 so that pixel centres sit on
+integers; the original, ``aligned=False``, forces a malformed box to 1x1 instead). It
+is split into ``pooled_height x pooled_width`` bins; each bin averages
+``grid_h x grid_w`` bilinear samples at the centres of an even sub-grid, where the grid
+is ``sampling_ratio`` per side or, for ``sampling_ratio <= 0``,
+``ceil(roi size / pooled size)`` (adaptive). A sample outside ``[-1, size]`` reads 0;
+one in ``[-1, 0]`` reads the border; at the last row or column the interpolation stops
+at it. The weights depend on the box only, so they are computed once per box, per axis,
+and shared by all channels.
 
 The backward is its own op (``torchvision::_roi_align_backward``): it spreads each
 output's gradient over the same four pixels with the same weights. It is linear in the
@@ -83,10 +84,13 @@ def roi_samples(roi, height, width, dtype, *, spatial_scale, pooled_height, pool
 
 
 def bin_sums(image, corners, pooled_height, pooled_width, grid_h, grid_w):
-    """``(C, pooled_height, pooled_width)``: each bin's sum of bilinear samples of ``image``."""
-    channels = image.shape[0]
-    samples = sum(w * image[:, rows[:, None], cols[None, :]] for rows, cols, w in corners)  # (C, ys, xs)
-    bins = samples.reshape(channels, pooled_height, max(grid_h, 0), pooled_width, max(grid_w, 0))
+    """``(C, pooled_height, pooled_width)``: each bin's sum of the bilinear samples of
+    ``image``, for the four corners of ``_corner_weights``."""
+    samples = 0  # (C, ys, xs): the samples of all bins, bin by bin along each axis
+    for rows, cols, weight in corners:
+        samples = samples + weight * image[:, rows[:, None], cols[None, :]]
+    bins = samples.reshape(image.shape[0], pooled_height, max(grid_h, 0),
+                           pooled_width, max(grid_w, 0))
     return bins.sum(axis=(2, 4))
 
 

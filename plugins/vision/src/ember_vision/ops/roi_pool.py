@@ -1,8 +1,8 @@
 """``roi_pool``: the maximum of each bin of each box (Fast R-CNN's RoIPool), and the
 ``RoIPool`` module.
 
-PyTorch counterpart: torchvision/ops/roi_pool.py and torchvision/csrc/ops/cpu/
-roi_pool_kernel.cpp (torchvision 0.28).
+PyTorch counterpart: torchvision/ops/roi_pool.py and
+torchvision/csrc/ops/cpu/roi_pool_kernel.cpp (torchvision 0.28).
 
 NOTE [ RoIPool's integer bins ]
 Unlike RoIAlign, RoIPool snaps the box to whole pixels: its corners, scaled by
