@@ -56,3 +56,16 @@ def check_roi_inputs(input, rois):
         raise RuntimeError("rois must have shape as Tensor[K, 5]")
     if input.dtype != rois.dtype:
         raise RuntimeError("input should have the same type as rois")
+
+
+def backward_with_second_output(backward_op):
+    """The autograd formula of an op returning ``(output, index)`` (roi_pool's argmax, the
+    position-sensitive ops' channel mapping): its backward op, fed the gradient, the
+    saved rois, the index and the input's shape. The rois get no gradient."""
+    def formula(ctx, grad, grad_index):
+        input, rois = ctx.saved_inputs
+        (index,) = ctx.saved_outputs_from(1)  # the output itself stays free to change in place
+        batch_size, channels, height, width = input.shape
+        return backward_op(grad, rois, index, batch_size=batch_size, channels=channels, height=height,
+                           width=width, **ctx.attrs), None
+    return formula

@@ -18,7 +18,7 @@ RoIAlign's backward does.
 import numpy as np
 
 from ember import library, nn
-from ember_vision.ops._utils import as_rois, pair
+from ember_vision.ops._utils import as_rois, backward_with_second_output, pair
 from ember_vision.ops.roi_align import bin_sums, roi_samples, spread_bin_sums
 
 
@@ -35,6 +35,14 @@ def channel_mapping(channels_out, pooled_height, pooled_width):
     """``(C_out, pooled_height, pooled_width)`` int32: the input channel each output reads."""
     return np.arange(channels_out * pooled_height * pooled_width, dtype=np.int32).reshape(
         channels_out, pooled_height, pooled_width)
+
+
+def setup(input, rois, pooled_height, pooled_width):
+    """The checked ``(input, rois)`` as arrays, the channel mapping and zeros for the output."""
+    _check(input, rois, pooled_height, pooled_width)
+    x, boxes = np.asarray(input), np.asarray(rois)
+    mapping = channel_mapping(x.shape[1] // (pooled_height * pooled_width), pooled_height, pooled_width)
+    return x, boxes, mapping, np.zeros((len(boxes),) + mapping.shape, dtype=x.dtype)
 
 
 def pick_mapped(per_channel, mapping):
@@ -62,11 +70,8 @@ def _sampling(roi, height, width, dtype, spatial_scale, pooled_height, pooled_wi
 def ps_roi_align_op(xp, input, rois, *, spatial_scale, pooled_height, pooled_width, sampling_ratio):
     """``(output, channel_mapping)``, each ``(K, C_out, pooled_height, pooled_width)``
     (NOTE [ Position-sensitive bins ])."""
-    _check(input, rois, pooled_height, pooled_width)
-    x, boxes = np.asarray(input), np.asarray(rois)
+    x, boxes, mapping, out = setup(input, rois, pooled_height, pooled_width)
     _, channels, height, width = x.shape
-    mapping = channel_mapping(channels // (pooled_height * pooled_width), pooled_height, pooled_width)
-    out = np.zeros((len(boxes),) + mapping.shape, dtype=x.dtype)
     for k, roi in enumerate(boxes):
         corners, grid_h, grid_w, count = _sampling(roi, height, width, x.dtype, spatial_scale, pooled_height,
                                                    pooled_width, sampling_ratio)
@@ -95,15 +100,7 @@ def ps_roi_align_backward_op(xp, grad, rois, channel_mapping, *, spatial_scale, 
     return xp.asarray(grad_input)
 
 
-def _ps_roi_align_backward(ctx, grad, grad_mapping):
-    input, rois = ctx.saved_inputs
-    (mapping,) = ctx.saved_outputs_from(1)
-    batch_size, channels, height, width = input.shape
-    return ps_roi_align_backward_op(grad, rois, mapping, batch_size=batch_size, channels=channels, height=height,
-                                    width=width, **ctx.attrs), None
-
-
-library.register_autograd(ps_roi_align_op, _ps_roi_align_backward)
+library.register_autograd(ps_roi_align_op, backward_with_second_output(ps_roi_align_backward_op))
 
 
 def ps_roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1):

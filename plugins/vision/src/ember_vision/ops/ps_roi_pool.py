@@ -18,8 +18,8 @@ ember's backward is the forward's exact adjoint, which ``gradcheck`` confirms.
 import numpy as np
 
 from ember import library, nn
-from ember_vision.ops._utils import as_rois, pair
-from ember_vision.ops.ps_roi_align import _check, channel_mapping, pick_mapped, place_mapped
+from ember_vision.ops._utils import as_rois, backward_with_second_output, pair
+from ember_vision.ops.ps_roi_align import pick_mapped, place_mapped, setup
 from ember_vision.ops.roi_pool import bin_edges, pixel_box
 
 
@@ -34,11 +34,8 @@ def _bins(roi, spatial_scale, pooled_height, pooled_width, height, width, dtype)
 def ps_roi_pool_op(xp, input, rois, *, spatial_scale, pooled_height, pooled_width):
     """``(output, channel_mapping)``, each ``(K, C_out, pooled_height, pooled_width)``:
     the mapped channel's mean over each bin (0 for an empty bin)."""
-    _check(input, rois, pooled_height, pooled_width)
-    x, boxes = np.asarray(input), np.asarray(rois)
+    x, boxes, mapping, out = setup(input, rois, pooled_height, pooled_width)
     _, channels, height, width = x.shape
-    mapping = channel_mapping(channels // (pooled_height * pooled_width), pooled_height, pooled_width)
-    out = np.zeros((len(boxes),) + mapping.shape, dtype=x.dtype)
     for k, roi in enumerate(boxes):
         rows, cols = _bins(roi, spatial_scale, pooled_height, pooled_width, height, width, x.dtype)
         means = np.zeros((channels, pooled_height, pooled_width), dtype=x.dtype)
@@ -72,15 +69,7 @@ def ps_roi_pool_backward_op(xp, grad, rois, channel_mapping, *, spatial_scale, p
     return xp.asarray(grad_input)
 
 
-def _ps_roi_pool_backward(ctx, grad, grad_mapping):
-    input, rois = ctx.saved_inputs
-    (mapping,) = ctx.saved_outputs_from(1)
-    batch_size, channels, height, width = input.shape
-    return ps_roi_pool_backward_op(grad, rois, mapping, batch_size=batch_size, channels=channels, height=height,
-                                   width=width, **ctx.attrs), None
-
-
-library.register_autograd(ps_roi_pool_op, _ps_roi_pool_backward)
+library.register_autograd(ps_roi_pool_op, backward_with_second_output(ps_roi_pool_backward_op))
 
 
 def ps_roi_pool(input, boxes, output_size, spatial_scale=1.0):

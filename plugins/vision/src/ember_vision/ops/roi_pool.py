@@ -19,7 +19,7 @@ which the backward op reads to route each gradient to its pixel.
 import numpy as np
 
 from ember import library, nn
-from ember_vision.ops._utils import as_rois, pair
+from ember_vision.ops._utils import as_rois, backward_with_second_output, pair
 
 FLT_MAX = float(np.finfo(np.float32).max)
 
@@ -110,15 +110,7 @@ def roi_pool_backward_op(xp, grad, rois, argmax, *, spatial_scale, pooled_height
     return xp.asarray(grad_input.reshape(batch_size, channels, height, width))
 
 
-def _roi_pool_backward(ctx, grad, grad_argmax):
-    input, rois = ctx.saved_inputs
-    (argmax,) = ctx.saved_outputs_from(1)
-    batch_size, channels, height, width = input.shape
-    return roi_pool_backward_op(grad, rois, argmax, batch_size=batch_size, channels=channels, height=height,
-                                width=width, **ctx.attrs), None
-
-
-library.register_autograd(roi_pool_op, _roi_pool_backward)
+library.register_autograd(roi_pool_op, backward_with_second_output(roi_pool_backward_op))
 
 
 def roi_pool(input, boxes, output_size, spatial_scale=1.0):
