@@ -64,3 +64,31 @@ def test_gumbel_softmax(hard, dim):
     assert float(logits.grad.abs().max()) < 1e-6
     ember.manual_seed(1)
     assert (ember.nn.functional.gumbel_softmax(logits.detach(), tau=0.5, hard=hard, dim=dim) == sample).all()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("bounds", [(), (0.1, 0.9), (0.25, 0.25)])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_rrelu_training_draws_torchs_slopes(dtype, bounds, inplace):
+    # one double-precision draw per element <= 0 (NaN draws none), in row-major order of a transposed input
+    x = np.random.default_rng(1).standard_normal((6, 5)).astype(dtype).T
+    x[0, 0], x[1, 1] = np.nan, 0.0
+    results = []
+    for lib in (ember, torch):
+        lib.manual_seed(3)
+        leaf = lib.tensor(x, requires_grad=True)
+        base = leaf * 1
+        y = lib.nn.functional.rrelu(base, *bounds, training=True, inplace=inplace)
+        y.backward(lib.ones_like(y))
+        results.append((y.detach().numpy(), leaf.grad.numpy(), lib.rand(2).numpy()))  # the generator moved alike
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_rrelu_of_empty_and_0d_inputs_like_torch():
+    for shape in [(0, 3), ()]:
+        results = []
+        for lib in (ember, torch):
+            lib.manual_seed(0)
+            results.append(lib.nn.functional.rrelu(-lib.ones(shape), training=True).numpy())
+        np.testing.assert_array_equal(*results)

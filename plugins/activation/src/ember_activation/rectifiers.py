@@ -9,10 +9,14 @@ Their derivatives are piecewise constant, so each backward op is a mask and the
 second derivative is zero. ``relu`` is the core's ``aten::relu`` op.
 """
 
+import numpy as np
+
 import ember
 from ember.amp.state import composite_inputs
 from ember.dtypes import finfo_of, is_floating_array
 from ember.native.pointwise.unary import not_implemented_for, zero_where_not
+from ember.native.random.transformations import uniform_real
+from ember.random import generator_or_default
 from ember_activation._pointwise import define, run_inplace, select
 
 # --- relu ------------------------------------------------------------------------
@@ -118,7 +122,8 @@ def leaky_relu_(input, negative_slope=0.01):
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomized leaky ReLU: in training each non-positive element gets its own slope drawn
-    from U(lower, upper) (ember's default generator); in eval the slope is their mean.
+    from U(lower, upper) (ember's default generator, PyTorch's numbers: one double-precision
+    draw per non-positive element, in row-major order); in eval the slope is their mean.
     The gradient is the drawn slope (1 where positive).
 
     >>> import ember
@@ -129,9 +134,20 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    slopes = ember.empty_like(input).uniform_(lower, upper)
-    noise = ember.where(input > 0, ember.ones_like(input), slopes).detach()
+    noise = _rrelu_noise(input, lower, upper)
     return input.mul_(noise) if inplace else input * noise
+
+
+def _rrelu_noise(input, lower, upper):
+    """The slopes: a draw from U(lower, upper) where ``input <= 0``, elsewhere 1 (NaN
+    included), the bounds rounded to the computing type first (float32 for float32 and half)."""
+    opmath = np.float64 if input.dtype is ember.float64 else np.float32
+    host = input.detach().contiguous().numpy().reshape(-1)
+    negative = host <= 0
+    noise = np.ones(host.shape, dtype=input.dtype.np)
+    drawn = uniform_real(generator_or_default(None), int(negative.sum()), opmath(lower), opmath(upper))
+    noise[negative] = drawn.astype(opmath)
+    return ember.from_numpy(noise.reshape(tuple(input.shape))).to(input.device)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):

@@ -224,3 +224,46 @@ def test_a_fill_cuts_the_gradient_of_a_non_leaf_like_torch():
 def test_empty_tensors_draw_nothing():
     same_draws(0, lambda lib: [lib.zeros(0).normal_(), lib.zeros(0, 3).uniform_(), lib.zeros(0).bernoulli_(0.5),
                                lib.zeros(0, dtype=lib.int64).random_(4), lib.randn(0)])
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("shape", [(3,), (4, 5), (8, 8)])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_fills_draw_the_real_view_like_torch(layout, shape, dtype):
+    # torch fills a complex tensor through view_as_real: parts interleaved, normal's std / sqrt(2) each
+    same_draws(4, lambda lib: [_target(lib, layout, shape, dtype).normal_(0.5, 2.0).contiguous(),
+                               _target(lib, layout, shape, dtype).uniform_(-1, 3).contiguous(),
+                               _target(lib, layout, shape, dtype).normal_().contiguous()])
+
+
+def test_normal_accepts_layout_and_pin_memory_like_torch():
+    same_draws(2, lambda lib: lib.normal(1.5, 0.3, (2, 3), dtype=lib.float64, layout=lib.strided if lib is torch
+                                         else None, pin_memory=False))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("form", ["both", "mean", "std", "bernoulli"])
+def test_samples_require_grad_and_give_zero_gradients_like_torch(dtype, form):
+    # torch records normal(mean, std) and bernoulli(p) with a zero gradient for each parameter
+    results = []
+    for lib in (ember, torch):
+        lib.manual_seed(5)
+        mean = lib.linspace(-1, 1, 6, dtype=getattr(lib, dtype)).reshape(2, 3)[:, ::2].requires_grad_()
+        std = lib.linspace(0.5, 1, 2, dtype=getattr(lib, dtype)).reshape(2, 1).requires_grad_()
+        p = (mean.detach().abs() * 0.5).requires_grad_()
+        out, leaves = {"both": (lambda: (lib.normal(mean, std), [mean, std])),
+                       "mean": (lambda: (lib.normal(mean, 2.0), [mean])),
+                       "std": (lambda: (lib.normal(0.5, std), [std])),
+                       "bernoulli": (lambda: (lib.bernoulli(p), [p]))}[form]()
+        assert out.requires_grad
+        grads = lib.autograd.grad((out * out).sum(), leaves)
+        results.append([out.detach().numpy()] + [g.numpy() for g in grads])
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_samples_of_parameters_that_need_no_grad_do_not_require_grad():
+    assert not ember.normal(ember.zeros(3), ember.ones(3)).requires_grad
+    assert not ember.bernoulli(ember.full((3,), 0.5)).requires_grad
+    with ember.no_grad():
+        assert not ember.normal(ember.zeros(3, requires_grad=True), 1.0).requires_grad

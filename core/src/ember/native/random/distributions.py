@@ -14,9 +14,12 @@ cuts the gradient to the old values (zero, as in PyTorch); a leaf that requires 
 refused outside ``no_grad``, as in PyTorch (``torch.nn.init`` fills under ``no_grad``).
 """
 
+import math
+
 import numpy as np
 
 from ember import dtypes
+from ember.dispatcher import Op
 from ember.native.random import transformations
 from ember.native.support._inplace import check_inplace
 from ember.random import generator_or_default
@@ -54,6 +57,14 @@ def _write(tensor, flat_host):
     return tensor
 
 
+def _as_real(tensor):
+    """A complex tensor's real view (..., 2): PyTorch fills complex tensors through it,
+    so the parts are drawn interleaved, real first."""
+    from ember.native.complex import view_as_real
+
+    return view_as_real(tensor)
+
+
 def _generator(generator):
     from ember.generator import Generator
 
@@ -89,6 +100,9 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
     tensor([-0.0075,  0.5364, -0.8230])
     """
     check_inplace(self)
+    if self.dtype.is_complex:  # the real and imaginary parts, each on [a, b)
+        uniform_(_as_real(self), a, b, generator=generator)
+        return self
     _require_floating(self, "check_uniform_bounds")
     a, b = float(a), float(b)
     if a > b:
@@ -109,9 +123,12 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     tensor([13.0820,  9.4131])
     """
     check_inplace(self)
-    _require_floating(self, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    if self.dtype.is_complex:  # each part gets half the variance, so |z - mean|'s spread is std
+        normal_(_as_real(self), mean, std / math.sqrt(2), generator=generator)
+        return self
+    _require_floating(self, "normal_kernel_cpu")
     if self.numel() == 0:
         return self
     host = transformations.normal(_generator(generator), self.numel(), self.dtype.np, float(mean), float(std),
@@ -249,7 +266,7 @@ def bernoulli(input, p=None, *, generator=None):
     if p is None:
         _require_floating(input, "bernoulli_tensor_cpu_p_")
         _check_probabilities(input)
-        return bernoulli_(out, input, generator=generator)
+        return _sampled(BERNOULLI, bernoulli_(out, input, generator=generator), input)
     return bernoulli_(out, p, generator=generator)
 
 
@@ -259,10 +276,12 @@ def _check_probabilities(p):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
 
 
-def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, layout=None, device=None, pin_memory=False,
+           requires_grad=False):
     """Normal samples: ``normal(mean, std, size)`` with floats, or element-wise with a
     tensor ``mean`` and/or ``std`` (broadcast), drawn as ``normal_(0, 1)`` then
-    ``* std + mean``, PyTorch's order."""
+    ``* std + mean``, PyTorch's order. ``layout`` and ``pin_memory`` are accepted and
+    ignored (ember's tensors are strided, its host memory is not pinned)."""
     from ember.native.factory import empty
     from ember.tensor import Tensor
 
@@ -283,7 +302,36 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     from ember.autograd.grad_mode import no_grad
 
     with no_grad():
-        return (out * std + mean).detach()
+        samples = out * std + mean
+    return _sampled(NORMAL, samples, *[t for t in (mean, std) if isinstance(t, Tensor)])
+
+
+# NOTE [ The gradient of a sample ]
+# PyTorch records ``torch.normal(mean, std)`` and ``torch.bernoulli(p)`` in the graph
+# with a zero gradient for every tensor parameter (NormalBackward, BernoulliBackward0):
+# the output requires grad when a parameter does, but a sample is not reparameterised
+# (torch.distributions' ``rsample`` does that with ops of its own). ember records the
+# drawn tensor through an op whose kernel returns the samples, handed over as an
+# attribute like dropout's mask, and whose backward gives each parameter zeros.
+
+
+def _samples_kernel(xp, *parameters, samples, parameter_shapes):
+    return samples
+
+
+def _zero_gradients(ctx, grad):
+    from ember.native.factory import zeros
+
+    return tuple(zeros(shape, dtype=grad.dtype, device=grad.device) for shape in ctx.attrs["parameter_shapes"])
+
+
+BERNOULLI = Op("aten::bernoulli", _samples_kernel, _zero_gradients)
+NORMAL = Op("aten::normal", _samples_kernel, _zero_gradients)
+
+
+def _sampled(op, samples, *parameters):
+    """``samples`` recorded as ``op`` of ``parameters`` (NOTE [ The gradient of a sample ])."""
+    return op(*parameters, samples=samples._data, parameter_shapes=tuple(tuple(p.shape) for p in parameters))
 
 
 # --- multinomial ---------------------------------------------------------------------------

@@ -75,6 +75,14 @@ def uniform(generator, n, np_dtype, low=0.0, high=1.0):
     return np.where(out == np_dtype.type(high), np_dtype.type(low), out)
 
 
+def uniform_real(generator, n, low, high):
+    """``n`` draws of ATen's scalar ``uniform_real_distribution<double>(low, high)``
+    (rrelu's slopes): a 53-bit uniform x, then ``x * (high - low) + low`` in double,
+    rounded after the product and after the sum (the kernel is compiled without FMA)."""
+    x = _unit_interval(generator, n, np.float64)
+    return x * (float(high) - float(low)) + float(low)
+
+
 def _fused_multiply_add(a, b, c, opmath):
     if opmath == np.float32:
         return avx_mathfun.fma(a, b, c)
