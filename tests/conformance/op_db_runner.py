@@ -56,6 +56,9 @@ def ember_function(op):
     that calls torch's functions is run with ``torch`` naming ember (:func:`_on_ember`)."""
     if getattr(op.op, "__name__", "") == "<lambda>":
         return _on_ember(op) if _calls_torch(op) or _seeded(op) else None
+    if isinstance(op.op, torch._ops.OpOverload):  # torch.ops.aten.slice.Tensor: ember.ops.aten.slice
+        namespace, _, name = op.op._overloadpacket._qualified_op_name.partition("::")
+        return _by_schema(_attribute(getattr(ember.ops, namespace), name), op.op._schema)
     if getattr(op.op, "__objclass__", None) is torch._C.TensorBase:
         return _attribute(ember.Tensor, op.op.__name__)  # a method entry (cfloat: torch.cfloat is a dtype)
     name = op.name[len(_TORCH_PREFIX):] if op.name.startswith(_TORCH_PREFIX) else op.name
@@ -65,6 +68,24 @@ def ember_function(op):
     for part in name.split("."):
         target = _attribute(target, part)
     return target
+
+
+def _by_schema(ember_op, schema):
+    """``ember_op`` called as torch's schema is: an ember op takes its tensors by position
+    and every other argument by keyword (its attributes), so the arguments that are not
+    tensors are passed by their schema names."""
+    names = [argument.name for argument in schema.arguments]
+
+    def call(*args, **kwargs):
+        tensors = []
+        for name, value in zip(names, args):
+            if isinstance(value, ember.Tensor):
+                tensors.append(value)
+            else:
+                kwargs[name] = value
+        return ember_op(*tensors, **kwargs)
+
+    return call
 
 
 def _attribute(owner, name):

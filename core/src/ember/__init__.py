@@ -120,6 +120,24 @@ from ember.native.linalg.tensor_products import chain_matmul, kron, tensordot
 from ember.native.distance import cosine_similarity, pairwise_distance, pdist
 from ember.native.grid_sampler import grid_sampler, grid_sampler_2d, grid_sampler_3d
 from ember.native.upsampling import _upsample_bilinear2d_aa
+from ember.native.shape.view_copies import (alias_copy, as_strided_copy, diagonal_copy, expand_copy, narrow_copy,
+                                            permute_copy, split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy,
+                                            unbind_copy, unsqueeze_copy, view_copy)
+from ember.native.shape.view_scatters import as_strided_scatter, diagonal_scatter, select_scatter, slice_scatter
+from ember.native.shape.views import ravel
+from ember.native.shape.splitting import split_with_sizes, unsafe_chunk, unsafe_split
+from ember.native.shape.diagonal import diagflat
+from ember.native.pointwise.unary import positive
+from ember.tensor_methods import fill, resize_as_, zero_
+from ember.native.isin import isin
+from ember.native.integration import cumulative_trapezoid, trapezoid, trapz
+from ember.native.correlation import corrcoef, cov
+from ember.native.gradient import gradient
+from ember.native.distance import dist
+from ember.native.indexing.unravel_index import unravel_index
+from ember.native.indexing.indexing import nonzero_static
+from ember.native.padding import constant_pad_nd
+from ember.native.factory import empty_permuted, empty_strided
 from ember.device import get_default_device, set_default_device
 from ember.parallel import get_num_threads, set_num_threads
 from ember.deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,

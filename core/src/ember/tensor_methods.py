@@ -14,7 +14,7 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import grad_state
 from ember.dtypes import python_number
-from ember.native import complex, copy, factory, histogram, softmax, sorting, summary_ops, unique
+from ember.native import complex, copy, correlation, distance, factory, histogram, softmax, sorting, summary_ops, unique
 from ember.native.indexing import index_fill_copy, indexing, masked_scatter, scatter_reduce, take_put
 from ember.native.linalg import aliases as linalg_aliases
 from ember.native.linalg import cholesky_solve as linalg_cholesky_solve
@@ -43,7 +43,17 @@ from ember.native.pointwise import (
 )
 from ember.native.random import distributions
 from ember.native.reduction import cumulative, extremes, median, nan_reductions, quantile, reduction, renorm
-from ember.native.shape import diagonal, inplace_views, shape, splitting, triangular, unfold, views
+from ember.native.shape import (
+    diagonal,
+    inplace_views,
+    shape,
+    splitting,
+    triangular,
+    unfold,
+    view_copies,
+    view_scatters,
+    views,
+)
 from ember.native.spectral import stft
 from ember.native.support._inplace import check_inplace, fill_overlapping, try_fast_inplace, write_result
 from ember.tensor import Tensor
@@ -74,17 +84,22 @@ METHODS = {
     softmax: ["softmax", "log_softmax", "cumsum", "cumprod"],
     views: ["view", "reshape", "view_as", "reshape_as", "permute", "transpose", "swapaxes", "swapdims", "t",
             "adjoint", "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "unflatten", "narrow", "movedim",
-            "moveaxis", "as_strided", "select"],
-    splitting: ["split", "chunk", "tensor_split", "unbind", "hsplit", "vsplit", "dsplit"],
+            "moveaxis", "as_strided", "select", "ravel"],
+    splitting: ["split", "chunk", "tensor_split", "unbind", "hsplit", "vsplit", "dsplit", "split_with_sizes",
+                "unsafe_split", "unsafe_chunk"],
     shape: ["broadcast_to", "flip", "fliplr", "flipud", "roll", "rot90", "repeat", "tile", "repeat_interleave"],
     indexing: ["masked_fill", "masked_select", "gather", "take_along_dim", "scatter", "scatter_add",
-               "index_select", "index_add", "index_put", "nonzero", "argwhere"],
+               "index_select", "index_add", "index_put", "nonzero", "argwhere", "nonzero_static"],
     linalg: ["matmul", "mm", "bmm", "mv", "addmm", "addmv", "baddbmm", "addbmm", "addr", "outer", "ger", "dot",
              "inner", "vdot"],
     sorting: ["sort", "argsort", "msort", "topk", "kthvalue"],
     copy: ["clone", "contiguous"],
     pointwise: ["addcmul", "addcdiv"],
-    diagonal: ["diagonal", "diag", "diag_embed", "trace"],
+    diagonal: ["diagonal", "diag", "diag_embed", "trace", "diagflat"],
+    view_copies: ["narrow_copy"],
+    view_scatters: ["select_scatter", "slice_scatter", "diagonal_scatter", "as_strided_scatter"],
+    correlation: ["cov", "corrcoef"],
+    distance: ["dist"],
     triangular: ["tril", "triu", "tril_", "triu_"],
     median: ["median", "nanmedian", "mode"],
     nan_reductions: ["nansum", "nanmean", "aminmax"],
@@ -200,6 +215,28 @@ def _zero_(self):
     return _fill_(self, 0)
 
 
+def fill(input, value):
+    """A new tensor like ``input`` holding ``value`` everywhere: ``fill_`` on a clone
+    (``input`` gets a zero gradient, a tensor ``value`` the sum of the gradient)."""
+    return _fill_(copy.clone(input), value)
+
+
+def zero_(input):
+    """``input.zero_()``, as the function ``torch.zero_``."""
+    return _zero_(input)
+
+
+def resize_as_(input, the_template, *, memory_format=None):
+    """``input.resize_as_(the_template)``, as the function ``torch.resize_as_``."""
+    return input.resize_as_(the_template, memory_format=memory_format)
+
+
+def _new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, layout=None,
+                       pin_memory=False):
+    return factory.empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                                 requires_grad=requires_grad)
+
+
 def _new_factory(factory_fn):
     def method(self, *size, dtype=None, device=None, requires_grad=False):
         return factory_fn(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
@@ -303,6 +340,7 @@ def attach():
     Tensor.new_ones = _new_factory(factory.ones)
     Tensor.new_empty = _new_factory(factory.empty)
     Tensor.new_full = _new_full
+    Tensor.new_empty_strided = _new_empty_strided
     Tensor.new_tensor = _new_tensor
     Tensor.__getitem__ = indexing.getitem
     Tensor.__setitem__ = indexing.setitem
@@ -314,7 +352,7 @@ def attach():
     Tensor.__rmul__ = binary.mul
     Tensor.__mul__ = _numpy_computes(binary.mul)
     Tensor.__truediv__ = _numpy_computes(binary.div)
-    Tensor.__rtruediv__ = _rdiv
+    Tensor.__rtruediv__ = Tensor.__rdiv__ = _rdiv
     Tensor.__floordiv__ = _numpy_computes(binary.floor_divide)
     Tensor.__rfloordiv__ = _reflected(binary.floor_divide)
     Tensor.__mod__ = _numpy_computes(binary.remainder)

@@ -323,3 +323,17 @@ def pdist(input, p=2.0):
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     return PDIST(input.contiguous(), p=float(p))
+
+
+def dist(input, other, p=2):
+    """The ``p``-norm of ``input - other`` (broadcast), over all elements: the distance
+    between two points given as tensors.
+
+    >>> import ember
+    >>> ember.dist(ember.tensor([0., 0.]), ember.tensor([3., 4.]))
+    tensor(5.)
+    """
+    from ember.native.pointwise.binary import sub
+
+    return sub(input, other).norm(p)
+

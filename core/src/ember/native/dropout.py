@@ -58,19 +58,27 @@ def _scale(input, p):
 
 
 def _masked_scale_kernel(xp, a, mask, scale):
-    out = xp.multiply(a, mask._data)  # the mask broadcasts (one draw per channel)
+    # The mask is an attribute (the NOTE above) or, called by torch's schema
+    # ``native_dropout_backward(grad_output, mask, scale)``, an input array.
+    mask = getattr(mask, "_data", mask)
+    if not dtypes.is_floating_array(a.dtype):  # an integer or bool gradient: scaled in the default float
+        a = a.astype(dtypes.get_default_dtype().np)
+    out = xp.multiply(a, mask)  # the mask broadcasts (one draw per channel)
     out *= scale  # in place on the fresh product; keeps the dtype
     return out
 
 
 def _native_dropout_backward(ctx, grad):
     # Linear in its input: the gradient is the same mask and scale applied to grad.
-    return (NATIVE_DROPOUT_BACKWARD(grad, mask=ctx.attrs["mask"], scale=ctx.attrs["scale"]),)
+    mask = ctx.attrs.get("mask")
+    if mask is None:  # the mask was an input (torch's schema): it gets no gradient
+        return NATIVE_DROPOUT_BACKWARD(grad, ctx.saved_inputs[1], scale=ctx.attrs["scale"]), None
+    return (NATIVE_DROPOUT_BACKWARD(grad, mask=mask, scale=ctx.attrs["scale"]),)
 
 
 NATIVE_DROPOUT = Op("aten::native_dropout", _masked_scale_kernel, _native_dropout_backward, promote=NONE)
 NATIVE_DROPOUT_BACKWARD = Op("aten::native_dropout_backward", _masked_scale_kernel, _native_dropout_backward,
-                             promote=NONE)
+                             promote=NONE, save="inputs")
 
 
 def _check_p(p):

@@ -358,6 +358,42 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, memor
     return _finish(np.empty(shape, d.np), d, device, requires_grad)
 
 
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """An uninitialised tensor of ``size`` whose element strides are ``stride``, over
+    the smallest storage that holds every element it can reach (strides may overlap or
+    leave gaps, as PyTorch allows)."""
+    from ember.native.shape.views import restride
+
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
+                           f"({len(stride)})")
+    d = _float_dtype(dtype)
+    extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    host = restride(np, np.empty(extent, d.np), size, stride)
+    return _finish(host, d, device, requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """An uninitialised tensor of ``size`` whose memory holds the dims in the order
+    ``physical_layout`` (outermost first): ``empty_permuted((N, C, H, W), (0, 2, 3, 1))``
+    is channels-last."""
+    from ember.memory_format import contiguous_strides
+
+    size, order = tuple(int(s) for s in size), tuple(int(d) for d in physical_layout)
+    if len(order) != len(size):
+        raise RuntimeError("Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(order)}")
+    if sorted(order) != list(range(len(size))):
+        raise RuntimeError("Duplicate dim not allowed")
+    physical = contiguous_strides(tuple(size[d] for d in order))
+    stride = [0] * len(size)
+    for position, d in enumerate(order):
+        stride[d] = physical[position]
+    return empty_strided(size, stride, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
 def _fill_dtype(fill_value):
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()

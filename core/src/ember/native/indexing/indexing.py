@@ -831,6 +831,21 @@ def nonzero(input, *, as_tuple=False):
     return tuple(out[:, d] for d in range(input.ndim))
 
 
+def nonzero_static(input, *, size, fill_value=-1):
+    """``nonzero(input)`` with exactly ``size`` rows: the first ``size`` indices, padded
+    with rows of ``fill_value`` when there are fewer (a shape known before the values)."""
+    from ember.native.factory import full
+    from ember.native.shape.shape import cat
+
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = nonzero(input)
+    if found.shape[0] >= size:
+        return found[:size].clone()
+    padding = full((size - found.shape[0], input.ndim), fill_value, dtype=found.dtype, device=found.device)
+    return cat([found, padding])
+
+
 def argwhere(input):
     return nonzero(input)
 

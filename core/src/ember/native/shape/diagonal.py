@@ -111,6 +111,12 @@ def diag(input, diagonal=0):
     raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.ndim}D")
 
 
+def diagflat(input, offset=0):
+    """The flattened input on diagonal ``offset`` of a square matrix (``diag`` of
+    ``input.flatten()``, whatever the input's number of dims)."""
+    return diag(input.reshape(-1), offset)
+
+
 def trace(input):
     """The sum of a matrix's main diagonal (integers sum to int64, as ``sum`` does).
 

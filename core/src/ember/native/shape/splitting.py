@@ -1,4 +1,5 @@
-"""Ops that return several views: ``split chunk tensor_split unbind``.
+"""Ops that return several views: ``split split_with_sizes chunk tensor_split unbind``
+and the "unsafe" forms ``unsafe_split unsafe_chunk``.
 
 PyTorch counterpart: aten/src/ATen/native/TensorShape.cpp (v2.13).
 
@@ -59,6 +60,32 @@ def split(input, split_size_or_sections, dim=0):
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
                            f"at dimension {dim}), but got split_sizes={sections}")
     return SPLIT_WITH_SIZES(input, dim=dim, sizes=tuple(sections))
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """Pieces of the given sizes along ``dim`` (views): ``split`` with a list."""
+    return split(input, list(split_sizes), dim)
+
+
+def unsafe_split(input, split_size, dim=0):
+    """``split``'s pieces, each its own view (a narrow), so each may be written in place
+    while autograd records, which PyTorch's "unsafe" forms allow."""
+    pieces = split(input.detach(), split_size, dim)
+    return _narrowed(input, dim, [piece.shape[_wrap_dim(dim, input.ndim)] for piece in pieces])
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """``chunk``'s pieces, each its own view (see :func:`unsafe_split`)."""
+    pieces = chunk(input.detach(), chunks, dim)
+    return _narrowed(input, dim, [piece.shape[_wrap_dim(dim, input.ndim)] for piece in pieces])
+
+
+def _narrowed(input, dim, lengths):
+    start, pieces = 0, []
+    for length in lengths:
+        pieces.append(narrow(input, dim, start, length))
+        start += length
+    return tuple(pieces)
 
 
 def chunk(input, chunks, dim=0):

@@ -378,6 +378,12 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape[:start] + (merged,) + shape[end + 1:])
 
 
+def ravel(input):
+    """The elements in row-major order as a 1-d tensor: a view when the input is
+    contiguous, else a contiguous copy (``input.contiguous().view(-1)``)."""
+    return view(input.contiguous(), -1)
+
+
 def unflatten(input, dim, sizes):
     """Split dim ``dim`` into ``sizes`` (one entry may be -1)."""
     dim = _wrap_dim(dim, input.ndim)
@@ -402,7 +408,7 @@ def _check_unflatten_sizes(sizes, size, dim):
                            f"({size}) in the input tensor")
 
 
-def _slice_kernel(xp, a, dim, start, end, step):
+def _slice_kernel(xp, a, dim=0, start=None, end=None, step=1):
     index = [slice(None)] * a.ndim
     index[dim] = slice(start, end, step)
     return a[tuple(index)]
@@ -412,7 +418,7 @@ def _slice_backward(ctx, grad):
     from ember.native.factory import zeros
 
     (meta,) = ctx.input_meta
-    dim, start, end, step = (ctx.attrs[k] for k in ("dim", "start", "end", "step"))
+    dim, start, end, step = _slice_attrs(ctx)
     full = zeros(meta[0], dtype=grad.dtype, device=grad.device)
     return (SLICE_SCATTER(full, grad, dim=dim, start=start, end=end, step=step),)
 
@@ -420,7 +426,7 @@ def _slice_backward(ctx, grad):
 SLICE = Op("aten::slice", _slice_kernel, _slice_backward, view=True)
 
 
-def _slice_scatter_kernel(xp, a, src, dim, start, end, step):
+def _slice_scatter_kernel(xp, a, src, dim=0, start=None, end=None, step=1):
     out = a.copy()
     index = [slice(None)] * a.ndim
     index[dim] = slice(start, end, step)
@@ -428,8 +434,14 @@ def _slice_scatter_kernel(xp, a, src, dim, start, end, step):
     return out
 
 
+def _slice_attrs(ctx):
+    """(dim, start, end, step), with the schema's defaults for those not given."""
+    attrs = ctx.attrs
+    return attrs.get("dim", 0), attrs.get("start"), attrs.get("end"), attrs.get("step", 1)
+
+
 def _slice_scatter_backward(ctx, grad):
-    dim, start, end, step = (ctx.attrs[k] for k in ("dim", "start", "end", "step"))
+    dim, start, end, step = _slice_attrs(ctx)
     need_a, need_src = ctx.needs_input_grad
     grad_a = None
     if need_a:  # the slice was overwritten: no gradient flows to that part of `a`
