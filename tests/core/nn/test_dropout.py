@@ -209,3 +209,13 @@ def test_module_inplace():
     x = ember.rand(10, 10) + 0.5
     assert m(x) is x
     assert bool((x == 0).any())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_native_dropout_backward_takes_torchs_schema(dtype):
+    # torch.ops.aten.native_dropout_backward(grad_output, mask, scale): the mask a tensor argument
+    grad = np.arange(-3, 3).reshape(2, 3).astype(dtype)
+    mask = np.array([[True, False, True], [False, True, True]])
+    assert_parity(lambda lib, g, m: lib.ops.aten.native_dropout_backward(g, m, 2.5) if lib.__name__ == "torch"
+                  else lib.ops.aten.native_dropout_backward(g, m, scale=2.5), grad, mask,
+                  grad=dtype.startswith("float"))

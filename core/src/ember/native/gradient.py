@@ -27,11 +27,14 @@ def _dims_and_spacings(input, spacing, dim, edge_order):
     if spacing is None:
         spacing = 1.0
     if isinstance(spacing, (list, tuple)):
-        if len(spacing) != len(dims):
-            where = ("since dim argument was not given" if dim is None else "because dim argument was given")
-            expected = f"'self.dim() = {input.ndim}'" if dim is None else f"'len(dim) = {len(dims)}'"
+        if len(spacing) != len(dims) and dim is None:
             raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
-                               f"equal to {expected}, {where}, but got a list of length {len(spacing)}")
+                               f"equal to 'self.dim() = {input.ndim}', since dim argument was not given, but got a "
+                               f"list of length {len(spacing)}")
+        if len(spacing) != len(dims):
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                               f"arguments to have the same length, but got a spacing argument of length "
+                               f"{len(spacing)} and a dim argument of length {len(dims)}.")
         spacings = list(spacing)
     else:
         spacings = [spacing] * len(dims)

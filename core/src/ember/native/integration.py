@@ -53,6 +53,8 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     if x is not None and dx is not None:
         raise TypeError("trapezoid() received both `x` and `dx`; expected one of them")
     _check_not_bool("trapezoid", y) if x is None else _check_not_bool("trapezoid", y, x)
+    if y.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = _wrap_dim(dim, y.ndim)
     if y.shape[dim] == 0:  # NumPy's answer for no samples
         from ember.native.factory import zeros
@@ -81,6 +83,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     if x is not None and dx is not None:
         raise TypeError("cumulative_trapezoid() received both `x` and `dx`; expected one of them")
     _check_not_bool("cumulative_trapezoid", y) if x is None else _check_not_bool("cumulative_trapezoid", y, x)
+    if y.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     dim = _wrap_dim(dim, y.ndim)
     step = (1 if dx is None else dx) if x is None else _differences("cumulative_trapezoid", y, x, dim)
     return (step / 2.0 * _pairs(y, dim)).cumsum(dim)
