@@ -257,9 +257,19 @@ _QUANTIZATION_NAMES = ("quantize_per_tensor", "quantize_per_channel", "dequantiz
                        "per_tensor_affine", "per_channel_affine", "per_tensor_symmetric", "per_channel_symmetric")
 
 
+# torch's top-level normalization ops that return their statistics (torch.native_layer_norm,
+# ...), which ember-norm provides, likewise.
+_NORM_NAMES = ("native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update", "native_layer_norm",
+               "native_group_norm")
+
+
 def __getattr__(name):
     if name in _QUANTIZATION_NAMES:
         from ember.plugins.forwarding import FORWARDERS
 
         return FORWARDERS["ember.ao.quantization"].get("ember", name)
+    if name in _NORM_NAMES:
+        from ember.plugins.forwarding import NORM, Imported
+
+        return Imported("ember_norm.native", NORM).get("ember", name)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")
