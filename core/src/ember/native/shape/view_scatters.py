@@ -25,10 +25,14 @@ def _scatter_into(input, src, view, *args):
     out = clone(input)
     piece = view(out, *args)
     if tuple(piece.shape) != tuple(src.shape):
-        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
-                           f"slice size = {list(piece.shape)}")
+        raise RuntimeError(_size_mismatch(src, piece))
     piece.copy_(src)
     return out
+
+
+def _size_mismatch(src, piece):
+    return (f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, slice size = "
+            f"{list(piece.shape)}")
 
 
 def select_scatter(input, src, dim, index):
