@@ -90,6 +90,7 @@ from ember import fft, linalg, signal
 from ember.signal.windows import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window
 from ember.native.spectral.stft import istft, stft
 from ember import special
+from ember import func
 from ember import cpu, cuda
 from ember import accelerator, backends
 from ember import amp

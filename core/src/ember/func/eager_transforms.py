@@ -1,0 +1,243 @@
+"""``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``.
+
+PyTorch counterpart: torch/_functorch/eager_transforms.py (v2.13).
+
+Each transform returns a function. Called, it makes the differentiated arguments
+tracked leaves (a tensor that already requires grad is viewed instead, so an enclosing
+``grad`` or ordinary autograd still sees through it), runs the function under grad mode,
+and differentiates with ``ember.autograd.grad``. The graph is kept (``create_graph``)
+exactly when an input already required grad: then the result is differentiable again,
+which is how ``grad(grad(f))`` and ``hessian`` compose, and otherwise the result is a
+plain tensor, as torch's is.
+
+Where ember differs: ``jvp`` and ``jacfwd`` give forward mode's values through reverse
+mode (the double-backward trick; NOTE in ember/autograd/functional.py), so a function
+must be differentiable in reverse mode for them.
+"""
+
+from ember.autograd.engine import grad as _autograd_grad
+from ember.autograd.grad_mode import enable_grad
+from ember.utils._pytree import tree_flatten, tree_map, tree_unflatten
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+
+
+# --- the arguments a transform differentiates ------------------------------------------
+def _is_tensor(value):
+    from ember.tensor import Tensor
+
+    return isinstance(value, Tensor)
+
+
+def _tracked(leaf):
+    if not _is_tensor(leaf):
+        raise ValueError("Thing passed to transform API must be Tensor, "
+                         f"got {type(leaf)}")
+    if leaf.requires_grad:  # an enclosing transform's leaf: keep its history
+        return leaf.view_as(leaf)
+    return leaf.detach().requires_grad_(True)
+
+
+def _track(args, argnums):
+    """``(args, leaves, spec, keep_graph)``: ``args`` with the differentiated ones made
+    tracked leaves, those leaves flat, the tree they form, and whether to keep the graph."""
+    if isinstance(argnums, int):
+        chosen = args[_checked_argnum(argnums, len(args))]
+    elif isinstance(argnums, tuple) and argnums and all(isinstance(a, int) for a in argnums):
+        chosen = tuple(args[_checked_argnum(a, len(args))] for a in argnums)
+    else:
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    leaves, spec = tree_flatten(chosen)
+    keep = any(_is_tensor(leaf) and leaf.requires_grad for leaf in leaves)
+    tracked = [_tracked(leaf) for leaf in leaves]
+    chosen = tree_unflatten(tracked, spec)
+    args = list(args)
+    if isinstance(argnums, int):
+        args[argnums] = chosen
+    else:
+        for a, value in zip(argnums, chosen):
+            args[a] = value
+    return tuple(args), tracked, spec, keep
+
+
+def _checked_argnum(argnum, count):
+    if not -count <= argnum < count:
+        raise RuntimeError(f"Got argnums={argnum}, but only {count} positional inputs")
+    return argnum
+
+
+def _split_aux(output, has_aux, api):
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(f"{api}(f, ...): output of function f should be a tuple: (output, aux) if has_aux is True")
+    return output
+
+
+def _grads_or_zeros(outputs, leaves, grad_outputs, keep):
+    from ember.native.factory import zeros_like
+
+    grads = _autograd_grad(outputs, leaves, grad_outputs, retain_graph=True, create_graph=keep, allow_unused=True)
+    return [zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves)]
+
+
+def _plain(tree, keep):
+    return tree if keep else tree_map(lambda t: t.detach() if _is_tensor(t) else t, tree)
+
+
+# --- the transforms -----------------------------------------------------------------------
+def grad_and_value(func, argnums=0, has_aux=False):
+    """``f -> (x -> (df/dx, f(x)))`` for a scalar-valued ``f`` (``(grad, (value, aux))``
+    with ``has_aux``).
+
+    >>> import ember
+    >>> ember.func.grad_and_value(lambda x: (x ** 2).sum())(ember.tensor([1.0, 2.0]))
+    (tensor([2., 4.]), tensor(5.))
+    """
+    def wrapper(*args, **kwargs):
+        with enable_grad():
+            args, leaves, spec, keep = _track(args, argnums)
+            output, aux = _split_aux(func(*args, **kwargs), has_aux, "grad_and_value")
+            if not _is_tensor(output):
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, "
+                                   f"got {type(output)}")
+            if output.dim() != 0:
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+                                   f"tensor with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev "
+                                   "APIs instead?")
+            grads = tree_unflatten(_grads_or_zeros([output], leaves, None, keep), spec)
+        value = _plain(output, keep)
+        return (grads, (value, _plain(aux, keep))) if has_aux else (grads, value)
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """``f -> df/dx`` for a scalar-valued ``f`` (``(grad, aux)`` with ``has_aux``).
+
+    >>> import ember
+    >>> ember.func.grad(lambda x: (x ** 3).sum())(ember.tensor([1.0, 2.0]))
+    tensor([ 3., 12.])
+    """
+    both = grad_and_value(func, argnums, has_aux)
+
+    def wrapper(*args, **kwargs):
+        grads, value = both(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """``(f(primals), vjp_fn)``: ``vjp_fn(cotangents)`` is the tuple of ``cotangents^T J``
+    per primal (and ``aux`` third with ``has_aux``).
+
+    >>> import ember
+    >>> out, vjp_fn = ember.func.vjp(lambda x: x ** 2, ember.tensor([1.0, 2.0]))
+    >>> vjp_fn(ember.ones(2))
+    (tensor([2., 4.]),)
+    """
+    with enable_grad():
+        args, leaves, spec, keep = _track(primals, tuple(range(len(primals))))
+        output, aux = _split_aux(func(*args), has_aux, "vjp")
+    out_leaves, out_spec = tree_flatten(output)
+
+    def vjp_fn(cotangents):
+        cot_leaves, cot_spec = tree_flatten(cotangents)
+        if cot_spec != out_spec:
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of "
+                               "outputs to the function.")
+        for o, c in zip(out_leaves, cot_leaves):
+            if o.shape != c.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {c.shape} and output[0] has "
+                                   f"a shape of {o.shape}.")
+        with enable_grad():
+            grads = _grads_or_zeros(out_leaves, leaves, cot_leaves, keep or any(c.requires_grad for c in cot_leaves))
+        return tree_unflatten(grads, spec)
+
+    result = (_plain(output, keep), vjp_fn)
+    return (*result, _plain(aux, keep)) if has_aux else result
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``(f(primals), J tangents)``, by the double-backward trick: ``u -> J^T u`` is linear
+    in ``u``, so its vector-Jacobian product with the tangents is ``J tangents``.
+
+    >>> import ember
+    >>> ember.func.jvp(lambda x: x ** 2, (ember.tensor([1.0, 2.0]),), (ember.tensor([1.0, 0.0]),))
+    (tensor([1., 4.]), tensor([2., 0.]))
+    """
+    from ember.native.factory import zeros_like
+
+    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples. E.g. it should "
+                           "be valid to call f(*primals).")
+    tangent_leaves, tangent_spec = tree_flatten(tangents)
+    with enable_grad():
+        args, leaves, spec, keep = _track(primals, tuple(range(len(primals))))
+        if tangent_spec != spec:
+            raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+                               "structure.")
+        output, aux = _split_aux(func(*args), has_aux, "jvp")
+        out_leaves, out_spec = tree_flatten(output)
+        dummies = [zeros_like(o).requires_grad_(True) for o in out_leaves]
+        transposed = _grads_or_zeros(out_leaves, leaves, dummies, True)
+        live = [(t, v) for t, v in zip(transposed, tangent_leaves) if t.requires_grad]
+        if live:
+            tangents_out = _grads_or_zeros([t for t, _ in live], dummies, [v for _, v in live], keep)
+        else:
+            tangents_out = [zeros_like(o) for o in out_leaves]
+    result = (_plain(output, keep), _plain(tree_unflatten(tangents_out, out_spec), keep))
+    return (*result, _plain(aux, keep)) if has_aux else result
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """``f -> (x -> J)``: one vector-Jacobian product per output element. For each output
+    leaf of shape ``S`` and differentiated input of shape ``T``, a tensor of shape ``S + T``,
+    nested as the output, then as ``argnums`` (``chunk_size`` changes nothing here).
+
+    >>> import ember
+    >>> ember.func.jacrev(lambda x: x ** 2)(ember.tensor([1.0, 2.0]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
+    from ember.native.shape.shape import stack
+
+    def wrapper(*args, **kwargs):
+        with enable_grad():
+            args, leaves, spec, keep = _track(args, argnums)
+            output, aux = _split_aux(func(*args, **kwargs), has_aux, "jacrev")
+            out_leaves, out_spec = tree_flatten(output)
+            per_output = []
+            for out in out_leaves:
+                flat = out.reshape(-1)
+                rows = [_grads_or_zeros([flat[k]], leaves, None, keep) for k in range(out.numel())]
+                columns = [stack([row[j] for row in rows]).view(*out.shape, *leaf.shape) if rows
+                           else leaf.new_zeros(*out.shape, *leaf.shape) for j, leaf in enumerate(leaves)]
+                per_output.append(tree_unflatten(_plain(columns, keep), spec))
+        jacobian = tree_unflatten(per_output, out_spec)
+        return (jacobian, _plain(aux, keep)) if has_aux else jacobian
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The Jacobian as ``jacrev`` gives it: torch computes it in forward mode, column by
+    column; ember, which has no forward mode, row by row in reverse mode (the same values).
+
+    >>> import ember
+    >>> ember.func.jacfwd(lambda x: x.sin())(ember.tensor([0.0]))
+    tensor([[1.]])
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. "
+                           f"Got {randomness}")
+    return jacrev(func, argnums, has_aux=has_aux)
+
+
+def hessian(func, argnums=0):
+    """``f -> (x -> d2f/dx2)``: the Jacobian of the Jacobian.
+
+    >>> import ember
+    >>> ember.func.hessian(lambda x: (x ** 3).sum())(ember.tensor([1.0, 2.0]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    return jacfwd(jacrev(func, argnums), argnums)
