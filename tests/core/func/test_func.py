@@ -181,3 +181,27 @@ def test_functional_call_ties_weights_as_torch():
         model[1].weight = model[0].weight
         out = lib.func.functional_call(model, {"0.weight": lib.ones(3, 2)}, (lib.tensor([1]),))
         assert out.tolist() == [[2.0, 2.0, 2.0]]
+
+
+def _ensemble_outputs(lib):
+    lib.manual_seed(0)
+    models = [lib.nn.Linear(3, 2) for _ in range(4)]
+    params, buffers = lib.func.stack_module_state(models)
+    assert all(p.requires_grad and p.is_leaf for p in params.values())
+
+    def run(p, b, x):
+        return lib.func.functional_call(models[0], (p, b), (x,))
+    return lib.func.vmap(run, in_dims=(0, 0, None))(params, buffers, lib.tensor(X))
+
+
+def test_an_ensemble_through_stack_module_state_matches_torch():
+    _compare(_ensemble_outputs(ember), _ensemble_outputs(torch))
+
+
+def test_grad_with_batched_grad_outputs_matches_torch():
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor(X[0], requires_grad=True)
+        y = x.sin() * x.sum()
+        results.append(lib.autograd.grad(y, x, lib.eye(3), is_grads_batched=True))
+    _compare(*results)

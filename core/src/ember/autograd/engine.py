@@ -12,6 +12,7 @@ deep does not touch Python's recursion limit.
 """
 
 import heapq
+import warnings
 
 import numpy as np
 
@@ -325,15 +326,23 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     execute(root, retain_graph, create_graph, targets, run_targets=True)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, materialize_grads=False):
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Return the gradients of ``outputs`` with respect to ``inputs`` without touching
-    any ``.grad`` (``torch.autograd.grad``)."""
+    any ``.grad`` (``torch.autograd.grad``). With ``is_grads_batched``, the first
+    dimension of every grad_output indexes a batch of backward passes, whose results are
+    stacked (torch batches them with vmap; ember runs one pass per row, the same values)."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if retain_graph is None:
         retain_graph = create_graph
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", stacklevel=2)
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
     grads = _make_root_grads(outputs, grad_outputs)
@@ -358,3 +367,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 g = zeros_like(t)
         result.append(g)
     return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    from ember.native.shape.shape import stack
+
+    if any(g is None for g in grad_outputs):
+        raise RuntimeError("If is_grads_batched=True, grad_outputs must be given for every output")
+    count = len(grad_outputs[0])
+    rows = [grad(outputs, inputs, tuple(g[i] for g in grad_outputs), retain_graph=retain_graph or i < count - 1,
+                 create_graph=create_graph, allow_unused=allow_unused, materialize_grads=materialize_grads)
+            for i in range(count)]
+    return tuple(None if column[0] is None else stack(column) for column in zip(*rows))

@@ -13,7 +13,7 @@ vmap.py). The values are torch's; where the semantics differ the docstrings say 
 """
 
 from ember.func.eager_transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
-from ember.func.functional_call import functional_call
+from ember.func.functional_call import functional_call, stack_module_state
 from ember.func.vmap import vmap
 
-__all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap"]
+__all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap"]

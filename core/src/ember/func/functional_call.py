@@ -11,7 +11,7 @@ differentiate or batch that state like any other input.
 
 import contextlib
 
-__all__ = ["functional_call"]
+__all__ = ["functional_call", "stack_module_state"]
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
@@ -95,3 +95,34 @@ def _reparametrized(module, values, tie_weights, strict):
 def _owner(module, name):
     path, _, leaf = name.rpartition(".")
     return (module.get_submodule(path) if path else module), leaf
+
+
+def stack_module_state(models):
+    """``(params, buffers)``: each name's tensors from ``models`` (modules of one
+    architecture) stacked along a new first dimension, parameters as fresh leaves that
+    require grad, for ``vmap(functional_call)`` over an ensemble (torch.func's
+    ``stack_module_state``).
+
+    >>> import ember
+    >>> params, buffers = ember.func.stack_module_state([ember.nn.Linear(2, 3) for _ in range(4)])
+    >>> params["weight"].shape
+    ember.Size([4, 3, 2])
+    """
+    from ember.native.shape.shape import stack
+
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    kinds = {type(m) for m in models}
+    if len(kinds) != 1:
+        raise RuntimeError(f"stack_module_state: Expected all models to be of the same class, got: {kinds}")
+
+    def stacked(named):
+        names = [name for name, _ in named(models[0])]
+        tables = [dict(named(m)) for m in models]
+        return {name: stack([t[name].detach() for t in tables]) for name in names}
+
+    params = {name: t.requires_grad_(True) for name, t in stacked(lambda m: m.named_parameters()).items()}
+    return params, stacked(lambda m: m.named_buffers())
