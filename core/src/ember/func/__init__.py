@@ -16,4 +16,5 @@ from ember.func.eager_transforms import grad, grad_and_value, hessian, jacfwd, j
 from ember.func.functional_call import functional_call, stack_module_state
 from ember.func.vmap import vmap
 
-__all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap"]
+__all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
+           "hessian", "vmap"]
