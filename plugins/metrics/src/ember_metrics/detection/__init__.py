@@ -1,0 +1,8 @@
+"""Detection metrics.
+
+PyTorch counterpart: torchmetrics/detection/__init__.py (torchmetrics 1.9).
+"""
+
+from ember_metrics.detection.mean_ap import MeanAveragePrecision
+
+__all__ = ["MeanAveragePrecision"]
