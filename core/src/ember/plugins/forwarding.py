@@ -30,6 +30,7 @@ LOSS = "ember-loss"
 OPTIM = "ember-optim"
 DATA = "ember-data"
 QUANTIZATION = "ember-quantization"
+METRICS = "ember-metrics"
 
 _NORM_MODULES = ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LayerNorm", "GroupNorm",
                  "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "LocalResponseNorm")
@@ -73,6 +74,10 @@ _DATA = ("Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatD
          "default_convert", "get_worker_info", "WorkerInfo", "DatasetFolder", "ImageFolder", "read_idx",
          "load_dataset", "list_datasets", "transforms", "datasets")
 
+_METRICS = ("Metric", "MetricCollection", "Accuracy", "Precision", "Recall", "F1Score", "FBetaScore", "StatScores",
+            "ConfusionMatrix", "AUROC", "AveragePrecision", "MeanSquaredError", "MeanAbsoluteError",
+            "MeanAveragePrecision")
+
 
 def _table(*groups):
     table = {}
@@ -91,6 +96,7 @@ PROVIDED_BY = {
     "lr_scheduler": _table((_LR_SCHEDULERS, OPTIM)),
     "swa_utils": _table((_SWA_UTILS, OPTIM)),
     "data": _table((_DATA, DATA)),
+    "metrics": _table((_METRICS, METRICS)),
 }
 
 
@@ -227,6 +233,8 @@ FORWARDERS = {
     "ember.ao.nn.quantized.dynamic": Imported("ember_quantization.nn.quantized.dynamic", QUANTIZATION),
     "ember.ao.nn.qat": Imported("ember_quantization.nn.qat", QUANTIZATION),
     "ember.ao.nn.intrinsic": Imported("ember_quantization.nn.intrinsic", QUANTIZATION),
+    # torchmetrics' classes (ember-metrics), as `ember.metrics.Accuracy`
+    "ember.metrics": Catalogue("metrics"),
 }
 
 

@@ -66,6 +66,11 @@ def ember_register_tensor_types(register):
     """Register the tensor types checkpoints hold: ``register(rebuild, name="quantized")``."""
 
 
+@hookspec
+def ember_register_metrics(register):
+    """Register metric classes: ``register(cls, name=None, short=None, options=None)``, reachable as ``ember.metrics.<Name>``."""
+
+
 # Catalogue name for each hook: the key under which registrations are stored.
 CATALOGUES = {
     "ember_register_backends": "backends",
@@ -78,4 +83,5 @@ CATALOGUES = {
     "ember_register_models": "models",
     "ember_register_comm_backends": "comm_backends",
     "ember_register_tensor_types": "tensor_types",
+    "ember_register_metrics": "metrics",
 }

@@ -19,7 +19,6 @@ model.py       the detector and its sizes (yolo_nano, yolo_small)
 assign.py      centre-sampling target assignment
 loss.py        IoU-aware BCE + CIoU/GIoU loss
 data.py        box-aware flip, collate into (batch_idx, cls, box) rows
-metrics.py     COCO-style mAP
 draw.py        boxes, labels and scores drawn with Pillow
 task.py        the detection task for ember train / eval / predict
 =============  ===========================================================

@@ -4,7 +4,7 @@ PyTorch counterpart: torchvision's references/detection/train.py and engine.py (
 which hard-code one detection loop; here the generic loop of ember/trainer/training.py asks
 this object for each detection-specific step (NOTE [ The task protocol ] in
 ember/zoo/tasks.py): box-aware augmentation, the collate into target rows, the loss,
-COCO-style mAP, and boxes drawn on a PNG.
+COCO-style mAP (ember-metrics' MeanAveragePrecision), and boxes drawn on a PNG.
 """
 
 import os
@@ -17,7 +17,6 @@ from ember.zoo.tasks import Task, check_input_file, parse_sample_spec, samples_o
 from ember_zoo_yolo.data import PairTransformed, RandomHorizontalFlip, collate, split_targets
 from ember_zoo_yolo.draw import draw_detections
 from ember_zoo_yolo.loss import DetectionLoss
-from ember_zoo_yolo.metrics import MeanAveragePrecision
 
 # post-processing settings (notes/zoo.md, section 5): a low threshold for mAP, which
 # rewards ranking every candidate; a high one for pictures meant for people
@@ -76,7 +75,8 @@ class DetectionTask(Task):
     def evaluate(self, model, loader):
         was_training = model.training
         model.eval()
-        metric = MeanAveragePrecision(num_classes=model.num_classes)
+        # ember-metrics' COCO mAP, found in ember's "metrics" catalogue (ember/metrics.py)
+        metric = ember.metrics.MeanAveragePrecision()
         total_loss, count = 0.0, 0
         try:
             with ember.no_grad():
@@ -88,9 +88,8 @@ class DetectionTask(Task):
                     metric.update(detect(model, logits, boxes, EVAL_CONF), split_targets(rows, len(images)))
         finally:
             model.train(was_training)
-        result = metric.compute()
-        return {"loss": total_loss / max(count, 1), "map": result["map"], "map_50": result["map_50"],
-                "map_75": result["map_75"], "samples": count}
+        result = {key: float(value) for key, value in metric.compute().items() if key in ("map", "map_50", "map_75")}
+        return {"loss": total_loss / max(count, 1), **result, "samples": count}
 
     def predict(self, model, input, meta, out_dir=None, top_k=5):
         """Draws the detections of each input image on a PNG in ``out_dir``; one line per image.

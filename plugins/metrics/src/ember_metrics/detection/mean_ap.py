@@ -246,7 +246,8 @@ def _image_class(detection, target, label, area, max_detections, thresholds):
     matched = matches >= 0
     dt_area = box_area(dt)
     outside = (dt_area < area[0]) | (dt_area > area[1])
-    dt_ignored = np.where(matched, ignored[np.maximum(matches, 0)], outside[None, :])
+    matched_ignored = np.append(ignored, False)[matches]  # (-1, no match, reads the False appended)
+    dt_ignored = np.where(matched, matched_ignored, outside[None, :])
     return scores, matched, dt_ignored, int((~ignored).sum())
 
 
