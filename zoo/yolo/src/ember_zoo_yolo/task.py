@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 import ember
+import ember.metrics  # ember-metrics' classes, by name (the "metrics" catalogue)
 from ember.zoo.images import open_image
 from ember.zoo.tasks import Task, check_input_file, parse_sample_spec, samples_of
 from ember_zoo_yolo.data import PairTransformed, RandomHorizontalFlip, collate, split_targets

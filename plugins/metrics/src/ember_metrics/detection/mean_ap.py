@@ -207,9 +207,13 @@ def match_image(ious, ignored, crowds, thresholds):
     order), the index of the ground-truth box it takes, or -1. ``ignored`` boxes come last."""
     num_dt, num_gt = ious.shape
     matches = np.full((len(thresholds), num_dt), -1)
+    # only a detection that overlaps some box by the lowest threshold can take one (most
+    # of an evaluation's low-confidence detections overlap nothing): skip the others
+    lowest = min(min(thresholds), 1 - 1e-10) if len(thresholds) else 1.0
+    reachable = np.nonzero(ious.max(axis=1, initial=-1.0) >= lowest)[0]
     for t, threshold in enumerate(thresholds):
         taken = np.zeros(num_gt, dtype=bool)
-        for d in range(num_dt):
+        for d in reachable:
             candidates = np.where(taken & (crowds == 0), -1.0, ious[d])
             g = _best(candidates, ~ignored, threshold)
             if g < 0:
