@@ -67,8 +67,8 @@ def _check_targets(target, allowed, ignore_index, what="target"):
 
 def _check_shapes(preds, target):
     if preds.shape != target.shape:
-        raise ValueError("The `preds` and `target` should have the same shape, but got `preds` with shape="
-                         f"{preds.shape} and `target` with shape={target.shape}.")
+        raise RuntimeError(f"Predictions and targets are expected to have the same shape, but got {preds.shape} "
+                           f"and {target.shape}.")
 
 
 def binary_labels(preds, target, threshold, ignore_index):
