@@ -138,7 +138,7 @@ class Metric(Module):
         if self._is_synced:
             raise MetricsError("The Metric shouldn't be synced when performing ``forward``. "
                                "HINT: Did you forget to call ``unsync`` ?.")
-        if self.full_state_update or self.dist_sync_on_step:
+        if self.full_state_update or self.full_state_update is None or self.dist_sync_on_step:
             self._forward_cache = self._forward_full_state_update(*args, **kwargs)
         else:
             self._forward_cache = self._forward_reduce_state_update(*args, **kwargs)
@@ -199,7 +199,7 @@ class Metric(Module):
             elif reduction == "cat":
                 value = ember.cat([before, batch])
             elif reduction is None:
-                value = batch  # torchmetrics keeps the latest value of such a state
+                value = ember.stack([before, batch])
             else:
                 value = reduction(ember.stack([before, batch]))
             setattr(self, name, value)
