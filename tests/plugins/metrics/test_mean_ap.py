@@ -64,8 +64,9 @@ def _mean(values):
 def ours(detections, targets, batch=5, **options):
     metric = MeanAveragePrecision(**options)
     for start in range(0, len(targets), batch):
-        metric.update([{k: ember.from_numpy(np.asarray(v)) for k, v in d.items()} for d in detections[start:start + batch]],
-                      [{k: ember.from_numpy(np.asarray(v)) for k, v in t.items()} for t in targets[start:start + batch]])
+        chosen = slice(start, start + batch)
+        metric.update([{k: ember.from_numpy(np.asarray(v)) for k, v in d.items()} for d in detections[chosen]],
+                      [{k: ember.from_numpy(np.asarray(v)) for k, v in t.items()} for t in targets[chosen]])
     return metric.compute()
 
 

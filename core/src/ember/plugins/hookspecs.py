@@ -68,7 +68,7 @@ def ember_register_tensor_types(register):
 
 @hookspec
 def ember_register_metrics(register):
-    """Register metric classes: ``register(cls, name=None, short=None, options=None)``, reachable as ``ember.metrics.<Name>``."""
+    """Register metric classes: ``register(cls, name=None, short=None, options=None)``; ``ember.metrics.<Name>``."""
 
 
 # Catalogue name for each hook: the key under which registrations are stored.

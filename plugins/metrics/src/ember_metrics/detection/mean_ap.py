@@ -28,7 +28,6 @@ float64: float32 IoUs move matches that sit exactly on a threshold.
 
 import numpy as np
 
-import ember
 from ember_metrics.metric import Metric, as_numpy, as_tensor, dim_zero_cat
 
 # the same expressions COCOeval uses, so that the thresholds are the same float64 numbers
@@ -54,6 +53,7 @@ class MeanAveragePrecision(Metric):
     ``scores`` (k,) and ``labels`` (k,); ``target`` with ``boxes`` and ``labels`` (and
     optionally ``iscrowd``). ``compute()`` returns the dict torchmetrics returns.
 
+    >>> import ember
     >>> target = {"boxes": ember.tensor([[0.0, 0.0, 10.0, 10.0]]), "labels": ember.tensor([0])}
     >>> metric = MeanAveragePrecision()
     >>> metric.update([dict(target, scores=ember.tensor([0.9]))], [target])
