@@ -153,6 +153,13 @@ def test_ember_register_data(use_plugin):
     _check_class_catalogue(use_plugin, "ember_register_data", "data")
 
 
+def test_ember_register_metrics(use_plugin):
+    _check_class_catalogue(use_plugin, "ember_register_metrics", "metrics")
+    import ember.metrics
+
+    assert ember.metrics.Alias is registry.catalogue("metrics")["Alias"].obj  # reachable as ember.metrics.<Name>
+
+
 def test_ember_register_models(use_plugin):
     def tiny_model(**overrides):
         return ("a model", overrides)
