@@ -8,7 +8,7 @@ The work is done by ember/trainer/training.py and, for ``compress``, compression
 
     $ ember models 'resnet*'
     $ ember train resnet8_cifar --data digits --epochs 10 --out runs/digits
-    $ ember eval resnet8_cifar --weights runs/digits/checkpoint.pt --data digits
+    $ ember eval resnet8_cifar --weights runs/digits/checkpoint.pt --data digits --metrics accuracy,f1
     $ ember predict resnet8_cifar --weights runs/digits/checkpoint.pt digits:0-4
     $ ember predict cbam_resnet8_cifar --weights runs/cbam/best.pt digits:0-3 --explain maps.png
     $ ember compress resnet8_cifar --weights runs/digits/best.pt --data digits --prune 0.5 --out runs/pruned
@@ -20,6 +20,7 @@ import shutil
 import sys
 
 from ember.cli import whole_number
+from ember.trainer.validation_metrics import parse_metrics
 from ember.zoo.errors import ZooError
 
 
@@ -99,7 +100,7 @@ def cmd_train(args):
     options = {"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr, "optimizer": args.optimizer,
                "scheduler": args.scheduler, "weight_decay": args.weight_decay, "train_fraction": args.train_fraction,
                "model_overrides": json_option(args.model_overrides, "--model-overrides"),
-               **distillation_options(args)}
+               "metrics": parse_metrics(args.metrics), **distillation_options(args)}
     try:
         curves = getattr(args, "log", None) == "tensorboard"
         training.train(args.model, data, out, seed=args.seed, resume=resume, workers=args.workers,
@@ -147,6 +148,12 @@ def distillation_options(args):
     return {"distill_from": args.distill_from, **given}
 
 
+def add_metrics_argument(p):
+    p.add_argument("--metrics", metavar="NAMES", help="also report these ember.metrics on the validation split, "
+                                                      "e.g. accuracy,f1 (also precision, recall, auroc, "
+                                                      "average_precision; classification models)")
+
+
 def add_distillation_arguments(p):
     p.add_argument("--distill-from", metavar="TEACHER", help="train taught by this zoo model (a classifier)")
     p.add_argument("--teacher-weights", metavar="CKPT", help="the teacher's trained checkpoint")
@@ -158,9 +165,10 @@ def cmd_eval(args):
     import ember
     from ember.trainer import training
 
+    chosen = parse_metrics(args.metrics)  # (an unknown name, before any file is read)
     data = args.data or _checkpoint_data(args.weights) or ember.zoo.model_info(args.model).default_dataset
     metrics = training.evaluate(args.model, args.weights, data, batch_size=args.batch_size, workers=args.workers,
-                                seed=args.seed)
+                                seed=args.seed, metrics=chosen)
     if args.json:
         print(json.dumps(metrics, indent=2))
     else:
@@ -247,6 +255,7 @@ def add_commands(sub):
     p.add_argument("--model-overrides", metavar="JSON", help='builder keywords, e.g. \'{"width": 4}\'')
     p.add_argument("--train-fraction", type=float, metavar="F", help="train on a seeded fraction F of the split")
     add_distillation_arguments(p)
+    add_metrics_argument(p)
     p.set_defaults(func=cmd_train)
     # (The model's recipe, `ember models --json`, gives every default these options override.)
 
@@ -259,6 +268,7 @@ def add_commands(sub):
     p.add_argument("--workers", type=whole_number(0), default=0)
     p.add_argument("--seed", type=int, default=0, help="the dataset's split seed")
     p.add_argument("--json", action="store_true")
+    add_metrics_argument(p)
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("predict", help="run a checkpoint on an input and show the prediction")

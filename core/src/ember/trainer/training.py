@@ -33,6 +33,7 @@ import pathlib
 import sys
 import time
 
+from ember.trainer.validation_metrics import MetricsTask
 from ember.zoo.errors import ZooError
 
 CHECKPOINT = "checkpoint.pt"
@@ -151,6 +152,8 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
     saved = _load_checkpoint(resume, model_name) if resume is not None else None
     config = training_config(model_name, base=saved and saved["config"], **options)
     task = get_task(model_name)
+    if config.get("metrics"):  # --metrics (NOTE [ Metrics of a validation ] in ember/trainer/validation_metrics.py)
+        task = MetricsTask(task, config["metrics"], model_name)
     if config.get("distill_from"):  # the teacher's loss is the criterion (ember/trainer/distillation.py)
         from ember.trainer.distillation import distilling
 
@@ -197,7 +200,7 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
         history.append(record)
         if world is not None:  # each rank saw its share of the epoch (its rate: _rate)
             record["ranks"] = world.size
-        log(_epoch_line(record, config["epochs"], task.metric))
+        log(_epoch_line(record, config["epochs"], task.metric, config.get("metrics") or ()))
         checkpoint = {"model": model.state_dict(), "model_name": model_name,
                       "model_overrides": meta["model_overrides"], "data": meta,
                       "epoch": epoch + 1, "optimizer": optimizer.state_dict(),
@@ -396,12 +399,15 @@ def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config,
             "lr": optimizer.param_groups[0]["lr"]}
 
 
-def evaluate(model_name, weights, data, batch_size=256, workers=0, seed=0):
+def evaluate(model_name, weights, data, batch_size=256, workers=0, seed=0, metrics=None):
     """Load ``weights`` (a checkpoint) into ``model_name`` and evaluate it on ``data``'s
-    validation split; returns the task's metrics dict."""
+    validation split; returns the task's metrics dict, with ``metrics`` (short names:
+    ember/trainer/validation_metrics.py) among them."""
     from ember.zoo import create_model, get_task
 
     task = get_task(model_name)
+    if metrics:
+        task = MetricsTask(task, metrics, model_name)
     model = create_model(model_name, pretrained=weights)
     _, val_set = task.datasets(data, seed=seed)
     loader = task.loader(val_set, batch_size, train=False, workers=workers)
@@ -474,10 +480,11 @@ def _progress_over_new_plan(planned, saved):
     return dict(planned, **{key: saved[key] for key in _PROGRESS if key in saved})
 
 
-def _epoch_line(record, epochs, metric):
+def _epoch_line(record, epochs, metric, extra=()):
     val = record["val"]
+    others = "".join(f", val {name} {val[name]:.4f}" for name in extra if name != metric and name in val)
     return (f"epoch {record['epoch']}/{epochs}: train loss {record['train_loss']:.4f}, "
-            f"val loss {val['loss']:.4f}, val {metric} {val[metric]:.4f} "
+            f"val loss {val['loss']:.4f}, val {metric} {val[metric]:.4f}{others} "
             f"({record['seconds']:.1f} s, {_rate(record)})")
 
 

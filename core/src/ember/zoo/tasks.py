@@ -105,7 +105,10 @@ class ClassificationTask(Task):
         inputs, targets = batch
         return F.cross_entropy(model(inputs), targets)
 
-    def evaluate(self, model, loader):
+    def evaluate(self, model, loader, metrics=None):
+        """Loss and accuracy on ``loader``; ``metrics`` (``update(logits, targets)``,
+        ``compute()`` -> a dict), if given, adds its values (NOTE [ Metrics of a
+        validation ] in ember/trainer/validation_metrics.py)."""
         import ember
         import ember.nn.functional as F
 
@@ -118,8 +121,11 @@ class ClassificationTask(Task):
                 total_loss += F.cross_entropy(logits, targets, reduction="sum").item()
                 correct += int((logits.argmax(1) == targets).sum().item())
                 count += len(targets)
+                if metrics is not None:
+                    metrics.update(logits, targets)
         model.train(was_training)
-        return {"loss": total_loss / max(count, 1), "accuracy": correct / max(count, 1), "samples": count}
+        result = {"loss": total_loss / max(count, 1), "accuracy": correct / max(count, 1), "samples": count}
+        return result if metrics is None else {**result, **metrics.compute()}
 
     def predict(self, model, input, meta, out_dir=None, top_k=5):
         import ember
