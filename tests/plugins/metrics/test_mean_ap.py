@@ -25,20 +25,24 @@ def _xywh(box):
 
 
 def coco_reference(detections, targets):
-    """COCOeval's twelve numbers, and per class (as torchmetrics' ``class_metrics``) its mAP
-    and mAR@100; None when there is no detection at all."""
+    """COCOeval's twelve numbers, and per class (torchmetrics' ``class_metrics``)
+    its mAP and mAR@100; None when there is no detection at all."""
     images = [{"id": i + 1, "width": 256, "height": 256} for i in range(len(targets))]
-    labels = sorted({int(label) for item in detections + targets for label in item["labels"]})
+    labels = sorted({int(label) for item in detections + targets
+                     for label in item["labels"]})
     annotations = []
     for i, target in enumerate(targets):
         crowds = target.get("iscrowd", np.zeros(len(target["labels"])))
         for box, label, crowd in zip(target["boxes"], target["labels"], crowds):
             xywh = _xywh(box)
-            annotations.append({"id": len(annotations) + 1, "image_id": i + 1, "category_id": int(label),
-                                "bbox": xywh, "area": xywh[2] * xywh[3], "iscrowd": int(crowd)})
-    results = [{"image_id": i + 1, "category_id": int(label), "bbox": _xywh(box), "score": float(score)}
-               for i, detection in enumerate(detections)
-               for box, label, score in zip(detection["boxes"], detection["labels"], detection["scores"])]
+            annotations.append({"id": len(annotations) + 1, "image_id": i + 1,
+                                "category_id": int(label), "bbox": xywh,
+                                "area": xywh[2] * xywh[3], "iscrowd": int(crowd)})
+    results = [{"image_id": i + 1, "category_id": int(label), "bbox": _xywh(box),
+                "score": float(score)}
+               for i, found in enumerate(detections)
+               for box, label, score in zip(found["boxes"], found["labels"],
+                                            found["scores"])]
     if not results:
         return None  # COCO.loadRes([]) raises IndexError
     with contextlib.redirect_stdout(io.StringIO()):
@@ -50,9 +54,13 @@ def coco_reference(detections, targets):
         evaluator.evaluate()
         evaluator.accumulate()
         evaluator.summarize()
-    precision, recall = evaluator.eval["precision"][:, :, :, 0, -1], evaluator.eval["recall"][:, :, 0, -1]
-    per_class = {"map_per_class": [_mean(precision[:, :, k]) for k in range(len(labels))],
-                 "mar_100_per_class": [_mean(recall[:, k]) for k in range(len(labels))], "classes": labels}
+    # area "all", 100 detections: [T, R, K] precision, [T, K] recall
+    precision = evaluator.eval["precision"][:, :, :, 0, -1]
+    recall = evaluator.eval["recall"][:, :, 0, -1]
+    classes = range(len(labels))
+    per_class = {"map_per_class": [_mean(precision[:, :, k]) for k in classes],
+                 "mar_100_per_class": [_mean(recall[:, k]) for k in classes],
+                 "classes": labels}
     return {**dict(zip(STATS, evaluator.stats)), **per_class}
 
 

@@ -10,14 +10,14 @@ plugin.
 
 # NOTE [ Metrics of a validation ]
 # ``--metrics`` is a run option (saved with the run's config, so ``--resume`` keeps it).
-# The loop wraps the model's task in ``MetricsTask``, whose ``evaluate`` hands the task's
-# own evaluation a fresh collection of the chosen metrics; the classification task
-# updates it with each batch's logits and targets and adds ``compute()``'s values to its
-# result (``loss``, ``accuracy``, ...), so they reach the epoch line, ``metrics.json``
-# and ``ember eval``'s output. The collection is built at the first batch, when the
-# logits give the number of classes. Only a task whose ``evaluate`` takes ``metrics``
-# (the core's classification task) can report them; for others ``--metrics`` is refused
-# before training starts, in one line.
+# The loop wraps the model's task in ``MetricsTask``, whose ``evaluate`` hands the
+# task's own evaluation a fresh collection of the chosen metrics; the classification
+# task updates it with each batch's logits and targets and adds ``compute()``'s values
+# to its result (``loss``, ``accuracy``, ...), so they reach the epoch line,
+# ``metrics.json`` and ``ember eval``'s output. The collection is built at the first
+# batch, when the logits give the number of classes. Only a task whose ``evaluate``
+# takes ``metrics`` (the core's classification task) can report them; for others
+# ``--metrics`` is refused before training starts, in one line.
 """
 
 import inspect

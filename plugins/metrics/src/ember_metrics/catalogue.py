@@ -1,5 +1,9 @@
 """Every class ember-metrics registers, by name (the hook in __init__.py imports this
-only when ember first asks for the "metrics" catalogue)."""
+only when ember first asks for the "metrics" catalogue).
+
+PyTorch counterpart: none in torch; the names torchmetrics/__init__.py exports
+(torchmetrics 1.9), for the metrics ember-metrics has.
+"""
 
 from ember_metrics.classification import (
                                           AUROC,

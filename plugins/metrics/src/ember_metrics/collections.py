@@ -1,6 +1,6 @@
 """``MetricCollection``: several metrics updated together, their values as one dict.
 
-PyTorch counterpart: torchmetrics/collections.py (torchmetrics 1.9). Kept: a list (each
+PyTorch counterpart: none in torch; torchmetrics/collections.py (torchmetrics 1.9). Kept: a list (each
 metric named by its class) or a dict of metrics, ``prefix``/``postfix`` on every key,
 ``update``/``compute``/``reset``/``forward``, ``clone(prefix=, postfix=)``, the dict
 interface, and ``compute_groups``: metrics whose states are equal after the first update

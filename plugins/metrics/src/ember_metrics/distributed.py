@@ -1,20 +1,20 @@
 """How a metric's state is combined over the ranks of an ``ember.distributed`` job.
 
-PyTorch counterpart: torchmetrics/utilities/distributed.py (``gather_all_tensors``) and
+PyTorch counterpart: none in torch; torchmetrics/utilities/distributed.py (``gather_all_tensors``) and
 the reductions of torchmetrics/utilities/data.py (``dim_zero_sum``, ``dim_zero_cat``, ...)
 (torchmetrics 1.9), applied as torchmetrics' ``Metric._sync_dist`` applies them.
 
 # NOTE [ Syncing a state ]
 # torchmetrics gathers every state from every rank (``all_gather``) and then reduces the
 # stack with the state's ``dist_reduce_fx``. ember does the same for "cat", None and a
-# callable, and hands "sum", "min", "max" and "mean" to ``all_reduce`` (the same numbers:
-# summing a stack of the ranks' tensors is what an all-reduce with SUM computes, in one
-# collective instead of a gather of every rank's copy). A list state is concatenated on
-# its rank first, then gathered. Ranks may hold lists of different lengths (a rank may
-# even hold none, when its share of the data was empty): each rank first says the
-# shape and dtype it holds (``all_gather_object``), every rank pads its tensor along
-# dim 0 to the longest, and the gathered tensors are cut back to their own lengths, as
-# ``gather_all_tensors`` pads uneven tensors.
+# callable, and hands "sum", "min", "max" and "mean" to ``all_reduce`` (the same
+# numbers: summing a stack of the ranks' tensors is what an all-reduce with SUM
+# computes, in one collective instead of a gather of every rank's copy). A list state is
+# concatenated on its rank first, then gathered. Ranks may hold lists of different
+# lengths (a rank may even hold none, when its share of the data was empty): each rank
+# first says the shape and dtype it holds (``all_gather_object``), every rank pads its
+# tensor along dim 0 to the longest, and the gathered tensors are cut back to their own
+# lengths, as ``gather_all_tensors`` pads uneven tensors.
 """
 
 import ember
@@ -27,8 +27,8 @@ def is_distributed():
 
 
 def reduce_state(value, reduction, group=None):
-    """The state ``value`` of this rank combined with every other rank's by ``reduction``
-    (NOTE [ Syncing a state ])."""
+    """The state ``value`` of this rank combined with every other rank's by
+    ``reduction`` (NOTE [ Syncing a state ])."""
     if isinstance(value, list):
         gathered = gather_all_tensors(_local_cat(value), group)
         kept = [tensor for tensor in gathered if tensor is not None]
@@ -76,7 +76,8 @@ def gather_all_tensors(tensor, group=None):
     padded = _padded(tensor, shape, dtype, longest)
     gathered = [ember.empty_like(padded) for _ in described]
     dist.all_gather(gathered, padded, group=group)
-    return [None if entry is None else _cut(result, entry[0]) for result, entry in zip(gathered, described)]
+    return [None if entry is None else _cut(result, entry[0])
+            for result, entry in zip(gathered, described)]
 
 
 def _padded(tensor, shape, dtype, longest):

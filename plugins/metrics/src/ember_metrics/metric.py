@@ -1,7 +1,7 @@
 """``Metric``: states declared with their reduction, ``update``/``compute``/``reset``,
 ``forward`` for one batch, and the sync of the states across ``ember.distributed`` ranks.
 
-PyTorch counterpart: torchmetrics/metric.py (torchmetrics 1.9). Kept: ``add_state``
+PyTorch counterpart: none in torch; torchmetrics/metric.py (torchmetrics 1.9). Kept: ``add_state``
 (a tensor or an empty list, a ``dist_reduce_fx`` of "sum", "mean", "cat", "min", "max",
 a callable or None), the update count, the cached ``compute``, ``forward`` on both of
 torchmetrics' paths (``full_state_update``), ``sync``/``unsync``/``sync_context``,
@@ -90,10 +90,13 @@ class Metric(Module):
         update); ``dist_reduce_fx`` combines the ranks' values: "sum", "mean", "min",
         "max", "cat" (concatenate along dim 0), a callable given the ranks' values
         stacked, or None (the stacked values)."""
-        if not isinstance(default, ember.Tensor) and not (isinstance(default, list) and not default):
-            raise ValueError("state variable must be a tensor or any empty list (where you can append tensors)")
-        if dist_reduce_fx not in REDUCTIONS and dist_reduce_fx is not None and not callable(dist_reduce_fx):
-            raise ValueError("`dist_reduce_fx` must be callable or one of ['mean', 'sum', 'cat', 'min', 'max', None]")
+        is_list = isinstance(default, list)
+        if not isinstance(default, ember.Tensor) and not (is_list and not default):
+            raise ValueError("state variable must be a tensor or any empty list "
+                             "(where you can append tensors)")
+        if not (dist_reduce_fx in (*REDUCTIONS, None) or callable(dist_reduce_fx)):
+            raise ValueError("`dist_reduce_fx` must be callable or one of "
+                             "['mean', 'sum', 'cat', 'min', 'max', None]")
         if isinstance(default, ember.Tensor):
             default = default.detach()
         setattr(self, name, _copied(default))
@@ -189,7 +192,8 @@ class Metric(Module):
             if reduction == "sum":
                 value = before + batch
             elif reduction == "mean":
-                value = ((self._update_count - 1) * before + batch).float() / self._update_count
+                count = self._update_count  # (already counting this batch)
+                value = ((count - 1) * before + batch).float() / count
             elif reduction == "max":
                 value = ember.maximum(before, batch)
             elif reduction == "min":
@@ -206,17 +210,18 @@ class Metric(Module):
 
     # --- across ranks -------------------------------------------------------------------
     def sync(self, process_group=None, should_sync=True, distributed_available=None):
-        """Replace every state by its reduction over the ranks (the local states are kept
-        for ``unsync``); nothing happens outside a multi-rank job."""
+        """Replace every state by its reduction over the ranks (the local states are
+        kept for ``unsync``); nothing happens outside a multi-rank job."""
         if self._is_synced and should_sync:
             raise MetricsError("The Metric has already been synced.")
-        available = distributed.is_distributed() if distributed_available is None else distributed_available()
+        available = (distributed_available or distributed.is_distributed)()
         if not should_sync or not available:
             return
         self._cache = {name: _copied(getattr(self, name)) for name in self._defaults}
         group = process_group or self.process_group
         for name, reduction in self._reductions.items():
-            setattr(self, name, distributed.reduce_state(getattr(self, name), reduction, group))
+            value = getattr(self, name)
+            setattr(self, name, distributed.reduce_state(value, reduction, group))
         self._is_synced = True
 
     def unsync(self, should_unsync=True):
@@ -320,16 +325,13 @@ def _wrap_compute(compute):
         if self._depth:
             return compute(self)
         if self._update_count == 0:
-            import warnings
-
-            warnings.warn(f"The ``compute`` method of metric {type(self).__name__} was called before the ``update``"
-                          " method which may lead to errors, as metric states have not yet been updated.",
-                          UserWarning, stacklevel=2)
+            _warn_no_update(self)
         if self._computed is not None:
             return self._computed
         self._depth += 1
         try:
-            with self.sync_context(should_sync=self._to_sync, should_unsync=self._should_unsync):
+            with self.sync_context(should_sync=self._to_sync,
+                                   should_unsync=self._should_unsync):
                 value = compute(self)
         finally:
             self._depth -= 1
@@ -337,6 +339,14 @@ def _wrap_compute(compute):
         return value
 
     return wrapped
+
+
+def _warn_no_update(metric):
+    import warnings
+
+    warnings.warn(f"The ``compute`` method of metric {type(metric).__name__} was called before the ``update``"
+                  " method which may lead to errors, as metric states have not yet been updated.",
+                  UserWarning, stacklevel=3)
 
 
 def dim_zero_cat(value):

@@ -1,6 +1,6 @@
 """Regression metrics: ``MeanSquaredError`` (and its root) and ``MeanAbsoluteError``.
 
-PyTorch counterpart: torchmetrics/regression/mse.py and mae.py (torchmetrics 1.9): a sum
+PyTorch counterpart: none in torch; torchmetrics/regression/mse.py and mae.py (torchmetrics 1.9): a sum
 of errors and a count, both "sum" states, so the ranks add theirs.
 
 >>> import ember

@@ -76,7 +76,7 @@ class DetectionTask(Task):
     def evaluate(self, model, loader):
         was_training = model.training
         model.eval()
-        # ember-metrics' COCO mAP, found in ember's "metrics" catalogue (ember/metrics.py)
+        # ember-metrics' COCO mAP, from ember's "metrics" catalogue (ember/metrics.py)
         metric = ember.metrics.MeanAveragePrecision()
         total_loss, count = 0.0, 0
         try:
@@ -84,12 +84,15 @@ class DetectionTask(Task):
                 for images, rows in loader:
                     logits, raw = model(images)
                     boxes = model.decode(raw)
-                    total_loss += self.criterion(logits, boxes, rows, *model.anchors)[0].item() * len(images)
+                    loss = self.criterion(logits, boxes, rows, *model.anchors)[0]
+                    total_loss += loss.item() * len(images)
                     count += len(images)
-                    metric.update(detect(model, logits, boxes, EVAL_CONF), split_targets(rows, len(images)))
+                    found = detect(model, logits, boxes, EVAL_CONF)
+                    metric.update(found, split_targets(rows, len(images)))
         finally:
             model.train(was_training)
-        result = {key: float(value) for key, value in metric.compute().items() if key in ("map", "map_50", "map_75")}
+        result = metric.compute()
+        result = {key: float(result[key]) for key in ("map", "map_50", "map_75")}
         return {"loss": total_loss / max(count, 1), **result, "samples": count}
 
     def predict(self, model, input, meta, out_dir=None, top_k=5):

@@ -1,6 +1,6 @@
 """Classification metrics: binary, multiclass and multilabel tasks.
 
-PyTorch counterpart: torchmetrics/classification/__init__.py (torchmetrics 1.9).
+PyTorch counterpart: none in torch; torchmetrics/classification/__init__.py (torchmetrics 1.9).
 """
 
 from ember_metrics.classification.accuracy import Accuracy

@@ -1,6 +1,6 @@
 """``Accuracy``: the fraction of right predictions, per class or over all.
 
-PyTorch counterpart: torchmetrics/classification/accuracy.py (``Accuracy``,
+PyTorch counterpart: none in torch; torchmetrics/classification/accuracy.py (``Accuracy``,
 ``BinaryAccuracy``, ``MulticlassAccuracy``, ``MultilabelAccuracy``) and ``_accuracy_reduce``
 of torchmetrics/functional/classification/accuracy.py (torchmetrics 1.9). torchmetrics'
 ``Accuracy(task=...)`` builds the task's own class; ember's one class serves the three.
@@ -38,5 +38,8 @@ def accuracy_reduce(tp, fp, tn, fn, average, multilabel, top_k=1):
         if multilabel:
             return safe_divide((tp + tn).sum(), (tp + tn + fp + fn).sum())
         return safe_divide(tp.sum(), (tp + fn).sum())
-    score = safe_divide(tp + tn, tp + tn + fp + fn) if multilabel else safe_divide(tp, tp + fn)
+    if multilabel:
+        score = safe_divide(tp + tn, tp + tn + fp + fn)
+    else:
+        score = safe_divide(tp, tp + fn)  # a class's accuracy is its recall
     return average_scores(score, average, multilabel, tp, fp, fn, top_k)

@@ -1,6 +1,6 @@
 """``AUROC``: the area under the ROC curve, exact (every distinct score a threshold).
 
-PyTorch counterpart: torchmetrics/classification/auroc.py (``AUROC``, ``BinaryAUROC``,
+PyTorch counterpart: none in torch; torchmetrics/classification/auroc.py (``AUROC``, ``BinaryAUROC``,
 ``MulticlassAUROC``, ``MultilabelAUROC``) and torchmetrics/functional/classification/auroc.py
 (torchmetrics 1.9), ``thresholds=None``; ``max_fpr`` (the partial area) is left out.
 Multiclass is one-vs-rest per class; a class without samples has area 0 and, in the

@@ -1,6 +1,6 @@
 """``AveragePrecision``: the area under the precision-recall curve as a step sum, exact.
 
-PyTorch counterpart: torchmetrics/classification/average_precision.py
+PyTorch counterpart: none in torch; torchmetrics/classification/average_precision.py
 (``AveragePrecision`` and its Binary/Multiclass/Multilabel classes) and
 torchmetrics/functional/classification/average_precision.py (torchmetrics 1.9),
 ``thresholds=None``. AP = sum over thresholds of (R_n - R_{n-1}) P_n; a multiclass class

@@ -1,6 +1,6 @@
 """``ConfusionMatrix``: counts of (true class, predicted class) pairs.
 
-PyTorch counterpart: torchmetrics/classification/confusion_matrix.py and
+PyTorch counterpart: none in torch; torchmetrics/classification/confusion_matrix.py and
 ``_confusion_matrix_reduce`` of torchmetrics/functional/classification/confusion_matrix.py
 (torchmetrics 1.9). Rows are the true class, columns the predicted one: (2, 2) for
 binary, (C, C) for multiclass (scores are read by their argmax), (L, 2, 2) for

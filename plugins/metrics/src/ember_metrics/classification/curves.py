@@ -1,23 +1,23 @@
 """The exact ROC and precision-recall curves behind ``AUROC`` and ``AveragePrecision``
 (``thresholds=None``: every distinct score is a threshold).
 
-PyTorch counterpart: ``_binary_clf_curve`` of
+PyTorch counterpart: none in torch; ``_binary_clf_curve`` of
 torchmetrics/functional/classification/precision_recall_curve.py, ``_binary_roc_compute``
 of .../roc.py, ``_binary_precision_recall_curve_compute`` and the reductions
 ``_reduce_auroc`` / ``_reduce_average_precision`` (torchmetrics 1.9), which follow
 scikit-learn's metrics/_ranking.py.
 
 # NOTE [ Exact curves ]
-# Sort the scores from the highest; at each distinct score (the last position of a run of
-# equal scores) read the cumulative true positives and false positives: lowering the
+# Sort the scores from the highest; at each distinct score (the last position of a run
+# of equal scores) read the cumulative true positives and false positives: lowering the
 # threshold past that score admits the whole run at once, so equal scores never split.
 # ROC: tpr = tps / positives, fpr = fps / negatives, from (0, 0); AUROC is the trapezoid
 # area (a class without positives, or without negatives, has an all-zero rate and area
-# 0). Precision-recall: precision = tps / (tps + fps), recall = tps / positives, read from
-# the lowest threshold up and closed with the point (recall 0, precision 1); AP is the
-# step sum of precision times the rise in recall. With no positive at all recall is 0/0:
-# torchmetrics sets it to 1 when every target is 0, otherwise the class's AP is nan, and
-# a macro or weighted mean leaves nan classes out.
+# 0). Precision-recall: precision = tps / (tps + fps), recall = tps / positives, read
+# from the lowest threshold up and closed with the point (recall 0, precision 1); AP is
+# the step sum of precision times the rise in recall. With no positive at all recall is
+# 0/0: torchmetrics sets it to 1 when every target is 0, otherwise the class's AP is
+# nan, and a macro or weighted mean leaves nan classes out.
 """
 
 import numpy as np

@@ -1,7 +1,7 @@
 """``F1Score`` and ``FBetaScore``: the weighted harmonic mean of precision and recall,
 (1 + b^2) tp / ((1 + b^2) tp + b^2 fn + fp).
 
-PyTorch counterpart: torchmetrics/classification/f_beta.py (``F1Score``, ``FBetaScore``)
+PyTorch counterpart: none in torch; torchmetrics/classification/f_beta.py (``F1Score``, ``FBetaScore``)
 and ``_fbeta_reduce`` of torchmetrics/functional/classification/f_beta.py (torchmetrics
 1.9). As there, the macro mean leaves out the classes that never appear with top_k = 1's
 rule even when ``top_k`` > 1 (NOTE [ Averaging a per-class score ] in stat_scores.py).

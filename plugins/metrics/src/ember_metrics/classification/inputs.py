@@ -1,6 +1,6 @@
 """The three classification tasks' inputs, checked and brought to one shape.
 
-PyTorch counterpart: the ``_*_arg_validation``, ``_*_tensor_validation`` and ``_*_format``
+PyTorch counterpart: none in torch; the ``_*_arg_validation``, ``_*_tensor_validation`` and ``_*_format``
 functions of torchmetrics/functional/classification/stat_scores.py and
 precision_recall_curve.py, and ``normalize_logits_if_needed`` of
 torchmetrics/utilities/compute.py (torchmetrics 1.9).
@@ -9,14 +9,14 @@ torchmetrics/utilities/compute.py (torchmetrics 1.9).
 # A metric takes what a model gives: probabilities, or logits. As torchmetrics, a
 # floating-point batch with any value outside [0, 1] is taken as logits and turned into
 # probabilities (sigmoid per element for binary and multilabel, softmax over the class
-# dim for multiclass); a batch inside [0, 1] is taken as probabilities as it is. The test
-# is per batch (per ``update``), so a batch of logits that all happen to lie in [0, 1]
-# is read as probabilities: torchmetrics does the same. The arithmetic stays in the
+# dim for multiclass); a batch inside [0, 1] is taken as probabilities as it is. The
+# test is per batch (per ``update``): a batch of logits that all happen to lie inside
+# [0, 1] is read as probabilities, as torchmetrics reads it. The arithmetic stays in the
 # input's dtype, so that float32 scores tie (or not) exactly as torchmetrics' do.
 #
 # Extra dimensions (``(N, C, H, W)`` segmentation scores) are flattened into the sample
-# dimension ("global" multidim_average; "samplewise" is left out). ``ignore_index`` drops
-# the samples (for multilabel: the elements) whose target equals it.
+# dimension (torchmetrics' multidim_average "global"; "samplewise" is left out).
+# ``ignore_index`` drops the samples (multilabel: the elements) whose target equals it.
 """
 
 import numpy as np

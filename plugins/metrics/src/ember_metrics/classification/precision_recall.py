@@ -1,6 +1,6 @@
 """``Precision`` and ``Recall``: tp / (tp + fp) and tp / (tp + fn).
 
-PyTorch counterpart: torchmetrics/classification/precision_recall.py (``Precision``,
+PyTorch counterpart: none in torch; torchmetrics/classification/precision_recall.py (``Precision``,
 ``Recall`` and their Binary/Multiclass/Multilabel classes) and ``_precision_recall_reduce``
 of torchmetrics/functional/classification/precision_recall.py (torchmetrics 1.9). The
 averages follow NOTE [ Averaging a per-class score ] in stat_scores.py; the default

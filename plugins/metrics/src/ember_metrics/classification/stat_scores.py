@@ -1,7 +1,7 @@
 """True and false positives and negatives: the four states behind Accuracy, Precision,
 Recall and F1, and the ways of averaging a per-class score.
 
-PyTorch counterpart: torchmetrics/classification/stat_scores.py (``_AbstractStatScores``,
+PyTorch counterpart: none in torch; torchmetrics/classification/stat_scores.py (``_AbstractStatScores``,
 ``StatScores``), torchmetrics/functional/classification/stat_scores.py (the updates) and
 ``_safe_divide`` / ``_adjust_weights_safe_divide`` of torchmetrics/utilities/compute.py
 (torchmetrics 1.9).
@@ -62,14 +62,18 @@ class StatScores(Metric):
 
     def update(self, preds, target):
         """Count one batch's true and false positives and negatives."""
+        ignore, threshold = self.ignore_index, self.threshold
         if self.task == "binary":
-            counts = _binary_counts(*inputs.binary_labels(preds, target, self.threshold, self.ignore_index))
+            labels = inputs.binary_labels(preds, target, threshold, ignore)
+            counts = _binary_counts(*labels)
         elif self.task == "multiclass":
-            labels = inputs.multiclass_labels(preds, target, self.num_classes, self.top_k, self.ignore_index)
+            classes, top_k = self.num_classes, self.top_k
+            labels = inputs.multiclass_labels(preds, target, classes, top_k, ignore)
             counts = _multiclass_counts(*labels, self.num_classes)
         else:
-            counts = _multilabel_counts(*inputs.multilabel_labels(preds, target, self.num_labels, self.threshold,
-                                                                  self.ignore_index))
+            labels = inputs.multilabel_labels(preds, target, self.num_labels, threshold,
+                                              ignore)
+            counts = _multilabel_counts(*labels)
         for name, count in zip(("tp", "fp", "tn", "fn"), counts):
             setattr(self, name, getattr(self, name) + as_tensor(count))
 
@@ -116,7 +120,7 @@ def safe_divide(num, denom, zero_division=0.0):
 
 
 def average_scores(score, average, multilabel, tp, fp, fn, top_k=1):
-    """NOTE [ Averaging a per-class score ]: per-class ``score`` reduced by ``average``."""
+    """NOTE [ Averaging a per-class score ]: ``score`` of each class, averaged."""
     if average is None or average == "none":
         return score
     if average == "weighted":

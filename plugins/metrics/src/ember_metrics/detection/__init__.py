@@ -1,6 +1,6 @@
 """Detection metrics.
 
-PyTorch counterpart: torchmetrics/detection/__init__.py (torchmetrics 1.9).
+PyTorch counterpart: none in torch; torchmetrics/detection/__init__.py (torchmetrics 1.9).
 """
 
 from ember_metrics.detection.mean_ap import MeanAveragePrecision

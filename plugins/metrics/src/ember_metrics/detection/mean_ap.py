@@ -1,7 +1,7 @@
 """``MeanAveragePrecision``: COCO's box mAP and mAR (@0.5:0.95, @0.5, @0.75, by object
 size, by the number of detections kept).
 
-PyTorch counterpart: torchmetrics/detection/mean_ap.py (torchmetrics 1.9, ``iou_type="bbox"``),
+PyTorch counterpart: none in torch; torchmetrics/detection/mean_ap.py (torchmetrics 1.9, ``iou_type="bbox"``),
 which hands the work to pycocotools' cocoeval.py (``COCOeval.evaluateImg``, ``accumulate``,
 ``summarize``); this is a NumPy implementation of the algorithm COCOeval documents,
 checked against both (tests/plugins/metrics/test_mean_ap.py). It began as the YOLO zoo's
@@ -19,11 +19,11 @@ several detections, its IoU measured against the detection's own area). A detect
 matched to an ignored box, or unmatched and outside the area range, is ignored too.
 Then, per class, all images' detections are ranked by score together; cumulative true
 and false positives give precision and recall; precision is made non-increasing from the
-right and read at 101 recall points 0, 0.01, ..., 1 (a point past the last recall reached
-reads 0); recall is the last recall reached. AP is the mean of the 101 values; mAP the
-mean over classes that have ground truth (a class without is -1, left out) and over the
-ten IoU thresholds 0.50, 0.55, ..., 0.95; mAR likewise of the recalls. Everything is
-float64: float32 IoUs move matches that sit exactly on a threshold.
+right and read at 101 recall points 0, 0.01, ..., 1 (a point past the last recall
+reached reads 0); recall is the last recall reached. AP is the mean of the 101 values;
+mAP the mean over classes that have ground truth (a class without is -1, left out) and
+over the ten IoU thresholds 0.50, 0.55, ..., 0.95; mAR likewise of the recalls.
+Everything is float64: float32 IoUs move matches that sit exactly on a threshold.
 """
 
 import numpy as np
@@ -79,7 +79,7 @@ class MeanAveragePrecision(Metric):
             raise ValueError("When providing a list of max detection thresholds it should have length 3."
                              f" Got value {len(max_detections)}")
         self.max_detection_thresholds = max_detections
-        # NOTE [ Image boundaries in cat states ]: each image's rows, and how many rows it has
+        # each image's rows, and how many rows it has (the NOTE on image boundaries below)
         for name in ("detection_box", "detection_scores", "detection_labels", "detection_counts",
                      "groundtruth_box", "groundtruth_labels", "groundtruth_crowds", "groundtruth_counts"):
             self.add_state(name, [], dist_reduce_fx="cat")
@@ -203,8 +203,9 @@ def pairwise_iou(detections, truths, crowds):
 
 
 def match_image(ious, ignored, crowds, thresholds):
-    """NOTE [ COCO's average precision ]: for each threshold and detection (in score
-    order), the index of the ground-truth box it takes, or -1. ``ignored`` boxes come last."""
+    """NOTE [ COCO's average precision ]: for each threshold and detection (in
+    score order), the index of the ground-truth box it takes, or -1. ``ignored``
+    boxes come last."""
     num_dt, num_gt = ious.shape
     matches = np.full((len(thresholds), num_dt), -1)
     # only a detection that overlaps some box by the lowest threshold can take one (most
@@ -275,14 +276,16 @@ def evaluate(detections, targets, classes, iou_thresholds, rec_thresholds, max_d
 
 
 def _accumulate(per_image, limit, rec_thresholds):
-    """(T, R) interpolated precision and (T,) recall over the images, or None without ground truth."""
+    """(T, R) interpolated precision and (T,) recall over the images; None
+    without ground truth."""
     num_gt = sum(item[3] for item in per_image)
     if num_gt == 0:
         return None
     scores = np.concatenate([item[0][:limit] for item in per_image])
     order = np.argsort(-scores, kind="mergesort")
-    matched = np.concatenate([item[1][:, :limit] for item in per_image], axis=1)[:, order]
-    ignored = np.concatenate([item[2][:, :limit] for item in per_image], axis=1)[:, order]
+    matched = np.concatenate([item[1][:, :limit] for item in per_image], axis=1)
+    ignored = np.concatenate([item[2][:, :limit] for item in per_image], axis=1)
+    matched, ignored = matched[:, order], ignored[:, order]
     tp = np.cumsum(matched & ~ignored, axis=1, dtype=np.float64)
     fp = np.cumsum(~matched & ~ignored, axis=1, dtype=np.float64)
     precision = np.zeros((tp.shape[0], len(rec_thresholds)))
