@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import torch
 import torchmetrics
-from metric_cases import NUM_CLASSES, batches
+from metric_cases import NUM_CLASSES, Summary, batches
 from rank_checks import RankChecks  # tests/plugins/mpi, on the job's PYTHONPATH
 
 import ember
@@ -84,36 +84,22 @@ def _():
     return True
 
 
-class Summary(ember_metrics.Metric):
-    """One state of each reduction; compute returns them all."""
+class StackedSummary(Summary):
+    """Summary with a state that has no reduction: the ranks' values stacked."""
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.add_state("total", ember.tensor(0.0, dtype=ember.float64), dist_reduce_fx="sum")
-        self.add_state("average", ember.tensor(0.0, dtype=ember.float64), dist_reduce_fx="mean")
-        self.add_state("low", ember.tensor(np.inf, dtype=ember.float64), dist_reduce_fx="min")
-        self.add_state("high", ember.tensor(-np.inf, dtype=ember.float64), dist_reduce_fx="max")
-        self.add_state("seen", [], dist_reduce_fx="cat")
-        self.add_state("doubled", ember.zeros(2, dtype=ember.float64), dist_reduce_fx=lambda stack: stack.sum(0) * 2)
+    def __init__(self):
+        super().__init__()
         self.add_state("stacked", ember.zeros(2, dtype=ember.float64), dist_reduce_fx=None)
 
     def update(self, values):
-        self.total = self.total + values.sum()
-        self.average = values.mean()
-        self.low = ember.minimum(self.low, values.min())
-        self.high = ember.maximum(self.high, values.max())
-        self.seen.append(values)
-        self.doubled = self.doubled + values[:2]
+        super().update(values)
         self.stacked = values[:2]
-
-    def compute(self):
-        return {name: getattr(self, name) for name in self._defaults}
 
 
 @checks.run("every reduction: sum, mean, min, max, cat, a callable, None")
 def _():
     ranks = [np.random.default_rng(30 + r).normal(size=3 + r) for r in range(SIZE)]
-    metric = Summary()
+    metric = StackedSummary()
     metric.update(ember.from_numpy(ranks[RANK]))
     got = {name: (ember.cat(value) if isinstance(value, list) else value).numpy()
            for name, value in metric.compute().items()}

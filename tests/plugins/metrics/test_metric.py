@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 import torchmetrics
-from metric_cases import NUM_CLASSES, batches
+from metric_cases import NUM_CLASSES, Summary, batches
 
 import ember
 import ember_metrics
-from ember_metrics import Metric, MetricCollection
+from ember_metrics import MetricCollection
 
 
 def as_ember(array):
@@ -58,41 +58,18 @@ def test_regression_takes_integer_targets():
     assert float(ours.compute()) == pytest.approx(float(theirs.compute()))
 
 
-class Summary(Metric):
-    """A metric with one state of each reduction, to check forward's folding."""
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.add_state("total", ember.tensor(0.0), dist_reduce_fx="sum")
-        self.add_state("average", ember.tensor(0.0), dist_reduce_fx="mean")
-        self.add_state("low", ember.tensor(float("inf")), dist_reduce_fx="min")
-        self.add_state("high", ember.tensor(-float("inf")), dist_reduce_fx="max")
-        self.add_state("seen", [], dist_reduce_fx="cat")
-        self.add_state("stacked", ember.zeros(2), dist_reduce_fx=lambda stack: stack.sum(0) * 2)
-
-    def update(self, values):
-        self.total = self.total + values.sum()
-        self.average = values.mean()
-        self.low = ember.minimum(self.low, values.min())
-        self.high = ember.maximum(self.high, values.max())
-        self.seen.append(values)
-        self.stacked = self.stacked + values[:2]
-
-    def compute(self):
-        return self.total
-
-
 class TorchSummary(torchmetrics.Metric):
+    """metric_cases.Summary written for torchmetrics."""
+
     full_state_update = False
 
     def __init__(self):
         super().__init__()
-        self.add_state("total", torch.tensor(0.0), dist_reduce_fx="sum")
-        self.add_state("average", torch.tensor(0.0), dist_reduce_fx="mean")
-        self.add_state("low", torch.tensor(float("inf")), dist_reduce_fx="min")
-        self.add_state("high", torch.tensor(-float("inf")), dist_reduce_fx="max")
+        for name, value, reduction in (("total", 0.0, "sum"), ("average", 0.0, "mean"),
+                                       ("low", float("inf"), "min"), ("high", -float("inf"), "max")):
+            self.add_state(name, torch.tensor(value, dtype=torch.float64), dist_reduce_fx=reduction)
         self.add_state("seen", [], dist_reduce_fx="cat")
-        self.add_state("stacked", torch.zeros(2), dist_reduce_fx=lambda stack: stack.sum(0) * 2)
+        self.add_state("doubled", torch.zeros(2, dtype=torch.float64), dist_reduce_fx=lambda stack: stack.sum(0) * 2)
 
     def update(self, values):
         self.total = self.total + values.sum()
@@ -100,7 +77,7 @@ class TorchSummary(torchmetrics.Metric):
         self.low = torch.minimum(self.low, values.min())
         self.high = torch.maximum(self.high, values.max())
         self.seen.append(values)
-        self.stacked = self.stacked + values[:2]
+        self.doubled = self.doubled + values[:2]
 
     def compute(self):
         return self.total
@@ -111,8 +88,8 @@ def test_forward_folds_each_reduction_as_torchmetrics():
     rng = np.random.default_rng(2)
     for size in (3, 5, 4):
         values = rng.normal(size=size)
-        assert float(ours(as_ember(values))) == pytest.approx(float(theirs(torch.from_numpy(values))))
-    for name in ("total", "average", "low", "high", "stacked"):
+        assert float(ours(as_ember(values))["total"]) == pytest.approx(float(theirs(torch.from_numpy(values))))
+    for name in ("total", "average", "low", "high", "doubled"):
         np.testing.assert_allclose(getattr(ours, name).numpy(), getattr(theirs, name).numpy(), rtol=1e-12)
     np.testing.assert_allclose(ember.cat(ours.seen).numpy(), torch.cat(theirs.seen).numpy())
 
@@ -127,11 +104,11 @@ def test_add_state_refuses_what_torchmetrics_refuses():
 
 def test_reset_restores_the_defaults_and_compute_is_cached():
     metric = Summary()
-    metric.update(ember.tensor([1.0, 2.0]))
+    metric.update(ember.tensor([1.0, 2.0], dtype=ember.float64))
     first = metric.compute()
     assert metric.compute() is first  # cached until the next update
-    metric.update(ember.tensor([3.0, 4.0]))
-    assert float(metric.compute()) == 10.0
+    metric.update(ember.tensor([3.0, 4.0], dtype=ember.float64))
+    assert float(metric.compute()["total"]) == 10.0
     metric.reset()
     assert metric.update_count == 0 and metric.seen == [] and float(metric.total) == 0.0
     with pytest.warns(UserWarning, match="was called before the ``update``"):

@@ -13,23 +13,11 @@ Multiclass is one-vs-rest per class; a class without samples has area 0 and, in 
 0.75
 """
 
-import numpy as np
-
-from ember_metrics.classification.curves import CurveMetric, binary_auroc, reduce_per_class
-from ember_metrics.metric import as_tensor
+from ember_metrics.classification.curves import CurveMetric, binary_auroc
 
 
 class AUROC(CurveMetric):
     """Area under the ROC curve of a binary, multiclass or multilabel task (arguments: ``CurveMetric``)."""
 
     higher_is_better = True
-
-    def compute(self):
-        if self.task == "binary":
-            value = binary_auroc(*self.scores())
-        elif self.task == "multilabel" and self.average == "micro":
-            value = binary_auroc(*self.micro_scores())
-        else:
-            values, weights = self.per_class(binary_auroc)
-            value = reduce_per_class(values, self.average, weights)
-        return as_tensor(np.asarray(value, dtype=np.float32))
+    binary_score = class_score = staticmethod(binary_auroc)

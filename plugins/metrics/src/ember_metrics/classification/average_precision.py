@@ -14,34 +14,22 @@ curves.py).
 0.8333
 """
 
-import numpy as np
-
 from ember_metrics.classification.curves import (
                                                  CurveMetric,
                                                  average_precision,
                                                  binary_average_precision,
                                                  binary_precision_recall,
-                                                 reduce_per_class,
 )
-from ember_metrics.metric import as_tensor
+
+
+def _class_average_precision(preds, target, pos_label):
+    """One class's AP, nan kept (torchmetrics' per-class reduction does not zero it)."""
+    return average_precision(*binary_precision_recall(preds, target, pos_label))
 
 
 class AveragePrecision(CurveMetric):
     """Average precision of a binary, multiclass or multilabel task (arguments: ``CurveMetric``)."""
 
     higher_is_better = True
-
-    def compute(self):
-        if self.task == "binary":
-            value = binary_average_precision(*self.scores())
-        elif self.task == "multilabel" and self.average == "micro":
-            value = binary_average_precision(*self.micro_scores())
-        else:
-            values, weights = self.per_class(_class_average_precision)
-            value = reduce_per_class(values, self.average, weights)
-        return as_tensor(np.asarray(value, dtype=np.float32))
-
-
-def _class_average_precision(preds, target, pos_label):
-    """One class's AP, nan kept (torchmetrics' per-class reduction does not zero it)."""
-    return average_precision(*binary_precision_recall(preds, target, pos_label))
+    binary_score = staticmethod(binary_average_precision)
+    class_score = staticmethod(_class_average_precision)

@@ -117,6 +117,19 @@ class CurveMetric(Metric):
         self.preds.append(as_tensor(preds))
         self.target.append(as_tensor(target))
 
+    # the score of one binary problem, and of one class (one-vs-rest) or label
+    binary_score = class_score = None
+
+    def compute(self):
+        if self.task == "binary":
+            value = self.binary_score(*self.scores())
+        elif self.task == "multilabel" and self.average == "micro":
+            value = self.binary_score(*self.micro_scores())
+        else:
+            values, weights = self.per_class(self.class_score)
+            value = reduce_per_class(values, self.average, weights)
+        return as_tensor(np.asarray(value, dtype=np.float32))
+
     def scores(self):
         """Every probability and target kept, as NumPy arrays."""
         return dim_zero_cat(self.preds).numpy(), dim_zero_cat(self.target).numpy()

@@ -71,6 +71,14 @@ def _check_shapes(preds, target):
                            f"and {target.shape}.")
 
 
+def _check_multilabel(preds, target, num_labels, ignore_index):
+    _check_shapes(preds, target)
+    if preds.ndim < 2 or preds.shape[1] != num_labels:
+        raise ValueError(f"Expected both `target.shape[1]` and `preds.shape[1]` to be equal to the number of labels "
+                         f"but got {preds.shape[1] if preds.ndim > 1 else None} and expected {num_labels}")
+    _check_targets(target, (0, 1), ignore_index)
+
+
 def binary_labels(preds, target, threshold, ignore_index):
     """Flat 0/1 predictions and targets of a binary batch, ignored samples dropped."""
     preds, target = as_numpy(preds), as_numpy(target).astype(np.int64)
@@ -120,11 +128,7 @@ def multilabel_labels(preds, target, num_labels, threshold, ignore_index):
     """``(M, num_labels)`` 0/1 predictions and targets of a multilabel batch; an ignored
     element's target becomes -1 (counted nowhere)."""
     preds, target = as_numpy(preds), as_numpy(target).astype(np.int64)
-    _check_shapes(preds, target)
-    if preds.ndim < 2 or preds.shape[1] != num_labels:
-        raise ValueError(f"Expected both `target.shape[1]` and `preds.shape[1]` to be equal to the number of labels "
-                         f"but got {preds.shape[1] if preds.ndim > 1 else None} and expected {num_labels}")
-    _check_targets(target, (0, 1), ignore_index)
+    _check_multilabel(preds, target, num_labels, ignore_index)
     if preds.dtype.kind == "f":
         preds = normalize_logits_if_needed(preds, "sigmoid") > threshold
     preds = np.moveaxis(preds, 1, -1).reshape(-1, num_labels).astype(np.int64)
@@ -165,11 +169,7 @@ def multilabel_scores(preds, target, num_labels, ignore_index):
     """``(M, L)`` probabilities and targets of a multilabel batch (ignored elements kept:
     the curves drop them label by label)."""
     preds, target = _float(preds), as_numpy(target).astype(np.int64)
-    _check_shapes(preds, target)
-    if preds.ndim < 2 or preds.shape[1] != num_labels:
-        raise ValueError(f"Expected `preds.shape[1]` to be equal to the number of labels {num_labels}, "
-                         f"got {preds.shape}")
-    _check_targets(target, (0, 1), ignore_index)
+    _check_multilabel(preds, target, num_labels, ignore_index)
     preds = np.moveaxis(preds, 1, -1).reshape(-1, num_labels)
     target = np.moveaxis(target, 1, -1).reshape(-1, num_labels)
     return normalize_logits_if_needed(preds, "sigmoid"), target
