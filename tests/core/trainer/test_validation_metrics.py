@@ -95,3 +95,17 @@ def test_the_metrics_a_validation_reports_need_no_plugin_import():
     # class 2 is predicted once and never true: it counts in the macro means (with 0)
     metrics.update(ember.tensor(np.eye(3, dtype=np.float32)), ember.tensor([0, 1, 1]))
     assert metrics.compute() == {"f1": pytest.approx(5 / 9), "recall": pytest.approx(1.5 / 3)}
+
+
+def test_validation_metrics_do_not_sync_and_reach_the_ranks():
+    from argparse import Namespace
+
+    from ember.trainer import distributed_training
+    from ember.trainer.validation_metrics import LazyMetrics
+
+    metrics = LazyMetrics(["f1"])
+    metrics.update(ember.tensor(np.eye(3, dtype=np.float32)), ember.tensor([0, 1, 2]))
+    assert metrics.metrics["f1"].sync_on_compute is False  # every rank validates on the whole split
+    args = ember.cli.build_parser().parse_args(["train", "tiny_metrics_net", "--nproc", "2", "--metrics", "f1,auroc"])
+    argv = distributed_training._command_line(Namespace(**vars(args)))
+    assert argv[argv.index("--metrics") + 1] == "f1,auroc"

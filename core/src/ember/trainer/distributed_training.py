@@ -71,7 +71,7 @@ def _command_line(args):
     argv = ["train", args.model]
     for option in ("data", "epochs", "batch_size", "lr", "optimizer", "scheduler", "weight_decay", "workers",
                    "out", "seed", "threads", "model_overrides", "train_fraction", "distill_from", "teacher_weights",
-                   "temperature", "alpha"):
+                   "temperature", "alpha", "metrics"):
         value = getattr(args, option, None)
         if value is not None:
             argv += [f"--{option.replace('_', '-')}", str(value)]

@@ -15,9 +15,10 @@ plugin.
 # task updates it with each batch's logits and targets and adds ``compute()``'s values
 # to its result (``loss``, ``accuracy``, ...), so they reach the epoch line,
 # ``metrics.json`` and ``ember eval``'s output. The collection is built at the first
-# batch, when the logits give the number of classes. Only a task whose ``evaluate``
-# takes ``metrics`` (the core's classification task) can report them; for others
-# ``--metrics`` is refused before training starts, in one line.
+# batch, when the logits give the number of classes. It is not synced: in a
+# data-parallel run (``--nproc``) every rank validates on the whole split. Only a task
+# whose ``evaluate`` takes ``metrics`` (the core's classification task) can report
+# them; for others ``--metrics`` is refused before training starts, in one line.
 """
 
 import inspect
@@ -61,8 +62,10 @@ class LazyMetrics:
     def update(self, logits, targets):
         if self.metrics is None:
             known = registered()
+            # every rank of a data-parallel run validates on the whole split: nothing to sync
             self.metrics = {name: known[name][0](task="multiclass", num_classes=int(logits.shape[1]),
-                                                 **known[name][1]) for name in self.names}
+                                                 sync_on_compute=False, **known[name][1])
+                            for name in self.names}
         for metric in self.metrics.values():
             metric.update(logits, targets)
 
