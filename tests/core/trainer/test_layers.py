@@ -35,12 +35,14 @@ def test_the_zoo_never_imports_the_trainer_or_a_plugin(path):
     assert not [n for n in names if n.startswith("ember_")]
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "trainer").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((ROOT / "trainer").rglob("*.py")), ids=lambda p: p.name)
 def test_the_trainer_imports_no_plugin(path):
     assert not [n for n in imported(path) if n.startswith("ember_")]
 
 
-def test_the_loop_imports_only_its_modes_and_the_modes_import_no_trainer_module():
-    assert trainer_modules(ROOT / "trainer" / "training.py") == {"distillation", "qat"}
+def test_the_loop_imports_only_its_modes_and_callbacks_and_they_import_no_other_trainer_module():
+    assert trainer_modules(ROOT / "trainer" / "training.py") == {"callbacks", "distillation", "qat"}
     for mode in ("distillation", "qat"):
         assert trainer_modules(ROOT / "trainer" / f"{mode}.py") == set()
+    for path in (ROOT / "trainer" / "callbacks").glob("*.py"):
+        assert trainer_modules(path) <= {"callbacks"}, path.name

@@ -64,10 +64,10 @@ def test_resume_continues_to_the_same_result_as_an_uninterrupted_run(tmp_path, m
     straight = run(tmp_path, "straight")
     original = training.train_one_epoch
 
-    def stop_before_the_last_epoch(task, model, optimizer, scheduler, loader, epoch, config, progress=True):
+    def stop_before_the_last_epoch(task, model, optimizer, scheduler, loader, epoch, config, progress=True, **hooks):
         if epoch == 2:
             raise KeyboardInterrupt
-        return original(task, model, optimizer, scheduler, loader, epoch, config, progress)
+        return original(task, model, optimizer, scheduler, loader, epoch, config, progress, **hooks)
 
     monkeypatch.setattr(training, "train_one_epoch", stop_before_the_last_epoch)
     with pytest.raises(KeyboardInterrupt):
@@ -151,10 +151,10 @@ def test_cli_predict_reads_an_image_file(tmp_path, capsys):
 def test_ctrl_c_keeps_the_last_complete_checkpoint(tmp_path, monkeypatch, capsys):
     original = training.train_one_epoch
 
-    def interrupted_in_epoch_two(task, model, optimizer, scheduler, loader, epoch, config, progress=True):
+    def interrupted_in_epoch_two(task, model, optimizer, scheduler, loader, epoch, config, progress=True, **hooks):
         if epoch == 1:
             raise KeyboardInterrupt
-        return original(task, model, optimizer, scheduler, loader, epoch, config, progress)
+        return original(task, model, optimizer, scheduler, loader, epoch, config, progress, **hooks)
 
     monkeypatch.setattr(training, "train_one_epoch", interrupted_in_epoch_two)
     out = tmp_path / "stopped"

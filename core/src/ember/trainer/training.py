@@ -6,7 +6,8 @@ epoch, ``--resume``), written generically: everything task-specific comes from t
 model's ``Task`` (NOTE [ The task protocol ] in ember/zoo/tasks.py).
 
 # NOTE [ Checkpoints and interruption ]
-# After every epoch the loop writes ``checkpoint.pt`` (model, optimizer and scheduler
+# After every epoch the loop's ModelCheckpoint (ember/trainer/callbacks/model_checkpoint.py)
+# writes ``checkpoint.pt`` (model, optimizer and scheduler
 # state, epoch, history, and what rebuilds the model: name and builder overrides) and
 # ``metrics.json`` into the output folder; when the epoch's validation metric is the
 # best so far it also writes ``best.pt`` (the same content, for that epoch).
@@ -20,7 +21,9 @@ model's ``Task`` (NOTE [ The task protocol ] in ember/zoo/tasks.py).
 # random ops are seeded from (seed, epoch), so a resumed run sees the same batches as an
 # uninterrupted one. A run
 # that fails or is interrupted before its first epoch ends removes the output folder it
-# created, so no empty run folder is left behind.
+# created, so no empty run folder is left behind. A callback may stop a run early
+# (NOTE [ The hooks of a run ] in ember/trainer/callbacks/callback.py); the last complete
+# epoch's files stand, and metrics.json says why it stopped (``"stopped"``).
 """
 
 import contextlib
@@ -28,16 +31,16 @@ import functools
 import inspect
 import json
 import math
-import os
 import pathlib
 import sys
 import time
 
+from ember.trainer.callbacks import TrainerState, with_defaults
+from ember.trainer.callbacks.model_checkpoint import BEST, LAST, naming
 from ember.trainer.validation_metrics import MetricsTask
 from ember.zoo.errors import ZooError
 
-CHECKPOINT = "checkpoint.pt"
-BEST = "best.pt"
+CHECKPOINT = LAST
 METRICS = "metrics.json"
 SCHEDULERS = ("none", "onecycle", "cosine", "warmup", "warmup_cosine")
 DEFAULTS = {"epochs": 10, "batch_size": 64, "optimizer": "AdamW", "lr": 1e-3, "weight_decay": 0.0,
@@ -101,10 +104,11 @@ def warmup_cosine(step, warmup, total, floor=0.1):
 
 
 def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, log=print, world=None,
-          tensorboard=False, **options):
+          tensorboard=False, callbacks=(), **options):
     """Train ``model_name`` on the ember.data dataset ``data``; returns the metrics dict.
-    With ``tensorboard``, each epoch's losses and validation metrics also go to
-    ``out/tensorboard`` as TensorBoard event files (ember.utils.tensorboard).
+    ``callbacks`` (ember/trainer/callbacks/) are called around the loop's steps and may stop
+    it; with ``tensorboard``, a ``TensorBoardLogger`` among them writes each epoch's losses
+    and validation metrics to ``out/tensorboard`` as TensorBoard event files.
 
     ``options`` are the run's options (``epochs``, ``batch_size``, ``lr``, ``optimizer``,
     ``scheduler``, ...; see ``training_config``). ``resume`` is a checkpoint path to
@@ -123,20 +127,8 @@ def train(model_name, data, out, seed=0, resume=None, workers=0, progress=True, 
     if world is not None:
         log, progress = world.log, progress and world.is_main
     with _removed_if_left_empty(out):
-        return _train(model_name, data, out, seed, resume, workers, progress, log, options, world, tensorboard)
-
-
-@contextlib.contextmanager
-def _naming(path):
-    """An OSError without a file name (a full disk, raised by a write) gets ``path``, so
-    ``ember train`` says which file could not be written (the previous one is intact:
-    NOTE [ Checkpoints and interruption ])."""
-    try:
-        yield
-    except OSError as exc:
-        if exc.filename is not None or not exc.errno:
-            raise
-        raise type(exc)(exc.errno, exc.strerror or os.strerror(exc.errno), str(path)) from exc
+        return _train(model_name, data, out, seed, resume, workers, progress, log, options, world,
+                      with_defaults(callbacks, tensorboard))
 
 
 def _train_loader(task, train_set, config, workers, seed, world):
@@ -145,7 +137,7 @@ def _train_loader(task, train_set, config, workers, seed, world):
     return world.train_loader(task, train_set, config["batch_size"], workers, seed)
 
 
-def _train(model_name, data, out, seed, resume, workers, progress, log, options, world=None, tensorboard=False):
+def _train(model_name, data, out, seed, resume, workers, progress, log, options, world, hooks):
     import ember
     from ember.zoo import get_task
 
@@ -187,46 +179,47 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
         log(f"distilled from {config['distill_from']} ({config['teacher_weights']}): temperature "
             f"{task.temperature}, alpha {task.alpha}")
     progress = progress and _is_terminal(sys.stdout) and _is_terminal(sys.stderr)
-    curves = _curves_writer(out) if tensorboard and (world is None or world.is_main) else None
+
+    def checkpoint():  # what --resume continues from, and what create_model rebuilds the model from
+        contents = {"model": model.state_dict(), "model_name": model_name, "model_overrides": meta["model_overrides"],
+                    "data": meta, "epoch": len(history), "optimizer": optimizer.state_dict(),
+                    "scheduler": scheduler.state_dict() if scheduler is not None else None,
+                    "config": config, "seed": seed, "history": history}
+        if config.get("quantize") == "qat":
+            contents["compression"] = {"quantize": "qat", "stage": "prepared"}
+        return contents
+
+    trainer = TrainerState(model, optimizer, scheduler, config, out, task.metric, history, start_epoch,
+                           steps_per_epoch, log, world is None or world.is_main, checkpoint)
+    trainer.loggers = [callback for callback in hooks if hasattr(callback, "log_metrics")]
+    hooks.call("on_train_start", trainer)
     for epoch in range(start_epoch, config["epochs"]):
+        if trainer.should_stop:  # (stopped before any epoch: a resumed run's early stopping, say)
+            break
+        trainer.epoch = epoch
+        hooks.call("on_epoch_start", trainer)
         ember.manual_seed(seed * 100_003 + epoch)
         loader = _train_loader(task, train_set, config, workers, seed * 100_003 + epoch,
                                world)
         record = train_one_epoch(task, net, optimizer, scheduler, loader, epoch, config,
-                                 progress)
+                                 progress, hooks=hooks, trainer=trainer)
+        if trainer.should_stop:  # stopped inside the epoch: it is not validated nor saved
+            break
         started = time.perf_counter()
         record["val"] = task.evaluate(model, val_loader)
         record["val_seconds"] = time.perf_counter() - started
-        history.append(record)
         if world is not None:  # each rank saw its share of the epoch (its rate: _rate)
             record["ranks"] = world.size
+        hooks.call("on_validation_end", trainer, record["val"])
+        history.append(record)
         log(_epoch_line(record, config["epochs"], task.metric, config.get("metrics") or ()))
-        checkpoint = {"model": model.state_dict(), "model_name": model_name,
-                      "model_overrides": meta["model_overrides"], "data": meta,
-                      "epoch": epoch + 1, "optimizer": optimizer.state_dict(),
-                      "scheduler": (scheduler.state_dict() if scheduler is not None
-                                    else None),
-                      "config": config, "seed": seed, "history": history}
-        # create_model rebuilds the prepared model from this record
-        if config.get("quantize") == "qat":
-            checkpoint["compression"] = {"quantize": "qat", "stage": "prepared"}
-        if world is None or world.is_main:
-            with _naming(out):
-                out.mkdir(parents=True, exist_ok=True)
-            with _naming(out / CHECKPOINT):
-                ember.save(checkpoint, out / CHECKPOINT)
-            if best_epoch(history, task.metric) == epoch + 1:
-                with _naming(out / BEST):
-                    ember.save(checkpoint, out / BEST)
-            metrics = _metrics(model_name, data, config, seed, num_params, history,
-                               task.metric)
-            with _naming(out / METRICS):
-                _write_json(out / METRICS, metrics)
-            if curves is not None:
-                _write_curves(curves, record)
-    if curves is not None:
-        curves.close()
-    metrics = _metrics(model_name, data, config, seed, num_params, history, task.metric)
+        hooks.call("on_epoch_end", trainer, record)  # the checkpoints are written here (ModelCheckpoint)
+        _write_metrics(trainer, model_name, data, seed, num_params)
+    if trainer.should_stop:
+        log(trainer.stopped()["reason"])
+        _write_metrics(trainer, model_name, data, seed, num_params)
+    hooks.call("on_train_end", trainer)
+    metrics = _metrics(model_name, data, config, seed, num_params, history, task.metric, trainer.stopped())
     if history:
         best = metrics["best"]
         log(f"validation {task.metric}: {metrics['final'][task.metric]:.4f} (last epoch, {out / CHECKPOINT}); "
@@ -234,19 +227,16 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
     return metrics
 
 
-def _curves_writer(out):
-    from ember.utils.tensorboard import SummaryWriter
-
-    return SummaryWriter(str(out / "tensorboard"))
-
-
-def _write_curves(writer, record):
-    """One epoch's record as TensorBoard scalars: ``train/loss`` and ``val/<metric>``."""
-    writer.add_scalar("train/loss", record["train_loss"], record["epoch"])
-    for name, value in record["val"].items():
-        if isinstance(value, (int, float)):
-            writer.add_scalar(f"val/{name}", value, record["epoch"])
-    writer.flush()
+def _write_metrics(trainer, model_name, data, seed, num_params):
+    """metrics.json, from the run's history so far (rank 0 only)."""
+    if not trainer.is_main:
+        return
+    metrics = _metrics(model_name, data, trainer.config, seed, num_params, trainer.history, trainer.metric,
+                       trainer.stopped())
+    with naming(trainer.out):
+        trainer.out.mkdir(parents=True, exist_ok=True)
+    with naming(trainer.out / METRICS):
+        _write_json(trainer.out / METRICS, metrics)
 
 
 def _create(model_name, meta, overrides):
@@ -358,9 +348,10 @@ def best_epoch(history, metric):
 
 
 def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config,
-                    progress=True):
+                    progress=True, hooks=None, trainer=None):
     """One pass over ``loader``: forward, loss, backward, (clip), step; returns the
-    epoch record."""
+    epoch record. ``hooks`` (a CallbackList) are called with ``trainer`` around each step
+    (NOTE [ The hooks of a run ]); the pass ends early when one stops the run."""
     from tqdm import tqdm
 
     import ember
@@ -371,10 +362,15 @@ def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config,
     # (off when output is not a terminal)
     bar = tqdm(total=len(loader), desc=f"epoch {epoch + 1}/{config['epochs']}",
                unit="batch", disable=not progress, leave=False, dynamic_ncols=True)
-    for batch in loader:
+    for index, batch in enumerate(loader):
         loss = task.loss(model, batch)
         optimizer.zero_grad()
         loss.backward()
+        if hooks is not None:
+            trainer.batch_index = index
+            hooks.call("on_before_optimizer_step", trainer, loss)
+            if trainer.should_stop:  # before the step: the parameters stay those of the bad loss
+                break
         if config["grad_clip"]:
             ember.nn.utils.clip_grad_norm_(model.parameters(), config["grad_clip"])
         optimizer.step()
@@ -384,6 +380,11 @@ def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config,
         total_loss += loss.item() * size
         seen += size
         steps += 1
+        if hooks is not None:
+            trainer.global_step += 1
+            hooks.call("on_batch_end", trainer, loss.item(), trainer.global_step)
+            if trainer.should_stop:
+                break
         rate = seen / max(time.perf_counter() - started_wall, 1e-9)
         bar.set_postfix(loss=f"{total_loss / seen:.4f}", rate=f"{rate:.0f}/s",
                         refresh=False)
@@ -497,7 +498,7 @@ def _rate(record):
     return f"{record['samples_per_second'] * ranks:.0f} samples/s in all, {record['samples_per_second']:.0f} per rank"
 
 
-def _metrics(model_name, data, config, seed, num_params, history, metric):
+def _metrics(model_name, data, config, seed, num_params, history, metric, stopped=None):
     final = dict(history[-1]["val"]) if history else {}
     number = best_epoch(history, metric)
     best = next((dict(r["val"], epoch=number) for r in history if r["epoch"] == number), {})
@@ -505,7 +506,7 @@ def _metrics(model_name, data, config, seed, num_params, history, metric):
             "config": config, "epochs": history, "final": final, "best": best,
             "train_seconds": sum(r["seconds"] for r in history),
             "train_cpu_seconds": sum(r["cpu_seconds"] for r in history), "checkpoint": CHECKPOINT,
-            "best_checkpoint": BEST}
+            "best_checkpoint": BEST, **({"stopped": stopped} if stopped else {})}
 
 
 def _write_json(path, obj):

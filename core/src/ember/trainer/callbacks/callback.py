@@ -1,0 +1,78 @@
+"""The callback protocol of ``ember train``: the hooks a callback may define, and the list
+that calls them in order.
+
+PyTorch counterpart: none in torch, which has no trainer; Lightning's
+lightning/pytorch/callbacks/callback.py (``Callback``: ``on_train_start``,
+``on_train_epoch_end``, ``on_train_batch_end``, ``on_before_optimizer_step``,
+``on_validation_end``, ...) and Keras' keras/src/callbacks/callback.py and
+callback_list.py (``on_epoch_end(epoch, logs)``, ``model.stop_training``). ember keeps
+Lightning's names and its ``trainer.should_stop``, with fewer hooks, and passes what a hook
+needs as arguments, as Keras does (the loss, the validation metrics, the epoch's record).
+
+# NOTE [ The hooks of a run ]
+# The loop in ember/trainer/training.py calls, in this order:
+#
+#     on_train_start(trainer)                       once, after a resumed run's history is restored
+#     for each epoch:
+#         on_epoch_start(trainer)                   trainer.epoch is the epoch's index (from 0)
+#         for each batch:
+#             forward, loss, backward
+#             on_before_optimizer_step(trainer, loss)   the gradients are there; the step is not taken yet
+#             optimizer.step(), scheduler.step()
+#             on_batch_end(trainer, loss, step)     loss: a float; step: trainer.global_step, from 1
+#         validation
+#         on_validation_end(trainer, metrics)       the task's metrics: {"loss": ..., "accuracy": ...}
+#         on_epoch_end(trainer, record)             the epoch's record, as metrics.json keeps it
+#     on_train_end(trainer)                         also after a stop, not after an exception
+#
+# A callback stops the run with ``trainer.stop(reason)`` (or sets ``trainer.should_stop``,
+# as in Lightning). The loop looks at ``should_stop`` after every batch and every epoch: a
+# stop inside an epoch ends it there (without validating it, and before the step of a
+# stop asked in ``on_before_optimizer_step``), so the last complete epoch's checkpoint
+# stands. The loop then logs the reason and writes it into metrics.json (``"stopped"``).
+# Callbacks run in the order given, except that each class has an ``order``: monitors
+# (0) add to the epoch's record, loggers (1) write it, and the checkpoint (2) saves last,
+# having seen everything (Lightning moves its ModelCheckpoint to the end for the same
+# reason).
+"""
+
+
+class Callback:
+    """The base of ``ember train``'s callbacks: every hook does nothing (NOTE [ The hooks of a run ])."""
+
+    order = 0  # monitors 0, loggers 1, the checkpoint 2
+
+    def on_train_start(self, trainer):
+        """The run begins (``trainer.history`` holds a resumed run's earlier epochs)."""
+
+    def on_epoch_start(self, trainer):
+        """Epoch ``trainer.epoch`` (from 0) begins."""
+
+    def on_before_optimizer_step(self, trainer, loss):
+        """The batch's gradients are computed; ``loss`` is the batch's loss tensor."""
+
+    def on_batch_end(self, trainer, loss, step):
+        """The optimizer has stepped; ``loss`` is the batch's loss (a float), ``step`` the global step."""
+
+    def on_validation_end(self, trainer, metrics):
+        """The epoch is validated: ``metrics`` is the task's dict (``loss``, ``accuracy``, ...)."""
+
+    def on_epoch_end(self, trainer, record):
+        """The epoch's record (``train_loss``, ``val``, ``lr``, ...) is complete."""
+
+    def on_train_end(self, trainer):
+        """The run ends, at its last epoch or stopped."""
+
+
+class CallbackList:
+    """The callbacks of a run, called in their ``order`` (stable: the given order within one)."""
+
+    def __init__(self, callbacks):
+        self.callbacks = sorted(callbacks, key=lambda callback: callback.order)
+
+    def call(self, hook, trainer, *args):
+        for callback in self.callbacks:
+            getattr(callback, hook)(trainer, *args)
+
+    def __iter__(self):
+        return iter(self.callbacks)
