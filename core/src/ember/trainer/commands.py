@@ -8,6 +8,7 @@ The work is done by ember/trainer/training.py and, for ``compress``, compression
 
     $ ember models 'resnet*'
     $ ember train resnet8_cifar --data digits --epochs 10 --out runs/digits
+    $ ember train resnet8_cifar --config run.toml --early-stop val/accuracy:3 --log csv --plot
     $ ember eval resnet8_cifar --weights runs/digits/checkpoint.pt --data digits --metrics accuracy,f1
     $ ember predict resnet8_cifar --weights runs/digits/checkpoint.pt digits:0-4
     $ ember predict cbam_resnet8_cifar --weights runs/cbam/best.pt digits:0-3 --explain maps.png
@@ -20,6 +21,7 @@ import shutil
 import sys
 
 from ember.cli import whole_number
+from ember.trainer import run_config
 from ember.trainer.validation_metrics import parse_metrics
 from ember.zoo.errors import ZooError
 
@@ -81,8 +83,10 @@ def _measured(measured):
 
 def cmd_train(args):
     import ember
-    from ember.trainer import distributed_training, training
+    from ember.trainer import distributed_training, run_config, training
 
+    args = run_config.apply_config_file(args, args.train_parser)
+    callbacks = run_config.callbacks_from_args(args)  # (checked before any rank starts)
     world = None
     if args.nproc > 1 or distributed_training.is_rank():
         if not distributed_training.is_rank():
@@ -102,9 +106,8 @@ def cmd_train(args):
                "model_overrides": json_option(args.model_overrides, "--model-overrides"),
                "metrics": parse_metrics(args.metrics), **distillation_options(args)}
     try:
-        curves = getattr(args, "log", None) == "tensorboard"
         training.train(args.model, data, out, seed=args.seed, resume=resume, workers=args.workers,
-                       progress=not args.no_progress, world=world, tensorboard=curves, **options)
+                       progress=not args.no_progress, world=world, callbacks=callbacks, **options)
     except KeyboardInterrupt:
         if world is None or world.is_main:  # (every rank is interrupted; one says so)
             print(f"\n{interrupted_message(out / training.CHECKPOINT)}", file=sys.stderr)
@@ -244,9 +247,6 @@ def add_commands(sub):
     p.add_argument("--workers", type=whole_number(0), default=0, help="DataLoader worker processes")
     p.add_argument("--out", help="folder for checkpoint.pt (last epoch), best.pt (best validation metric) "
                                  "and metrics.json (default: runs/MODEL-DATA)")
-    p.add_argument("--log", choices=["tensorboard"],
-                   help="also write each epoch's losses and metrics as TensorBoard event files into OUT/tensorboard "
-                        "(needs the tensorboard package)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resume", nargs="?", const="auto", metavar="CKPT",
                    help="continue from CKPT (default: OUT/checkpoint.pt)")
@@ -256,7 +256,8 @@ def add_commands(sub):
     p.add_argument("--train-fraction", type=float, metavar="F", help="train on a seeded fraction F of the split")
     add_distillation_arguments(p)
     add_metrics_argument(p)
-    p.set_defaults(func=cmd_train)
+    run_config.add_arguments(p)  # --config, --log, --early-stop, --checkpoint-every, --plot, ...
+    p.set_defaults(func=cmd_train, train_parser=p)
     # (The model's recipe, `ember models --json`, gives every default these options override.)
 
     p = sub.add_parser("eval", help="evaluate a checkpoint on a dataset's validation split (its \"val\" split, or "

@@ -71,14 +71,16 @@ def _command_line(args):
     argv = ["train", args.model]
     for option in ("data", "epochs", "batch_size", "lr", "optimizer", "scheduler", "weight_decay", "workers",
                    "out", "seed", "threads", "model_overrides", "train_fraction", "distill_from", "teacher_weights",
-                   "temperature", "alpha", "metrics"):
+                   "temperature", "alpha", "metrics", "log", "early_stop", "early_stop_mode",
+                   "early_stop_min_delta", "checkpoint_every"):
         value = getattr(args, option, None)
         if value is not None:
             argv += [f"--{option.replace('_', '-')}", str(value)]
     if args.resume is not None:
         argv += ["--resume", str(args.resume)]
-    if args.no_progress:
-        argv.append("--no-progress")
+    for flag in ("no_progress", "log_lr", "log_grad_norm", "plot"):
+        if getattr(args, flag, False):
+            argv.append(f"--{flag.replace('_', '-')}")
     return argv + ["--nproc", str(args.nproc)]
 
 

@@ -39,9 +39,7 @@ class CSVLogger(Logger):
 
     def on_epoch_end(self, trainer, record):
         if trainer.is_main:
-            rows = [{"epoch": r["epoch"], **epoch_scalars(r)} for r in trainer.history]
-            rows[-1]["step"] = trainer.global_step
-            write_rows(trainer.out / EPOCHS, rows)
+            write_rows(trainer.out / EPOCHS, epoch_rows(trainer.history))
         self._flush_steps(trainer)
 
     def on_train_end(self, trainer):
@@ -51,6 +49,15 @@ class CSVLogger(Logger):
         if trainer.is_main and self.rows:
             append_rows(trainer.out / STEPS, list(self.rows.values()))
         self.rows = {}
+
+
+def epoch_rows(history):
+    """metrics.csv's rows: the epoch, the global step it ended at, and its record's numbers."""
+    rows, step = [], 0
+    for record in history:
+        step += record["steps"]
+        rows.append({"epoch": record["epoch"], "step": step, **epoch_scalars(record)})
+    return rows
 
 
 def columns(rows):

@@ -5,8 +5,9 @@ writing (ember.utils.tensorboard); the callback is Lightning's
 lightning/pytorch/loggers/tensorboard.py (``TensorBoardLogger``) and Keras'
 keras/src/callbacks/tensorboard.py. Each epoch's ``train/loss`` and ``val/<metric>`` are
 scalars at the epoch's number, as ``ember train --log tensorboard`` always wrote them, and
-so are the record's other numbers (``lr``, ``seconds``, ...); what callbacks log per step
-(``lr``, ``grad_norm``) is at the global step. Rank 0 alone writes.
+so are the record's other numbers, as ``epoch/lr``, ``epoch/seconds``, ...; what callbacks
+log per step (``lr``, ``grad_norm``) is at the global step (a curve has one x axis, so an
+epoch's ``lr`` and a step's are two curves). Rank 0 alone writes.
 """
 
 from ember.trainer.callbacks.logger import Logger, epoch_scalars
@@ -33,7 +34,9 @@ class TensorBoardLogger(Logger):
 
     def on_epoch_end(self, trainer, record):
         if self.writer is not None:
-            self.log_metrics(epoch_scalars(record), record["epoch"])
+            scalars = {name if name.startswith(("train/", "val/")) else f"epoch/{name}": value
+                       for name, value in epoch_scalars(record).items()}
+            self.log_metrics(scalars, record["epoch"])
             self.writer.flush()
 
     def on_train_end(self, trainer):

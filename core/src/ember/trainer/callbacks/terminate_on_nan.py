@@ -16,7 +16,9 @@ the parameters only once something has gone wrong.
 # epoch and batch (from 1, as the log counts epochs; batch from 0, as an index into the
 # epoch's loader), the global step, the non-finite parameters (a huge learning rate
 # shows here: weights overflowed to inf on an earlier step) and the non-finite gradients
-# (a NaN in the data or a kernel shows here: finite weights, NaN gradients).
+# (a NaN in the data or a kernel shows here: finite weights, NaN gradients), and, when
+# the weights are finite, the largest of them (a learning rate too large shows here:
+# weights of 1e29 are finite, but the next forward overflows).
 """
 
 import math
@@ -41,6 +43,8 @@ class TerminateOnNaN(Callback):
             reason += f"; non-finite parameters: {listing(bad_parameters)}"
         if bad_gradients:
             reason += f"; non-finite gradients: {listing(bad_gradients)}"
+        if not bad_parameters:  # a learning rate too large shows as huge (finite) weights
+            reason += f"; the largest parameter: {largest(trainer.model)}"
         if not bad_parameters and not bad_gradients:
             reason += "; every parameter and gradient is finite (a NaN in the batch or the forward?)"
         trainer.stop(reason)
@@ -57,6 +61,14 @@ def non_finite(model):
         if parameter.grad is not None and not bool(ember.isfinite(parameter.grad).all()):
             gradients.append(name)
     return parameters, gradients
+
+
+def largest(model):
+    """``'3.weight' (|w| up to 1.2e+29)``: the parameter holding the largest magnitude."""
+    sizes = {name: float(parameter.detach().abs().max().item())
+             for name, parameter in model.named_parameters() if parameter.numel()}
+    name = max(sizes, key=sizes.get)
+    return f"{name!r} (|w| up to {sizes[name]:.3g})"
 
 
 def listing(names):
