@@ -140,7 +140,7 @@ def file_value(action, value, where):
     try:
         converted = action.type(text) if action.type is not None else text
     except (argparse.ArgumentTypeError, TypeError, ValueError) as exc:
-        raise CommandError(f"{where}: {exc or 'invalid value'} ({value!r})") from None
+        raise CommandError(f"{where}: {exc or f'invalid value {value!r}'}") from None  # (the types name the value)
     if action.choices is not None and converted not in action.choices:
         raise CommandError(f"{where}: expected one of {', '.join(map(str, action.choices))}, got {value!r}")
     return converted
