@@ -51,3 +51,29 @@ def test_each_epoch_covers_the_data_once_in_global_batches():
     assert all(len(batch) == 3 for batch in ranks[0][:-1])  # batch 6 over 2 ranks
     seen = [x for rank in ranks for batch in rank for x in batch]
     assert sorted(set(seen)) == list(range(23)) and len(seen) == 24  # one padded sample, as torch pads
+
+
+def test_the_ranks_get_the_callback_flags_and_a_config_files_values(tmp_path):
+    from ember.cli import build_parser
+    from ember.trainer import run_config
+
+    (tmp_path / "run.toml").write_text('log = ["csv", "tensorboard"]\nplot = true\ncheckpoint-every = 2\n')
+    args = build_parser().parse_args(["train", "resnet8_cifar", "--nproc", "2", "--early-stop", "val/accuracy:2",
+                                      "--log-lr", "--config", str(tmp_path / "run.toml")])
+    argv = distributed_training._command_line(run_config.apply_config_file(args, args.train_parser))
+    again = build_parser().parse_args(argv)
+    for option in ("log", "early_stop", "checkpoint_every", "plot", "log_lr", "log_grad_norm", "nproc"):
+        assert getattr(again, option) == getattr(args, option), option
+    assert again.log == "csv,tensorboard" and again.plot and again.config is None  # (the file was read once)
+
+
+def test_two_ranks_stop_together_early_and_at_a_non_finite_step(tmp_path):
+    # min_delta 100: the loss never "improves" after epoch 1, so both ranks stop after epoch 2
+    printed = ember_train("--epochs", 4, "--nproc", 2, "--out", tmp_path / "early", "--train-fraction", 0.1,
+                          "--early-stop", "train/loss:1", "--early-stop-min-delta", 100, "--log", "csv")
+    assert printed.count("early stopping: train/loss did not improve for 1 epoch") == 1  # rank 0 alone says it
+    assert len((tmp_path / "early" / "metrics.csv").read_text().splitlines()) == 1 + 2
+    printed = ember_train("--epochs", 2, "--nproc", 2, "--out", tmp_path / "nan", "--train-fraction", 0.1,
+                          "--optimizer", "sgd", "--lr", "1e30")
+    stops = [line for line in printed.splitlines() if line.startswith("non-finite ")]
+    assert len(stops) == 1 and "at epoch 1, batch " in stops[0], printed  # both ranks stopped there

@@ -190,7 +190,8 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
         return contents
 
     trainer = TrainerState(model, optimizer, scheduler, config, out, task.metric, history, start_epoch,
-                           steps_per_epoch, log, world is None or world.is_main, checkpoint)
+                           steps_per_epoch, log, world is None or world.is_main, checkpoint,
+                           1 if world is None else world.size)
     trainer.loggers = [callback for callback in hooks if hasattr(callback, "log_metrics")]
     hooks.call("on_train_start", trainer)
     for epoch in range(start_epoch, config["epochs"]):

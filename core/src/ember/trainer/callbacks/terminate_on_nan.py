@@ -33,21 +33,30 @@ class TerminateOnNaN(Callback):
 
     def on_before_optimizer_step(self, trainer, loss):
         value = float(loss.item())
-        if math.isfinite(value):
+        if trainer.world_size == 1 and math.isfinite(value):
             return
         bad_parameters, bad_gradients = non_finite(trainer.model)
-        where = (f"epoch {trainer.epoch + 1}, batch {trainer.batch_index} "
-                 f"(step {trainer.global_step + 1})")
-        reason = f"non-finite loss: the loss is {value} at {where}"
-        if bad_parameters:
-            reason += f"; non-finite parameters: {listing(bad_parameters)}"
-        if bad_gradients:
-            reason += f"; non-finite gradients: {listing(bad_gradients)}"
-        if not bad_parameters:  # a learning rate too large shows as huge (finite) weights
-            reason += f"; the largest parameter: {largest(trainer.model)}"
-        if not bad_parameters and not bad_gradients:
-            reason += "; every parameter and gradient is finite (a NaN in the batch or the forward?)"
-        trainer.stop(reason)
+        if trainer.world_size > 1 and not bad_gradients:  # what every rank has alike decides
+            return
+        trainer.stop(reason(trainer, value, bad_parameters, bad_gradients))
+
+
+def reason(trainer, loss, bad_parameters, bad_gradients):
+    """The message: where (epoch, batch, step), the loss, then what is non-finite or largest."""
+    where = f"epoch {trainer.epoch + 1}, batch {trainer.batch_index} (step {trainer.global_step + 1})"
+    if math.isfinite(loss):  # (a data-parallel run: another rank's loss went bad)
+        text = f"non-finite gradients at {where} (this rank's loss is {loss:.4f})"
+    else:
+        text = f"non-finite loss: the loss is {loss} at {where}"
+    if bad_parameters:
+        text += f"; non-finite parameters: {listing(bad_parameters)}"
+    if bad_gradients:
+        text += f"; non-finite gradients: {listing(bad_gradients)}"
+    if not bad_parameters:  # a learning rate too large shows as huge (finite) weights
+        text += f"; the largest parameter: {largest(trainer.model)}"
+    if not bad_parameters and not bad_gradients:
+        text += "; every parameter and gradient is finite (a NaN in the batch or the forward?)"
+    return text
 
 
 def non_finite(model):

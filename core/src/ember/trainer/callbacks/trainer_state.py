@@ -16,19 +16,21 @@ class TrainerState:
     ``scheduler``, ``config`` (the run's options), ``out`` (the output folder), ``metric``
     (the task's metric, e.g. "accuracy"), ``history`` (the records of finished epochs),
     ``epoch`` (the current epoch's index, from 0), ``batch_index`` (from 0, within the
-    epoch), ``global_step`` (optimizer steps taken), ``is_main`` (False on ranks other than
-    0 of a data-parallel run: they neither log nor write), ``should_stop`` and
-    ``stop_reason``.
+    epoch), ``global_step`` (optimizer steps taken), ``world_size`` (the ranks of a
+    data-parallel run, else 1), ``is_main`` (False on ranks other than 0: they neither log
+    nor write), ``should_stop`` and ``stop_reason``. In a data-parallel run every rank must
+    stop at the same step (the next all-reduce would wait for a rank that left): decide on
+    what every rank sees alike, the averaged gradients and the validation metrics.
     """
 
     def __init__(self, model, optimizer, scheduler, config, out, metric, history, start_epoch, steps_per_epoch,
-                 log, is_main, checkpoint):
+                 log, is_main, checkpoint, world_size=1):
         self.model, self.optimizer, self.scheduler, self.config = model, optimizer, scheduler, config
         self.out, self.metric, self.history, self.is_main = out, metric, history, is_main
         self.epoch, self.batch_index = start_epoch, 0
         self.global_step = start_epoch * steps_per_epoch  # (every epoch has as many steps)
         self.should_stop, self.stop_reason, self.stopped_at = False, None, None
-        self.loggers = []
+        self.loggers, self.world_size = [], world_size
         self._log, self._checkpoint = log, checkpoint
 
     def stop(self, reason):
