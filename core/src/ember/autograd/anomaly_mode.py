@@ -85,7 +85,8 @@ def apply_checked(node, grads):
         for i, g in enumerate(outputs):
             if g is not None and g.dtype.is_floating_point and bool(g.isnan().any()):
                 _warn_trace(node)
-                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+                raise RuntimeError(f"Function '{node.name()}' returned nan values "
+                                   f"in its {i}th output.")
     return outputs
 
 

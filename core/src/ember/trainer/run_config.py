@@ -9,13 +9,14 @@ standard library's ``tomllib``.
 
 # NOTE [ A config file is the same flags ]
 # ``ember train MODEL --config run.toml`` reads each key as the flag of the same name
-# (``batch-size = 64`` or ``batch_size = 64`` is ``--batch-size 64``; ``plot = true`` is
-# ``--plot``; a list, ``log = ["csv", "tensorboard"]``, is ``--log csv,tensorboard``) and
-# checks its value with the flag's own argparse type, so a value means the same in
-# either place and is refused with the same words. A flag given on the command line
-# overrides the file. A key that is no flag, or a bad value, is one line naming the file
-# and the key (ember/cli.py's one-line errors); ``--threads`` is chosen before the
-# command runs, and ``--config`` itself cannot nest, so neither may appear in a file.
+# (``batch-size = 64`` or ``batch_size = 64`` is ``--batch-size 64``; ``plot = true``
+# is ``--plot``; a list, ``log = ["csv", "tensorboard"]``, is ``--log
+# csv,tensorboard``) and checks its value with the flag's own argparse type, so a
+# value means the same in either place and is refused with the same words. A flag
+# given on the command line overrides the file. A key that is no flag, or a bad value,
+# is one line naming the file and the key (ember/cli.py's one-line errors);
+# ``--threads`` is chosen before the command runs, and ``--config`` itself cannot
+# nest, so neither may appear in a file.
 """
 
 import argparse

@@ -6,24 +6,24 @@ epoch, ``--resume``), written generically: everything task-specific comes from t
 model's ``Task`` (NOTE [ The task protocol ] in ember/zoo/tasks.py).
 
 # NOTE [ Checkpoints and interruption ]
-# After every epoch the loop's ModelCheckpoint (ember/trainer/callbacks/model_checkpoint.py)
-# writes ``checkpoint.pt`` (model, optimizer and scheduler
-# state, epoch, history, and what rebuilds the model: name and builder overrides) and
-# ``metrics.json`` into the output folder; when the epoch's validation metric is the
-# best so far it also writes ``best.pt`` (the same content, for that epoch).
-# ``metrics.json`` has ``final`` (the last epoch's validation metrics) and ``best`` (the
-# best epoch's, with its number), as trainers' "last" and "best" checkpoints
-# (Lightning's ``ModelCheckpoint(save_last=True)``, timm's ``model_best.pth.tar``).
-# Every write is atomic (``ember.save`` and ``_write_json`` write a temporary file and
-# rename it), so a Ctrl-C at any moment leaves the last complete epoch's files intact;
-# ``--resume`` continues from ``checkpoint.pt`` (with another ``--epochs``, the
-# learning-rate schedule is re-planned over the new total). Each epoch's shuffling and
-# random ops are seeded from (seed, epoch), so a resumed run sees the same batches as an
-# uninterrupted one. A run
-# that fails or is interrupted before its first epoch ends removes the output folder it
-# created, so no empty run folder is left behind. A callback may stop a run early
-# (NOTE [ The hooks of a run ] in ember/trainer/callbacks/callback.py); the last complete
-# epoch's files stand, and metrics.json says why it stopped (``"stopped"``).
+# After every epoch the loop's ModelCheckpoint
+# (ember/trainer/callbacks/model_checkpoint.py) writes ``checkpoint.pt`` (model,
+# optimizer and scheduler state, epoch, history, and what rebuilds the model: name and
+# builder overrides) and ``metrics.json`` into the output folder; when the epoch's
+# validation metric is the best so far it also writes ``best.pt`` (the same content, for
+# that epoch). ``metrics.json`` has ``final`` (the last epoch's validation metrics) and
+# ``best`` (the best epoch's, with its number), as trainers' "last" and "best"
+# checkpoints (Lightning's ``ModelCheckpoint(save_last=True)``, timm's
+# ``model_best.pth.tar``). Every write is atomic (``ember.save`` and ``_write_json``
+# write a temporary file and rename it), so a Ctrl-C at any moment leaves the last
+# complete epoch's files intact; ``--resume`` continues from ``checkpoint.pt`` (with
+# another ``--epochs``, the learning-rate schedule is re-planned over the new total).
+# Each epoch's shuffling and random ops are seeded from (seed, epoch), so a resumed run
+# sees the same batches as an uninterrupted one. A run that fails or is interrupted
+# before its first epoch ends removes the output folder it created, so no empty run
+# folder is left behind. A callback may stop a run early (NOTE [ The hooks of a run ] in
+# ember/trainer/callbacks/callback.py); the last complete epoch's files stand, and
+# metrics.json says why it stopped (``"stopped"``).
 """
 
 import contextlib
@@ -35,7 +35,7 @@ import pathlib
 import sys
 import time
 
-from ember.trainer.callbacks import TrainerState, with_defaults
+from ember.trainer.callbacks import CallbackList, TrainerState, with_defaults
 from ember.trainer.callbacks.model_checkpoint import BEST, LAST, naming
 from ember.trainer.validation_metrics import MetricsTask
 from ember.zoo.errors import ZooError
@@ -195,7 +195,7 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
     trainer.loggers = [callback for callback in hooks if hasattr(callback, "log_metrics")]
     hooks.call("on_train_start", trainer)
     for epoch in range(start_epoch, config["epochs"]):
-        if trainer.should_stop:  # (stopped before any epoch: a resumed run's early stopping, say)
+        if trainer.should_stop:  # (before any epoch: a resumed run's early stopping)
             break
         trainer.epoch = epoch
         hooks.call("on_epoch_start", trainer)
@@ -204,7 +204,7 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
                                world)
         record = train_one_epoch(task, net, optimizer, scheduler, loader, epoch, config,
                                  progress, hooks=hooks, trainer=trainer)
-        if trainer.should_stop:  # stopped inside the epoch: it is not validated nor saved
+        if trainer.should_stop:  # stopped inside the epoch: not validated, not saved
             break
         started = time.perf_counter()
         record["val"] = task.evaluate(model, val_loader)
@@ -213,14 +213,16 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
             record["ranks"] = world.size
         hooks.call("on_validation_end", trainer, record["val"])
         history.append(record)
-        log(_epoch_line(record, config["epochs"], task.metric, config.get("metrics") or ()))
-        hooks.call("on_epoch_end", trainer, record)  # the checkpoints are written here (ModelCheckpoint)
+        log(_epoch_line(record, config["epochs"], task.metric,
+                        config.get("metrics") or ()))
+        hooks.call("on_epoch_end", trainer, record)  # ModelCheckpoint saves here
         _write_metrics(trainer, model_name, data, seed, num_params)
-    if trainer.should_stop:
-        log(trainer.stopped()["reason"])
+    stopped = trainer.stopped()
+    if stopped:
+        log(stopped["reason"])
         _write_metrics(trainer, model_name, data, seed, num_params)
     hooks.call("on_train_end", trainer)
-    metrics = _metrics(model_name, data, config, seed, num_params, history, task.metric, trainer.stopped())
+    metrics = _metrics(model_name, data, config, seed, num_params, history, task.metric, stopped)
     if history:
         best = metrics["best"]
         log(f"validation {task.metric}: {metrics['final'][task.metric]:.4f} (last epoch, {out / CHECKPOINT}); "
@@ -349,10 +351,10 @@ def best_epoch(history, metric):
 
 
 def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config,
-                    progress=True, hooks=None, trainer=None):
+                    progress=True, hooks=CallbackList(()), trainer=None):
     """One pass over ``loader``: forward, loss, backward, (clip), step; returns the
-    epoch record. ``hooks`` (a CallbackList) are called with ``trainer`` around each step
-    (NOTE [ The hooks of a run ]); the pass ends early when one stops the run."""
+    epoch record. ``hooks`` are called with ``trainer`` around each step (NOTE [ The
+    hooks of a run ]); the pass ends early when one of them stops the run."""
     from tqdm import tqdm
 
     import ember
@@ -367,25 +369,19 @@ def train_one_epoch(task, model, optimizer, scheduler, loader, epoch, config,
         loss = task.loss(model, batch)
         optimizer.zero_grad()
         loss.backward()
-        if hooks is not None:
-            trainer.batch_index = index
-            hooks.call("on_before_optimizer_step", trainer, loss)
-            if trainer.should_stop:  # before the step: the parameters stay those of the bad loss
-                break
+        if hooks.before_step(trainer, index, loss):
+            break  # stopped before the step: the parameters stay the bad loss's
         if config["grad_clip"]:
             ember.nn.utils.clip_grad_norm_(model.parameters(), config["grad_clip"])
         optimizer.step()
         if scheduler is not None:
             scheduler.step()
-        size = task.batch_size(batch)
-        total_loss += loss.item() * size
+        size, value = task.batch_size(batch), loss.item()
+        total_loss += value * size
         seen += size
         steps += 1
-        if hooks is not None:
-            trainer.global_step += 1
-            hooks.call("on_batch_end", trainer, loss.item(), trainer.global_step)
-            if trainer.should_stop:
-                break
+        if hooks.batch_end(trainer, value):
+            break
         rate = seen / max(time.perf_counter() - started_wall, 1e-9)
         bar.set_postfix(loss=f"{total_loss / seen:.4f}", rate=f"{rate:.0f}/s",
                         refresh=False)

@@ -12,28 +12,28 @@ needs as arguments, as Keras does (the loss, the validation metrics, the epoch's
 # NOTE [ The hooks of a run ]
 # The loop in ember/trainer/training.py calls, in this order:
 #
-#     on_train_start(trainer)                       once, after a resumed run's history is restored
+#     on_train_start(trainer)              (a resumed run's history is restored)
 #     for each epoch:
-#         on_epoch_start(trainer)                   trainer.epoch is the epoch's index (from 0)
+#         on_epoch_start(trainer)          trainer.epoch: the epoch's index, from 0
 #         for each batch:
 #             forward, loss, backward
-#             on_before_optimizer_step(trainer, loss)   the gradients are there; the step is not taken yet
+#             on_before_optimizer_step(trainer, loss)    the gradients, not the step
 #             optimizer.step(), scheduler.step()
-#             on_batch_end(trainer, loss, step)     loss: a float; step: trainer.global_step, from 1
+#             on_batch_end(trainer, loss, step)    loss: a float; the global step
 #         validation
-#         on_validation_end(trainer, metrics)       the task's metrics: {"loss": ..., "accuracy": ...}
-#         on_epoch_end(trainer, record)             the epoch's record, as metrics.json keeps it
-#     on_train_end(trainer)                         also after a stop, not after an exception
+#         on_validation_end(trainer, metrics)    the task's {"loss": ..., ...}
+#         on_epoch_end(trainer, record)    the epoch's record, as metrics.json has it
+#     on_train_end(trainer)                also after a stop, not after an exception
 #
-# A callback stops the run with ``trainer.stop(reason)`` (or sets ``trainer.should_stop``,
-# as in Lightning). The loop looks at ``should_stop`` after every batch and every epoch: a
-# stop inside an epoch ends it there (without validating it, and before the step of a
-# stop asked in ``on_before_optimizer_step``), so the last complete epoch's checkpoint
-# stands. The loop then logs the reason and writes it into metrics.json (``"stopped"``).
-# Callbacks run in the order given, except that each class has an ``order``: monitors
-# (0) add to the epoch's record, loggers (1) write it, and the checkpoint (2) saves last,
-# having seen everything (Lightning moves its ModelCheckpoint to the end for the same
-# reason).
+# A callback stops the run with ``trainer.stop(reason)`` (or sets
+# ``trainer.should_stop``, as in Lightning). The loop looks at ``should_stop`` after
+# every batch and every epoch: a stop inside an epoch ends it there (without
+# validating it, and before the step of a stop asked in ``on_before_optimizer_step``),
+# so the last complete epoch's checkpoint stands. The loop then logs the reason and
+# writes it into metrics.json (``"stopped"``). Callbacks run in the order given,
+# except that each class has an ``order``: monitors (0) add to the epoch's record,
+# loggers (1) write it, and the checkpoint (2) saves last, having seen everything
+# (Lightning moves its ModelCheckpoint to the end for the same reason).
 """
 
 
@@ -73,6 +73,24 @@ class CallbackList:
     def call(self, hook, trainer, *args):
         for callback in self.callbacks:
             getattr(callback, hook)(trainer, *args)
+
+    def before_step(self, trainer, batch_index, loss):
+        """``on_before_optimizer_step`` for batch ``batch_index``; True when a
+        callback stopped the run."""
+        if not self.callbacks:
+            return False
+        trainer.batch_index = batch_index
+        self.call("on_before_optimizer_step", trainer, loss)
+        return trainer.should_stop
+
+    def batch_end(self, trainer, loss):
+        """``on_batch_end`` after the step (one more global step); True when a
+        callback stopped the run."""
+        if not self.callbacks:
+            return False
+        trainer.global_step += 1
+        self.call("on_batch_end", trainer, loss, trainer.global_step)
+        return trainer.should_stop
 
     def __iter__(self):
         return iter(self.callbacks)

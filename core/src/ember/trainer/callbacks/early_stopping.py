@@ -37,12 +37,13 @@ class EarlyStopping(Callback):
     def _judge(self, trainer, record):
         value = monitored_value(record, self.monitor)
         if value is None:
-            raise ZooError(f"early stopping monitors {self.monitor!r}, which the run does not report; "
-                             f"it has {', '.join(available(record))}")
+            raise ZooError(f"early stopping monitors {self.monitor!r}, which the run "
+                           f"does not report; it has {', '.join(available(record))}")
         if improves(value, self.best, self.mode, self.min_delta):
             self.best, self.best_epoch, self.wait = value, record["epoch"], 0
             return
         self.wait += 1
         if self.wait >= self.patience:
-            trainer.stop(f"early stopping: {self.monitor} did not improve for {self.wait} epoch"
-                         f"{'s' if self.wait > 1 else ''} (best {self.best:.4f} at epoch {self.best_epoch})")
+            epochs = f"{self.wait} epoch{'s' if self.wait > 1 else ''}"
+            trainer.stop(f"early stopping: {self.monitor} did not improve for {epochs} "
+                         f"(best {self.best:.4f} at epoch {self.best_epoch})")

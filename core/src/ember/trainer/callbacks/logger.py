@@ -12,7 +12,7 @@ from ember.trainer.callbacks.callback import Callback
 class Logger(Callback):
     """Writes the run's curves somewhere; ``log_metrics`` takes a step's scalars."""
 
-    order = 1  # after the monitors have added to the epoch's record (NOTE [ The hooks of a run ])
+    order = 1  # after the monitors added to the record (NOTE [ The hooks of a run ])
 
     def log_metrics(self, metrics, step):
         """``metrics`` (name -> float) at the global ``step``."""

@@ -34,10 +34,12 @@ class TrainerState:
         self._log, self._checkpoint = log, checkpoint
 
     def stop(self, reason):
-        """Stop the run after the current batch or epoch, saying ``reason`` (the first reason given wins)."""
+        """Stop the run after the current batch or epoch, saying ``reason`` (the
+        first reason given wins)."""
         if not self.should_stop:
             self.should_stop, self.stop_reason = True, reason
-            self.stopped_at = {"epoch": self.epoch + 1, "batch": self.batch_index, "step": self.global_step}
+            self.stopped_at = {"epoch": self.epoch + 1, "batch": self.batch_index,
+                               "step": self.global_step}
 
     def stopped(self):
         """The stop as metrics.json records it (``None`` when the run was not stopped)."""
