@@ -228,12 +228,25 @@ def test_tensorboard_gets_the_per_step_curves(tmp_path):
 
     from ember.trainer.callbacks import TensorBoardLogger
 
-    run(tmp_path, epochs=1, callbacks=[TensorBoardLogger(), LearningRateMonitor(), GradientNormMonitor()])
+    class TotalNorm(Callback):  # what clip_grad_norm_ measures, before GradientNormMonitor runs
+        norms = []
+
+        def on_before_optimizer_step(self, trainer, loss):
+            self.norms.append(float(ember.nn.utils.clip_grad_norm_(trainer.model.parameters(), float("inf"))))
+
+    run(tmp_path, epochs=1, callbacks=[TotalNorm(), TensorBoardLogger(), LearningRateMonitor(),
+                                       GradientNormMonitor(per_parameter=True)])
     curves = EventAccumulator(str(tmp_path / "run" / "tensorboard"))
     curves.Reload()
     assert [e.step for e in curves.Scalars("lr")] == list(range(1, STEPS + 1))
     assert [e.step for e in curves.Scalars("grad_norm")] == list(range(1, STEPS + 1))
+    assert [e.value for e in curves.Scalars("grad_norm")] == pytest.approx(TotalNorm.norms, rel=1e-5)
+    parts = [[e.value for e in curves.Scalars(f"grad_norm/{name}")] for name in ("1.weight", "1.bias", "3.weight",
+                                                                                "3.bias")]
+    assert [math.sqrt(sum(p[i] ** 2 for p in parts)) for i in range(STEPS)] == pytest.approx(TotalNorm.norms,
+                                                                                             rel=1e-5)
     assert [e.step for e in curves.Scalars("val/accuracy")] == [1]
+    assert [e.step for e in curves.Scalars("epoch/lr")] == [1]
 
 
 def test_the_plot_is_a_png_of_the_asked_size_with_each_curve(tmp_path):
