@@ -13,12 +13,14 @@ import ember
 import ember.cli
 from ember.trainer import training
 from ember.trainer.callbacks import (
+    AnomalyDetection,
     Callback,
     EarlyStopping,
     GradientNormMonitor,
     LearningRateMonitor,
     ModelCheckpoint,
     PlotCurves,
+    StepProfiler,
     TrainerState,
 )
 from ember.zoo import tasks
@@ -158,14 +160,15 @@ def test_a_huge_learning_rate_stops_at_the_first_non_finite_loss_naming_the_step
     assert not (tmp_path / "run" / "checkpoint.pt").exists()  # no epoch was complete
 
 
-def test_a_poisoned_batch_is_named_with_its_gradients_and_the_step_is_not_taken(tmp_path, monkeypatch):
+def poison(monkeypatch, at_call):
+    """The ``at_call``-th training batch (from 1) gets a NaN pixel."""
     real = tasks.ClassificationTask.loss
     seen = []
 
     def poisoned(self, model, batch):
         if model.training:
             seen.append(1)
-            if len(seen) == STEPS + 5:  # epoch 2, batch 4
+            if len(seen) == at_call:
                 inputs, targets = batch
                 inputs = inputs.clone()
                 inputs[0, 0, 0, 0] = float("nan")
@@ -173,6 +176,10 @@ def test_a_poisoned_batch_is_named_with_its_gradients_and_the_step_is_not_taken(
         return real(self, model, batch)
 
     monkeypatch.setattr(tasks.ClassificationTask, "loss", poisoned)
+
+
+def test_a_poisoned_batch_is_named_with_its_gradients_and_the_step_is_not_taken(tmp_path, monkeypatch):
+    poison(monkeypatch, STEPS + 5)  # epoch 2, batch 4
     metrics = run(tmp_path, epochs=3)
     assert metrics["stopped"]["reason"].startswith(
         f"non-finite loss: the loss is nan at epoch 2, batch 4 (step {STEPS + 5}); non-finite gradients: "
@@ -268,3 +275,26 @@ def test_cli_plot_writes_curves_png(tmp_path, capsys):
     assert ember.cli.main(["train", "tiny_digits_net", "--epochs", "1", "--out", str(out), "--no-progress",
                            "--plot"]) == 0
     assert Image.open(out / "curves.png").size == PlotCurves().size
+
+
+def test_the_profiler_records_three_steps_into_a_trace_and_a_table(tmp_path, capsys):
+    out = tmp_path / "cli"
+    assert ember.cli.main(["train", "tiny_digits_net", "--epochs", "1", "--out", str(out), "--no-progress",
+                           "--profile"]) == 0
+    assert f"profiled steps 3-5: {out / 'profile' / 'trace.json'} (chrome://tracing)" in capsys.readouterr().out
+    names = [event["name"] for event in json.loads((out / "profile" / "trace.json").read_text())["traceEvents"]]
+    assert names.count("aten::linear") == 2 * 3  # two Linear layers, three steps, no validation
+    assert names.count("aten::threshold_backward") == 3  # the ReLU's backward: the steps are whole
+    assert "aten::linear" in (out / "profile" / "ops.txt").read_text()
+    with ember.profiler.profile():  # the run's profile is over (one may record at a time)
+        pass
+
+
+def test_anomaly_mode_names_the_backward_that_made_the_nan_and_is_put_back_after(tmp_path, monkeypatch):
+    poison(monkeypatch, 4)  # inside the profiled steps 3-5, too
+    with pytest.warns(UserWarning, match="Traceback of forward call that caused the error"):
+        with pytest.raises(RuntimeError, match=r"^Function '\w+Backward\d*' returned nan values in its 0th output"):
+            run(tmp_path, epochs=1, callbacks=[StepProfiler(), AnomalyDetection()])
+    assert not ember.autograd.anomaly_mode.is_anomaly_enabled()
+    with ember.profiler.profile():  # on_exception ended the profile the error interrupted
+        pass

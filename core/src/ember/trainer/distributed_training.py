@@ -78,7 +78,7 @@ def _command_line(args):
             argv += [f"--{option.replace('_', '-')}", str(value)]
     if args.resume is not None:
         argv += ["--resume", str(args.resume)]
-    for flag in ("no_progress", "log_lr", "log_grad_norm", "plot"):
+    for flag in ("no_progress", "log_lr", "log_grad_norm", "plot", "profile", "detect_anomaly"):
         if getattr(args, flag, False):
             argv.append(f"--{flag.replace('_', '-')}")
     return argv + ["--nproc", str(args.nproc)]

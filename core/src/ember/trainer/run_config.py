@@ -1,6 +1,7 @@
 """``ember train``'s callback flags and its config file: ``--early-stop val/accuracy:3``,
 ``--checkpoint-every 2``, ``--log csv,tensorboard``, ``--log-lr``, ``--log-grad-norm``,
-``--plot``, and ``--config run.toml``, whose keys are the flags' names.
+``--plot``, ``--profile``, ``--detect-anomaly``, and ``--config run.toml``, whose keys are
+the flags' names.
 
 PyTorch counterpart: none in torch; Lightning's ``LightningCLI`` (lightning/pytorch/cli.py:
 a YAML file whose keys mirror the command line's, the command line winning) and timm's
@@ -87,6 +88,10 @@ def add_arguments(p):
                    help="an improvement smaller than D does not count (default 0)")
     p.add_argument("--checkpoint-every", type=whole_number(1), metavar="N",
                    help="also keep OUT/epoch-NNNN.pt every N epochs")
+    p.add_argument("--profile", action="store_true",
+                   help="profile training steps 3-5: OUT/profile/trace.json (chrome://tracing) and ops.txt")
+    p.add_argument("--detect-anomaly", action="store_true",
+                   help="train under anomaly mode: the first backward that makes a NaN raises, naming it (slow)")
 
 
 def apply_config_file(args, parser):
@@ -175,4 +180,8 @@ def callbacks_from_args(args):
         chosen.append(callbacks.PlotCurves())
     if args.checkpoint_every:
         chosen.append(callbacks.ModelCheckpoint(every_n_epochs=args.checkpoint_every))
+    if args.profile:
+        chosen.append(callbacks.StepProfiler())
+    if args.detect_anomaly:
+        chosen.append(callbacks.AnomalyDetection())
     return chosen

@@ -193,30 +193,34 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
                            steps_per_epoch, log, world is None or world.is_main, checkpoint,
                            1 if world is None else world.size)
     trainer.loggers = [callback for callback in hooks if hasattr(callback, "log_metrics")]
-    hooks.call("on_train_start", trainer)
-    for epoch in range(start_epoch, config["epochs"]):
-        if trainer.should_stop:  # (before any epoch: a resumed run's early stopping)
-            break
-        trainer.epoch = epoch
-        hooks.call("on_epoch_start", trainer)
-        ember.manual_seed(seed * 100_003 + epoch)
-        loader = _train_loader(task, train_set, config, workers, seed * 100_003 + epoch,
-                               world)
-        record = train_one_epoch(task, net, optimizer, scheduler, loader, epoch, config,
-                                 progress, hooks=hooks, trainer=trainer)
-        if trainer.should_stop:  # stopped inside the epoch: not validated, not saved
-            break
-        started = time.perf_counter()
-        record["val"] = task.evaluate(model, val_loader)
-        record["val_seconds"] = time.perf_counter() - started
-        if world is not None:  # each rank saw its share of the epoch (its rate: _rate)
-            record["ranks"] = world.size
-        hooks.call("on_validation_end", trainer, record["val"])
-        history.append(record)
-        log(_epoch_line(record, config["epochs"], task.metric,
-                        config.get("metrics") or ()))
-        hooks.call("on_epoch_end", trainer, record)  # ModelCheckpoint saves here
-        _write_metrics(trainer, model_name, data, seed, num_params)
+    try:
+        hooks.call("on_train_start", trainer)
+        for epoch in range(start_epoch, config["epochs"]):
+            if trainer.should_stop:  # (before any epoch: a resumed run's early stopping)
+                break
+            trainer.epoch = epoch
+            hooks.call("on_epoch_start", trainer)
+            ember.manual_seed(seed * 100_003 + epoch)
+            loader = _train_loader(task, train_set, config, workers, seed * 100_003 + epoch,
+                                   world)
+            record = train_one_epoch(task, net, optimizer, scheduler, loader, epoch, config,
+                                     progress, hooks=hooks, trainer=trainer)
+            if trainer.should_stop:  # stopped inside the epoch: not validated, not saved
+                break
+            started = time.perf_counter()
+            record["val"] = task.evaluate(model, val_loader)
+            record["val_seconds"] = time.perf_counter() - started
+            if world is not None:  # each rank saw its share of the epoch (its rate: _rate)
+                record["ranks"] = world.size
+            hooks.call("on_validation_end", trainer, record["val"])
+            history.append(record)
+            log(_epoch_line(record, config["epochs"], task.metric,
+                            config.get("metrics") or ()))
+            hooks.call("on_epoch_end", trainer, record)  # ModelCheckpoint saves here
+            _write_metrics(trainer, model_name, data, seed, num_params)
+    except BaseException as exception:  # (Ctrl-C too) callbacks put back what they changed
+        hooks.call("on_exception", trainer, exception)
+        raise
     stopped = trainer.stopped()
     if stopped:
         log(stopped["reason"])

@@ -12,6 +12,7 @@ they run.
     ...                callbacks=[EarlyStopping("val/accuracy", patience=3), CSVLogger()])
 """
 
+from ember.trainer.callbacks.anomaly import AnomalyDetection
 from ember.trainer.callbacks.callback import Callback, CallbackList
 from ember.trainer.callbacks.csv_logger import CSVLogger
 from ember.trainer.callbacks.early_stopping import EarlyStopping
@@ -20,13 +21,14 @@ from ember.trainer.callbacks.logger import Logger
 from ember.trainer.callbacks.lr_monitor import LearningRateMonitor
 from ember.trainer.callbacks.model_checkpoint import ModelCheckpoint
 from ember.trainer.callbacks.plot import PlotCurves
+from ember.trainer.callbacks.profiler import StepProfiler
 from ember.trainer.callbacks.tensorboard_logger import TensorBoardLogger
 from ember.trainer.callbacks.terminate_on_nan import TerminateOnNaN
 from ember.trainer.callbacks.trainer_state import TrainerState
 
-__all__ = ["CSVLogger", "Callback", "CallbackList", "EarlyStopping", "GradientNormMonitor", "LearningRateMonitor",
-           "Logger", "ModelCheckpoint", "PlotCurves", "TensorBoardLogger", "TerminateOnNaN", "TrainerState",
-           "with_defaults"]
+__all__ = ["AnomalyDetection", "CSVLogger", "Callback", "CallbackList", "EarlyStopping", "GradientNormMonitor",
+           "LearningRateMonitor", "Logger", "ModelCheckpoint", "PlotCurves", "StepProfiler", "TensorBoardLogger",
+           "TerminateOnNaN", "TrainerState", "with_defaults"]
 
 
 def with_defaults(callbacks=(), tensorboard=False):

@@ -4,7 +4,7 @@ that calls them in order.
 PyTorch counterpart: none in torch, which has no trainer; Lightning's
 lightning/pytorch/callbacks/callback.py (``Callback``: ``on_train_start``,
 ``on_train_epoch_end``, ``on_train_batch_end``, ``on_before_optimizer_step``,
-``on_validation_end``, ...) and Keras' keras/src/callbacks/callback.py and
+``on_validation_end``, ``on_exception``, ...) and Keras' keras/src/callbacks/callback.py and
 callback_list.py (``on_epoch_end(epoch, logs)``, ``model.stop_training``). ember keeps
 Lightning's names and its ``trainer.should_stop``, with fewer hooks, and passes what a hook
 needs as arguments, as Keras does (the loss, the validation metrics, the epoch's record).
@@ -24,6 +24,7 @@ needs as arguments, as Keras does (the loss, the validation metrics, the epoch's
 #         on_validation_end(trainer, metrics)    the task's {"loss": ..., ...}
 #         on_epoch_end(trainer, record)    the epoch's record, as metrics.json has it
 #     on_train_end(trainer)                also after a stop, not after an exception
+#     on_exception(trainer, exception)     instead, on an error or Ctrl-C (re-raised)
 #
 # A callback stops the run with ``trainer.stop(reason)`` (or sets
 # ``trainer.should_stop``, as in Lightning). The loop looks at ``should_stop`` after
@@ -62,6 +63,10 @@ class Callback:
 
     def on_train_end(self, trainer):
         """The run ends, at its last epoch or stopped."""
+
+    def on_exception(self, trainer, exception):
+        """The run fails or is interrupted (the exception is raised again after the hooks):
+        put back what the callback changed (a mode, an open file)."""
 
 
 class CallbackList:
