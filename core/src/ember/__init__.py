@@ -43,7 +43,7 @@ from ember.native.pointwise.comparison import (allclose, bitwise_and, bitwise_no
 from ember.native.reduction.reduction import (all, any, count_nonzero, logsumexp, mean, norm, prod, std, std_mean, sum,
                                               var, var_mean)
 from ember.native.reduction.extremes import amax, amin, argmax, argmin, max, min
-from ember.native.softmax import cumprod, cumsum, log_softmax, softmax
+from ember.native.softmax import _softmax_backward_data, cumprod, cumsum, log_softmax, softmax
 from ember.native.shape.views import (adjoint, as_strided, flatten, movedim, moveaxis, narrow, permute, reshape, select,
                                       squeeze, swapaxes, swapdims, t, transpose, unflatten, unsqueeze)
 from ember.native.shape.splitting import chunk, dsplit, hsplit, split, tensor_split, unbind, vsplit

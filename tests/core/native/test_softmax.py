@@ -178,3 +178,34 @@ def test_second_derivative_matches_torch(name):
         return grad
 
     assert_parity(fn, x, rtol=1e-10, atol=1e-12, grad_rtol=1e-10, grad_atol=1e-12)
+
+
+def _softmax_of(x, dim):
+    e = np.exp(x - x.max(axis=dim, keepdims=True, initial=-np.inf))
+    return np.asarray(e / e.sum(axis=dim, keepdims=True), dtype=x.dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape, dim", [((3, 4), 1), ((3, 4), 0), ((2, 3, 4), -1), ((5,), 0), ((), 0), ((2, 0, 3), 1)])
+def test_softmax_backward_data(dtype, shape, dim):
+    # values and the gradients of both the incoming gradient and the softmax's output
+    g = np.asarray(make_tensor(shape, dtype))
+    y = _softmax_of(make_tensor(shape, dtype, seed=2), dim)
+    assert_parity(lambda lib, g, y: lib._softmax_backward_data(g, y, dim, g.dtype), g, y)
+    assert_parity(lambda lib, g, y: lib._softmax_backward_data(g, y, dim, g.dtype), g, y, noncontiguous=True)
+
+
+def test_softmax_backward_data_to_input_dtype_and_errors():
+    g = np.asarray(make_tensor((3, 4), "float32"))
+    y = _softmax_of(make_tensor((3, 4), "float32", seed=2), 1)
+    for dtype in ("float64", "float16", "bfloat16", "int64"):  # the CPU keeps the gradient's dtype; half refused
+        assert_parity(lambda lib, g, y: lib._softmax_backward_data(g, y, 1, getattr(lib, dtype)), g, y)
+    assert_parity(lambda lib, g, y: lib._softmax_backward_data(g.double(), y, 1, lib.float64), g, y)
+    assert_parity(lambda lib, g, y: lib._softmax_backward_data(g, y, 2, lib.float32), g, y)
+
+
+def test_softmax_backward_data_gradgradcheck():
+    g = ember.tensor(np.asarray(make_tensor((2, 3), "float64")), requires_grad=True)
+    y = ember.tensor(_softmax_of(make_tensor((2, 3), "float64", seed=2), 1), requires_grad=True)
+    assert gradcheck(lambda g, y: ember._softmax_backward_data(g, y, 1, ember.float64), (g, y))
+    assert gradgradcheck(lambda g, y: ember._softmax_backward_data(g, y, 1, ember.float64), (g, y))

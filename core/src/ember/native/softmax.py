@@ -117,7 +117,17 @@ SOFTMAX = Op("aten::softmax", contiguous_result(_softmax_kernel), _softmax_backw
              save="outputs", opmath=True)
 LOG_SOFTMAX = Op("aten::log_softmax", contiguous_result(_log_softmax_kernel), _log_softmax_backward,
                  promote=NONE, save="outputs", opmath=True)
-SOFTMAX_BACKWARD = Op("aten::_softmax_backward_data", _softmax_backward_data_kernel, promote=NONE, opmath=True)
+def _softmax_backward_data_backward(ctx, grad):
+    # out = y * (g - s) with s = sum(g * y): linear in g (softmax's backward again),
+    # and d out / d y = diag(g - s) - y g^T, so y's share is G * (g - s) - g * sum(G * y).
+    g, y = ctx.saved_inputs
+    dim = ctx.attrs["dim"]
+    weighted = (grad * y).sum(dim, keepdim=True)
+    return y * (grad - weighted), grad * (g - (g * y).sum(dim, keepdim=True)) - g * weighted
+
+
+SOFTMAX_BACKWARD = Op("aten::_softmax_backward_data", _softmax_backward_data_kernel, _softmax_backward_data_backward,
+                      promote=NONE, save="inputs", opmath=True)
 LOG_SOFTMAX_BACKWARD = Op("aten::_log_softmax_backward_data", _log_softmax_backward_data_kernel, promote=NONE,
                           opmath=True)
 
@@ -160,6 +170,25 @@ def log_softmax(input, dim=None, dtype=None):
     """
     input, dim = _prepare(input, dim, dtype, "log_softmax")
     return LOG_SOFTMAX(input, dim=dim)
+
+
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    """The gradient of ``softmax`` given its ``output`` y: ``y * (g - sum(g * y, dim))``,
+    itself differentiable. ``input_dtype`` names the softmax's input dtype; on the CPU
+    PyTorch keeps the gradient's dtype whatever it says, and refuses only half with a
+    gradient of another dtype.
+
+    >>> import ember
+    >>> y = ember.tensor([0.25, 0.75])
+    >>> ember._softmax_backward_data(ember.tensor([1., 0.]), y, 0, ember.float32)
+    tensor([ 0.1875, -0.1875])
+    """
+    from ember.native.support._inplace import _type_name
+
+    found = output.dtype if output.dtype != grad_output.dtype else dtypes.to_dtype(input_dtype)
+    if found != grad_output.dtype and (found is output.dtype or found is dtypes.float16):
+        raise RuntimeError(f"expected scalar type {_type_name(grad_output.dtype)} but found {_type_name(found)}")
+    return SOFTMAX_BACKWARD(grad_output, output, dim=_wrap_dim(dim, output.ndim))
 
 
 def _cumsum_kernel(xp, a, dim, dtype=None):
