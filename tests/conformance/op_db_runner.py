@@ -56,6 +56,8 @@ def ember_function(op):
     that calls torch's functions is run with ``torch`` naming ember (:func:`_on_ember`)."""
     if getattr(op.op, "__name__", "") == "<lambda>":
         return _on_ember(op) if _calls_torch(op) or _seeded(op) else None
+    if _is_helper(op):
+        return _helper_on_ember(op)
     if isinstance(op.op, torch._ops.OpOverload):  # torch.ops.aten.slice.Tensor: ember.ops.aten.slice
         namespace, _, name = op.op._overloadpacket._qualified_op_name.partition("::")
         return _by_schema(_attribute(getattr(ember.ops, namespace), name), op.op._schema)
@@ -151,6 +153,60 @@ def _seed_ember(function, *args, **kwargs):
         return function(*args, **kwargs)
     finally:
         ember.random.set_rng_state(state)
+
+
+# NOTE [ Entries whose op is a helper of the OpInfo module ]
+# max_pool2d_with_indices_backward's op is ``max_pool2d_backward``, a function of torch's
+# OpInfo module: it pools with indices, then calls
+# ``torch.ops.aten.max_pool2d_with_indices_backward.default(grad, input, kernel_size, ...,
+# indices)``. The helper runs on ember with ``torch`` naming :class:`_TorchOnEmber`:
+# ember's attributes, and for ``torch.ops.<ns>.<name>.<overload>`` ember's op
+# ``ember.ops.<ns>.<name>`` called as torch's schema is (:func:`_by_schema`). ember has the
+# entry when it has the op the helper calls.
+
+
+def _is_helper(op):
+    fn = op.op
+    return (isinstance(fn, types.FunctionType) and fn.__name__ != "<lambda>"
+            and fn.__module__.startswith("torch.testing") and "ops" in fn.__code__.co_names)
+
+
+def _helper_op(op):
+    """The (namespace, name) of the op ``torch.ops.<ns>.<name>`` the helper calls."""
+    names = op.op.__code__.co_names
+    start = names.index("ops")
+    return names[start + 1], names[start + 2]
+
+
+class _TorchOnEmber:
+    """``torch`` inside a helper run on ember (NOTE [ Entries whose op is a helper of the OpInfo module ])."""
+
+    def __getattr__(self, name):
+        return _TorchOps() if name == "ops" else _attribute(ember, name)
+
+
+class _TorchOps:
+    def __getattr__(self, namespace):
+        return _TorchNamespace(namespace)
+
+
+class _TorchNamespace:
+    def __init__(self, namespace):
+        self.namespace = namespace
+
+    def __getattr__(self, name):
+        ember_op = _attribute(getattr(ember.ops, self.namespace), name)
+        packet = getattr(getattr(torch.ops, self.namespace), name)
+        return types.SimpleNamespace(**{overload: _by_schema(ember_op, getattr(packet, overload)._schema)
+                                        for overload in packet.overloads()})
+
+
+def _helper_on_ember(op):
+    namespace, name = _helper_op(op)
+    _attribute(getattr(ember.ops, namespace), name)  # Missing when ember lacks it
+    fn = op.op
+    return types.FunctionType(fn.__code__, {**fn.__globals__, "torch": _TorchOnEmber()}, fn.__name__,
+                              fn.__defaults__, fn.__closure__)
 
 
 def _resolves(name):

@@ -65,15 +65,18 @@ from ember.native.shape.pixel_shuffle import pixel_shuffle, pixel_unshuffle  # n
 from ember.native.upsampling import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: F401
 
 
-def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+# As in torch, the *_with_indices forms take return_indices and return the indices whatever it says.
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
 
 
-def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
 
 
-def adaptive_max_pool2d_with_indices(input, output_size):
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
     return adaptive_max_pool2d(input, output_size, return_indices=True)
 
 # --- end of convolution, pooling, padding, folding, interpolation --------------------

@@ -222,13 +222,16 @@ def _in_format_of_tensor(like, t):
     return t.contiguous(memory_format=channels_last)
 
 
-def _max_pool_backward_kernel(xp, grad, indices, input_size, kernel_size, stride, padding, dilation, ceil_mode):
+def _max_pool_backward_kernel(xp, grad, input, indices, kernel_size, stride, padding, dilation, ceil_mode):
     # Each output's gradient goes to the input pixel its index names. Numbered by
     # where they sit in memory (all planes side by side, NCHW or NHWC as the indices),
     # that is one ``bincount`` with the gradients as weights: it adds the shares of a
     # pixel that several windows picked (overlapping stride-1 windows often do), in
     # one pass instead of a masked slice-add per tap. (It sums in float64.)
-    N, C, H, W = input_size
+    if input.ndim == 3:  # unbatched, as torch's schema allows
+        args = (kernel_size, stride, padding, dilation, ceil_mode)
+        return _max_pool_backward_kernel(xp, grad[None], input[None], indices[None], *args)[0]
+    N, C, H, W = input.shape  # (only its shape is read: NOTE [ The input of a pooling backward ])
     channels_last = array_suggests_channels_last(indices)
     if channels_last:
         image = (xp.arange(N).reshape(N, 1, 1, 1) * (H * W) + indices) * C
@@ -244,15 +247,28 @@ def _max_pool_backward_kernel(xp, grad, indices, input_size, kernel_size, stride
     return total.reshape(N, C, H, W)
 
 
+# NOTE [ The input of a pooling backward ]
+# aten::max_pool2d_with_indices_backward takes torch's schema (grad_output, self, kernel_size,
+# stride, padding, dilation, ceil_mode, indices), where ``self`` gives only the shape of the
+# gradient. max_pool2d's backward keeps its indices, not its input (which stays free to be
+# freed or changed in place), so it passes a stand-in of that shape: one zero broadcast,
+# no memory of its own.
+
+
+def _input_stand_in(like, shape):
+    return like.new_zeros(()).expand(tuple(shape))
+
+
 def _max_pool_backward(ctx, grad, grad_indices):
     (indices,) = ctx.saved_outputs_from(1)  # the values stay free to change in place, as in torch
-    return (MAX_POOL2D_BACKWARD(grad, indices, input_size=ctx.input_meta[0][0], **ctx.attrs),)
+    return (MAX_POOL2D_BACKWARD(grad, _input_stand_in(grad, ctx.input_meta[0][0]), indices, **ctx.attrs),)
 
 
 def _max_pool_double_backward(ctx, grad):
     # The backward puts each output gradient at its argmax: its adjoint reads them back.
-    _, indices = ctx.saved_inputs
-    return grad.flatten(-2).gather(-1, indices.flatten(-2)).view(indices.shape), None
+    # The input only gives the shape: no gradient (PyTorch's is zeros).
+    _, _, indices = ctx.saved_inputs
+    return grad.flatten(-2).gather(-1, indices.flatten(-2)).view(indices.shape), None, None
 
 
 MAX_POOL2D = Op("aten::max_pool2d_with_indices", _max_pool_kernel, _max_pool_backward, promote=NONE,
@@ -266,7 +282,7 @@ def _max_pool_values_backward(ctx, grad):
     # this op finds its argmax again.
     (x,) = ctx.saved_inputs
     _, indices = MAX_POOL2D(x.detach(), **ctx.attrs)
-    return (MAX_POOL2D_BACKWARD(grad, indices, input_size=tuple(x.shape), **ctx.attrs),)
+    return (MAX_POOL2D_BACKWARD(grad, x.detach(), indices, **ctx.attrs),)
 
 
 # NOTE [ Max pooling without indices ]
