@@ -110,6 +110,7 @@ from ember.native.reduction.renorm import renorm
 from ember.native.itertools import cartesian_prod, combinations
 from ember.native.shape.block_diag import block_diag
 from ember.native.shape.chunk_cat import _chunk_cat
+from ember.native.indexing.masked_index import _unsafe_masked_index, _unsafe_masked_index_put_accumulate
 from ember.native.shape.shape import rot90
 from ember.native.shape.diagonal import trace
 from ember.native.shape.triangular import tril_indices, triu_indices
