@@ -283,10 +283,15 @@ def _module_to_ember(module):
     return cls()
 
 
+# Dtypes NumPy lacks cross between the libraries as their bits (an integer of their size).
+_BITS = {torch.bfloat16: torch.int16, **{d: torch.uint8 for d in (torch.float8_e4m3fn, torch.float8_e5m2,
+                                                                    torch.float8_e4m3fnuz, torch.float8_e5m2fnuz)}}
+
+
 def _tensor_to_ember(value, leaves):
-    if value.dtype == torch.bfloat16:  # no NumPy bfloat16 in either library: the bits
-        bits = value.detach().contiguous().view(torch.int16).numpy().copy()
-        tensor = ember.from_numpy(bits).view(ember.bfloat16)
+    if value.dtype in _BITS:  # no NumPy bfloat16 or float8 in torch: the bits
+        bits = value.detach().contiguous().view(_BITS[value.dtype]).numpy().copy()
+        tensor = ember.from_numpy(bits).view(to_ember(value.dtype))
     else:
         # torch's lazy conjugate and negative bits (a sample may be a conj() view) are
         # materialised: ember has no such bits (NOTE [ The conjugate bit ] in native/complex.py)
@@ -316,9 +321,10 @@ def torch_leaves(value, leaves):
 def to_torch(value):
     """An ember result as torch values, for comparison."""
     if isinstance(value, ember.Tensor):
-        if value.dtype == ember.bfloat16:  # no NumPy bfloat16 in either library: the bits
-            bits = np.array(value.detach().contiguous().view(ember.int16).numpy())
-            return torch.from_numpy(bits).view(torch.bfloat16)
+        dtype = getattr(torch, value.dtype.name, None)
+        if dtype in _BITS:  # the bits, as in _tensor_to_ember
+            bits = np.array(value.detach().contiguous().view(to_ember(_BITS[dtype])).numpy())
+            return torch.from_numpy(bits).view(dtype)
         array = np.asarray(value.detach().numpy())
         return torch.from_numpy(np.array(array))
     if isinstance(value, (list, tuple)):
@@ -419,8 +425,11 @@ def run_entry(op, dtypes=DTYPES):
     where torch did not."""
     function = ember_function(op)
     checked = 0
+    supported = op.supported_dtypes("cpu")
+    if dtypes is DTYPES and not supported.intersection(DTYPES):  # float8 only (_scaled_mm): its own dtypes
+        dtypes = sorted(supported, key=str)
     for dtype in dtypes:
-        if dtype not in op.supported_dtypes("cpu"):
+        if dtype not in supported:
             continue
         grad = dtype in GRADIENT_DTYPES and op.supports_autograd
         for i, sample in enumerate(op.sample_inputs("cpu", dtype, requires_grad=grad)):

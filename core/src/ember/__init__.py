@@ -107,6 +107,7 @@ from ember.native.bucketization import bucketize, searchsorted
 from ember.native.reduction.quantile import nanquantile, quantile
 from ember.native.reduction.segment_reduce import _segment_reduce, segment_reduce
 from ember.native.reduction.hash_tensor import hash_tensor
+from ember.native.linalg.scaled_mm import _scaled_mm, _scaled_mm_v2
 from ember.native.reduction.cumulative import cummax, cummin, diff, logcumsumexp
 from ember.native.reduction.renorm import renorm
 from ember.native.itertools import cartesian_prod, combinations

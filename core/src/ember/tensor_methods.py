@@ -42,7 +42,16 @@ from ember.native.pointwise import (
     ternary as pointwise,
 )
 from ember.native.random import distributions
-from ember.native.reduction import cumulative, extremes, median, nan_reductions, quantile, reduction, renorm
+from ember.native.reduction import (
+    cumulative,
+    extremes,
+    hash_tensor,
+    median,
+    nan_reductions,
+    quantile,
+    reduction,
+    renorm,
+)
 from ember.native.shape import (
     diagonal,
     inplace_views,
@@ -125,6 +134,7 @@ METHODS = {
     index_fill_copy: ["index_fill", "index_copy"],
     scatter_reduce: ["index_reduce", "scatter_reduce"],
     cross: ["cross"],
+    hash_tensor: ["hash_tensor"],
     tensor_products: ["kron"],
 }
 

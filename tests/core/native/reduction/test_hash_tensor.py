@@ -29,6 +29,7 @@ def test_hash_tensor_bits():
     x = np.array([np.nan, -np.inf, np.inf, 0.0, -0.0, 1e-45], dtype="float32")
     assert_parity(lambda lib, x: lib.hash_tensor(x, 0), x[:, None] * np.ones(2, "float32"))
     assert_parity(lambda lib, x: lib.hash_tensor(x), np.array(-3.5))  # 0-d
+    assert_parity(lambda lib, x: lib.hash_tensor(x, 0, keepdim=True), np.array(-3.5))
 
 
 @pytest.mark.parametrize("call, error", [
@@ -47,3 +48,7 @@ def test_hash_tensor_errors(call, error):
 
 def test_hash_tensor_of_empty_rows():
     assert_parity(lambda lib, x: lib.hash_tensor(x, 1), make_tensor((0, 3), "float32"))
+
+
+def test_hash_tensor_method():
+    assert_parity(lambda lib, x: x.hash_tensor(0, keepdim=True), make_tensor((3, 2), "float32"))

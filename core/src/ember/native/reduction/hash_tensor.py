@@ -23,8 +23,10 @@ def _words(xp, a):
 
 
 def _hash_tensor_kernel(xp, a, dims, keepdim, mode):
-    words = _words(xp, xp.ascontiguousarray(a))
-    return xp.asarray(xp.bitwise_xor.reduce(words, axis=dims if a.ndim else None, keepdims=keepdim))
+    words = _words(xp, a)
+    if a.ndim == 0:
+        return words.copy()
+    return xp.asarray(xp.bitwise_xor.reduce(words, axis=dims, keepdims=keepdim))
 
 
 HASH_TENSOR = Op("aten::hash_tensor", _hash_tensor_kernel, promote=NONE)
