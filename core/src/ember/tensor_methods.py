@@ -150,7 +150,7 @@ INPLACE = ["relu", "add", "sub", "mul", "div", "floor_divide", "remainder", "fmo
            "sgn", "addmm", "addmv", "baddbmm", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "arcsin",
            "arccos", "arctan", "fix", "negative", "absolute", "deg2rad", "rad2deg", "sinc", "hypot", "heaviside",
            "lgamma", "digamma", "polygamma", "mvlgamma", "igamma", "igammac", "i0", "logit", "ldexp", "nextafter",
-           "gcd", "lcm", "addbmm", "addr", "put", "index_fill", "index_copy",
+           "gcd", "lcm", "addr", "put", "index_fill", "index_copy",
            "index_reduce", "scatter_reduce"]
 
 FAST_INPLACE = {"add": "add", "sub": "subtract", "mul": "multiply"}
@@ -186,6 +186,18 @@ def _named(method, name, fn):
     method.__qualname__ = f"Tensor.{name}"
     method.__doc__ = f"In-place version of :meth:`Tensor.{fn.__name__}`."
     return method
+
+
+def _addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    # PyTorch's addbmm_ runs as addbmm with self as its out: a self that broadcasts to the
+    # product's (n, p) is resized to it first (resize_'s rules: its first elements kept,
+    # so the values written are those of the broadcast self; torch reads a column self
+    # through a view of the storage it overwrites, so for (n, 1) its values differ).
+    check_inplace(self)
+    result = linalg.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    if tuple(self.shape) != tuple(result.shape):
+        self.resize_(tuple(result.shape))
+    return write_result(self, result)
 
 
 def _float_power_(self, exponent):
@@ -333,6 +345,7 @@ def attach():
     Tensor.addcdiv_ = pointwise.addcdiv_
     Tensor.lerp_ = pointwise.lerp_  # the general in-place path plus a fast path for optimizers
     Tensor.float_power_ = _float_power_
+    Tensor.addbmm_ = _addbmm_
     Tensor.fill_ = _fill_
     Tensor.zero_ = _zero_
     Tensor.masked_fill_ = indexing.masked_fill_

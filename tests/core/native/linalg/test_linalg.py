@@ -278,3 +278,18 @@ def test_fused_products_in_place(name):
         assert out is target
         results.append(target.numpy())
     np.testing.assert_allclose(results[0], results[1], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("self_shape", [(1,), (10,), (1, 10), (), (5, 10)])
+def test_addbmm_inplace_resizes_a_broadcastable_self(self_shape):
+    # torch's addbmm_ writes the (5, 10) product into a self that broadcasts to it. (A (5, 1)
+    # self is left out: torch reads it through a view of the storage it is overwriting.)
+    a, b = make_tensor((3, 5, 4), "float64", seed=1), make_tensor((3, 4, 10), "float64", seed=2)
+    out, expected = assert_parity(lambda lib, c, a, b: c.clone().addbmm_(a, b, beta=0.5, alpha=2),
+                                  make_tensor(self_shape, "float64"), a, b, grad=False)
+    assert tuple(out.shape) == tuple(expected.shape) == (5, 10)
+
+
+def test_addbmm_inplace_refuses_a_self_that_does_not_broadcast():
+    assert_parity(lambda lib, c, a, b: c.addbmm_(a, b), make_tensor((2, 10), "float64"),
+                  make_tensor((3, 5, 4), "float64"), make_tensor((3, 4, 10), "float64"), grad=False)
