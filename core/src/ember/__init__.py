@@ -91,6 +91,7 @@ from ember.signal.windows import bartlett_window, blackman_window, hamming_windo
 from ember.native.spectral.stft import istft, stft
 from ember import special
 from ember import func
+from ember import masked
 from ember import cpu, cuda
 from ember import accelerator, backends
 from ember import amp

@@ -494,7 +494,7 @@ def _where_kernel(xp, cond, a, b):
 def _where_backward(ctx, grad):
     cond, _, _ = ctx.saved_inputs
     _, need_a, need_b = ctx.needs_input_grad
-    zero = grad * 0
+    zero = grad.new_zeros(())  # not grad * 0: a NaN or inf cotangent must not leak into the unchosen side
     return None, (WHERE_RAW(cond, grad, zero) if need_a else None), (WHERE_RAW(cond, zero, grad) if need_b else None)
 
 

@@ -420,8 +420,9 @@ def _logsumexp_kernel(xp, a, dims, keepdim):
     if a.size == 0:
         return xp.log(xp.sum(xp.exp(a), axis=axis, keepdims=keepdim))
     # Subtract the max so exp cannot overflow; an infinite max is replaced by 0 so
-    # that inf - inf never makes a NaN.
-    m = xp.amax(a, axis=axis, keepdims=True)
+    # that inf - inf never makes a NaN. A complex input shifts by its largest real
+    # part alone, as PyTorch does (the imaginary part stays where log puts it).
+    m = xp.amax(a.real if xp.iscomplexobj(a) else a, axis=axis, keepdims=True)
     m = xp.where(xp.isinf(m), 0, m)
     # PyTorch's steps, each rounded to a's dtype; only the sum accumulates in float32
     # for float16 (NOTE [ opmath ] in opmath.py).
