@@ -11,8 +11,7 @@ sparse layouts: the functions take and return ordinary strided tensors.
 """
 
 from ember.masked.normalizations import cumprod, cumsum, log_softmax, logaddexp, normalize, softmax, softmin
-from ember.masked.reductions import (amax, amin, argmax, argmin, logsumexp, mean, median, norm, prod, std, sum,
-                                     var)
+from ember.masked.reductions import amax, amin, argmax, argmin, logsumexp, mean, median, norm, prod, std, sum, var
 
 __all__ = ["amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "log_softmax", "logaddexp", "logsumexp", "mean",
            "median", "norm", "normalize", "prod", "softmax", "softmin", "std", "sum", "var"]
