@@ -103,7 +103,7 @@ from ember.native.shape.unfold import unfold_copy
 from ember.native.unique import unique, unique_consecutive
 from ember.native.distance import cdist
 from ember.native.summary_ops import bincount, histc
-from ember.native.histogram import histogram
+from ember.native.histogram import histogram, histogramdd
 from ember.native.bucketization import bucketize, searchsorted
 from ember.native.reduction.quantile import nanquantile, quantile
 from ember.native.reduction.segment_reduce import _segment_reduce, segment_reduce

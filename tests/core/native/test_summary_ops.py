@@ -68,3 +68,40 @@ def test_histogram_errors_match_torch():
     assert_same_error(lambda lib: lib.histogram(lib.tensor([1.0, 2.0]), lib.tensor([1.0, 2.0], dtype=lib.float64)))
     assert_same_error(lambda lib: lib.histogram(lib.tensor([1.0, float("nan")]), 2))
     assert_same_error(lambda lib: lib.histogram(lib.tensor([1.0, 2.0]), lib.tensor([1.0])))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("density", [False, True])
+def test_histogramdd_matches_torch(dtype, density):
+    points, w = make_tensor((4, 5, 3), dtype), make_tensor((4, 5), dtype, low=0, seed=1)
+    edges = [np.array(e, dtype=dtype) for e in ([-2.0, 0.0, 2.5], [-3.0, -1.0, 0.5, 1.0, 3.0], [-1.0, 1.0])]
+    assert_parity(lambda lib, t: lib.histogramdd(t, 3, density=density), points, grad=False)
+    assert_parity(lambda lib, t: lib.histogramdd(t, [2, 4, 1], density=density), points, grad=False,
+                  noncontiguous=True)
+    assert_parity(lambda lib, t, v: lib.histogramdd(t, [2, 3, 2], range=[-1.0, 1.0, 0.0, 2.0, -3.0, 0.5],
+                                                    weight=v, density=density), points, w, grad=False)
+    assert_parity(lambda lib, t, a, b, c, v: lib.histogramdd(t, [a, b, c], weight=v, density=density),
+                  points, *edges, w, grad=False)
+    assert_parity(lambda lib, t: lib.histogramdd(t, 2, density=density), np.full((3, 2), 1.5, dtype=dtype),
+                  grad=False)  # one value per dimension: widened by 0.5
+    assert_parity(lambda lib, t: lib.histogramdd(t, [2, 3]), np.zeros((0, 2), dtype=dtype), grad=False)
+    assert_parity(lambda lib, t: lib.histogramdd(t, 4, density=density), np.zeros((5, 0), dtype=dtype), grad=False)
+
+
+def test_histogramdd_errors_match_torch():
+    x = make_tensor((5, 2), "float32")
+    assert_same_error(lambda lib: lib.histogramdd(lib.tensor([1.0, 2.0]), 2))
+    assert_same_error(lambda lib: lib.histogramdd(lib.tensor(x).long(), 2))
+    assert_same_error(lambda lib: lib.histogramdd(lib.tensor(x), [3]))
+    assert_same_error(lambda lib: lib.histogramdd(lib.tensor(x), [3, 0]))
+    assert_same_error(lambda lib: lib.histogramdd(lib.tensor(x), 3, range=[0.0, 1.0]))
+    assert_same_error(lambda lib: lib.histogramdd(lib.tensor(x), 3, range=[0.0, 1.0, 1.0, 0.0]))
+    assert_same_error(lambda lib: lib.histogramdd(lib.tensor(x), 3, range=[0.0, 1.0, 0.0, float("inf")]))
+    assert_same_error(lambda lib: lib.histogramdd(lib.tensor([[1.0, float("nan")]]), 2))
+    assert_same_error(lambda lib: lib.histogramdd(lib.tensor(x), [lib.tensor([0.0, 1.0])]))
+    assert_same_error(lambda lib: lib.histogramdd(lib.tensor(x), [lib.tensor([0.0, 1.0]), lib.tensor([[0.0, 1.0]])]))
+    assert_same_error(lambda lib: lib.histogramdd(lib.tensor(x), [lib.tensor([0.0, 1.0]), lib.tensor([1.0])]))
+    assert_same_error(lambda lib: lib.histogramdd(lib.tensor(x), [lib.tensor([0.0, 1.0]),
+                                                                  lib.tensor([0.0, 1.0], dtype=lib.float64)]))
+    assert_same_error(lambda lib: lib.histogramdd(lib.tensor(x), 3, weight=lib.ones(5, 2)))
+    assert_same_error(lambda lib: lib.histogramdd(lib.tensor(x), 3, weight=lib.ones(5, dtype=lib.float64)))
