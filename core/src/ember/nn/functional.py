@@ -42,6 +42,7 @@ from ember.native.convolution.convolution import (  # noqa: F401
 from ember.native.fold import fold, unfold  # noqa: F401
 from ember.native.grid_sampler import affine_grid, grid_sample  # noqa: F401
 from ember.native.padding import pad  # noqa: F401
+from ember.native.pooling.fractional_max_pool import fractional_max_pool2d, fractional_max_pool3d  # noqa: F401
 from ember.native.pooling.lp_pooling import lp_pool1d, lp_pool2d, lp_pool3d  # noqa: F401
 from ember.native.pooling.max_unpooling import max_unpool1d, max_unpool2d, max_unpool3d  # noqa: F401
 from ember.native.pooling.pooling import (  # noqa: F401

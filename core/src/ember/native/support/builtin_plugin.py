@@ -98,6 +98,8 @@ CORE_MODULES = (
     "ember.nn.modules.pooling:MaxUnpool1d",
     "ember.nn.modules.pooling:MaxUnpool2d",
     "ember.nn.modules.pooling:MaxUnpool3d",
+    "ember.nn.modules.pooling:FractionalMaxPool2d",
+    "ember.nn.modules.pooling:FractionalMaxPool3d",
     "ember.nn.modules.padding:ZeroPad1d",
     "ember.nn.modules.padding:ZeroPad2d",
     "ember.nn.modules.padding:ConstantPad1d",

@@ -1,12 +1,12 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
-``AdaptiveMaxPool1d/2d/3d``, ``LPPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``.
+``AdaptiveMaxPool1d/2d/3d``, ``LPPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``,
+``FractionalMaxPool2d/3d``.
 
-PyTorch counterpart: torch/nn/modules/pooling.py (v2.13). ember leaves out the fractional
-layers. Each layer stores its arguments as PyTorch does
+PyTorch counterpart: torch/nn/modules/pooling.py (v2.13). Each layer stores its arguments as PyTorch does
 (so ``extra_repr`` prints the same) and calls its functional form.
 """
 
-from ember.native.pooling import lp_pooling, max_unpooling
+from ember.native.pooling import fractional_max_pool, lp_pooling, max_unpooling
 from ember.native.pooling import pooling as P
 from ember.native.pooling import pooling3d as P3
 from ember.nn.modules.module import Module
@@ -299,6 +299,57 @@ class MaxUnpool3d(_MaxUnpoolNd):
 
     def forward(self, input, indices, output_size=None):
         return max_unpooling.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class _FractionalMaxPoolNd(Module):
+    """Exactly one of ``output_size`` and ``output_ratio`` (each ratio in (0, 1));
+    ``_random_samples``, when given, is a buffer that fixes the windows."""
+
+    dims = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, self.dims)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, self.dims) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, self.dims) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """:func:`~ember.nn.functional.fractional_max_pool2d` as a layer.
+
+    >>> import ember
+    >>> ember.nn.FractionalMaxPool2d(2, output_size=3)(ember.randn(1, 4, 7, 7)).shape
+    ember.Size([1, 4, 3, 3])
+    """
+
+    def forward(self, input):
+        return fractional_max_pool.fractional_max_pool2d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                                         self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """:func:`~ember.nn.functional.fractional_max_pool3d` as a layer; every kernel size must
+    be positive."""
+
+    dims = 3
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        sizes = (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size)
+        if not all(k > 0 for k in sizes):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        super().__init__(kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+    def forward(self, input):
+        return fractional_max_pool.fractional_max_pool3d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                                         self.return_indices, _random_samples=self._random_samples)
 
 
 def _ntuple(value, n):
