@@ -71,6 +71,8 @@ def test_iinfo_and_finfo_errors_match_torch():
         ember.finfo(ember.int32)
     with pytest.raises(TypeError, match="requires an integer input type"):
         ember.iinfo(ember.bfloat16)
+    with pytest.raises(TypeError, match="requires an integer input type"):  # complex too, as torch.iinfo
+        ember.iinfo(ember.complex64)
     assert ember.finfo() == ember.finfo(ember.float32)
 
 

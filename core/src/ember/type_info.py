@@ -74,7 +74,7 @@ class iinfo(_TypeInfo):
         d = dtypes.to_dtype(type)
         if d is dtypes.bool_:
             raise TypeError("ember.bool is not supported by ember.iinfo")
-        if d.is_floating_point:
+        if d.is_floating_point or d.is_complex:
             raise TypeError("ember.iinfo() requires an integer input type. Use ember.finfo to handle 'ember.iinfo'")
         info = np.iinfo(d.np)
         self.bits = d.itemsize * 8

@@ -73,7 +73,7 @@ def reduction_identity(name, input, ord=2.0):
     elif name in {"mean", "var", "std"}:
         return None
     else:
-        raise NotImplementedError(f"identity of {name} on {dtype} input")
+        raise NotImplementedError(f"identity of {name} on torch.{dtype.name} input")
     return ember.tensor(value, dtype=dtype, device=input.device)
 
 
@@ -81,9 +81,9 @@ def _extreme(dtype, lowest, name):
     """-inf or inf in a floating dtype, the dtype's lowest or highest value in an integer one."""
     if dtype.is_floating_point or (dtype.is_complex and name == "logsumexp"):
         return -math.inf if lowest else math.inf
-    if dtype.is_complex or dtype is dtypes.bool_:
-        raise NotImplementedError(f"identity of {name} on {dtype} input")
-    info = ember.iinfo(dtype)
+    if dtype is dtypes.bool_:
+        raise NotImplementedError(f"identity of {name} on torch.bool input")
+    info = ember.iinfo(dtype)  # a complex dtype has no extremes: iinfo's TypeError, as in PyTorch
     return info.min if lowest else info.max
 
 

@@ -4,20 +4,40 @@ of the non-NaN elements), and ``aminmax`` (both extremes at once).
 PyTorch counterpart: aten/src/ATen/native/ReduceOps.cpp (``nansum``, ``nanmean``,
 ``aminmax``) and their derivatives.yaml entries (v2.13).
 
-``nansum`` and ``nanmean`` are built from ember ops (``where``, ``sum``), so their
-gradients are those ops' gradients: NaN positions get zero. ``aminmax`` is one op
+``nansum`` is one op whose backward is PyTorch's: the expanded gradient times "not NaN",
+so a NaN position gets ``grad * 0`` (NaN where the gradient is infinite, as a fully NaN
+row's mean gives). ``nanmean`` is ``nansum`` over the count of non-NaN elements. ``aminmax`` is one op
 (``AminmaxBackward0``) that shares each extreme's gradient evenly among its ties, as
 ``amin``/``amax`` (and PyTorch) do.
 """
 
 import collections
 
-from ember.dispatcher import NONE, Op
-from ember.native.indexing.indexing import where
-from ember.native.reduction.reduction import expand_reduced, reduction_dims
+from ember.dispatcher import DEFAULT, NONE, Op
+from ember.native.reduction.reduction import (
+    _accumulate_dtype,
+    _axis,
+    _cast_to_reduced,
+    contiguous_result,
+    expand_reduced,
+    reduction_dims,
+)
 from ember.native.reduction.reduction import sum as sum_
 
 return_types_aminmax = collections.namedtuple("aminmax", ["min", "max"])
+
+
+def _nansum_kernel(xp, a, dims, keepdim, dtype=None):
+    return xp.nansum(a, axis=_axis(dims, a.ndim), dtype=dtype, keepdims=keepdim)
+
+
+def _nansum_backward(ctx, grad):
+    (a,) = ctx.saved_inputs
+    return (expand_reduced(grad, a.shape, ctx.attrs["dims"], ctx.attrs["keepdim"]) * a.isnan().logical_not(),)
+
+
+NANSUM = Op("aten::nansum", contiguous_result(_nansum_kernel), _nansum_backward, promote=DEFAULT, save="inputs",
+            opmath=True)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
@@ -27,9 +47,14 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     >>> ember.tensor([1., float("nan"), 2.]).nansum()
     tensor(3.)
     """
-    if input.dtype.is_floating_point:
-        input = where(input.isnan(), 0.0, input)
-    return sum_(input, dim, keepdim, dtype=dtype)
+    if not input.dtype.is_floating_point:
+        return sum_(input, dim, keepdim, dtype=dtype)
+    dims = reduction_dims(dim, input.ndim)
+    accumulate = _accumulate_dtype(input, dtype)
+    input = _cast_to_reduced(input, accumulate)
+    if accumulate is None:
+        return NANSUM(input, dims=dims, keepdim=keepdim)
+    return NANSUM(input, dims=dims, keepdim=keepdim, dtype=accumulate)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
