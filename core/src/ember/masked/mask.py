@@ -5,22 +5,22 @@ with, and the sorted tuple of dimensions a reduction runs over.
 PyTorch counterpart: torch/masked/_ops.py (v2.13): ``_input_mask``,
 ``_reduction_identity``, ``_canonical_dim`` and ``_combine_input_and_mask``. ember has
 strided tensors only, so the sparse COO and CSR branches and ``MaskedTensor`` are left out.
-
-# NOTE [ Masking by the identity ]
-A masked reduction never skips elements: it replaces each masked-out element with the
-reduction's identity (0 for a sum, 1 for a product, -inf for a maximum...) and runs the
-ordinary reduction. An element equal to the identity changes nothing, so the result is
-the reduction of the masked-in elements alone, and a fully masked-out row gives the
-identity itself (a sum of nothing is 0). ``where`` does the replacing, so autograd gives
-masked-out elements a zero gradient with no formula of its own. Reductions with no
-identity (mean, var, std) are computed from a masked sum and a count of the masked-in
-elements, and a fully masked-out row comes out NaN (0 / 0).
 """
 
 import math
 
 import ember
 from ember import dtypes
+
+# NOTE [ Masking by the identity ]
+# A masked reduction never skips elements: it replaces each masked-out element with the
+# reduction's identity (0 for a sum, 1 for a product, -inf for a maximum...) and runs the
+# ordinary reduction. An element equal to the identity changes nothing, so the result is
+# the reduction of the masked-in elements alone, and a fully masked-out row gives the
+# identity itself (a sum of nothing is 0). ``where`` does the replacing, so autograd gives
+# masked-out elements a zero gradient with no formula of its own. Reductions with no
+# identity (mean, var, std) are computed from a masked sum and a count of the masked-in
+# elements, and a fully masked-out row comes out NaN (0 / 0).
 
 # The reductions whose identity is the lowest value of the dtype, and the highest.
 _LOWEST = {"amax", "argmax", "logaddexp", "logsumexp"}
@@ -88,8 +88,10 @@ def _extreme(dtype, lowest, name):
 
 
 def combine(name, input, mask, ord=2.0):
-    """``input`` with its masked-out elements replaced by the identity of the reduction
-    ``name`` (NOTE [ Masking by the identity ]); ``input`` itself where ``mask`` is None."""
+    """``input`` with its masked-out elements replaced by the identity of the
+    reduction ``name``; ``input`` itself where ``mask`` is None.
+    NOTE [ Masking by the identity ]."""
     if mask is None:
         return input
-    return ember.where(input_mask(input, mask), input, reduction_identity(name, input, ord))
+    identity = reduction_identity(name, input, ord)
+    return ember.where(input_mask(input, mask), input, identity)

@@ -16,8 +16,11 @@ from ember.masked.mask import canonical_dim, combine
 from ember.masked.reductions import norm
 
 
-def _one_dim(dim, input):
-    return canonical_dim(dim, input.ndim)[0]
+def _along(op, identity, input, dim, dtype, mask):
+    """``op`` along one dimension of the input filled with the identity of ``identity``
+    (a reduction's name), computed in ``dtype`` (the input's by default)."""
+    dtype = input.dtype if dtype is None else dtype
+    return op(combine(identity, input, mask), canonical_dim(dim, input.ndim)[0], dtype=dtype)
 
 
 def cumsum(input, dim, *, dtype=None, mask=None):
@@ -36,8 +39,7 @@ def cumsum(input, dim, *, dtype=None, mask=None):
     >>> ember.masked.cumsum(ember.tensor([1., 2., 3.]), 0, mask=ember.tensor([True, False, True]))
     tensor([1., 1., 4.])
     """
-    dtype = input.dtype if dtype is None else dtype
-    return ember.cumsum(combine("sum", input, mask), _one_dim(dim, input), dtype=dtype).to(dtype=dtype)
+    return _along(ember.cumsum, "sum", input, dim, dtype, mask).to(dtype=dtype or input.dtype)
 
 
 def cumprod(input, dim, *, dtype=None, mask=None):
@@ -47,8 +49,7 @@ def cumprod(input, dim, *, dtype=None, mask=None):
     >>> ember.masked.cumprod(ember.tensor([2., 5., 3.]), 0, mask=ember.tensor([True, False, True]))
     tensor([2., 2., 6.])
     """
-    dtype = input.dtype if dtype is None else dtype
-    return ember.cumprod(combine("prod", input, mask), _one_dim(dim, input), dtype=dtype).to(dtype=dtype)
+    return _along(ember.cumprod, "prod", input, dim, dtype, mask).to(dtype=dtype or input.dtype)
 
 
 def softmax(input, dim, *, dtype=None, mask=None):
@@ -59,8 +60,7 @@ def softmax(input, dim, *, dtype=None, mask=None):
     >>> ember.masked.softmax(ember.tensor([1., 9., 1.]), 0, mask=ember.tensor([True, False, True]))
     tensor([0.5000, 0.0000, 0.5000])
     """
-    dtype = input.dtype if dtype is None else dtype
-    return ember.nn.functional.softmax(combine("amax", input, mask), _one_dim(dim, input), dtype=dtype)
+    return _along(ember.nn.functional.softmax, "amax", input, dim, dtype, mask)
 
 
 def log_softmax(input, dim, *, dtype=None, mask=None):
@@ -70,8 +70,7 @@ def log_softmax(input, dim, *, dtype=None, mask=None):
     >>> ember.masked.log_softmax(ember.tensor([1., 9., 1.]), 0, mask=ember.tensor([True, False, True]))
     tensor([-0.6931,    -inf, -0.6931])
     """
-    dtype = input.dtype if dtype is None else dtype
-    return ember.nn.functional.log_softmax(combine("amax", input, mask), _one_dim(dim, input), dtype=dtype)
+    return _along(ember.nn.functional.log_softmax, "amax", input, dim, dtype, mask)
 
 
 def softmin(input, dim, *, dtype=None, mask=None):
@@ -82,8 +81,7 @@ def softmin(input, dim, *, dtype=None, mask=None):
     >>> ember.masked.softmin(ember.tensor([1., -9., 1.]), 0, mask=ember.tensor([True, False, True]))
     tensor([0.5000, 0.0000, 0.5000])
     """
-    dtype = input.dtype if dtype is None else dtype
-    return ember.nn.functional.softmin(combine("amin", input, mask), _one_dim(dim, input), dtype=dtype)
+    return _along(ember.nn.functional.softmin, "amin", input, dim, dtype, mask)
 
 
 def normalize(input, ord, dim, *, eps=1e-12, dtype=None, mask=None):

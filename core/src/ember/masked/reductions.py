@@ -72,8 +72,7 @@ def amax(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     >>> ember.masked.amax(ember.tensor([2., 3., 4.]), mask=ember.tensor([True, True, False]))
     tensor(3.)
     """
-    dtype = input.dtype if dtype is None else dtype
-    return ember.amax(combine("amax", input, mask), canonical_dim(dim, input.ndim), bool(keepdim)).to(dtype=dtype)
+    return _extreme(ember.amax, "amax", input, canonical_dim(dim, input.ndim), keepdim, dtype, mask)
 
 
 def amin(input, dim=None, *, keepdim=False, dtype=None, mask=None):
@@ -84,8 +83,14 @@ def amin(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     >>> ember.masked.amin(ember.tensor([2., 3., 4.]), mask=ember.tensor([False, True, True]))
     tensor(3.)
     """
+    return _extreme(ember.amin, "amin", input, canonical_dim(dim, input.ndim), keepdim, dtype, mask)
+
+
+def _extreme(reduce, name, input, dim, keepdim, dtype, mask):
+    """amax, amin, argmax or argmin (``reduce``) of the identity-filled input over
+    ``dim``, cast to ``dtype`` (the input's by default)."""
     dtype = input.dtype if dtype is None else dtype
-    return ember.amin(combine("amin", input, mask), canonical_dim(dim, input.ndim), bool(keepdim)).to(dtype=dtype)
+    return reduce(combine(name, input, mask), dim, bool(keepdim)).to(dtype=dtype)
 
 
 def argmax(input, dim=None, *, keepdim=False, dtype=None, mask=None):
@@ -97,8 +102,7 @@ def argmax(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     >>> ember.masked.argmax(ember.tensor([5., 3., 4.]), mask=ember.tensor([False, True, True]))
     tensor(2.)
     """
-    dtype = input.dtype if dtype is None else dtype
-    return ember.argmax(combine("argmax", input, mask), dim, bool(keepdim)).to(dtype=dtype)
+    return _extreme(ember.argmax, "argmax", input, dim, keepdim, dtype, mask)
 
 
 def argmin(input, dim=None, *, keepdim=False, dtype=None, mask=None):
@@ -108,8 +112,7 @@ def argmin(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     >>> ember.masked.argmin(ember.tensor([1., 3., 4.]), mask=ember.tensor([False, True, True]))
     tensor(1.)
     """
-    dtype = input.dtype if dtype is None else dtype
-    return ember.argmin(combine("argmin", input, mask), dim, bool(keepdim)).to(dtype=dtype)
+    return _extreme(ember.argmin, "argmin", input, dim, keepdim, dtype, mask)
 
 
 def _count(input, dim, keepdim, mask):

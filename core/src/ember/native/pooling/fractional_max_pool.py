@@ -4,26 +4,9 @@ output size between 1 and ``input - kernel + 1`` comes out (Graham, "Fractional
 Max-Pooling", 2015).
 
 PyTorch counterpart: aten/src/ATen/native/FractionalMaxPool2d.cpp,
-FractionalMaxPool3d.cpp, FractionalMaxPooling.h and torch/nn/functional.py
-(``fractional_max_pool2d``, ``fractional_max_pool3d``) (v2.13).
-
-# NOTE [ Fractional pooling intervals ]
-Along a dimension of size ``n`` pooled by a window ``k`` into ``m`` outputs, one number
-``u`` in [0, 1) per (sample, channel, dimension) places the windows. With
-``alpha = (n - k) / (m - 1)`` the i-th window starts at
-``int((i + u) * alpha) - int(u * alpha)`` for ``i < m - 1``, and the last one at
-``n - k``, so the first window starts at 0, the last ends at the input's edge, and the
-steps between starts are ``floor(alpha)`` or ``ceil(alpha)``. PyTorch computes ``alpha``
-and the products in the input's dtype (float32 rounding can move a start by one), and so
-does the kernel below. The ``u`` come from ``_random_samples`` (``(N, C, 2)`` or
-``(N, C, 3)``), else from ``rand`` in the input's dtype, from ember's generator, which
-draws PyTorch's stream: the same seed gives the same windows. In 2-D PyTorch reads the
-width's ``u`` first (``samples[..., 0]`` is W, ``[..., 1]`` is H); in 3-D the order is
-T, H, W.
-
-Each window's maximum is found as max pooling's (NOTE in pooling3d.py): the first tap
-until a strictly greater value or a NaN comes; its flat index in the ``H*W`` (``T*H*W``)
-plane is returned, and the backward adds each gradient there (a ``scatter_add``).
+aten/src/ATen/native/FractionalMaxPool3d.cpp (with the shared checks and intervals of
+FractionalMaxPooling.h) and torch/nn/functional.py (``fractional_max_pool2d``,
+``fractional_max_pool3d``) (v2.13).
 """
 
 import itertools
@@ -33,19 +16,40 @@ from ember import dtypes
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import NONE, Op
 
+# NOTE [ Fractional pooling intervals ]
+# Along a dimension of size ``n`` pooled by a window ``k`` into ``m`` outputs, one number
+# ``u`` in [0, 1) per (sample, channel, dimension) places the windows. With
+# ``alpha = (n - k) / (m - 1)`` the i-th window starts at
+# ``int((i + u) * alpha) - int(u * alpha)`` for ``i < m - 1``, and the last one at
+# ``n - k``, so the first window starts at 0, the last ends at the input's edge, and the
+# steps between starts are ``floor(alpha)`` or ``ceil(alpha)``. PyTorch computes ``alpha``
+# and the products in the input's dtype (float32 rounding can move a start by one), and so
+# does the kernel below. The ``u`` come from ``_random_samples`` (``(N, C, 2)`` or
+# ``(N, C, 3)``), else from ``rand`` in the input's dtype, from ember's generator, which
+# draws PyTorch's stream: the same seed gives the same windows. In 2-D PyTorch reads the
+# width's ``u`` first (``samples[..., 0]`` is W, ``[..., 1]`` is H); in 3-D the order is
+# T, H, W.
+#
+# Each window's maximum is found as max pooling's (pooling3d.py): the first tap
+# until a strictly greater value or a NaN comes; its flat index in the ``H*W`` (``T*H*W``)
+# plane is returned, and the backward adds each gradient there (a ``scatter_add``).
+
 # Which sample column places each spatial dimension, in dimension order (NOTE above).
 _SAMPLE_COLUMN = {2: (1, 0), 3: (0, 1, 2)}
 
 
 def _interval_starts(xp, u, size, out, kernel):
-    """Where each of the ``out`` windows starts along a dimension of ``size``, for every
-    ``u`` (shape (N, C)): int64 of shape (N, C, out) (NOTE [ Fractional pooling intervals ])."""
+    """Where each of the ``out`` windows starts along a dimension of ``size``, for
+    every ``u`` (shape (N, C)): int64 of shape (N, C, out).
+    NOTE [ Fractional pooling intervals ]."""
     starts = xp.full(u.shape + (out,), size - kernel, dtype="int64")
     if out > 1:
-        alpha = xp.asarray(size - kernel, dtype=u.dtype) / xp.asarray(out - 1, dtype=u.dtype)
+        # in u's dtype, as PyTorch: float32 rounding can move a start by one
+        alpha = xp.asarray(size - kernel, u.dtype) / xp.asarray(out - 1, u.dtype)
         steps = xp.arange(out - 1).astype(u.dtype)
         u = u[..., None]
-        starts[..., :-1] = ((steps + u) * alpha).astype("int64") - (u * alpha).astype("int64")
+        first = (u * alpha).astype("int64")
+        starts[..., :-1] = ((steps + u) * alpha).astype("int64") - first
     return starts
 
 
@@ -216,7 +220,7 @@ def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=Non
     >>> import ember
     >>> x = ember.arange(27.).view(1, 1, 3, 3, 3)
     >>> ember.nn.functional.fractional_max_pool3d(x, 2, output_size=1, _random_samples=ember.zeros(1, 1, 3)).tolist()
-    [[[[[13.0]]]]]
+    [[[[[26.0]]]]]
     """
     return _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 3,
                                 FRACTIONAL_MAX_POOL3D, "fractional_max_pool3d_out(): ")
