@@ -17,6 +17,7 @@ Every keyword but ``name`` lands in a frozen ``ModelInfo`` (fields below; unknow
 keywords are an error, so a typo never passes silently).
 """
 
+import difflib
 import fnmatch
 import re
 from dataclasses import dataclass, field, fields
@@ -111,7 +112,9 @@ def _natural_key(name):
 
 def _unknown_message(name):
     names = list_models()
-    close = [n for n in names if name.lower() in n.lower() or n.lower() in name.lower()][:8]
+    close = [n for n in names if name.lower() in n.lower() or n.lower() in name.lower()]
+    # the closest spelling first: resnet8_cifar before se_resnet8_cifar for "resnet8"
+    close = sorted(close, key=lambda n: -difflib.SequenceMatcher(None, name.lower(), n.lower()).ratio())[:8]
     if close:
         hint = f"; did you mean: {', '.join(close)}"
     elif names:
