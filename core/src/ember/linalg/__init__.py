@@ -20,6 +20,7 @@ from ember.native.linalg.cholesky import cholesky
 from ember.native.linalg.compositions import diagonal, matrix_power, multi_dot, vecdot  # noqa: F401
 from ember.native.linalg.cross import linalg_cross as cross
 from ember.native.linalg.det import det, slogdet
+from ember.native.linalg.eig import eig, eigvals
 from ember.native.linalg.eigh import eigh, eigvalsh
 from ember.native.linalg.householder import householder_product  # noqa: F401
 from ember.native.linalg.info_variants import cholesky_ex, inv_ex, solve_ex  # noqa: F401
@@ -126,5 +127,5 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
-__all__ = ["LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_exp", "matrix_norm",
-           "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
+           "matrix_exp", "matrix_norm", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vector_norm"]

@@ -33,7 +33,7 @@ def check_matrix(input, name, argument="A"):
 
 
 def check_floating(input, name):
-    if input.dtype not in (dtypes.float32, dtypes.float64):
+    if input.dtype not in (dtypes.float32, dtypes.float64, dtypes.complex64, dtypes.complex128):
         from ember.native.support._inplace import _type_name
 
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "

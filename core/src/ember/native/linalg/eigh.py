@@ -6,39 +6,50 @@ PyTorch counterpart: aten/src/ATen/native/BatchLinearAlgebra.cpp (``linalg_eigh`
 (v2.13).
 
 Only one triangle of A is read (``UPLO="L"``: the lower one, PyTorch's default). The
-signs of the eigenvectors are LAPACK's. Gradient, with E_ij = L_j - L_i:
-gA = V [diag(gL) + skew(V^T gV) / (2 E)] V^T (skew(X) = X - X^T), which needs distinct
-eigenvalues, as PyTorch's does.
+signs (phases) of the eigenvectors are LAPACK's; the eigenvalues are real for a
+complex (Hermitian) A too. Gradient, with E_ij = L_j - L_i, in PyTorch's convention
+(NOTE [ Complex gradients ] in autograd/graph.py):
+gA = V [diag(gL) + skew(V^H gV) / (2 E)] V^H (skew(X) = X - X^H), which needs distinct
+eigenvalues, as PyTorch's does; a loss that depends on the vectors' phases is refused
+as for ``eig`` (NOTE [ The gradient of eig ] in eig.py).
 """
 
 import collections
 
 from ember.amp.state import composite_inputs
+from ember.autograd.graph import complex_formula
 from ember.dispatcher import NONE, Op
 from ember.native.linalg.checks import check_floating, check_square
+from ember.native.linalg.eig import check_gauge
 
 return_types_eigh = collections.namedtuple("eigh", ["eigenvalues", "eigenvectors"])
 
 
 def _eigh_kernel(xp, a, uplo):
+    real = xp.empty(0, dtype=a.dtype).real.dtype  # the eigenvalues of a Hermitian matrix are real
     if a.size == 0:
-        return xp.zeros(a.shape[:-1], dtype=a.dtype), xp.zeros(a.shape, dtype=a.dtype)
+        return xp.zeros(a.shape[:-1], dtype=real), xp.zeros(a.shape, dtype=a.dtype)
     values, vectors = xp.linalg.eigh(a, UPLO=uplo)
-    return values.astype(a.dtype), vectors
+    return values.astype(real), vectors
 
 
+@complex_formula
 def _eigh_backward(ctx, grad_values, grad_vectors):
     from ember.native.factory import eye
 
     values, vectors = ctx.saved_outputs
-    inner = grad_values.diag_embed() if grad_values is not None else 0.0
-    if grad_vectors is not None:
-        n = values.shape[-1]
-        identity = eye(n, dtype=values.dtype, device=values.device)
+    vectors_h = vectors.mH
+    if grad_vectors is None:
+        inner = grad_values.diag_embed().to(vectors.dtype)
+    else:
+        vhgv = vectors_h @ grad_vectors
+        check_gauge(vhgv.diagonal(0, -2, -1), "linalg_eigh_backward")
+        identity = eye(values.shape[-1], dtype=values.dtype, device=values.device)
         gaps = values.unsqueeze(-2) - values.unsqueeze(-1) + identity
-        vhgv = vectors.mT @ grad_vectors
-        inner = inner + (vhgv - vhgv.mT) / (2 * gaps) * (1 - identity)
-    return (vectors @ inner @ vectors.mT,)
+        inner = (vhgv - vhgv.mH) / (2 * gaps)
+        if grad_values is not None:  # the diagonal becomes gL
+            inner = inner * (1 - identity) + grad_values.diag_embed()
+    return (vectors @ inner @ vectors_h,)
 
 
 EIGH = Op("aten::linalg_eigh", _eigh_kernel, _eigh_backward, promote=NONE, save="outputs", num_outputs=2,
