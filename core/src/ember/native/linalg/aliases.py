@@ -50,6 +50,8 @@ def logdet(input):
     check_square(input, "logdet")
     check_floating(input, "logdet")
     sign, logabsdet = slogdet(input)
+    if input.is_complex():  # log det = log|det| + i angle(det)
+        return sign.log() + logabsdet
     return where(sign < 0, float("nan"), logabsdet)
 
 
@@ -75,7 +77,7 @@ def svd(input, some=True, compute_uv=True):
         return return_types_svd(zeros(batch + (m, m), dtype=input.dtype, device=input.device), svdvals(input),
                                 zeros(batch + (n, n), dtype=input.dtype, device=input.device))
     u, s, vh = _linalg_svd(input, full_matrices=not some)
-    return return_types_svd(u, s, vh.mT)
+    return return_types_svd(u, s, vh.mH)
 
 
 def cholesky(input, upper=False):

@@ -3,19 +3,21 @@
 PyTorch counterpart: aten/src/ATen/native/BatchLinearAlgebra.cpp (``linalg_cholesky``)
 and ``cholesky_backward`` in torch/csrc/autograd/FunctionsManual.cpp (v2.13).
 
-Only the lower triangle of A is read (LAPACK's convention, which PyTorch keeps), so
-the gradient is symmetrised: with Phi(X) = tril(X) with its diagonal halved,
-gA = L^-T Phi(L^T gL) L^-1, then (gA + gA^T) / 2.
+Only the lower triangle of A is read (LAPACK's convention, which PyTorch keeps; the
+upper one is taken as its conjugate transpose), so the gradient is made Hermitian: with
+X = tril(L^H gL), gA = L^-H [(X + tril(X, -1)^H) / 2] L^-1, in PyTorch's convention
+(NOTE [ Complex gradients ] in autograd/graph.py).
 """
 
 from ember.amp.state import composite_inputs
+from ember.autograd.graph import complex_formula
 from ember.dispatcher import NONE, Op
 from ember.native.linalg.checks import LinAlgError, batch_prefix, check_floating, check_square, first_non_positive_minor
 
 
 def _cholesky_kernel(xp, a):
     lower = xp.tril(a)
-    symmetric = lower + xp.swapaxes(xp.tril(a, -1), -1, -2)  # LAPACK reads only the lower triangle
+    symmetric = lower + xp.swapaxes(xp.tril(a, -1), -1, -2).conj()  # LAPACK reads only the lower triangle
     try:
         return xp.linalg.cholesky(symmetric)
     except xp.linalg.LinAlgError:
@@ -25,18 +27,15 @@ def _cholesky_kernel(xp, a):
                           f"{order} is not positive-definite).") from None
 
 
-def _phi(x):
-    """The lower triangle with the diagonal halved."""
-    return x.tril() - 0.5 * x.diagonal(0, -2, -1).diag_embed()
-
-
+@complex_formula
 def _cholesky_backward(ctx, grad):
     from ember.native.linalg.solve import inv
 
     (lower,) = ctx.saved_outputs
     lower_inv = inv(lower)
-    grad_a = lower_inv.mT @ _phi(lower.mT @ grad) @ lower_inv
-    return (0.5 * (grad_a + grad_a.mT),)
+    product = (lower.mH @ grad).tril()
+    hermitian = 0.5 * (product + product.tril(-1).mH)  # Phi(X) + Phi(X)^H, the diagonal once
+    return (lower_inv.mH @ hermitian @ lower_inv,)
 
 
 CHOLESKY = Op("aten::linalg_cholesky", _cholesky_kernel, _cholesky_backward, promote=NONE, save="outputs",
@@ -55,4 +54,4 @@ def cholesky(A, *, upper=False):
     check_square(A, "linalg.cholesky")
     check_floating(A, "linalg.cholesky")
     lower = CHOLESKY(A)
-    return lower.mT if upper else lower
+    return lower.mH if upper else lower

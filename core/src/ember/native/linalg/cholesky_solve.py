@@ -32,7 +32,7 @@ def cholesky_solve(B, L, upper=False):
     if B.dtype != L.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {B.dtype} and A of type "
                            f"{L.dtype} instead.")
-    A = L.mT @ L if upper else L @ L.mT
+    A = L.mH @ L if upper else L @ L.mH
     return solve(A, B)
 
 

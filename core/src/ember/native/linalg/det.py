@@ -8,10 +8,18 @@ differentiate again). Where the computed determinant is exactly zero, PyTorch's 
 is zero (det(A) times anything), not the cofactor matrix that is the true derivative;
 ember gives PyTorch's zeros. ``slogdet``'s log|det| has no gradient there (``inv``
 raises its ``LinAlgError``).
+
+NOTE [ slogdet of a complex matrix ]
+For complex A the sign is det / |det| (a unit complex number) and log|det| is real.
+With w = tr(A^-1 dA) = d log det, d log|det| = Re w and d angle = Im w, so a loss with
+gradients gl (of log|det|) and gs (of the sign, s = e^{i angle}, ds = i s d angle) has
+gA = (gl + i Im(conj(s) gs)) A^-H, in PyTorch's convention (NOTE [ Complex gradients ]
+in autograd/graph.py); for real A the sign is constant and gA = gl A^-T.
 """
 
 import collections
 
+from ember.autograd.graph import complex_formula
 from ember.dispatcher import NONE, Op
 from ember.native.linalg.checks import check_floating, check_square
 
@@ -49,17 +57,24 @@ def det(A):
 
 def _slogdet_kernel(xp, a):
     sign, logabsdet = xp.linalg.slogdet(a)
-    return sign.astype(a.dtype), logabsdet.astype(a.dtype)
+    return sign.astype(a.dtype), logabsdet.astype(xp.empty(0, dtype=a.dtype).real.dtype)
 
 
+@complex_formula
 def _slogdet_backward(ctx, grad_sign, grad_logabsdet):
     from ember.native.linalg.solve import inv
 
     (a,) = ctx.saved_inputs
-    return (grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * inv(a).mT,)
+    sign, _ = ctx.saved_outputs
+    scale = 0.0 if grad_logabsdet is None else grad_logabsdet
+    if a.is_complex() and grad_sign is not None:  # the angle's part (NOTE [ slogdet of a complex matrix ])
+        scale = scale + 1j * (sign.conj() * grad_sign).imag
+    if not isinstance(scale, float):
+        scale = scale.unsqueeze(-1).unsqueeze(-1)
+    return (scale * inv(a).mH,)
 
 
-SLOGDET = Op("aten::linalg_slogdet", _slogdet_kernel, _slogdet_backward, promote=NONE, save="inputs",
+SLOGDET = Op("aten::linalg_slogdet", _slogdet_kernel, _slogdet_backward, promote=NONE, save="both",
              num_outputs=2, backward_name="LinalgSlogdetBackward0")
 
 

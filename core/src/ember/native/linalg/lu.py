@@ -178,7 +178,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
-    """X with ``A X = B`` for A given by ``lu_factor`` (``adjoint``: ``A^T X = B``;
+    """X with ``A X = B`` for A given by ``lu_factor`` (``adjoint``: ``A^H X = B``;
     ``left=False``: ``X A = B``), by two triangular solves.
 
     >>> import ember
@@ -189,15 +189,15 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     """
     from ember.native.linalg.triangular_solve import solve_triangular
 
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return lu_solve(LU, pivots, B.mH, adjoint=not adjoint).mH
     P = permutation(pivots, LU.shape[-1], LU)
     if not adjoint:  # A = P L U: X = U^-1 L^-1 P^T B
         Y = solve_triangular(LU, P.mT @ B, upper=False, unitriangular=True)
         return solve_triangular(LU, Y, upper=True)
-    # A^T = U^T L^T P^T: X = P L^-T U^-T B
-    Y = solve_triangular(LU.mT, B, upper=False)
-    return P @ solve_triangular(LU.mT, Y, upper=True, unitriangular=True)
+    # A^H = U^H L^H P^T: X = P L^-H U^-H B
+    Y = solve_triangular(LU.mH, B, upper=False)
+    return P @ solve_triangular(LU.mH, Y, upper=True, unitriangular=True)
 
 
 # --- the older spellings (torch.lu, torch.lu_solve) ----------------------------------------
