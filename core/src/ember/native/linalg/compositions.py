@@ -9,7 +9,8 @@ Each is a few ember ops, so gradients come from those ops' formulas.
 
 
 def vecdot(x, y, *, dim=-1):
-    """The dot product of ``x`` and ``y`` along ``dim``, broadcasting the rest.
+    """The dot product of ``x`` and ``y`` along ``dim`` (``x`` conjugated when complex),
+    broadcasting the rest.
 
     >>> import ember
     >>> ember.linalg.vecdot(ember.tensor([[1., 2.], [3., 4.]]), ember.tensor([1., 1.]))
@@ -18,7 +19,7 @@ def vecdot(x, y, *, dim=-1):
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_type_name(x)} and y of type {_type_name(y)} instead")
-    return (x * y).sum(dim)
+    return (x.conj() * y).sum(dim) if x.is_complex() else (x * y).sum(dim)  # conj(x)^T y, as PyTorch's
 
 
 def _type_name(x):

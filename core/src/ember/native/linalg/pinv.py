@@ -16,6 +16,7 @@ are empty and ``rank`` is the numerical rank, as with PyTorch's default CPU driv
 import collections
 
 from ember.amp.state import autocast_state, composite_inputs, suspended
+from ember.autograd.graph import complex_formula
 from ember.dispatcher import NONE, Op
 from ember.native.linalg.checks import check_floating, check_matrix
 
@@ -32,18 +33,20 @@ def _pinv_kernel(xp, a, rtol, hermitian=False):
     return xp.linalg.pinv(a, rcond=rtol, hermitian=hermitian).astype(a.dtype)
 
 
+@complex_formula
 def _pinv_backward(ctx, grad):
+    # in PyTorch's convention, with conjugate transposes (NOTE [ Complex gradients ] in autograd/graph.py)
     (a,) = ctx.saved_inputs
     (p,) = ctx.saved_outputs
     m, n = a.shape[-2], a.shape[-1]
-    p_t, grad_t = p.mT, grad.mT
+    p_t, grad_t = p.mH, grad.mH
     if m <= n:
         k = grad_t @ p
         k_p_t = k @ p_t
-        return (-(p @ k).mT + k_p_t - (a @ p) @ k_p_t + (p_t @ p) @ (grad_t - k @ a),)
+        return (-(p @ k).mH + k_p_t - (a @ p) @ k_p_t + (p_t @ p) @ (grad_t - k @ a),)
     k = p @ grad_t
     p_t_k = p_t @ k
-    return (-(k @ p).mT + (grad_t - a @ k) @ p @ p_t + p_t_k - p_t_k @ p @ a,)
+    return (-(k @ p).mH + (grad_t - a @ k) @ p @ p_t + p_t_k - p_t_k @ p @ a,)
 
 
 PINV = Op("aten::linalg_pinv", _pinv_kernel, _pinv_backward, promote=NONE, save="both",
@@ -95,11 +98,13 @@ def lstsq(A, B, rcond=None, *, driver=None):
     # What each LAPACK driver reports (NOTE [ lstsq's drivers ]).
     ranks = _rank(A, rcond)
     rank = empty(0, dtype=int64, device=A.device) if driver == "gels" else tensor(ranks, device=A.device)
-    singular_values = svdvals(A.detach()) if driver in ("gelsd", "gelss") else none
+    real_none = none.abs() if none.is_complex() else none
+    singular_values = svdvals(A.detach()) if driver in ("gelsd", "gelss") else real_none
     m, n = A.shape[-2:]
     residuals = solution.reshape(-1)[:0]  # empty, but an output of the graph like PyTorch's
+    residuals = residuals.abs() if residuals.is_complex() else residuals  # real, as PyTorch's
     if driver in ("gels", "gelsd", "gelss") and m > n and bool((ranks == n).all()):
-        residuals = (A @ solution - rhs).square().sum(-2)  # a vector B keeps its one column: (1,)
+        residuals = (A @ solution - rhs).abs().square().sum(-2)  # a vector B keeps its one column: (1,)
     return return_types_lstsq(solution.squeeze(-1) if vector else solution, residuals, rank, singular_values)
 
 
