@@ -6,8 +6,9 @@ PyTorch counterpart: aten/src/ATen/native/BatchLinearAlgebra.cpp (``linalg_qr``)
 
 Modes: ``"reduced"`` (Q is m x k, R is k x n, k = min(m, n)), ``"complete"`` (Q is
 m x m) and ``"r"`` (R only, Q empty). Gradient for m >= n in the reduced mode, with
-copyltu(M) the symmetric matrix built from M's lower triangle:
-M = R gR^T - gQ^T Q, gA = (gQ + Q copyltu(M)) R^-T. A wide matrix A = [X | Y] (m < n)
+copyltu(M) the Hermitian matrix built from M's lower triangle (real diagonal):
+M = R gR^H - gQ^H Q, gA = (gQ + Q copyltu(M)) R^-H, in PyTorch's convention (NOTE
+[ Complex gradients ] in autograd/graph.py). A wide matrix A = [X | Y] (m < n)
 splits as X = Q U (square, the formula above with gQ + Y gV^T for gQ) and Y = Q V
 (gY = Q gV). The complete mode of a tall matrix has no gradient, as in PyTorch.
 """
@@ -15,6 +16,7 @@ splits as X = Q U (square, the formula above with gQ + Y gV^T for gQ) and Y = Q 
 import collections
 
 from ember.amp.state import composite_inputs
+from ember.autograd.graph import complex_formula
 from ember.dispatcher import NONE, Op
 from ember.native.linalg.checks import check_floating, check_matrix
 
@@ -35,18 +37,24 @@ def _qr_kernel(xp, a, mode):
 
 
 def _copyltu(m):
+    """The strict lower triangle mirrored into the upper one (conjugated), and the real
+    part of the diagonal: R's diagonal is real (LAPACK's Householder convention), so only
+    the real part of its cotangent moves A."""
     lower = m.tril(-1)
-    return lower + lower.mT + m.diagonal(0, -2, -1).diag_embed()
+    diagonal = m.diagonal(0, -2, -1)
+    diagonal = diagonal.real.to(m.dtype) if m.is_complex() else diagonal
+    return lower + lower.mH + diagonal.diag_embed()
 
 
 def _square_or_tall_backward(q, r, grad_q, grad_r):
     from ember.native.linalg.solve import solve
 
-    middle = r @ grad_r.mT - grad_q.mT @ q
+    middle = r @ grad_r.mH - grad_q.mH @ q
     b = grad_q + q @ _copyltu(middle)
-    return solve(r, b.mT).mT  # b R^-T, as the solution of R gA^T = b^T
+    return solve(r, b.mH).mH  # b R^-H, as the solution of R gA^H = b^H
 
 
+@complex_formula
 def _qr_backward(ctx, grad_q, grad_r):
     from ember.native.shape.shape import cat
 
@@ -61,7 +69,7 @@ def _qr_backward(ctx, grad_q, grad_r):
     # Wide: A = [X | Y] with X = Q U square; Y = Q V only moves Q's gradient.
     square, rest = r[..., :, :m], r[..., :, m:]
     grad_square, grad_rest = grad_r[..., :, :m], grad_r[..., :, m:]
-    grad_x = _square_or_tall_backward(q, square, grad_q + (q @ rest) @ grad_rest.mT, grad_square)
+    grad_x = _square_or_tall_backward(q, square, grad_q + (q @ rest) @ grad_rest.mH, grad_square)
     return (cat([grad_x, q @ grad_rest], -1),)
 
 
