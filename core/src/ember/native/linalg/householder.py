@@ -6,8 +6,8 @@ PyTorch counterpart: aten/src/ATen/native/BatchLinearAlgebra.cpp
 (``linalg_householder_product``, ``geqrf``, ``ormqr``) and
 ``householder_product_backward`` in torch/csrc/autograd/FunctionsManual.cpp (v2.13).
 
-``H_i = I - tau_i v_i v_i^T`` where ``v_i`` is column i of A below the diagonal, with
-an implicit 1 on it and zeros above. The reference forms the product as ``I - V T V^T``
+``H_i = I - tau_i v_i v_i^H`` where ``v_i`` is column i of A below the diagonal, with
+an implicit 1 on it and zeros above. The reference forms the product as ``I - V T V^H``
 (the compact WY form) with ember ops, so the gradient comes from theirs. ``geqrf`` calls
 LAPACK's routine through SciPy and has no gradient, as in PyTorch.
 """
@@ -51,13 +51,13 @@ def householder_product(A, tau):
         return identity[:, :n].expand(*A.shape) + A * 0
     V = A[..., :, :k].tril(-1) + identity[:, :k]  # column i: v_i, with its implicit 1 and zeros above
     T = _compact_wy_factor(V, tau)
-    return identity[:, :n] - V @ T @ V[..., :n, :].mT
+    return identity[:, :n] - V @ T @ V[..., :n, :].mH
 
 
 def _compact_wy_factor(V, tau):
-    """The upper triangular T with ``H_1 ... H_k = I - V T V^T`` (the compact WY form
+    """The upper triangular T with ``H_1 ... H_k = I - V T V^H`` (the compact WY form
     LAPACK's larft builds): ``T_1 = tau_1`` and, column by column,
-    ``T_{i+1} = [[T_i, -tau_{i+1} T_i V_i^T v_{i+1}], [0, tau_{i+1}]]``. Products of
+    ``T_{i+1} = [[T_i, -tau_{i+1} T_i V_i^H v_{i+1}], [0, tau_{i+1}]]``. Products of
     k x k blocks, where multiplying the reflections out one by one would update an
     m x m matrix k times."""
     from ember.native.factory import zeros
@@ -66,7 +66,7 @@ def _compact_wy_factor(V, tau):
     T = tau[..., 0:1].unsqueeze(-1)
     for i in range(1, tau.shape[-1]):
         scale = tau[..., i:i + 1].unsqueeze(-1)
-        column = -scale * (T @ (V[..., :, :i].mT @ V[..., :, i:i + 1]))
+        column = -scale * (T @ (V[..., :, :i].mH @ V[..., :, i:i + 1]))
         bottom = cat([zeros(*T.shape[:-2], 1, i, dtype=T.dtype, device=T.device), scale], -1)
         T = cat([cat([T, column], -1), bottom], -2)
     return T
@@ -108,7 +108,7 @@ def geqrf(input):
 
 
 def ormqr(input, tau, other, left=True, transpose=False):
-    """``Q @ other`` (``other @ Q`` for ``left=False``; Q^T for ``transpose``) with Q
+    """``Q @ other`` (``other @ Q`` for ``left=False``; Q^H for ``transpose``) with Q
     the full square product of the Householder reflections in ``(input, tau)``.
 
     >>> import ember
@@ -132,5 +132,5 @@ def ormqr(input, tau, other, left=True, transpose=False):
         padding = zeros(*input.shape[:-1], rows - columns, dtype=input.dtype, device=input.device)
         input = cat([input, padding], -1)
     Q = householder_product(input[..., :, :rows], tau)
-    Q = Q.mT if transpose else Q
+    Q = Q.mH if transpose else Q  # the conjugate transpose for complex, as LAPACK's
     return Q @ other if left else other @ Q

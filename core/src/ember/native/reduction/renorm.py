@@ -22,7 +22,7 @@ def _check(input, p, dim, maxnorm):
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     if input.ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         from ember import dtypes
 
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
