@@ -19,7 +19,7 @@ _TAYLOR_DEGREE = 18
 def _matrix_exp_kernel(xp, a):
     if a.size == 0:
         return a.copy()
-    work = a.astype("float64")
+    work = a.astype(xp.result_type(a.dtype, xp.float64))  # complex128 for complex A
     norms = xp.abs(work).sum(axis=-2).max(axis=-1)  # the 1-norm of each matrix
     squarings = int(max(0, xp.ceil(xp.log2(max(float(norms.max()), 1e-300) / 0.25))))
     work = work / 2.0 ** squarings
