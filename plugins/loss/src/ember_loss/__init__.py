@@ -14,13 +14,13 @@ __version__ = "0.1.0"
 
 @hookimpl
 def ember_register_ops(register):
-    from ember_loss import binary, cross_entropy, kl_div, likelihood, nll, regression
+    from ember_loss import binary, cross_entropy, ctc, kl_div, likelihood, nll, regression
 
     for op in (cross_entropy.cross_entropy_op, cross_entropy.cross_entropy_backward_op,
                cross_entropy.coefficients_op, nll.nll_loss_op, nll.nll_coefficients_op, nll.nll_backward_op,
                regression.MSE_LOSS,
                binary.BINARY_CROSS_ENTROPY, binary.BINARY_CROSS_ENTROPY_WITH_LOGITS,
-               kl_div.XLOGX, likelihood.clamp_min_pass_through):
+               kl_div.XLOGX, likelihood.clamp_min_pass_through, ctc.ctc_loss_op, ctc.ctc_backward_op):
         register(op)
 
 

@@ -269,7 +269,20 @@ class TripletMarginWithDistanceLoss(_Loss):
                                                    swap=self.swap, reduction=self.reduction)
 
 
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss; see :func:`ember_loss.ctc.ctc_loss`."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
 MODULES = (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss,
            KLDivLoss, CosineEmbeddingLoss, MarginRankingLoss, TripletMarginLoss, PoissonNLLLoss,
            GaussianNLLLoss, DistillationLoss, SoftMarginLoss, HingeEmbeddingLoss, MultiMarginLoss,
-           MultiLabelMarginLoss, MultiLabelSoftMarginLoss, TripletMarginWithDistanceLoss)
+           MultiLabelMarginLoss, MultiLabelSoftMarginLoss, TripletMarginWithDistanceLoss, CTCLoss)
