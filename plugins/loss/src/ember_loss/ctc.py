@@ -156,6 +156,8 @@ def _lengths(lengths, name):
 def _check(log_probs, targets, input_lengths, target_lengths, blank):
     """PyTorch's argument checks, with its messages."""
     steps, batch, classes = log_probs.shape
+    if log_probs.numel() == 0:
+        raise RuntimeError("log_probs tensor must not be empty")
     if not 0 <= blank < classes:
         raise RuntimeError("blank must be in label range")
     if input_lengths.numel() != batch:
