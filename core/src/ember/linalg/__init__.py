@@ -3,11 +3,12 @@
 PyTorch counterpart: torch/linalg/__init__.py (v2.13).
 
 Each function is a thin front (checks and argument forms) over an op in
-ember/native/linalg_*.py, whose kernel calls NumPy's LAPACK wrappers and whose
+ember/native/linalg/*.py, whose kernel calls NumPy's LAPACK wrappers and whose
 backward formula is written with ember ops. The norms are compositions of ember ops
 (vector norms are ``Tensor.norm``; the 2-norm and nuclear norm of a matrix come from
-``svdvals``). Leading dims are batch dims throughout. Float32 and float64 only (no
-complex numbers). ``LinAlgError`` (a RuntimeError) reports singular or indefinite
+``svdvals``). Leading dims are batch dims throughout. Float32, float64, complex64 and
+complex128, with complex gradients in PyTorch's convention (NOTE [ Complex gradients ]
+in ember/autograd/graph.py). ``LinAlgError`` (a RuntimeError) reports singular or indefinite
 matrices with PyTorch's messages.
 """
 

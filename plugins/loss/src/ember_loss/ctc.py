@@ -23,7 +23,8 @@ NOTE [ The gradient of ctc_loss ]
 PyTorch's backward does not return the derivative of the loss with respect to
 ``log_probs``. It returns
 
-    grad[t, c] = exp(lp[t, c]) - exp(logsumexp_{s: l'_s = c}(alpha[t, s] + beta[t, s]) + nll - lp[t, c])
+    grad[t, c] = exp(lp[t, c]) - exp(ab[t, c] + nll - lp[t, c]),
+    ab[t, c] = logsumexp over the s with l'_s = c of alpha[t, s] + beta[t, s]
 
 (zero past the sequence's input length), which is the derivative with respect to the
 *logits* that ``log_softmax`` turned into ``lp``: the softmax's Jacobian is folded in,

@@ -22,16 +22,16 @@ from ember.native.linalg.checks import check_floating, check_square
 return_types_eig = collections.namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 
 # NOTE [ The gradient of eig ]
-# Eigenvectors are unique only up to a complex factor each: geev fixes |v| = 1, which
-# still leaves a phase e^{i phi} per vector. A loss that changes under that phase is not
-# a function of A, so PyTorch refuses it: the phase's derivative shows up as the
-# imaginary part of diag(V^H gV), which must vanish (up to 1e-2, PyTorch's tolerance).
-# For a loss that passes, with E_ij = L_j - L_i off the diagonal (distinct eigenvalues
-# needed, as PyTorch's), the gradient in PyTorch's convention (NOTE [ Complex gradients ]
-# in autograd/graph.py) is
+# Eigenvectors are unique only up to a complex factor each: geev fixes |v| = 1,
+# which still leaves a phase e^{i phi} per vector. A loss that changes under that
+# phase is not a function of A, so PyTorch refuses it: the phase's derivative shows
+# up as the imaginary part of diag(V^H gV), which must vanish (up to 1e-2,
+# PyTorch's tolerance). For a loss that passes, with E_ij = L_j - L_i off the
+# diagonal (distinct eigenvalues needed, as PyTorch's), the gradient in PyTorch's
+# convention (NOTE [ Complex gradients ] in autograd/graph.py) is
 #     gA = V^-H [diag(gL) + (V^H gV - V^H V Re diag(V^H gV)) / conj(E)] V^H
-# where the second term, off its diagonal, undoes the unit-norm gauge; its diagonal is
-# replaced by gL. A real A keeps the real part (engine._conform).
+# where the second term, off its diagonal, undoes the unit-norm gauge; its diagonal
+# is replaced by gL. A real A keeps the real part (engine._conform).
 _GAUGE_TOLERANCE = 1e-2
 
 
