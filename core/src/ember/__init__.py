@@ -80,6 +80,7 @@ from ember.native.linalg.lu import lu_with_pivots as lu
 from ember.native.linalg.cholesky_solve import cholesky_inverse, cholesky_solve
 from ember.native.linalg.triangular_solve import triangular_solve
 from ember.native.linalg.householder import geqrf, ormqr
+from ember.native.linalg.lowrank import pca_lowrank, svd_lowrank
 from ember.native.indexing.masked_scatter import masked_scatter
 from ember.native.linalg.aliases import cholesky, det, inverse, logdet, matrix_exp, pinverse, qr, slogdet, svd
 from ember.native.pointwise.ternary import addcdiv, addcmul
