@@ -116,3 +116,12 @@ def test_errors_match_torch(case):
                                        reduction=arguments["reduction"])
         messages.append((type(error.value), str(error.value)))
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("lengths", [(ember.tensor([5, 5]), [2, 2]), ([5, 5], ember.tensor([2, 2])), (5, 2)])
+def test_lengths_of_mixed_or_scalar_kinds_are_a_type_error_as_torch(lengths):
+    lp = log_probs(5, 2, 4, "float32")
+    for lib in (torch, ember):
+        mixed = [lib.tensor(x.tolist()) if isinstance(x, ember.Tensor) else x for x in lengths]
+        with pytest.raises(TypeError):
+            lib.nn.functional.ctc_loss(lib.tensor(lp), lib.tensor([[1, 2], [1, 1]]), *mixed)

@@ -205,6 +205,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     """
     (log_probs,) = composite_inputs("ctc_loss", log_probs)  # on autocast's fp32 list
     reduction = reductions.check(reduction)
+    if isinstance(input_lengths, ember.Tensor) != isinstance(target_lengths, ember.Tensor):
+        raise TypeError("ctc_loss(): input_lengths and target_lengths must both be tensors or both tuples of ints")
     input_lengths = _lengths(input_lengths, "input_lengths")
     target_lengths = _lengths(target_lengths, "target_lengths")
     unbatched = log_probs.ndim == 2
