@@ -15,6 +15,8 @@ dim (one value), it is shared evenly among the elements equal to the median.
 
 import collections
 
+import numpy as np
+
 from ember import dtypes
 from ember.dispatcher import NONE, Op
 from ember.dtypes import is_floating_array
@@ -49,8 +51,9 @@ def _median_dim_kernel(xp, a, dim, keepdim, ignore_nan):
 
 def _median_all_kernel(xp, a, ignore_nan):
     flat = a.reshape(-1)
-    if flat.size == 0:
-        return xp.asarray(xp.nan, dtype=a.dtype)
+    if flat.size == 0:  # NaN, converted as C++ converts it (True for bool, INT_MIN for int64)
+        with np.errstate(invalid="ignore"):
+            return xp.asarray(np.asarray(np.nan).astype(a.dtype))
     values, _ = _median_dim_kernel(xp, flat, 0, False, ignore_nan)
     return values
 
@@ -88,7 +91,8 @@ NANMEDIAN = Op("aten::nanmedian", _median_all_kernel, _evenly_distributed_backwa
 
 
 def _check_dtype(input, kernel_name):
-    if input.dtype is dtypes.bool_:
+    # torch reaches the kernel (and its dtype dispatch) only for a non-empty input
+    if input.dtype is dtypes.bool_ and input.numel():
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for 'Bool'")
 
 
