@@ -365,7 +365,7 @@ class Tensor:
         if self._device.type != "cpu" and not force:
             raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. "
                             "Use Tensor.cpu() to copy the tensor to host memory first.")
-        if self._data.dtype in _NOT_NUMPY:
+        if dtypes.is_ml_dtype(self._data.dtype):
             _refuse_numpy(self._data.dtype)
         return self._host()
 
@@ -392,7 +392,7 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         if self._requires_grad:  # as numpy(): the array would leave the graph unnoticed
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        if self._data.dtype in _NOT_NUMPY:
+        if dtypes.is_ml_dtype(self._data.dtype):
             _refuse_numpy(self._data.dtype)
         a = self._host()
         return a if dtype is None else a.astype(dtype)
@@ -648,10 +648,6 @@ def _wrap_dim(dim, ndim):
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim + n if dim < 0 else dim
-
-
-# The dtypes NumPy itself lacks: ember holds them in ml_dtypes arrays.
-_NOT_NUMPY = frozenset((dtypes.BFLOAT16_NP,)) | frozenset(d.np for d in dtypes.FLOAT8)
 
 
 def _refuse_numpy(np_dtype):
