@@ -1,5 +1,6 @@
 """One training step of an MLP 784-512-512-10 (ReLU, cross-entropy, SGD with momentum
-0.9, batch 128), ember against torch on the same data and initial weights.
+0.9, batch 128, or ``--batch N``), ember against torch on the same data and initial
+weights.
 
 PyTorch counterpart: torch.nn.Linear/ReLU/CrossEntropyLoss with torch.optim.SGD,
 written here with the same raw-tensor operations on both sides so the comparison is
@@ -41,7 +42,7 @@ def make_step(lib, weights, x_np, y_np, layer=_matmul_layer, device="cpu"):
     return step
 
 
-def main(threads, device="cpu"):
+def main(threads, device="cpu", batch=BATCH):
     np, torch, ember = libraries(threads)
     rng = np.random.default_rng(0)
     weights = []
@@ -49,18 +50,23 @@ def main(threads, device="cpu"):
         bound = 1 / np.sqrt(fan_in)
         weights += [rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32),
                     rng.uniform(-bound, bound, fan_out).astype(np.float32)]
-    x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
-    y = rng.integers(0, SIZES[-1], BATCH)
+    x = rng.standard_normal((batch, SIZES[0])).astype(np.float32)
+    y = rng.integers(0, SIZES[-1], batch)
     variants = [("MLP 784-512-512-10 train step (ms)", _matmul_layer),
                 ("MLP train step, F.linear layers (ms)", _functional_layer)]
     for title, layer in variants:
         steps = {"ember": make_step(ember, weights, x, y, layer, device),
                  "torch": make_step(torch, weights, x, y, layer, device)}
         assert_losses_agree(steps, 1e-4, rounds=1)
-        report_ms(title, threads, interleaved(steps, rounds=15, inner=3),
-                  **({"device": device} if device != "cpu" else {}))
+        report_ms(title, threads, interleaved(steps, rounds=15, inner=3 if batch > 8 else 20),
+                  **({"device": device} if device != "cpu" else {}), batch=batch)
 
 
 if __name__ == "__main__":
-    args = parse_args()
-    main(args.threads, args.device)
+    import argparse
+
+    batch_parser = argparse.ArgumentParser(add_help=False)
+    batch_parser.add_argument("--batch", type=int, default=BATCH)
+    known, rest = batch_parser.parse_known_args()
+    args = parse_args(rest)
+    main(args.threads, args.device, known.batch)

@@ -16,9 +16,12 @@ from ember import dtypes
 from ember.amp.state import autocast_state, composite_inputs
 from ember.dispatcher import NONE, Op
 from ember.dtypes import C_TYPE_NAMES
+from ember.native.linalg.outer_product import is_outer, outer_product
 
 
 def _matmul_kernel(xp, a, b):
+    if is_outer(a, b):  # NOTE [ Products with one summand ]
+        return outer_product(xp, a, b)
     return xp.matmul(a, b)
 
 
@@ -180,7 +183,7 @@ def mv(input, vec):
 
 def _addmm_kernel(xp, bias, a, b, beta, alpha):
     # One product, then in-place scaling and bias on the fresh result: no temporaries.
-    out = xp.matmul(a, b)
+    out = _matmul_kernel(xp, a, b)
     if out.dtype.kind in "iu":  # integer products take the scalars truncated to integers, as in PyTorch
         beta, alpha = int(beta), int(alpha)
     if alpha != 1:
