@@ -147,7 +147,7 @@ from ember.native.indexing.indexing import nonzero_static
 from ember.native.padding import constant_pad_nd
 from ember.native.factory import empty_permuted, empty_strided
 from ember.device import get_default_device, set_default_device
-from ember.parallel import get_num_threads, set_num_threads
+from ember.parallel import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
 from ember.deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
                                  is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
                                  use_deterministic_algorithms)
