@@ -12,14 +12,15 @@ from numbers import Number
 
 import ember
 from ember.distributions import constraints
+from ember.distributions.binary_parameters import BinaryParameters
 from ember.distributions.categorical import _broadcast_one, _expand_probs_or_logits, _store_probs_or_logits
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from ember.distributions.utils import broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(BinaryParameters, Distribution):
     """``Bernoulli(probs=p)`` or ``Bernoulli(logits=l)``.
 
     >>> import ember
@@ -60,18 +61,6 @@ class Bernoulli(Distribution):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

@@ -8,9 +8,10 @@ PyTorch counterpart: torch/distributions/binomial.py (v2.13).
 
 import ember
 from ember.distributions import constraints
+from ember.distributions.binary_parameters import BinaryParameters
 from ember.distributions.categorical import _expand_probs_or_logits, _store_probs_or_logits
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from ember.distributions.utils import broadcast_all
 
 __all__ = ["Binomial"]
 
@@ -20,7 +21,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(BinaryParameters, Distribution):
     """``Binomial(total_count=1, probs=None, logits=None)``."""
 
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
@@ -64,18 +65,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

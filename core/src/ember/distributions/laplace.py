@@ -5,17 +5,16 @@ PyTorch counterpart: torch/distributions/laplace.py (v2.13).
 ``rsample`` inverts the CDF at one ``uniform_(eps - 1, 1)`` fill: torch's stream.
 """
 
-from numbers import Number
 
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import broadcast_all
+from ember.distributions.loc_scale import LocScale
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(LocScale, Distribution):
     """``Laplace(loc, scale)``: density ``exp(-|x - loc| / scale) / (2 scale)``.
 
     >>> import ember
@@ -28,22 +27,8 @@ class Laplace(Distribution):
     support = constraints.real
     has_rsample = True
 
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        both_numbers = isinstance(loc, Number) and isinstance(scale, Number)
-        batch_shape = ember.Size() if both_numbers else self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
     def expand(self, batch_shape, _instance=None):
         return self._expand_parameters(Laplace, batch_shape, ("loc", "scale"), _instance)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -9,17 +9,17 @@ Bregman-divergence entropy ember leaves out).
 """
 
 import math
-from numbers import Number
 
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import _standard_normal, broadcast_all
+from ember.distributions.loc_scale import LocScale
+from ember.distributions.utils import _standard_normal
 
 __all__ = ["Normal"]
 
 
-class Normal(Distribution):
+class Normal(LocScale, Distribution):
     """``Normal(loc, scale)``: density ``exp(-(x - loc)**2 / (2 scale**2)) / (scale sqrt(2 pi))``.
 
     >>> import ember
@@ -32,22 +32,8 @@ class Normal(Distribution):
     support = constraints.real
     has_rsample = True
 
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        both_numbers = isinstance(loc, Number) and isinstance(scale, Number)
-        batch_shape = ember.Size() if both_numbers else self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
     def expand(self, batch_shape, _instance=None):
         return self._expand_parameters(Normal, batch_shape, ("loc", "scale"), _instance)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):

@@ -11,16 +11,17 @@ from numbers import Number
 
 import ember
 from ember.distributions import constraints
+from ember.distributions.binary_parameters import BinaryParameters
 from ember.distributions.categorical import _broadcast_one, _expand_probs_or_logits, _store_probs_or_logits
 from ember.distributions.distribution import Distribution
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import SigmoidTransform
-from ember.distributions.utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from ember.distributions.utils import broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(BinaryParameters, Distribution):
     """``LogitRelaxedBernoulli(temperature, probs=None, logits=None)``, on the real line."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -42,18 +43,6 @@ class LogitRelaxedBernoulli(Distribution):
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
