@@ -17,8 +17,7 @@ from ember import dtypes
 from ember.amp.state import autocast_state
 from ember.dispatcher import NONE, Op
 from ember.dtypes import C_TYPE_NAMES
-from ember.native.linalg.outer_product import is_outer, outer_product
-from ember.native.linalg.products import MM
+from ember.native.linalg.products import MM, matrix_product
 from ember.native.shape.shape import broadcast_shapes
 from ember.native.support._inplace import _type_name
 
@@ -39,9 +38,7 @@ def _rows(a):
 
 
 def _linear_kernel(xp, x, weight, bias):
-    rows, columns = _rows(x), weight.T
-    # NOTE [ Products with one summand ] (in_features == 1)
-    out = outer_product(xp, rows, columns) if is_outer(rows, columns) else xp.matmul(rows, columns)
+    out = matrix_product(xp, _rows(x), weight.T)
     if bias is not None:
         out += bias  # in place into the fresh product: no temporary
     return out.reshape(x.shape[:-1] + (weight.shape[0],))

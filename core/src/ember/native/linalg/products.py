@@ -19,7 +19,8 @@ from ember.dtypes import C_TYPE_NAMES
 from ember.native.linalg.outer_product import is_outer, outer_product
 
 
-def _matmul_kernel(xp, a, b):
+def matrix_product(xp, a, b):
+    """``a @ b`` on arrays: ``xp.matmul``, or one multiply when there is nothing to sum."""
     if is_outer(a, b):  # NOTE [ Products with one summand ]
         return outer_product(xp, a, b)
     return xp.matmul(a, b)
@@ -59,13 +60,13 @@ def _is_transposed(t):
 
 
 # Operands have one dtype (checked below), so no promotion pass is needed.
-MATMUL = Op("aten::matmul", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs", opmath=True)
+MATMUL = Op("aten::matmul", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True)
 # The same product under the names PyTorch's matmul decomposes into, so that grad_fn
 # reads MmBackward0, MvBackward0, DotBackward0 and BmmBackward0 as in PyTorch.
-MM = Op("aten::mm", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs", opmath=True)
-MV = Op("aten::mv", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs", opmath=True)
-DOT = Op("aten::dot", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs", opmath=True)
-BMM = Op("aten::bmm", _matmul_kernel, _matmul_backward, promote=NONE, save="inputs", opmath=True)
+MM = Op("aten::mm", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True)
+MV = Op("aten::mv", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True)
+DOT = Op("aten::dot", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True)
+BMM = Op("aten::bmm", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True)
 _MATMUL_BY_NDIM = {(2, 2): MM, (2, 1): MV, (1, 1): DOT}
 
 def _type_name(dtype):
@@ -183,7 +184,7 @@ def mv(input, vec):
 
 def _addmm_kernel(xp, bias, a, b, beta, alpha):
     # One product, then in-place scaling and bias on the fresh result: no temporaries.
-    out = _matmul_kernel(xp, a, b)
+    out = matrix_product(xp, a, b)
     if out.dtype.kind in "iu":  # integer products take the scalars truncated to integers, as in PyTorch
         beta, alpha = int(beta), int(alpha)
     if alpha != 1:
