@@ -98,24 +98,26 @@ class FlatParamHandle:
 
     # --- gather and free ----------------------------------------------------------------
     def unshard(self):
-        """Make the full flat parameter available (all_gather the shards if they are not)."""
+        """Make the full flat parameter available: all_gather the shards if needed."""
         import ember
         from ember import distributed as dist
 
         if self.unsharded:
             return
-        full = ember.empty(self.padded_numel, dtype=self.flat_param.dtype, device=self.flat_param.device)
-        dist.all_gather_into_tensor(full, self.flat_param.detach(), group=self.group)
+        flat = self.flat_param
+        full = ember.empty(self.padded_numel, dtype=flat.dtype, device=flat.device)
+        dist.all_gather_into_tensor(full, flat.detach(), group=self.group)
         if self.leaf is None:
-            self.leaf = full.requires_grad_(self.flat_param.requires_grad)
+            self.leaf = full.requires_grad_(flat.requires_grad)
             if self.leaf.requires_grad:
                 self.leaf.register_post_accumulate_grad_hook(self._post_backward)
-        else:  # NOTE [ Freeing storage the autograd graph still holds ]: refill the same tensors
+        else:  # refill the tensors the graph holds (the NOTE above)
             self.leaf._data = full._data
             for view, start in self.views:
-                view._data = full._data[start:start + view._data.size].reshape(view._data.shape)
+                piece = full._data[start:start + view._data.size]
+                view._data = piece.reshape(view._data.shape)
         self.unsharded = True
-        _count(self.padded_numel * self.flat_param.element_size())
+        _count(self.padded_numel * flat.element_size())
 
     def free(self):
         """Give the full buffer back; the views keep their shapes (NOTE above)."""
@@ -148,11 +150,11 @@ class FlatParamHandle:
 
     # --- gradients ----------------------------------------------------------------------
     def _post_backward(self, leaf):
-        """The full gradient has arrived: average it over the ranks and keep this rank's piece.
+        """The full gradient is here: average it over the ranks, keep this rank's part.
 
-        Sharded: reduce_scatter (sum of grad / world) into the shard's ``.grad``, added to a
-        gradient already there (accumulation over iterations, as torch). NO_SHARD: the
-        flat parameter is the leaf; all_reduce its ``.grad`` (DDP's average).
+        Sharded: reduce_scatter (the sum of grad / world) into the shard's ``.grad``,
+        added to a gradient already there (accumulation, as torch). NO_SHARD: the flat
+        parameter is the leaf; all_reduce its ``.grad`` (DDP's average).
         """
         from ember import distributed as dist
         from ember.autograd import no_grad

@@ -45,6 +45,7 @@ from ember.nn.modules.module import Module
 _WRAPPED = "_fsdp_wrapped_module"
 _PREFIX = _WRAPPED + "."
 _FLAT = "_flat_param"
+_SEE_NOTE = "see the FSDP schedule note in ember/distributed/fsdp/fully_sharded_data_parallel.py"
 
 
 class FullyShardedDataParallel(Module):
@@ -116,6 +117,7 @@ class FullyShardedDataParallel(Module):
     # --- forward and the hooks of backward (NOTE [ The FSDP schedule ]) ---------------
     def forward(self, *args, **kwargs):
         from ember.autograd import is_grad_enabled
+        from ember.nn.parallel.distributed import _tensors_in
 
         handle = self._handle
         if handle is None:
@@ -126,17 +128,16 @@ class FullyShardedDataParallel(Module):
             output = self.module(*args, **kwargs)
         finally:
             self._uninstall()
-        if is_grad_enabled() and handle.leaf.requires_grad:
-            if self.sharding_strategy is ShardingStrategy.FULL_SHARD and not self._is_root:
-                handle.free()
-            from ember.nn.parallel.distributed import _tensors_in
-
-            for tensor in _tensors_in(output):
-                if tensor.requires_grad:
-                    tensor.register_hook(self._pre_backward)
-        else:  # no backward will come: give the full buffer back now
-            handle.free()
+        if not (is_grad_enabled() and handle.leaf.requires_grad):
+            handle.free()  # no backward will come: give the full buffer back now
             handle.forget_views()
+            return output
+        full_shard = self.sharding_strategy is ShardingStrategy.FULL_SHARD
+        if full_shard and not self._is_root:  # the root's are needed first in backward
+            handle.free()
+        for tensor in _tensors_in(output):
+            if tensor.requires_grad:
+                tensor.register_hook(self._pre_backward)
         return output
 
     def _pre_backward(self, grad):
@@ -302,5 +303,4 @@ def _refuse_left_out(strategy, cpu_offload, mixed_precision, ignored_modules, pa
     }
     for what, asked in left_out.items():
         if asked:
-            raise NotImplementedError(f"FullyShardedDataParallel: ember leaves out {what} (see NOTE [ The FSDP "
-                                      "schedule ] in ember/distributed/fsdp/fully_sharded_data_parallel.py)")
+            raise NotImplementedError(f"FullyShardedDataParallel: ember leaves out {what} ({_SEE_NOTE})")
