@@ -2,8 +2,8 @@
 
 PyTorch counterpart: torch/cuda/__init__.py (``is_available``, ``device_count``,
 ``current_device``, ``set_device``, ``synchronize``, ``manual_seed``) and
-torch/cuda/memory.py (v2.13). ember leaves out streams, events, graphs and the
-per-thread current device: the ``cuda`` backend plugin (ember-cupy) provides the
+torch/cuda/memory.py (v2.13); streams and events are in streams.py. ember leaves out
+graphs and the per-thread current device: the ``cuda`` backend plugin (ember-cupy) provides the
 services (its Backend's ``module``), and this module only asks it.
 
 Without that plugin, or without a GPU, ``is_available()`` is False, ``device_count()``
@@ -12,6 +12,15 @@ PyTorch), and what needs a device (``current_device``, ``set_device``,
 ``synchronize``, ``get_device_name``) raises a RuntimeError that says why.
 """
 
+from ember.cuda.streams import (
+    Event,
+    Stream,
+    StreamContext,
+    current_stream,
+    default_stream,
+    set_stream,
+    stream,
+)
 from ember.device import device as _device
 
 
@@ -162,7 +171,8 @@ def manual_seed_all(seed):
         backend.module.manual_seed_all(int(seed))
 
 
-__all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize", "get_device_name",
+__all__ = ["Event", "Stream", "StreamContext", "current_stream", "default_stream", "set_stream", "stream",
+           "is_available", "device_count", "current_device", "set_device", "synchronize", "get_device_name",
            "get_device_properties", "get_device_capability",
            "memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved",
            "reset_peak_memory_stats", "empty_cache", "manual_seed", "manual_seed_all"]
