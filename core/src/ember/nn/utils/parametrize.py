@@ -73,7 +73,10 @@ class ParametrizationList(ModuleList):
             new = original
             for module in reversed(list(self)):
                 if hasattr(module, "right_inverse"):
-                    new = module.right_inverse(new)
+                    try:
+                        new = module.right_inverse(new)
+                    except NotImplementedError:
+                        pass  # torch's rule: a right_inverse that cannot be computed is the identity here
         if isinstance(new, Tensor):
             if not unsafe and new.dtype != original.dtype:
                 raise ValueError(f"When `right_inverse` outputs one tensor, it may not change the dtype.\n"
