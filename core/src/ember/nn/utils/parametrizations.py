@@ -233,7 +233,7 @@ def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization
     householder). Returns ``module``.
 
     >>> import ember
-    >>> layer = orthogonal(ember.nn.Linear(3, 5))
+    >>> layer = ember.nn.utils.parametrizations.orthogonal(ember.nn.Linear(3, 5))
     >>> q = layer.weight
     >>> bool(ember.allclose(q.T @ q, ember.eye(3), atol=1e-5))
     True
