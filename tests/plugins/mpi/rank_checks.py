@@ -7,6 +7,7 @@ else (or an exception) is recorded as a failure. ``checks.write(folder, rank)`` 
 
 import json
 import os
+import socket
 import traceback
 
 
@@ -29,3 +30,22 @@ class RankChecks:
     def write(self, folder, rank, **extra):
         with open(os.path.join(folder, f"rank-{rank}.json"), "w") as f:
             json.dump({"checks": self.names, "failures": self.failures, **extra}, f)
+
+
+def join_mpi_and_gloo():
+    """ember's default group over MPI, then torch's over gloo on 127.0.0.1 (rank 0 picks
+    the port and MPI tells the others), in the same processes; returns (rank, size)."""
+    import torch.distributed as tdist
+
+    import ember.distributed as dist
+
+    dist.init_process_group("mpi")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    port = [None]
+    if rank == 0:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port[0] = s.getsockname()[1]
+    dist.broadcast_object_list(port, src=0)
+    tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port[0]}", rank=rank, world_size=size)
+    return rank, size

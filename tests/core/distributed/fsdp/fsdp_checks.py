@@ -6,7 +6,6 @@ bytes each rank holds. Writes ``rank-<N>.json`` into argv[1]."""
 
 import functools
 import os
-import socket
 import sys
 
 import numpy as np
@@ -22,18 +21,10 @@ from ember.distributed.fsdp import ShardingStrategy, StateDictType, wrap
 from ember.distributed.fsdp.flat_param import UNSHARDED, reset_peak
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "plugins", "mpi"))
-from rank_checks import RankChecks  # noqa: E402
+from rank_checks import RankChecks, join_mpi_and_gloo  # noqa: E402
 
 torch.set_num_threads(1)
-dist.init_process_group("mpi")
-RANK, SIZE = dist.get_rank(), dist.get_world_size()
-port = [None]
-if RANK == 0:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port[0] = s.getsockname()[1]
-dist.broadcast_object_list(port, src=0)
-tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port[0]}", rank=RANK, world_size=SIZE)
+RANK, SIZE = join_mpi_and_gloo()
 
 B, STEPS, TOL = 4, 3, 1e-10
 rng = np.random.default_rng(0)
@@ -114,6 +105,25 @@ for kind in ("sgd", "adam"):
 
 def torch_fsdp(policy):
     return TorchFSDP(torch_model(), auto_wrap_policy=policy, device_id=torch.device("cpu"))
+
+
+@checks.run("clip_grad_norm_ over all ranks' shards == torch's clip_grad_norm_ in one process (2, inf)")
+def _():
+    gaps = []
+    for norm_type in (2.0, float("inf")):
+        reference = torch_model()
+        torch.nn.functional.cross_entropy(reference(torch.from_numpy(X[0])), torch.from_numpy(Y[0])).backward()
+        expected_norm = float(torch.nn.utils.clip_grad_norm_(reference.parameters(), 0.05, norm_type))
+        model = FSDP(ember_twin(torch_model()), auto_wrap_policy=LINEAR)
+        x, y = mine(0)
+        ember.nn.functional.cross_entropy(model(ember.from_numpy(x)), ember.from_numpy(y)).backward()
+        norm = float(model.clip_grad_norm_(0.05, norm_type))
+        opt = ember.optim.SGD(model.parameters(), lr=1.0)
+        opt.step()  # the clipped gradients, applied: compare the weights they give
+        torch.optim.SGD(reference.parameters(), lr=1.0).step()
+        gaps += [abs(norm - expected_norm), gap(model.state_dict(), {k: v.detach().numpy()
+                                                                    for k, v in reference.state_dict().items()})]
+    return max(gaps) < TOL or gaps
 
 
 @checks.run("parameter names, shard sizes and full state dict keys == torch FSDP's (ModuleWrapPolicy, size based)")

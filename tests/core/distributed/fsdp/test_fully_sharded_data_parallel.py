@@ -27,7 +27,7 @@ def test_fsdp_training_equals_one_process_on_the_whole_batch(tmp_path, ranks):
     for rank in range(ranks):
         report = json.loads((tmp_path / f"rank-{rank}.json").read_text())
         assert report["failures"] == [], f"rank {rank}:\n" + "\n".join(report["failures"])
-        assert len(report["checks"]) == 14
+        assert len(report["checks"]) == 15
 
 
 def test_a_world_of_one_switches_to_no_shard_as_torch(world):

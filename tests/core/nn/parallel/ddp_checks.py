@@ -4,7 +4,6 @@ gloo backend, on the same weights and data, in float64. Writes ``rank-<N>.json``
 argv[1]: the checks run and the failures."""
 
 import os
-import socket
 import sys
 
 import numpy as np
@@ -19,19 +18,11 @@ from ember_data.datasets.digits import Digits
 TESTS = os.path.join(os.path.dirname(__file__), "..", "..", "..")
 sys.path[:0] = [os.path.join(TESTS, "zoo", "resnet"), os.path.join(TESTS, "plugins", "mpi")]
 from ember_zoo_resnet import cifar  # noqa: E402
-from rank_checks import RankChecks  # noqa: E402
+from rank_checks import RankChecks, join_mpi_and_gloo  # noqa: E402
 from torch_reference import TorchBasicBlock, TorchResNet  # noqa: E402
 
 torch.set_num_threads(1)
-dist.init_process_group("mpi")
-RANK, SIZE = dist.get_rank(), dist.get_world_size()
-port = [None]
-if RANK == 0:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port[0] = s.getsockname()[1]
-dist.broadcast_object_list(port, src=0)
-tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port[0]}", rank=RANK, world_size=SIZE)
+RANK, SIZE = join_mpi_and_gloo()
 
 B, STEPS, TOL = 8, 3, 1e-10
 digits = Digits("train")

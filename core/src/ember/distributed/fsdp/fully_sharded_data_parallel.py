@@ -30,8 +30,8 @@ _init_utils.py, _runtime_utils.py and _state_dict_utils.py (FSDP1, ``use_orig_pa
 # ember leaves out: ``use_orig_params=True`` (the optimizer would see the original
 # parameters as views into the shards), CPU offload, mixed precision, the hybrid
 # strategies, ignored modules, ``param_init_fn`` and meta-device init, SHARDED_STATE_DICT
-# (it returns ShardedTensor/DTensor values) and LOCAL_STATE_DICT, and the optimizer
-# state-dict helpers (``full_optim_state_dict``...).
+# (it returns ShardedTensor/DTensor values) and LOCAL_STATE_DICT, ``no_sync``, and the
+# optimizer state-dict helpers (``full_optim_state_dict``...).
 """
 
 import contextlib
@@ -41,6 +41,7 @@ from ember.distributed.fsdp.api import BackwardPrefetch, FullStateDictConfig, Sh
 from ember.distributed.fsdp.flat_param import FlatParamHandle
 from ember.distributed.fsdp.wrap import _recursive_wrap
 from ember.nn.modules.module import Module
+from ember.nn.parallel.distributed import _unique
 
 _WRAPPED = "_fsdp_wrapped_module"
 _PREFIX = _WRAPPED + "."
@@ -153,6 +154,46 @@ class FullyShardedDataParallel(Module):
         module's repr still read right."""
         for owner, name, i in self._slots:
             owner.__dict__[name] = self._handle.stand_in(i)
+
+    # --- gradient clipping ---------------------------------------------------------------
+    def clip_grad_norm_(self, max_norm, norm_type=2.0):
+        """Clip the gradients of every unit by their total norm over all ranks; returns that norm.
+
+        ``nn.utils.clip_grad_norm_`` on one rank would see its shards only: each rank's
+        part of sum(|g|^p) (max for inf) is all-reduced first, then every shard is
+        scaled by the same ``max_norm / (total + 1e-6)``, capped at 1, as torch's.
+        """
+        import ember
+        from ember import distributed as dist
+
+        if not self._is_root:
+            raise RuntimeError("`clip_grad_norm_()` should only be called on the root FSDP instance")
+        p = float(norm_type)
+        handles = [m._handle for m in self.modules() if isinstance(m, FullyShardedDataParallel) and m._handle]
+        grads = [h.flat_param.grad for h in handles if h.flat_param.grad is not None]
+        sharded = [h.flat_param.grad for h in handles if h.flat_param.grad is not None and h.sharded]
+        whole = [g for g in grads if not any(g is s for s in sharded)]
+        dtype = grads[0].dtype if grads else ember.float32
+
+        def part(gs):  # this rank's sum of |g|^p (max |g| for inf), over the given gradients
+            if not gs:
+                return ember.zeros((), dtype=dtype)
+            if p == float("inf"):
+                return ember.stack([g.abs().max() for g in gs]).max()
+            return ember.stack([g.abs().pow(p).sum() for g in gs]).sum()
+
+        local = part(sharded)
+        dist.all_reduce(local, op=dist.ReduceOp.MAX if p == float("inf") else dist.ReduceOp.SUM,
+                        group=self.process_group)
+        if p == float("inf"):
+            total = ember.maximum(local, part(whole))
+        else:
+            total = (local + part(whole)) ** (1.0 / p)
+        coefficient = (max_norm / (total + 1e-6)).clamp(max=1.0)
+        with ember.no_grad():
+            for g in grads:
+                g.mul_(coefficient.to(g.dtype))
+        return total
 
     # --- the full parameters outside forward ----------------------------------------------
     @staticmethod
@@ -267,15 +308,6 @@ def _own_slots(module):
 
 def _own_params(module):
     return _unique(p for _, _, p in _own_slots(module))
-
-
-def _unique(tensors):
-    seen, out = set(), []
-    for t in tensors:
-        if id(t) not in seen:
-            seen.add(id(t))
-            out.append(t)
-    return out
 
 
 def _strategy(strategy, world_size):
