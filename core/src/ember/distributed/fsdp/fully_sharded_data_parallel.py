@@ -107,10 +107,14 @@ class FullyShardedDataParallel(Module):
         return self._modules[_WRAPPED]
 
     def __getattr__(self, name):
+        """What FSDP itself lacks is the wrapped module's (``fsdp.layers`` reads the model's)."""
         try:
             return super().__getattr__(name)
         except AttributeError:
-            return getattr(self._modules[_WRAPPED], name)
+            wrapped = self.__dict__.get("_modules", {}).get(_WRAPPED)
+            if wrapped is None:
+                raise
+            return getattr(wrapped, name)
 
     def __getitem__(self, key):
         return self._modules[_WRAPPED].__getitem__(key)
