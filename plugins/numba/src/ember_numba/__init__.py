@@ -49,13 +49,14 @@ def overrides():
         max_pool,
         nhwc_im2col,
         nll_loss,
+        pdist,
         silu,
         winograd,
     )
 
     others = (batch_norm, layer_norm, group_norm, silu, fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, nll_loss,
               cross_entropy)
-    core = (log_softmax, max_pool, im2col, nhwc_im2col, winograd)
+    core = (log_softmax, max_pool, im2col, nhwc_im2col, winograd, pdist)
     return ([(name, kernel, True) for module in others for name, kernel in module.overrides()]
             + [(op.qualname, kernel, False) for module in core for op, kernel in module.overrides()])
 
