@@ -38,6 +38,7 @@ def overrides():
     from ember_numba import (
         batch_norm,
         cross_entropy,
+        cumulative_extreme,
         fused_adagrad,
         fused_adam,
         fused_rmsprop,
@@ -56,7 +57,7 @@ def overrides():
 
     others = (batch_norm, layer_norm, group_norm, silu, fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, nll_loss,
               cross_entropy)
-    core = (log_softmax, max_pool, im2col, nhwc_im2col, winograd, pdist)
+    core = (log_softmax, max_pool, im2col, nhwc_im2col, winograd, pdist, cumulative_extreme)
     return ([(name, kernel, True) for module in others for name, kernel in module.overrides()]
             + [(op.qualname, kernel, False) for module in core for op, kernel in module.overrides()])
 
