@@ -43,6 +43,7 @@ def overrides():
         fused_adam,
         fused_rmsprop,
         fused_sgd,
+        grid_sampler_rows,
         group_norm,
         im2col,
         layer_norm,
@@ -57,7 +58,8 @@ def overrides():
 
     others = (batch_norm, layer_norm, group_norm, silu, fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, nll_loss,
               cross_entropy)
-    core = (log_softmax, max_pool, im2col, nhwc_im2col, winograd, pdist, cumulative_extreme)
+    core = (log_softmax, max_pool, im2col, nhwc_im2col, winograd, pdist, cumulative_extreme,
+            grid_sampler_rows)
     return ([(name, kernel, True) for module in others for name, kernel in module.overrides()]
             + [(op.qualname, kernel, False) for module in core for op, kernel in module.overrides()])
 
