@@ -5,7 +5,9 @@ log_softmax and ember-loss's nll_loss and cross_entropy (with their backwards), 
 transforms of ember's Winograd convolutions (ember_numba/winograd.py), the core's
 values-only max pooling on channels_last maps (ember_numba/max_pool.py), the im2col
 and col2im of its NCHW convolutions (ember_numba/im2col.py) and the window rows and
-col2im of its channels_last ones (ember_numba/nhwc_im2col.py).
+col2im of its channels_last ones (ember_numba/nhwc_im2col.py), and the core's pdist
+(ember_numba/pdist.py), cummax/cummin (ember_numba/cumulative_extreme.py) and grid
+sampling's row picks (ember_numba/grid_sampler_rows.py).
 
 PyTorch counterpart: aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``: a
 compiled CPU kernel registered for an op's cpu entry) (v2.13).
