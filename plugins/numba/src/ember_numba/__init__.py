@@ -54,6 +54,7 @@ def overrides():
         nhwc_im2col,
         nll_loss,
         pdist,
+        scatter_add,
         silu,
         winograd,
     )
@@ -61,7 +62,7 @@ def overrides():
     others = (batch_norm, layer_norm, group_norm, silu, fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, nll_loss,
               cross_entropy)
     core = (log_softmax, max_pool, im2col, nhwc_im2col, winograd, pdist, cumulative_extreme,
-            grid_sampler_rows)
+            grid_sampler_rows, scatter_add)
     return ([(name, kernel, True) for module in others for name, kernel in module.overrides()]
             + [(op.qualname, kernel, False) for module in core for op, kernel in module.overrides()])
 
