@@ -7,7 +7,8 @@ values-only max pooling on channels_last maps (ember_numba/max_pool.py), the im2
 and col2im of its NCHW convolutions (ember_numba/im2col.py) and the window rows and
 col2im of its channels_last ones (ember_numba/nhwc_im2col.py), and the core's pdist
 (ember_numba/pdist.py), cummax/cummin (ember_numba/cumulative_extreme.py) and grid
-sampling's row picks (ember_numba/grid_sampler_rows.py).
+sampling's row picks (ember_numba/grid_sampler_rows.py) and scatter_add
+(ember_numba/scatter_add.py).
 
 PyTorch counterpart: aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``: a
 compiled CPU kernel registered for an op's cpu entry) (v2.13).
