@@ -124,6 +124,8 @@ CASES = {
     "cummax (512, 512) dim 1": _cumulative("cummax"),
     "cummin (512, 512) dim 1": _cumulative("cummin"),
     "logcumsumexp (512, 512) dim 1": _cumulative("logcumsumexp"),
+    "gather (512, 512) dim 1": lambda np: ([_normal(np, POINTWISE)], lambda lib, x: x.gather(
+        1, lib.tensor(np.random.default_rng(3).integers(0, 512, POINTWISE))), True),
     "index_reduce prod": _index_reduce("prod"),
     "index_reduce amax": _index_reduce("amax"),
     "index_reduce mean": _index_reduce("mean"),
