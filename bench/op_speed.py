@@ -10,8 +10,9 @@ each sample repeats a call for about 20 ms. The header names the CPU, NumPy's BL
 its kernel, the thread count and the load, which on a shared machine moves the figures
 by tens of percent: repeat a run and quote the range.
 
-Run alone: ``python bench/op_speed.py [THREADS] [-k SUBSTRING ...]`` (a case runs when its
-name contains one of the substrings).
+Run alone: ``python bench/op_speed.py [THREADS] [-k SUBSTRING ...] [--cpu-time]`` (a case
+runs when its name contains one of the substrings; ``--cpu-time`` counts the process's CPU
+time instead of wall time, steadier when the machine has more work than cores).
 """
 
 import os
@@ -228,8 +229,9 @@ def main():
     args = sys.argv[1:]
     threads = int(args[0]) if args and args[0].isdigit() else 1
     wanted = [args[i + 1] for i, a in enumerate(args) if a == "-k" and i + 1 < len(args)]
+    clock = time.process_time if "--cpu-time" in args else time.perf_counter
     np, torch, ember = libraries(threads)
-    print(f"# {machine(np)}; threads: {threads}; torch {torch.__version__}")
+    print(f"# {machine(np)}; threads: {threads}; torch {torch.__version__}; clock: {clock.__name__}")
     rows = []
     for name, build in CASES.items():
         if wanted and not any(w in name for w in wanted):
@@ -239,7 +241,7 @@ def main():
             if e is None:
                 continue
             inner = inner_count((e, t))
-            medians = interleaved({"ember": e, "torch": t}, rounds=5, inner=inner)
+            medians = interleaved({"ember": e, "torch": t}, rounds=5, inner=inner, clock=clock)
             row = (medians["ember"] / medians["torch"], f"{name} {label}", medians["ember"] * 1e3,
                    medians["torch"] * 1e3)
             rows.append(row)
