@@ -7,8 +7,8 @@ values-only max pooling on channels_last maps (ember_numba/max_pool.py), the im2
 and col2im of its NCHW convolutions (ember_numba/im2col.py) and the window rows and
 col2im of its channels_last ones (ember_numba/nhwc_im2col.py), and the core's pdist
 (ember_numba/pdist.py), cummax/cummin (ember_numba/cumulative_extreme.py) and grid
-sampling's row picks (ember_numba/grid_sampler_rows.py) and scatter_add
-(ember_numba/scatter_add.py).
+sampling's row picks (ember_numba/grid_sampler_rows.py), gather and scatter_add
+(ember_numba/scatter_gather.py).
 
 PyTorch counterpart: aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``: a
 compiled CPU kernel registered for an op's cpu entry) (v2.13).
@@ -55,7 +55,7 @@ def overrides():
         nhwc_im2col,
         nll_loss,
         pdist,
-        scatter_add,
+        scatter_gather,
         silu,
         winograd,
     )
@@ -63,7 +63,7 @@ def overrides():
     others = (batch_norm, layer_norm, group_norm, silu, fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, nll_loss,
               cross_entropy)
     core = (log_softmax, max_pool, im2col, nhwc_im2col, winograd, pdist, cumulative_extreme,
-            grid_sampler_rows, scatter_add)
+            grid_sampler_rows, scatter_gather)
     return ([(name, kernel, True) for module in others for name, kernel in module.overrides()]
             + [(op.qualname, kernel, False) for module in core for op, kernel in module.overrides()])
 

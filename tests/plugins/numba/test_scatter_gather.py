@@ -1,8 +1,9 @@
-"""The compiled scatter_add of ember-numba against the core's NumPy kernel (``np.add.at``),
-bit for bit, and against torch: float32 and float64, every dim, an index shorter than
-the input along ``dim`` with repeats, and the inputs that go back to the NumPy kernel.
+"""The compiled gather and scatter_add of ember-numba against the core's NumPy kernels
+(a read through the full index, ``np.add.at``), bit for bit, and against torch: float32
+and float64, every dim, an index shorter than the input along ``dim`` with repeats, and
+the inputs that go back to the NumPy kernels.
 
-Tests for plugins/numba/src/ember_numba/scatter_add.py (PyTorch counterpart:
+Tests for plugins/numba/src/ember_numba/scatter_gather.py (PyTorch counterpart:
 aten/src/ATen/native/cpu/ScatterGatherKernel.cpp, v2.13).
 """
 
@@ -11,7 +12,7 @@ import pytest
 import torch
 
 from ember.native.indexing import indexing as core
-from ember_numba import scatter_add as compiled
+from ember_numba import scatter_gather as compiled
 from tests.plugins.numba.kernel_bits import assert_same_bits, no_fallback, values
 from tests.plugins.numba.test_layer_norm import numpy_kernel_calls
 
@@ -26,8 +27,41 @@ def arrays(dtype, dim, length, seed=0):
     return a, index, values(rng, index.size, dtype).reshape(shape)
 
 
-def test_the_cpu_kernel_is_the_compiled_one():
+def test_the_cpu_kernels_are_the_compiled_ones():
     assert core.SCATTER_ADD.kernel_for("cpu") is compiled.scatter_add
+    assert core.GATHER.kernel_for("cpu") is compiled.gather
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dim", [0, 1, 2])
+@pytest.mark.parametrize("length", [1, 3, 9])
+def test_gather_matches_the_numpy_kernel_bit_for_bit_and_torch(monkeypatch, dtype, dim, length):
+    a, index, _ = arrays(dtype, dim, length, seed=dim + length)
+    expected = core.GATHER.generic(np, a, index, dim)
+    monkeypatch.setattr(core.GATHER, "generic", no_fallback)
+    out = compiled.gather(np, a, index, dim)
+    assert_same_bits([out], [expected])
+    assert_same_bits([out], [torch.from_numpy(a).gather(dim, torch.from_numpy(index)).numpy()])
+
+
+def test_gather_other_inputs_take_the_numpy_kernel(monkeypatch):
+    a, index, _ = arrays(np.float32, 1, 3)
+    cases = [(a[:, :, ::2], index[:, :, :3].copy()), (a, index.astype(np.int32)), (a, index[:, :, :4].copy()),
+             (a.astype(np.float16), index)]  # strided, int32 index, shorter in another dim, float16
+    expected = [core.GATHER.generic(np, a_, index_, 1) for a_, index_ in cases]
+    calls = numpy_kernel_calls(monkeypatch, core.GATHER)
+    for (a_, index_), want in zip(cases, expected):
+        np.testing.assert_array_equal(compiled.gather(np, a_, index_, 1), want)
+    assert calls == [core.GATHER.qualname] * 4
+
+
+def test_gather_of_an_index_out_of_range_gives_the_numpy_kernels_result_or_error():
+    a, index, _ = arrays(np.float32, 1, 3)
+    index[-1, -1, -1] = -1  # NumPy's kernel reads it from the end (ember.gather refuses it before the op)
+    np.testing.assert_array_equal(compiled.gather(np, a, index, 1), core.GATHER.generic(np, a, index, 1))
+    index[-1, -1, -1] = 5
+    with pytest.raises(IndexError):
+        compiled.gather(np, a, index, 1)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -57,11 +91,13 @@ def test_other_inputs_take_the_numpy_kernel(monkeypatch, change):
     elif change == "float16":
         a, src = a.astype(np.float16), src.astype(np.float16)
     else:
-        index[0, 0, 0] = 5  # the NumPy kernel raises IndexError, as torch's check does before it
+        index[-1, -1, -1] = 5  # met last, after the loop has added the rest into its copy
     calls = numpy_kernel_calls(monkeypatch, core.SCATTER_ADD)
     if change == "index out of range":
-        with pytest.raises(IndexError):
+        before = a.copy()
+        with pytest.raises(IndexError):  # the NumPy kernel's error (torch checks the range first too)
             compiled.scatter_add(np, a, index, src, 1)
+        np.testing.assert_array_equal(a, before)
     else:
         np.testing.assert_array_equal(compiled.scatter_add(np, a, index, src, 1),
                                       core.SCATTER_ADD.generic(np, a, index, src, 1))
