@@ -14,8 +14,11 @@ PyTorch counterpart: aten/src/ATen/native/cpu/DistanceOpsKernel.cpp (``pdist_for
 # and the general power). The sums are allowed to reassociate (jit.py's flags), so a
 # distance may differ from the NumPy kernel's by a rounding (NumPy sums pairwise); the
 # backward adds each pair's gradient to row i in a buffer, then once into the output,
-# and subtracts it from row j, in one fixed order. Float32 and float64 C-contiguous
-# inputs take the loops; anything else takes the NumPy kernels.
+# and subtracts it from row j, in one fixed order; for the 2-norm it scales the
+# difference by ``g / distance`` once per pair where the NumPy kernel divides each
+# component (``g * (diff / distance)``), a rounding apart and 3x faster. Each loop is
+# compiled per norm: a test of p inside the pair loop kept the sums scalar. Float32
+# and float64 C-contiguous inputs take the loops; anything else takes the NumPy kernels.
 """
 
 import numpy as np
