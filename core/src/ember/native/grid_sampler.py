@@ -120,10 +120,12 @@ ADD_ROWS = Op("aten::_grid_sampler_add_rows", _add_rows_kernel, _add_rows_backwa
 
 
 def _tap(rows, sizes, indices):
-    """``input[n, :, *indices]`` for every output point, 0 where an index falls outside:
+    """``input[n, :, *indices]`` for every output point and where the point lies inside:
     ``rows`` is the input channels-last, ``(N, prod(sizes), C)``; ``indices`` are
     integer-valued float tensors ``(N, *out)``, one per spatial dim (depth first).
-    Returns ``(N, L, C)`` with ``L`` the output points."""
+    Returns the rows ``(N, L, C)`` (an outside index reads a clamped pixel) and the
+    ``(N, *out)`` mask of the points inside, which the caller folds into its weight:
+    zeroing the weight of an outside tap, not the tap's C values."""
     inside = None
     position = None
     for index, size in zip(indices, sizes):
@@ -133,8 +135,7 @@ def _tap(rows, sizes, indices):
         clamped = index.clamp(0, size - 1).long()
         position = clamped if position is None else position * size + clamped
     N = rows.shape[0]
-    values = TAKE_ROWS(rows, position.reshape(N, -1))
-    return values * inside.reshape(N, -1, 1).to(rows.dtype)
+    return TAKE_ROWS(rows, position.reshape(N, -1)), inside.to(rows.dtype)
 
 
 def _per_point(weight):
@@ -152,14 +153,15 @@ def _linear(flat, sizes, coordinates):
             # the upper neighbour's weight is c - low, the lower's low + 1 - c
             factor = c - low if high_side else low + 1 - c
             weight = factor if weight is None else weight * factor
-        value = _tap(flat, sizes, [low + side for low, side in zip(floors, corner)])
-        term = value * _per_point(weight)
+        value, inside = _tap(flat, sizes, [low + side for low, side in zip(floors, corner)])
+        term = value * _per_point(weight * inside)
         total = term if total is None else total + term
     return total
 
 
 def _nearest(flat, sizes, coordinates):
-    return _tap(flat, sizes, [c.detach().round() for c in coordinates])
+    value, inside = _tap(flat, sizes, [c.detach().round() for c in coordinates])
+    return value * _per_point(inside)
 
 
 def _cubic_weights(t):
@@ -181,7 +183,8 @@ def _bicubic(flat, sizes, coordinates, padding_mode, align_corners):
         row_index = _apply_padding(y0 + (i - 1), H, padding_mode, align_corners).detach()
         row = None
         for column, x_weight in zip(columns, x_weights):
-            term = _tap(flat, sizes, [row_index, column]) * _per_point(x_weight)
+            value, inside = _tap(flat, sizes, [row_index, column])
+            term = value * _per_point(x_weight * inside)
             row = term if row is None else row + term
         total = row * _per_point(y_weight) if total is None else total + row * _per_point(y_weight)
     return total
