@@ -8,7 +8,7 @@ and col2im of its NCHW convolutions (ember_numba/im2col.py) and the window rows 
 col2im of its channels_last ones (ember_numba/nhwc_im2col.py), and the core's pdist
 (ember_numba/pdist.py), cummax/cummin (ember_numba/cumulative_extreme.py) and grid
 sampling's row picks (ember_numba/grid_sampler_rows.py), gather and scatter_add
-(ember_numba/scatter_gather.py).
+(ember_numba/scatter_gather.py) and index_reduce (ember_numba/index_reduce.py).
 
 PyTorch counterpart: aten/src/ATen/native/DispatchStub.h (``REGISTER_DISPATCH``: a
 compiled CPU kernel registered for an op's cpu entry) (v2.13).
@@ -49,6 +49,7 @@ def overrides():
         grid_sampler_rows,
         group_norm,
         im2col,
+        index_reduce,
         layer_norm,
         log_softmax,
         max_pool,
@@ -63,7 +64,7 @@ def overrides():
     others = (batch_norm, layer_norm, group_norm, silu, fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, nll_loss,
               cross_entropy)
     core = (log_softmax, max_pool, im2col, nhwc_im2col, winograd, pdist, cumulative_extreme,
-            grid_sampler_rows, scatter_gather)
+            grid_sampler_rows, scatter_gather, index_reduce)
     return ([(name, kernel, True) for module in others for name, kernel in module.overrides()]
             + [(op.qualname, kernel, False) for module in core for op, kernel in module.overrides()])
 
