@@ -146,6 +146,12 @@ from ember.native.indexing.unravel_index import unravel_index
 from ember.native.indexing.indexing import nonzero_static
 from ember.native.padding import constant_pad_nd
 from ember.native.factory import empty_permuted, empty_strided
+from ember.layout import (jagged, layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr,  # noqa: F401
+                          strided)
+from ember.native.sparse.sparse_tensor import sparse_coo_tensor
+from ember.native.sparse.csr import sparse_csr_tensor
+from ember.native.sparse.sparse_math import mm as spmm
+from ember import sparse
 from ember.device import get_default_device, set_default_device
 from ember.parallel import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
 from ember.deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,

@@ -10,7 +10,8 @@ width. Tensors with more than 1000 elements are summarised with ``...`` (3 items
 each edge of every dimension). Rows wrap at 80 characters, and so do the suffixes
 (``dtype=``, ``grad_fn=``). ``set_printoptions`` changes the four numbers and can force
 scientific notation on or off, as torch's does. A complex tensor's real and imaginary
-parts get a formatter each (``_ComplexFormatter``). Left out: sparse tensors.
+parts get a formatter each (``_ComplexFormatter``). A sparse COO tensor prints its
+indices and values, then its size, ``nnz`` and layout (``sparse_repr``).
 """
 
 import contextlib
@@ -222,3 +223,39 @@ def tensor_repr(t):
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)
+
+
+def _part_str(part, indent):
+    """The bracketed values of one part of a sparse tensor (its indices or values),
+    continuation lines indented to ``indent``; an empty part shows its size."""
+    a = np.asarray(part.detach()._host())
+    if a.size == 0:
+        return f"[], size={tuple(a.shape)}"
+    summarize = a.size > PRINT_OPTS.threshold
+    fmt = _formatter(_summarized_values(a) if summarize else a.reshape(-1))
+    return _array_str(a, fmt, indent, summarize)
+
+
+def sparse_repr(t):
+    """``repr`` of a sparse COO tensor, as torch's ``_str_intern`` lays it out:
+    ``tensor(indices=tensor([...]),`` / ``values=tensor([...]),`` / ``size=..., nnz=...,
+    layout=ember.sparse_coo)``, the last line always a line of its own."""
+    from ember import dtypes
+
+    indent = len("tensor(")
+    parts = []
+    for name, part in (("indices", t._indices()), ("values", t._values())):
+        prefix = f"{name}=tensor("
+        parts.append(prefix + _part_str(part, indent + len(prefix)) + ")")
+    suffixes = [f"nnz={t._nnz()}"]
+    if t._device.type != "cpu":
+        suffixes.append(f"device='{t._device}'")
+    if t.dtype is not dtypes.get_default_dtype():
+        suffixes.append(f"dtype=ember.{t.dtype.name}")
+    suffixes.append(f"layout={t.layout}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    text = "tensor(" + (",\n" + " " * indent).join(parts) + ",\n" + " " * indent + f"size={tuple(t.shape)}"
+    return _add_suffixes(text, suffixes, indent)

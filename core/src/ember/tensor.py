@@ -21,6 +21,7 @@ from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import AccumulateGrad
 from ember.autograd.inference import INFERENCE
 from ember.dispatch_modes import modes
+from ember.layout import strided
 from ember.dtypes import is_differentiable_array, is_floating_array
 from ember.memory_format import contiguous_strides
 
@@ -46,6 +47,12 @@ class Tensor:
     _grad_accumulator = None  # weakref to this leaf's AccumulateGrad
     _kept_accumulator = None  # a strong ref, once hooks are registered on the leaf
     # -- end of the fields --
+
+    # A strided tensor; ember/native/sparse/ holds the sparse layouts, whose classes
+    # override these.
+    layout = strided
+    is_sparse = False
+    is_sparse_csr = False
 
     def __new__(cls, *args, device=None):
         """PyTorch's legacy constructor, kept for old scripts: ``ember.Tensor(data)`` is a

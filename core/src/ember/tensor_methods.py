@@ -359,6 +359,7 @@ def attach():
     Tensor.log_normal_ = distributions.log_normal_
     Tensor.geometric_ = distributions.geometric_
     Tensor.multinomial = distributions.multinomial
+    _attach_sparse()
     Tensor.new_zeros = _new_factory(factory.zeros)
     Tensor.new_ones = _new_factory(factory.ones)
     Tensor.new_empty = _new_factory(factory.empty)
@@ -406,6 +407,39 @@ def attach():
     Tensor.__rshift__ = _numpy_computes(shifts.bitwise_right_shift)
     Tensor.__rlshift__ = shifts.reflected_left_shift
     Tensor.__rrshift__ = shifts.reflected_right_shift
+
+
+def _attach_sparse():
+    # The sparse-layout methods a strided tensor has (ember/native/sparse/): conversions
+    # to a sparse layout, and torch's errors for the sparse-only accessors.
+    from ember.native.sparse import csr, sparse_tensor
+
+    Tensor.to_sparse = Tensor.to_sparse_coo = sparse_tensor.to_sparse
+    Tensor.to_sparse_csr = csr.to_sparse_csr
+    Tensor.to_dense = sparse_tensor.dense_to_dense
+    Tensor.coalesce = sparse_tensor.coalesce
+    Tensor.is_coalesced = sparse_tensor.dense_is_coalesced
+    Tensor.indices = sparse_tensor.dense_indices
+    Tensor.values = sparse_tensor.dense_values
+    Tensor.sparse_dim = sparse_tensor.dense_sparse_dim
+    Tensor.dense_dim = sparse_tensor.dense_dense_dim
+    Tensor._nnz = sparse_tensor.dense_nnz
+    _attach_sparse_operators(sparse_tensor.SparseTensor)
+
+
+def _attach_sparse_operators(SparseTensor):
+    # What a sparse COO tensor computes (ember/native/sparse/sparse_math.py); every
+    # other op stops at its missing strided data.
+    from ember.native.sparse import sparse_math
+
+    SparseTensor.__add__ = SparseTensor.__radd__ = SparseTensor.add = sparse_math.add
+    SparseTensor.__mul__ = SparseTensor.__rmul__ = SparseTensor.mul = sparse_math.mul
+    SparseTensor.__neg__ = lambda self: sparse_math.mul(self, -1)
+    SparseTensor.__sub__ = lambda self, other: sparse_math.add(self, other, alpha=-1)
+    SparseTensor.__matmul__ = SparseTensor.matmul = sparse_math.matmul
+    SparseTensor.__rmatmul__ = lambda self, other: sparse_math.matmul(other, self)
+    SparseTensor.mm = SparseTensor.spmm = sparse_math.mm
+    SparseTensor.sum = lambda self, dim=None, keepdim=False, dtype=None: sparse_math.sum(self, dim, dtype)
 
 
 attach()

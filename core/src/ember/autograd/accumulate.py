@@ -96,7 +96,11 @@ def accumulate_grad(variable, new_grad):
     the sum stays differentiable.
     """
     grad = variable.grad
-    if grad is None:
+    if new_grad.is_sparse or grad is not None and grad.is_sparse:
+        from ember.native.sparse.gradients import accumulate  # ember.native imports autograd
+
+        accumulate(variable, new_grad)
+    elif grad is None:
         if grad_state.enabled:
             variable.grad = contract_clone(new_grad, variable)
         elif _can_steal(new_grad, variable):

@@ -153,7 +153,7 @@ def _validate(node, outputs):
         return outputs
     conformed = None
     for i, g in enumerate(outputs):
-        if g is None or meta[i] is None:
+        if g is None or meta[i] is None or g.is_sparse:
             continue
         a = g._data
         if a.shape != meta[i][0] or a.dtype != meta[i][1]:
@@ -256,9 +256,9 @@ def _run(root, retain_graph, deps, needed, captured):
                 continue
             g = outputs[i]
             if g is not None:
-                if meta is not None and meta[i] is not None:
+                if meta is not None and meta[i] is not None and not g.is_sparse:
                     # _validate, inlined for the common case: shapes and dtypes
-                    # agree.
+                    # agree (a sparse gradient is checked by its maker).
                     a = g._data
                     if a.shape != meta[i][0] or a.dtype != meta[i][1]:
                         g = _conform(node, i, g, meta[i])
@@ -266,7 +266,7 @@ def _run(root, retain_graph, deps, needed, captured):
                 if buf is None:
                     buf = buffers[child] = [None] * child.num_outputs
                 old = buf[output_nr]
-                buf[output_nr] = g if old is None else old + g
+                buf[output_nr] = g if old is None else _sum_gradients(old, g)
             remaining = deps[child] - 1
             deps[child] = remaining
             if remaining == 0:
@@ -276,6 +276,25 @@ def _run(root, retain_graph, deps, needed, captured):
         # when the engine's own references are gone (NOTE [ Stealing the incoming
         # gradient ]).
         outputs = g = a = None
+
+
+def _sum_gradients(old, new):
+    """Two gradients of one tensor, added (a sparse one: ember/native/sparse/gradients.py)."""
+    if old.is_sparse or new.is_sparse:
+        from ember.native.sparse import gradients
+
+        return gradients.add(old, new)
+    return old + new
+
+
+def _sparse_roots(outputs, grad_outputs):
+    """Sparse outputs enter backward as their values (NOTE [ Sparse values carry the
+    gradient ] in ember/native/sparse/__init__.py)."""
+    from ember.native.sparse import gradients
+
+    if not any(gradients.is_sparse_layout(t) for t in outputs):
+        return outputs, grad_outputs
+    return gradients.values_roots(outputs, grad_outputs)
 
 
 def _as_tuple(x):
@@ -305,6 +324,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                            f"has {len(tensors)}")
     if retain_graph is None:
         retain_graph = create_graph
+    tensors, grad_tensors = _sparse_roots(tensors, grad_tensors)
     grads = _make_root_grads(tensors, grad_tensors)
     root = GraphRoot([root_edge(t) for t in tensors], grads)
     if inputs is None:
@@ -345,6 +365,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                              materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
+    outputs, grad_outputs = _sparse_roots(outputs, grad_outputs)
+    sparse_inputs = inputs
+    if any(t.is_sparse or t.is_sparse_csr for t in inputs):
+        from ember.native.sparse import gradients
+
+        inputs = gradients.as_values(inputs)
     grads = _make_root_grads(outputs, grad_outputs)
     root = GraphRoot([root_edge(t) for t in outputs], grads)
     targets = []
@@ -366,6 +392,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
                 g = zeros_like(t)
         result.append(g)
+    if sparse_inputs is not inputs:
+        return gradients.as_sparse_gradients(sparse_inputs, result)
     return tuple(result)
 
 

@@ -136,6 +136,10 @@ def matmul(input, other):
     >>> ember.ones(2, 3).matmul(ember.ones(3))
     tensor([3., 3.])
     """
+    if input.is_sparse or other.is_sparse:
+        from ember.native.sparse import sparse_math
+
+        return sparse_math.matmul(input, other)
     _check_matmul(input, other)
     return _MATMUL_BY_NDIM.get((input.ndim, other.ndim), MATMUL)(input, other)
 
@@ -147,6 +151,10 @@ def mm(input, mat2):
     >>> ember.mm(ember.ones(2, 3), ember.ones(3, 4)).shape
     ember.Size([2, 4])
     """
+    if input.is_sparse or mat2.is_sparse:  # ember/native/sparse/sparse_math.py
+        from ember.native.sparse import sparse_math
+
+        return sparse_math.mm(input, mat2)
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
@@ -245,6 +253,10 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     tensor([[3., 3., 3.],
             [3., 3., 3.]])
     """
+    if mat1.is_sparse:  # ember/native/sparse/sparse_math.py
+        from ember.native.sparse import sparse_math
+
+        return sparse_math.addmm(input, mat1, mat2, beta=beta, alpha=alpha)
     if mat1.ndim != 2:
         raise RuntimeError("mat1 must be a matrix, got {}-D tensor".format(mat1.ndim))
     if mat2.ndim != 2:
