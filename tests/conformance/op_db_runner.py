@@ -288,7 +288,34 @@ _BITS = {torch.bfloat16: torch.int16, **{d: torch.uint8 for d in (torch.float8_e
                                                                     torch.float8_e4m3fnuz, torch.float8_e5m2fnuz)}}
 
 
+def _sparse_to_ember(value, leaves):
+    """A torch sparse COO or CSR tensor as ember's, from its parts (NOTE [ Sparse values
+    carry the gradient ] in ember/native/sparse/__init__.py: a leaf's values are the leaf)."""
+    if value.layout == torch.sparse_csr:
+        crow, col = (ember.from_numpy(part.numpy().copy()) for part in (value.crow_indices(), value.col_indices()))
+        values = _tensor_to_ember(value.values().detach(), None)
+        out = ember.sparse_csr_tensor(crow, col, values, tuple(value.shape), requires_grad=value.requires_grad)
+    else:
+        indices = ember.from_numpy(value._indices().numpy().copy())
+        values = _tensor_to_ember(value._values().detach(), None)
+        out = ember.sparse_coo_tensor(indices, values, tuple(value.shape), is_coalesced=value.is_coalesced(),
+                                      requires_grad=value.requires_grad)
+    if value.requires_grad and leaves is not None:
+        leaves.append(out)
+    return out
+
+
+def _sparse_to_torch(value):
+    if value.layout is ember.sparse_csr:
+        return torch.sparse_csr_tensor(to_torch(value.crow_indices()), to_torch(value.col_indices()),
+                                       to_torch(value.values()), tuple(value.shape))
+    return torch.sparse_coo_tensor(to_torch(value._indices()), to_torch(value._values()), tuple(value.shape),
+                                   is_coalesced=value.is_coalesced())
+
+
 def _tensor_to_ember(value, leaves):
+    if value.layout != torch.strided:
+        return _sparse_to_ember(value, leaves)
     if value.dtype in _BITS:  # no NumPy bfloat16 or float8 in torch: the bits
         bits = value.detach().contiguous().view(_BITS[value.dtype]).numpy().copy()
         tensor = ember.from_numpy(bits).view(to_ember(value.dtype))
@@ -320,6 +347,8 @@ def torch_leaves(value, leaves):
 
 def to_torch(value):
     """An ember result as torch values, for comparison."""
+    if isinstance(value, ember.Tensor) and value.layout is not ember.strided:
+        return _sparse_to_torch(value)
     if isinstance(value, ember.Tensor):
         dtype = getattr(torch, value.dtype.name, None)
         if dtype in _BITS:  # the bits, as in _tensor_to_ember
@@ -411,7 +440,7 @@ def differs_by_seed(run):
     results = []
     for seed in (0, 1):
         seed_cpu(seed)
-        results.append(flat_tensors(run()))
+        results.append([t.to_dense() if t.layout != torch.strided else t for t in flat_tensors(run())])
     return any(not torch.equal(a, b) for a, b in zip(*results) if a.shape == b.shape
                and not (a.is_floating_point() and (a.isnan().any() or b.isnan().any())))
 

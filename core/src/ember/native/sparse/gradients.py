@@ -58,8 +58,17 @@ def as_values(inputs):
 def as_sparse_gradients(inputs, grads):
     """The gradients of the values of each sparse input, as sparse gradients with the
     input's pattern."""
-    return tuple(SparseTensor(_coo(t)._sparse_indices, g, t.shape, _coo(t)._is_coalesced)
+    return tuple(_like(t, SparseTensor(_coo(t)._sparse_indices, g, t.shape, _coo(t)._is_coalesced))
                  if is_sparse_layout(t) and g is not None else g for t, g in zip(inputs, grads))
+
+
+def _like(input, coo):
+    """``coo`` in ``input``'s layout."""
+    if input.is_sparse_csr:
+        from ember.native.sparse.csr import SparseCsrTensor
+
+        return SparseCsrTensor(coo)
+    return coo
 
 
 def add(old, new):
