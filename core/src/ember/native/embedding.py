@@ -8,25 +8,47 @@ PyTorch counterpart: aten/src/ATen/native/Embedding.cpp (``embedding``,
 The forward is a gather of rows. The backward scatters the output gradient back into
 a zero table of the weight's shape, adding up the rows of repeated indices, leaving
 the ``padding_idx`` row at zero and, with ``scale_grad_by_freq``, dividing each row
-by how often its index occurs in the batch. ``sparse=True`` gradients are not
-supported (ember has no sparse tensors).
+by how often its index occurs in the batch. With ``sparse=True`` the weight's gradient
+is a sparse COO tensor instead: one entry per lookup, the row of the output gradient
+(``embedding_sparse_backward``), uncoalesced, as torch's.
 """
 
 from ember import dtypes
 from ember.dispatcher import NONE, Op
 
 
-def _embedding_kernel(xp, weight, indices, padding_idx, scale_grad_by_freq):
+def _embedding_kernel(xp, weight, indices, padding_idx, scale_grad_by_freq, sparse=False):
     return xp.take(weight, indices, axis=0)
 
 
 def _embedding_backward(ctx, grad):
     weight, indices = ctx.saved_inputs
+    if ctx.attrs.get("sparse"):
+        return embedding_sparse_backward(grad, indices, weight.shape[0], ctx.attrs["padding_idx"],
+                                         ctx.attrs["scale_grad_by_freq"]), None
     grad_weight = EMBEDDING_DENSE_BACKWARD(grad, indices, num_weights=weight.shape[0], **ctx.attrs)
     return grad_weight, None
 
 
 EMBEDDING = Op("aten::embedding", _embedding_kernel, _embedding_backward, promote=NONE, save="inputs")
+
+
+def embedding_sparse_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """The weight's gradient as a sparse COO tensor: entry ``k`` is lookup ``k``'s index
+    and its row of ``grad``; lookups of ``padding_idx`` are left out. Repeated indices
+    stay separate entries (uncoalesced). torch refuses ``scale_grad_by_freq`` here, and
+    so does ember."""
+    from ember.native.sparse.sparse_tensor import SparseTensor
+
+    if scale_grad_by_freq:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+    dim = grad.shape[-1]
+    flat = indices.reshape(-1).to(dtypes.int64)
+    rows = grad.reshape(-1, dim)
+    if padding_idx is not None:
+        keep = flat != padding_idx
+        flat, rows = flat[keep], rows[keep]
+    return SparseTensor(flat.unsqueeze(0), rows, (num_weights, dim), False)
 
 
 def _row_weights(xp, indices, padding_idx, scale_grad_by_freq, dtype):
@@ -144,7 +166,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             in place, before the lookup.
         norm_type: the p of the p-norm for ``max_norm``.
         scale_grad_by_freq: divide each row's gradient by its index's count in ``input``.
-        sparse: not supported (ember has no sparse tensors); must be False.
+        sparse: give ``weight`` a sparse COO gradient (:func:`embedding_sparse_backward`).
 
     Returns:
         ``input.shape + (embedding_dim,)``.
@@ -155,8 +177,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     tensor([[4., 5.],
             [0., 1.]])
     """
-    if sparse:
-        raise NotImplementedError("embedding(sparse=True): ember has no sparse tensors")
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     _check_indices(input, "embedding")
@@ -165,6 +185,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     _check_in_range(input, num_weights)
     if max_norm is not None:
         embedding_renorm_(weight, input, max_norm, norm_type)
+    if sparse:  # only then: the attribute names the sparse backward
+        return EMBEDDING(weight, input, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq),
+                         sparse=True)
     return EMBEDDING(weight, input, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
 
 

@@ -94,6 +94,19 @@ def _flatten_bags(input, offsets, per_sample_weights):
     raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
 
 
+def _sparse_rows(weight, positions, real, scale_grad_by_freq):
+    """The looked-up rows for ``sparse=True`` (sum and mean only): the empty slots look
+    up row 0 and are zeroed, so the weight's sparse gradient holds one entry per slot
+    (zero for an empty one) where torch's holds one per index; their sums agree
+    (``scale_grad_by_freq`` is refused by the backward, as torch refuses it)."""
+    from ember.native.embedding import embedding
+    from ember.native.factory import tensor
+
+    slots = tensor(np.where(real, positions, 0), device=weight.device)
+    rows = embedding(slots, weight, scale_grad_by_freq=scale_grad_by_freq, sparse=True)
+    return rows * tensor(real, dtype=weight.dtype, device=weight.device).unsqueeze(-1)
+
+
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
     """Reduce each bag of embeddings to one row: ``(B, embedding_dim)``.
@@ -132,17 +145,18 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
-    if sparse:
-        raise NotImplementedError("embedding_bag(sparse=True): ember has no sparse tensors")
     _check_indices(input, "embedding_bag")
     _check_offsets(offsets, input.numel())
     num_weights, dim = weight.shape
     padding_idx = _resolve_padding_idx(padding_idx, num_weights)
     positions, real, source = _bag_layout(input.detach().numpy(), offsets.detach().numpy(), include_last_offset,
                                           padding_idx, sentinel=num_weights)
-    fill = float("-inf") if mode == "max" else 0.0
-    extended = cat([weight, full((1, dim), fill, dtype=weight.dtype, device=weight.device)])
-    rows = embedding(tensor(positions, device=weight.device), extended, scale_grad_by_freq=scale_grad_by_freq)
+    if sparse:
+        rows = _sparse_rows(weight, positions, real, scale_grad_by_freq)
+    else:
+        fill = float("-inf") if mode == "max" else 0.0
+        extended = cat([weight, full((1, dim), fill, dtype=weight.dtype, device=weight.device)])
+        rows = embedding(tensor(positions, device=weight.device), extended, scale_grad_by_freq=scale_grad_by_freq)
     if per_sample_weights is not None:
         slot_weights = per_sample_weights[tensor(source, device=weight.device)]
         rows = rows * where(tensor(real, device=weight.device), slot_weights, 0.0).unsqueeze(-1)

@@ -61,7 +61,7 @@ _LOSS_FUNCTIONALS = ("l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "cro
 
 
 _OPTIMIZERS = ("Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-               "LBFGS")
+               "LBFGS", "SparseAdam")
 _LR_SCHEDULERS = ("LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
                   "ExponentialLR", "PolynomialLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "CyclicLR",
                   "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler")

@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 # name -> module that defines it, for each kind the core namespaces resolve.
 OPTIMIZERS = {"Optimizer": "optimizer", "SGD": "sgd", "Adam": "adam", "AdamW": "adamw", "RMSprop": "rmsprop",
               "Adagrad": "adagrad", "Adadelta": "adadelta", "Adamax": "adamax", "NAdam": "nadam",
-              "RAdam": "radam", "LBFGS": "lbfgs"}
+              "RAdam": "radam", "LBFGS": "lbfgs", "SparseAdam": "sparse_adam"}
 LR_SCHEDULERS = ("LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
                  "ExponentialLR", "PolynomialLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "CyclicLR",
                  "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler")

@@ -3,9 +3,11 @@
 PyTorch counterpart: torch/optim/sgd.py (v2.13): the single-tensor loop here, the
 ``foreach=True`` and ``fused=True`` paths in fused_sgd.py (NOTE [ foreach and fused, on NumPy ]
 in fused.py).
-ember has no sparse gradients and no ``differentiable`` mode.
+A sparse gradient (``Embedding(sparse=True)``'s) takes the single-tensor loop, as in
+torch. ember has no ``differentiable`` mode.
 """
 
+import ember
 from ember_optim._checks import check_lr, check_non_negative
 from ember_optim._state import options
 from ember_optim.fused import check_flags, choose_path
@@ -83,7 +85,8 @@ class SGD(Optimizer):
             momentum_buffers = []
             if group["momentum"] != 0:
                 momentum_buffers = [self.state[p].get("momentum_buffer") for p in params]
-            path = choose_path(group, params, grads)  # the default: NOTE in fused.py
+            # the default: NOTE in fused.py; only the loop reads a sparse gradient, as in torch
+            path = "loop" if any(grad.is_sparse for grad in grads) else choose_path(group, params, grads)
             update = {"fused": fused_sgd, "foreach": foreach_sgd, "loop": sgd}[path]
             update(params, grads, momentum_buffers,
                    **options(group, "lr", "momentum", "dampening", "weight_decay",
@@ -102,8 +105,13 @@ def sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_deca
     algorithm)."""
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
+        if grad.is_sparse and momentum == 0 and weight_decay == 0:
+            _add_sparse_(param, grad, -lr)
+            continue
         if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
+            grad = grad.add(param, alpha=weight_decay)  # a sparse grad refuses it, as torch's does
+        if grad.is_sparse:  # the momentum buffer is dense (torch's sparse one sums to the same)
+            grad = grad.to_dense()
         if momentum != 0:
             buffer = momentum_buffers[i]
             if buffer is None:
@@ -113,3 +121,14 @@ def sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_deca
                 buffer.mul_(momentum).add_(grad, alpha=1 - dampening)
             grad = grad.add(buffer, alpha=momentum) if nesterov else buffer
         param.add_(grad, alpha=-lr)
+
+
+def _add_sparse_(param, grad, alpha):
+    """``param += alpha * grad`` for a sparse ``grad``: only its entries' rows are touched
+    (repeated entries add up)."""
+    from ember.native.sparse.coalesce import flatten_indices
+
+    sparse_dim = grad.sparse_dim()
+    at = ember.tensor(flatten_indices(grad._indices().numpy(), tuple(grad.shape[:sparse_dim])))
+    rows = param.detach().view(-1, *param.shape[sparse_dim:])
+    rows.index_add_(0, at, grad._values().detach(), alpha=alpha)

@@ -13,7 +13,7 @@ values their gradients (NOTE [ Sparse values carry the gradient ] in __init__.py
 import numpy as np
 
 from ember.native.sparse.sparse_tensor import SparseTensor, _host_indices, _int64_tensor, coalesce
-from ember.tensor import _wrap_dim
+from ember.tensor import Tensor, _wrap_dim
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                "int64": "Long", "int32": "Int", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
@@ -143,11 +143,15 @@ def sum(input, dim=None, dtype=None):
 
 def add(input, other, *, alpha=1):
     """``input + alpha * other`` where either is sparse: sparse + sparse is sparse (the
-    entries of both; merged when both are coalesced), and any dense operand makes the
-    result dense."""
+    entries of both; merged when both are coalesced), dense + sparse is dense, and
+    sparse + dense is refused, as torch refuses it."""
+    if not isinstance(other, Tensor):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
     if tuple(input.shape) != tuple(other.shape):
         raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but {list(input.shape)} != "
                            f"{list(other.shape)}")
+    if input.is_sparse and not other.is_sparse:
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
     if not (input.is_sparse and other.is_sparse):
         return _dense(input) + _dense(other) * alpha if alpha != 1 else _dense(input) + _dense(other)
     from ember.native.shape.shape import cat
