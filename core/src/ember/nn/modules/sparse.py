@@ -1,9 +1,9 @@
 """``Embedding``: a lookup table of learned vectors, indexed by integer ids, and
 ``EmbeddingBag``: the sum, mean or max of the vectors of each bag of ids.
 
-PyTorch counterpart: torch/nn/modules/sparse.py (v2.13). ember leaves out sparse
-gradients (``sparse=True`` is stored and printed, but the forward raises
-NotImplementedError: ember has no sparse tensors).
+PyTorch counterpart: torch/nn/modules/sparse.py (v2.13). With ``sparse=True`` the
+weight's gradient is a sparse COO tensor (ember/native/sparse/), for ``optim.SGD`` or
+``optim.SparseAdam``.
 """
 
 from ember.nn import functional as F
@@ -37,7 +37,7 @@ class Embedding(Module):
             it, in place, on every forward.
         norm_type: the p of that norm.
         scale_grad_by_freq: divide each row's gradient by its count in the batch.
-        sparse: unsupported (see the module docstring).
+        sparse: give the weight a sparse COO gradient (see the module docstring).
 
     Attributes:
         weight: ``(num_embeddings, embedding_dim)``, initialised N(0, 1).
