@@ -357,6 +357,8 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     if not 0 <= sparse_dim <= input.ndim:
         raise RuntimeError(f"dense_to_sparse: sparse_dim argument must be in [0,{input.ndim}] range, but "
                            f"{sparse_dim} is given")
+    if sparse_dim == 0 and input.ndim > 0:
+        raise RuntimeError("dense_to_sparse: sparse_dim argument must be in >0 when self.dim()>0")
     sparse_sizes, dense_sizes = tuple(input.shape[:sparse_dim]), tuple(input.shape[sparse_dim:])
     host = np.asarray(input.detach()._host())
     nonzero = host != 0
