@@ -21,8 +21,8 @@ from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import AccumulateGrad
 from ember.autograd.inference import INFERENCE
 from ember.dispatch_modes import modes
-from ember.layout import strided
 from ember.dtypes import is_differentiable_array, is_floating_array
+from ember.layout import strided
 from ember.memory_format import contiguous_strides
 
 
