@@ -97,7 +97,8 @@ def accumulate_grad(variable, new_grad):
     """
     grad = variable.grad
     if new_grad.is_sparse or grad is not None and grad.is_sparse:
-        from ember.native.sparse.gradients import accumulate  # ember.native imports autograd
+        # (imported here: ember.native imports autograd)
+        from ember.native.sparse.gradients import accumulate
 
         accumulate(variable, new_grad)
     elif grad is None:

@@ -85,8 +85,10 @@ class SGD(Optimizer):
             momentum_buffers = []
             if group["momentum"] != 0:
                 momentum_buffers = [self.state[p].get("momentum_buffer") for p in params]
-            # the default: NOTE in fused.py; only the loop reads a sparse gradient, as in torch
-            path = "loop" if any(grad.is_sparse for grad in grads) else choose_path(group, params, grads)
+            # the default: NOTE in fused.py; only the loop reads a sparse
+            # gradient, as in torch
+            sparse = any(grad.is_sparse for grad in grads)
+            path = "loop" if sparse else choose_path(group, params, grads)
             update = {"fused": fused_sgd, "foreach": foreach_sgd, "loop": sgd}[path]
             update(params, grads, momentum_buffers,
                    **options(group, "lr", "momentum", "dampening", "weight_decay",
@@ -109,8 +111,9 @@ def sgd(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_deca
             _add_sparse_(param, grad, -lr)
             continue
         if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)  # a sparse grad refuses it, as torch's does
-        if grad.is_sparse:  # the momentum buffer is dense (torch's sparse one sums to the same)
+            # (a sparse gradient refuses it, as torch's does)
+            grad = grad.add(param, alpha=weight_decay)
+        if grad.is_sparse:  # a dense momentum buffer (torch's sparse one sums to it)
             grad = grad.to_dense()
         if momentum != 0:
             buffer = momentum_buffers[i]

@@ -22,8 +22,8 @@ def flatten_indices(indices, sizes):
 
 
 def coalesce_plan(indices):
-    """How to coalesce: ``(unique, inverse)`` where ``unique [sparse_dim, n]`` holds each
-    distinct index once, in row-major order, and entry ``i`` is merged into
+    """How to coalesce: ``(unique, inverse)``. ``unique [sparse_dim, n]`` holds
+    each distinct index once, in row-major order, and entry ``i`` is merged into
     ``unique[:, inverse[i]]``.
 
     The entries are sorted with ``np.lexsort`` (last key first: the first dim is the
