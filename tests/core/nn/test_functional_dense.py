@@ -207,9 +207,11 @@ def test_embedding_gradcheck():
         assert gradgradcheck(fn, (w,))
 
 
-def test_embedding_sparse_is_unsupported():
-    with pytest.raises(NotImplementedError, match="sparse"):
-        ember.nn.functional.embedding(ember.tensor([0]), ember.ones(2, 2), sparse=True)
+def test_embedding_sparse_gives_a_sparse_gradient():
+    # values and patterns against torch: tests/core/native/sparse/test_sparse_math.py
+    w = ember.ones(2, 2, requires_grad=True)
+    ember.nn.functional.embedding(ember.tensor([0]), w, sparse=True).sum().backward()
+    assert w.grad.layout is ember.sparse_coo and w.grad._indices().tolist() == [[0]]
 
 
 # --- one_hot --------------------------------------------------------------------------

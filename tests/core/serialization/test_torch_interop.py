@@ -300,20 +300,25 @@ def test_complex_tensors_load_and_save_both_ways(dtype):
 
 
 @pytest.mark.parametrize("weights_only", [True, False])
-@pytest.mark.parametrize("make, what", [
-    (lambda: torch.sparse_coo_tensor([[0, 2]], [1.0, 2.0], (3,)), "a sparse tensor"),
-], ids=["sparse"])
-@pytest.mark.filterwarnings("ignore:Sparse invariant checks:UserWarning")
-def test_valid_torch_files_ember_cannot_load_say_what_is_unsupported(make, what, weights_only):
-    """torch loads these; ember names what it lacks, and does not suggest weights_only=False,
-    which would fail the same way."""
-    data = _torch_bytes({"w": make()})
-    assert torch.load(io.BytesIO(data), weights_only=True)["w"].shape == (3,)
-    with pytest.raises(CheckpointError) as error:
-        ember.load(io.BytesIO(data), weights_only=weights_only)
-    message = str(error.value)
-    assert what in message and "ember cannot load it, with weights_only=True or False" in message
-    assert "will likely succeed" not in message
+@pytest.mark.filterwarnings("ignore:Sparse (invariant checks|CSR tensor support):UserWarning")
+def test_sparse_tensors_load_and_save_both_ways(weights_only):
+    """torch's ``_rebuild_sparse_tensor`` records (COO with its coalesced flag, CSR) read
+    by ember, and ember's written so torch reads them (weights_only included)."""
+    source = {"uncoalesced": torch.sparse_coo_tensor([[0, 2, 0]], [1.0, 2.0, 3.0], (3,)),
+              "hybrid": torch.sparse_coo_tensor([[1], [0]], [[1.0, 2.0]], (2, 2, 2)).coalesce(),
+              "csr": torch.eye(3, dtype=torch.float64).to_sparse_csr()}
+    loaded = ember.load(io.BytesIO(_torch_bytes(source)), weights_only=weights_only)
+    buffer = io.BytesIO()
+    ember.save(loaded, buffer)
+    back = torch.load(io.BytesIO(buffer.getvalue()), weights_only=weights_only)
+    for name, tensor in source.items():
+        assert loaded[name].layout is getattr(ember, str(tensor.layout).removeprefix("torch."))
+        np.testing.assert_array_equal(loaded[name].to_dense().numpy(), tensor.to_dense().numpy())
+        assert back[name].layout == tensor.layout
+        if tensor.layout == torch.sparse_coo:
+            assert loaded[name].is_coalesced() == back[name].is_coalesced() == tensor.is_coalesced()
+            assert torch.equal(back[name]._indices(), tensor._indices())
+        assert torch.equal(back[name].to_dense(), tensor.to_dense())
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.(script|save)` is deprecated:DeprecationWarning")

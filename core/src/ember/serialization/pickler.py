@@ -22,6 +22,7 @@ import numpy as np
 from ember.device import device as ember_device
 from ember.dtypes import dtype as ember_dtype
 from ember.dtypes import is_ml_dtype
+from ember.layout import strided
 from ember.serialization import quantized
 from ember.serialization.torch_globals import LEGACY_STORAGE_NAMES
 from ember.storage import _root_array
@@ -137,6 +138,8 @@ class CheckpointPickler:
             self._reduce("__builtin__", "bytearray", (bytes(obj),))
         elif kind is complex:
             self._reduce("__builtin__", "complex", (obj.real, obj.imag))
+        elif isinstance(obj, Tensor) and obj.layout is not strided:
+            self._save_sparse(obj)
         elif isinstance(obj, Tensor):
             self._save_tensor(obj)
         elif quantized.is_qtensor(obj):
@@ -228,6 +231,21 @@ class CheckpointPickler:
             self._out += b"tR"
         else:
             self._save_tensor_data(tensor, tensor.requires_grad)
+        self._memoize(tensor)
+
+    def _save_sparse(self, tensor):
+        """A sparse tensor as torch's ``__reduce_ex__`` writes one:
+        ``_rebuild_sparse_tensor(layout, parts)``, its parts ordinary tensors (COO:
+        indices, values, size, is_coalesced; CSR: crow and col indices, values, size)."""
+        if tensor.is_sparse:
+            parts = (tensor._indices(), tensor._values().detach(), tensor.shape, tensor.is_coalesced())
+        else:
+            parts = (tensor.crow_indices(), tensor.col_indices(), tensor.values().detach(), tensor.shape)
+        self._global("torch._utils", "_rebuild_sparse_tensor")
+        self._out += b"("
+        self._reduce("torch.serialization", "_get_layout", (f"torch.{tensor.layout.name}",))  # copyreg's form
+        self._save(parts)
+        self._out += b"tR"
         self._memoize(tensor)
 
     def _save_tensor_data(self, tensor, requires_grad):

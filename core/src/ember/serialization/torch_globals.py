@@ -2,7 +2,7 @@
 
 PyTorch counterpart: ``_get_allowed_globals`` in torch/_weights_only_unpickler.py and
 the rebuild functions of torch/_utils.py (``_rebuild_tensor_v2``, ``_rebuild_tensor_v3``,
-``_rebuild_parameter``) (v2.13).
+``_rebuild_parameter``, ``_rebuild_sparse_tensor``) (v2.13).
 
 Nothing here is imported by name: each allowed ``(module, name)`` maps to an ember value
 (a dtype, ``ember.Size``, a storage marker) or to a :class:`SafeCallable` that checks its
@@ -15,6 +15,9 @@ import numpy as np
 
 from ember import dtypes
 from ember.device import device as ember_device
+from ember.layout import layout as layout_type
+from ember.layout import sparse_coo, sparse_csr
+from ember.layout import strided as strided_layout
 from ember.native.shape.views import strided
 from ember.serialization import quantized
 from ember.serialization.errors import CheckpointError, describe
@@ -296,6 +299,33 @@ def rebuild_qtensor(*args):
     return quantized.rebuild_qtensor(rebuild_tensor_v2, *args)
 
 
+def _get_layout(*args):
+    """torch.serialization._get_layout: a layout from its name (``"torch.sparse_coo"``)."""
+    names = {f"torch.{each.name}": each for each in (strided_layout, sparse_coo, sparse_csr)}
+    if len(args) != 1 or args[0] not in names:
+        raise CheckpointError(f"ember knows the layouts {sorted(names)}, got {describe(args)}")
+    return names[args[0]]
+
+
+def rebuild_sparse_tensor(*args):
+    """torch._utils._rebuild_sparse_tensor: a COO tensor from (indices, values, size[,
+    is_coalesced]), a CSR one from (crow_indices, col_indices, values, size)."""
+    from ember.native.sparse.csr import sparse_csr_tensor
+    from ember.native.sparse.sparse_tensor import sparse_coo_tensor
+
+    if len(args) != 2 or not isinstance(args[0], layout_type) or type(args[1]) is not tuple:
+        raise CheckpointError(f"_rebuild_sparse_tensor takes a layout and a tuple, got {describe(args)}")
+    kind, parts = args
+    tensors = [part for part in parts if isinstance(part, Tensor)]
+    if kind is sparse_coo and len(parts) in (3, 4) and len(tensors) == 2:
+        coalesced = parts[3] if len(parts) == 4 else None
+        return sparse_coo_tensor(parts[0], parts[1], _check_int_tuple(tuple(parts[2]), "size"), is_coalesced=coalesced)
+    if kind is sparse_csr and len(parts) == 4 and len(tensors) == 3:
+        return sparse_csr_tensor(parts[0], parts[1], parts[2], _check_int_tuple(tuple(parts[3]), "size"))
+    raise CheckpointError(f"ember rebuilds sparse_coo and sparse_csr tensors only, got {kind} with "
+                          f"{describe(parts)}")
+
+
 def _build_table():
     table = {
         ("collections", "OrderedDict"): SafeCallable("collections.OrderedDict", _ordered_dict, is_class=True),
@@ -315,6 +345,9 @@ def _build_table():
         ("torch", "device"): SafeCallable("torch.device", _device, is_class=True),
         ("_codecs", "encode"): SafeCallable("_codecs.encode", _codecs_encode),
         ("torch._utils", "_rebuild_qtensor"): SafeCallable("torch._utils._rebuild_qtensor", rebuild_qtensor),
+        ("torch._utils", "_rebuild_sparse_tensor"):
+            SafeCallable("torch._utils._rebuild_sparse_tensor", rebuild_sparse_tensor),
+        ("torch.serialization", "_get_layout"): SafeCallable("torch.serialization._get_layout", _get_layout),
     }
     for scheme in quantized.QSCHEMES:
         table["torch", scheme] = quantized.QSchemeMarker(scheme)
@@ -339,9 +372,6 @@ def _build_table():
 # message does, for names it merely does not trust).
 _EITHER_WAY = "ember cannot load it, with weights_only=True or False"
 UNSUPPORTED = {
-    ("torch._utils", "_rebuild_sparse_tensor"): Refused(
-        f"the checkpoint holds a sparse tensor (torch._utils._rebuild_sparse_tensor); ember has no sparse layouts, "
-        f"so {_EITHER_WAY} (save t.to_dense() in torch instead)"),
     ("torch._utils", "_rebuild_nested_tensor"): Refused(
         f"the checkpoint holds a nested tensor (torch._utils._rebuild_nested_tensor); ember has none, so "
         f"{_EITHER_WAY}"),
