@@ -174,3 +174,16 @@ def test_sparse_adam_refuses_dense_gradients_as_torch():
     w.grad = ember.ones(2)
     with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients"):
         optimizer.step()
+
+
+def test_zero_grad_without_none_empties_a_sparse_gradient_as_torch():
+    results = []
+    for lib in (ember, torch):
+        table = lib.nn.Embedding(4, 2, sparse=True)
+        optimizer = lib.optim.SGD(table.parameters(), lr=0.1)
+        table(lib.tensor([1, 1])).sum().backward()
+        optimizer.zero_grad(set_to_none=False)
+        grad = table.weight.grad
+        results.append((grad.layout is getattr(lib, "sparse_coo"), grad._nnz(), grad.is_coalesced(),
+                        tuple(grad._values().shape)))
+    assert results[0] == results[1]

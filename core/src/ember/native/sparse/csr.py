@@ -18,7 +18,8 @@ import warnings
 import numpy as np
 
 from ember.layout import sparse_csr
-from ember.native.sparse.sparse_tensor import SparseTensor, _host_indices, _int64_tensor, coalesce, to_sparse
+from ember.native.sparse.sparse_tensor import (SparseTensor, _host_indices, _int64_tensor, coalesce, init_tensor_fields,
+                                               to_sparse)
 from ember.tensor import Tensor
 
 
@@ -29,11 +30,7 @@ class SparseCsrTensor(Tensor):
     layout = sparse_csr
 
     def __init__(self, coo):
-        self._device = coo.device
-        self._version_counter = [0]
-        self._output_nr = 0
-        self._requires_grad = False
-        self._grad_fn = None
+        init_tensor_fields(self, coo.device)
         self._coo = coo
 
     _data = SparseTensor._data

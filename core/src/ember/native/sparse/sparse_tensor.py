@@ -31,6 +31,16 @@ def _no_dense_kernel():
                               "a sparse_coo tensor has no strided data (call .to_dense() first)")
 
 
+def init_tensor_fields(tensor, device):
+    """The slots every ``Tensor`` sets, for a tensor without a backend array (its
+    autograd state is read from its values, so these stay at their defaults)."""
+    tensor._device = device
+    tensor._version_counter = [0]
+    tensor._output_nr = 0
+    tensor._requires_grad = False
+    tensor._grad_fn = None
+
+
 class SparseTensor(Tensor):
     """A sparse COO tensor (``layout == ember.sparse_coo``)."""
 
@@ -38,11 +48,7 @@ class SparseTensor(Tensor):
     layout = sparse_coo
 
     def __init__(self, indices, values, size, coalesced):
-        self._device = values.device
-        self._version_counter = [0]
-        self._output_nr = 0
-        self._requires_grad = False
-        self._grad_fn = None
+        init_tensor_fields(self, values.device)
         self._sparse_indices = indices
         self._sparse_values = values
         self._sparse_size = Size(size)
@@ -172,6 +178,13 @@ class SparseTensor(Tensor):
         else:
             raise RuntimeError("ember stores a sparse leaf's gradient on its values: assign None or a sparse "
                                "gradient with the leaf's own indices")
+
+    def zero_(self):
+        """Drop every entry, in place (an optimizer's ``zero_grad(set_to_none=False)``)."""
+        self._sparse_indices = self._sparse_indices[:, :0].clone()
+        self._sparse_values = self._sparse_values.detach()[:0].clone()
+        self._is_coalesced = True
+        return self
 
     def detach(self):
         return SparseTensor(self._sparse_indices, self._sparse_values.detach(), self._sparse_size,
