@@ -18,8 +18,14 @@ import warnings
 import numpy as np
 
 from ember.layout import sparse_csr
-from ember.native.sparse.sparse_tensor import (SparseTensor, _host_indices, _int64_tensor, coalesce, init_tensor_fields,
-                                               to_sparse)
+from ember.native.sparse.sparse_tensor import (
+    SparseTensor,
+    _host_indices,
+    _int64_tensor,
+    coalesce,
+    init_tensor_fields,
+    to_sparse,
+)
 from ember.tensor import Tensor
 
 
