@@ -9,8 +9,9 @@ import math
 
 import ember
 from ember_optim._checks import check_betas, check_eps, check_lr
-from ember_optim._state import new_step, options, value
+from ember_optim._state import options, value
 from ember_optim.optimizer import Optimizer, optimizer_step
+from ember_optim.radam import RAdam
 
 __all__ = ["SparseAdam", "sparse_adam"]
 
@@ -57,10 +58,8 @@ class SparseAdam(Optimizer):
                     raise ValueError(f"Sparse params at indices {[index]}: SparseAdam requires dense parameter "
                                      "tensors")
 
-    def _init_state(self, group, param, state):
-        state["step"] = new_step()
-        state["exp_avg"] = ember.zeros_like(param)
-        state["exp_avg_sq"] = ember.zeros_like(param)
+    # The step counter and the two moments, zero: the state RAdam starts from.
+    _init_state = RAdam._init_state
 
     @optimizer_step
     def step(self, closure=None):
