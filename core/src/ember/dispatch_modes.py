@@ -1,11 +1,11 @@
 """The dispatcher's modes: ``ember.autocast``, ``ember.jit.trace``,
-``ember.inference_mode``, a checkpointed forward (``ember.utils.checkpoint``) and the
-profiler (``ember.profiler``; vmap would join them), which of them are on,
+``ember.inference_mode``, a checkpointed forward (``ember.utils.checkpoint``), the
+profiler (``ember.profiler``) and ``ember.func.vmap``, which of them are on,
 and how an op runs through them.
 
 PyTorch counterpart: c10/core/impl/LocalDispatchKeySet.h (the thread-local set of
-included keys that turns AutocastCPU and Tracer on for a region) and the kernels of
-those keys, which do their part and pass the call on (v2.13). ember's modes are
+included keys that turns AutocastCPU, Tracer and FuncTorchBatched on for a region)
+and the kernels of those keys, which do their part and pass the call on (v2.13). ember's modes are
 global, not per thread, as its autocast state is; inference mode is per thread, so its
 slot is on while any thread is inside it, and `run_in_modes` asks this thread's
 state. See NOTE [ Modes at the dispatcher ].
@@ -36,7 +36,7 @@ from ember.autograd.inference import INFERENCE
 class DispatchModes:
     """Which modes are on: ``active`` is true while any is."""
 
-    __slots__ = ("active", "autocast", "trace", "inference", "checkpoint", "profile")
+    __slots__ = ("active", "autocast", "trace", "inference", "checkpoint", "profile", "vmap")
 
     def __init__(self):
         self.active = False
@@ -45,6 +45,7 @@ class DispatchModes:
         self.inference = False  # some thread is inside inference_mode (NOTE [ Inference tensors ])
         self.checkpoint = None  # a checkpointed forward in progress: saw(inputs) (ember/utils/checkpoint.py)
         self.profile = None  # the recorder of a recording profile: record_op(...) (ember/profiler)
+        self.vmap = None  # the running vmaps: run(op, inputs, attrs) (ember/func/batching.py)
 
     def set_autocast(self, cast):
         """``cast(op, inputs)`` casts every op's inputs from now on; None turns autocast off."""
@@ -71,10 +72,15 @@ class DispatchModes:
         self.profile = recorder
         self._update()
 
+    def set_vmap(self, interpreter):
+        """``interpreter.run`` sees every op from now on; None when the last vmap ends."""
+        self.vmap = interpreter
+        self._update()
+
     def _update(self):
         # The one test for all the modes, made here rather than in every op call.
         self.active = (self.autocast is not None or self.trace is not None or self.inference
-                       or self.checkpoint is not None or self.profile is not None)
+                       or self.checkpoint is not None or self.profile is not None or self.vmap is not None)
         if self.profile is not None:  # outermost: the profile times the other modes' work too
             dispatcher.Op.__call__ = run_profiled
         else:
@@ -82,6 +88,7 @@ class DispatchModes:
 
 
 modes = DispatchModes()
+NOT_BATCHED = object()  # the vmap mode's answer for a call with no batched input
 
 
 def run_profiled(op, *inputs, **attrs):
@@ -94,7 +101,12 @@ def run_in_modes(op, *inputs, **attrs):
     """``Op.__call__`` while a mode is on: ``dispatch`` inside every mode that is on,
     outermost first; autocast casts the inputs, the op runs, inside inference mode
     what it made becomes inference tensors (a view keeps its base's kind), a trace
-    records it."""
+    records it. Inside vmap a call with a batched input goes to its batch rule, whose
+    ops on the physical tensors come back here (NOTE [ vmap at the dispatcher ])."""
+    if modes.vmap is not None:  # outermost, as torch's FuncTorchBatched key
+        result = modes.vmap.run(op, inputs, attrs)
+        if result is not NOT_BATCHED:
+            return result
     if modes.autocast is not None:
         inputs = modes.autocast(op, inputs)
     if modes.checkpoint is not None:

@@ -16,6 +16,8 @@ must be differentiable in reverse mode for them.
 """
 
 from ember.autograd.engine import grad as _autograd_grad
+from ember.func import batching
+from ember.func.batched_tensor import BatchedTensor, is_batched_at, wrap
 from ember.autograd.grad_mode import enable_grad
 from ember.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
@@ -33,6 +35,8 @@ def _tracked(leaf):
     if not _is_tensor(leaf):
         raise ValueError("Thing passed to transform API must be Tensor, "
                          f"got {type(leaf)}")
+    if batching.running():  # inside vmap: a leaf of its own per sample (NOTE [ Autograd inside vmap ])
+        return batching.batched_leaf(leaf)[0]
     if leaf.requires_grad:  # an enclosing transform's leaf: keep its history
         return leaf.view_as(leaf)
     return leaf.detach().requires_grad_(True)
@@ -77,8 +81,52 @@ def _split_aux(output, has_aux, api):
 def _grads_or_zeros(outputs, leaves, grad_outputs, keep):
     from ember.native.factory import zeros_like
 
+    if batching.running() and any(isinstance(t, BatchedTensor)
+                                  for t in [*outputs, *leaves, *(grad_outputs or ())]):
+        return _batched_grads(outputs, leaves, grad_outputs, keep)
     grads = _autograd_grad(outputs, leaves, grad_outputs, retain_graph=True, create_graph=keep, allow_unused=True)
     return [zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves)]
+
+
+def _batched_grads(outputs, leaves, grad_outputs, keep):
+    """The gradients inside vmap, from the physical graph (NOTE [ Autograd inside vmap ]
+    in ember/func/batching.py): every output's physical tensor, with ones (or the
+    cotangent, expanded over the levels it is not batched at) as its gradient, against
+    the leaves' physical tensors; the gradients wrapped as the leaves are. A cotangent
+    batched at a level its output is not (``vmap(vjp_fn)``) takes a loop over that
+    level's samples."""
+    from ember.native.factory import ones_like, zeros_like
+
+    sizes = batching.level_sizes()
+    physical_outputs, physical_grads = [], []
+    for i, out in enumerate(outputs):
+        physical, levels = batching.peel(out)
+        cotangent = None if grad_outputs is None else grad_outputs[i]
+        if cotangent is None:
+            physical_grads.append(ones_like(physical))
+        else:
+            aligned = batching.physical_like(cotangent, levels, sizes)
+            if aligned is None:
+                return _grads_per_cotangent_sample(outputs, leaves, grad_outputs, keep, levels, cotangent)
+            physical_grads.append(aligned)
+        physical_outputs.append(physical)
+    physical_leaves = [batching.peel(leaf)[0] for leaf in leaves]
+    grads = _autograd_grad(physical_outputs, physical_leaves, physical_grads, retain_graph=True, create_graph=keep,
+                           allow_unused=True)
+    return [zeros_like(leaf) if g is None else batching.rewrap(g, batching.peel(leaf)[1])
+            for g, leaf in zip(grads, leaves)]
+
+
+def _grads_per_cotangent_sample(outputs, leaves, grad_outputs, keep, levels, cotangent):
+    from ember.native.shape.shape import stack
+
+    level = max(set(batching.peel(cotangent)[1]) - set(levels))
+    size = batching.level_sizes()[level]
+    per_sample = []
+    for i in range(size):
+        sliced = [g if not is_batched_at(g, level) else g.value.select(0, i) for g in grad_outputs]
+        per_sample.append(_grads_or_zeros(outputs, leaves, sliced, keep))
+    return [wrap(stack(list(column)), level) for column in zip(*per_sample)]
 
 
 def _plain(tree, keep):
@@ -178,7 +226,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                                "structure.")
         output, aux = _split_aux(func(*args), has_aux, "jvp")
         out_leaves, out_spec = tree_flatten(output)
-        dummies = [zeros_like(o).requires_grad_(True) for o in out_leaves]
+        dummies = [_tracked(zeros_like(o)) for o in out_leaves]
         transposed = _grads_or_zeros(out_leaves, leaves, dummies, True)
         live = [(t, v) for t, v in zip(transposed, tangent_leaves) if t.requires_grad]
         if live:

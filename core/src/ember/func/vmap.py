@@ -1,31 +1,25 @@
-"""``vmap``: map a function over a dimension of its inputs.
+"""``vmap``: map a function over a dimension of its inputs, by batching its ops.
 
 PyTorch counterpart: torch/_functorch/apis.py (``vmap``) and torch/_functorch/vmap.py
-(in_dims/out_dims handling, ``randomness``) (v2.13).
+(in_dims/out_dims handling, ``_create_batched_inputs``, ``_unwrap_batched``,
+``chunk_size``, ``randomness``) (v2.13).
+
+The function runs once. Its inputs are wrapped as BatchedTensors of a new vmap level
+(the mapped dim moved to the front), every op it calls runs its batch rule on the
+whole batch (ember/func/batching.py, ember/func/batch_rules/), and the outputs are
+unwrapped with the batch dim moved to ``out_dims``.
 """
 
+from ember.func.batched_tensor import unwrap, wrap
+from ember.func.batching import vmap_level
 from ember.utils._pytree import tree_flatten, tree_unflatten
 
 __all__ = ["vmap"]
 
-# NOTE [ vmap as a loop ]
-# torch's vmap runs the function once, on tensors that carry a hidden batch
-# dimension, and every op has a batching rule that works on the whole batch. ember
-# runs the function once per sample, on the sample's slices, and stacks the results
-# along out_dims: the values are the same (each op sees exactly the numbers it would
-# per sample) and so are the gradients through it (slicing and stacking are
-# differentiable), which is what per-sample gradients (``vmap(grad(loss))``) need.
-# What differs: speed (a Python call per sample), and ember accepts programs torch
-# refuses inside vmap (``.item()``, branches on values). randomness: "error" raises
-# torch's error when the function draws random numbers; "same" replays one generator
-# state for every sample (the same numbers for each, as torch's "same"); "different"
-# draws sample after sample (different numbers per sample, but not torch's, which
-# draws the batch at once).
-
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """``func`` mapped over dimension ``in_dims`` of its inputs, results stacked at
-    ``out_dims`` (``chunk_size`` changes nothing here: NOTE [ vmap as a loop ]).
+    ``out_dims``; with ``chunk_size``, the batch runs that many samples at a time.
 
     >>> import ember
     >>> ember.func.vmap(lambda row: row.sum())(ember.tensor([[1.0, 2.0], [3.0, 4.0]]))
@@ -34,15 +28,99 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. "
                            f"Got {randomness}")
+    if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
 
     def wrapper(*args, **kwargs):
         arg_leaves, arg_spec = tree_flatten(args)
         dims = _broadcast_in_dims(in_dims, args, func)
         size = _batch_size(arg_leaves, dims, func, in_dims)
-        results = [func(*tree_unflatten(_slices(arg_leaves, dims, i), arg_spec), **kwargs)
-                   for i in _sample_order(size, randomness)]
-        return _stacked(results, out_dims, func)
+        dims = [None if d is None else d % arg_leaves[i].dim() for i, d in enumerate(dims)]
+        if chunk_size is None or chunk_size >= size:
+            return _run(func, arg_leaves, arg_spec, dims, size, kwargs, out_dims, randomness)
+        return _run_chunked(func, arg_leaves, arg_spec, dims, size, kwargs, out_dims, randomness, chunk_size)
     return wrapper
+
+
+def _run(func, leaves, spec, dims, size, kwargs, out_dims, randomness):
+    from ember.random import get_rng_state
+
+    start = get_rng_state() if randomness == "error" else None
+    with vmap_level(size, randomness) as info:
+        batched = [leaf if dim is None else wrap(leaf.movedim(dim, 0), info.level) for leaf, dim in zip(leaves, dims)]
+        output = func(*tree_unflatten(batched, spec), **kwargs)
+        if start is not None:
+            _check_no_draws(start)
+        return _unwrap_outputs(output, out_dims, info, func)
+
+
+def _check_no_draws(start):
+    # ember draws random numbers in Python (NOTE in ember/func/batch_rules/random.py):
+    # a function that moved the generator drew some, which "error" forbids.
+    from ember.func.batch_rules.random import ERROR_MESSAGE
+    from ember.random import get_rng_state
+
+    now = get_rng_state()
+    if now.shape != start.shape or not bool((now == start).all()):
+        raise RuntimeError(ERROR_MESSAGE)
+
+
+def _run_chunked(func, leaves, spec, dims, size, kwargs, out_dims, randomness, chunk_size):
+    """The batch in chunks of ``chunk_size`` samples, the outputs joined at ``out_dims``."""
+    from ember.native.shape.shape import cat
+
+    chunks = []
+    for start in range(0, size, chunk_size):
+        length = min(chunk_size, size - start)
+        part = [leaf if dim is None else leaf.narrow(dim, start, length) for leaf, dim in zip(leaves, dims)]
+        chunks.append(_run(func, part, spec, dims, length, kwargs, out_dims, randomness))
+    columns = [tree_flatten(chunk)[0] for chunk in chunks]
+    out_spec = tree_flatten(chunks[0])[1]
+    joined_dims = _out_dims_per_leaf(out_dims, chunks[0], func)
+    joined = [column[0] if dim is None else cat(list(column), dim)
+              for column, dim in zip(zip(*columns), joined_dims)]
+    return tree_unflatten(joined, out_spec)
+
+
+def _unwrap_outputs(output, out_dims, info, func):
+    from ember.tensor import Tensor
+
+    leaves, spec = tree_flatten(output)
+    result = []
+    for leaf, dim in zip(leaves, _out_dims_per_leaf(out_dims, output, func)):
+        value, batched = unwrap(leaf, info.level)
+        if dim is None:
+            if batched:
+                raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` can not return a BatchedTensor when "
+                                 "out_dim is None")
+            result.append(leaf)
+            continue
+        if not isinstance(leaf, Tensor):
+            raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` must only return Tensors, got type "
+                             f"{type(leaf)}. Did you mean to set out_dims= to None for output?")
+        if not batched:  # the same for every sample: expanded, as torch does
+            value = leaf.unsqueeze(0).expand((info.size,) + tuple(leaf.shape))
+        result.append(value.movedim(0, dim % value.dim()))
+    return tree_unflatten(result, spec)
+
+
+def _out_dims_per_leaf(out_dims, output, func):
+    """One out_dim (or None) per leaf of ``output``: an int for all, or a tuple matching
+    the output tuple, each entry for every leaf below it (torch's _broadcast_to_and_flatten)."""
+    count = len(tree_flatten(output)[0])
+    if isinstance(out_dims, tuple) and len(out_dims) == 1 and not isinstance(output, tuple):
+        out_dims = out_dims[0]  # a single output with a one-element out_dims, as torch allows
+    if isinstance(out_dims, int) or out_dims is None:
+        return [out_dims] * count
+    if isinstance(out_dims, tuple) and isinstance(output, tuple) and len(out_dims) == len(output):
+        dims = []
+        for dim, item in zip(out_dims, output):
+            item_count = len(tree_flatten(item)[0])
+            dims.extend([dim] * item_count if isinstance(dim, int) or dim is None else tree_flatten(dim)[0])
+        if len(dims) == count:
+            return dims
+    raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible "
+                     "with the structure of `outputs`.")
 
 
 def _name(func):
@@ -94,47 +172,3 @@ def _batch_size(leaves, dims, func, in_dims):
         raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
                          f"{sizes} for the mapped dimension")
     return sizes[0]
-
-
-def _slices(leaves, dims, i):
-    return [leaf if dim is None else leaf.select(dim, i) for leaf, dim in zip(leaves, dims)]
-
-
-def _sample_order(size, randomness):
-    """The sample indices, with the generator handled as ``randomness`` asks."""
-    from ember.random import get_rng_state, set_rng_state
-
-    start = get_rng_state()
-    for i in range(size):
-        if randomness == "same":
-            set_rng_state(start)
-        yield i
-        if randomness == "error" and not _same_state(get_rng_state(), start):
-            raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use "
-                               "the 'same' or 'different' randomness flags on vmap or perform the randomness "
-                               "operation out of vmap")
-
-
-def _same_state(a, b):
-    return a.shape == b.shape and bool((a == b).all())
-
-
-def _stacked(results, out_dims, func):
-    from ember.native.shape.shape import stack
-
-    leaves_per_sample = [tree_flatten(r) for r in results]
-    spec = leaves_per_sample[0][1]
-    columns = list(zip(*(leaves for leaves, _ in leaves_per_sample)))
-    dims = [out_dims] * len(columns) if isinstance(out_dims, int) else tree_flatten(out_dims)[0]
-    if len(dims) != len(columns):
-        raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible "
-                         "with the structure of `outputs`.")
-    stacked = []
-    for column, dim in zip(columns, dims):
-        from ember.tensor import Tensor
-
-        if not all(isinstance(value, Tensor) for value in column):
-            raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` must only return Tensors, got type "
-                             f"{type(column[0])}. Did you mean to set out_dims= to None for output?")
-        stacked.append(stack(column, dim=dim))
-    return tree_unflatten(stacked, spec)

@@ -20,6 +20,7 @@ import numpy as np
 from ember import dtypes
 from ember.device import CPU, _default_device, with_index
 from ember.device import device as Device
+from ember.dispatch_modes import modes
 from ember.dtypes import is_floating_array
 from ember.native.random import transformations
 from ember.random import Generator, generator_or_default
@@ -583,6 +584,18 @@ def _check_floating(d, kernel_name):
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_legacy_name(d)}'")
 
 
+def _vmap_shape(shape):
+    """Inside vmap, the shape to draw and how to wrap the draw (the randomness modes:
+    ember/func/batching.py); outside, ``shape`` itself."""
+    if modes.vmap is None:
+        return shape, None
+    return modes.vmap.random_shape(shape)
+
+
+def _batched(tensor, batch):
+    return tensor if batch is None else batch(tensor)
+
+
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1), floating dtypes only; PyTorch's numbers for the same seed.
 
@@ -593,9 +606,9 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
     """
     d = _float_dtype(dtype)
     _check_floating(d, "check_uniform_bounds")
-    shape = _shape(sizes, "rand", size)
+    shape, batch = _vmap_shape(_shape(sizes, "rand", size))
     host = transformations.uniform(_generator(generator), math.prod(shape), d.np)
-    return _finish(host.reshape(shape), d, device, requires_grad)
+    return _batched(_finish(host.reshape(shape), d, device, requires_grad), batch)
 
 
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
@@ -608,16 +621,16 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
     tensor([ 1.5410, -0.2934, -2.1788])
     """
     d = _float_dtype(dtype)
-    shape = _shape(sizes, "randn", size)
+    shape, batch = _vmap_shape(_shape(sizes, "randn", size))
     if d.is_complex:
         # torch draws the parts as 2n normals of the real dtype, each with variance 1/2
         parts = transformations.normal(_generator(generator), 2 * math.prod(shape), d.to_real().np,
                                        std=1 / math.sqrt(2))
         host = parts.view(d.np)
-        return _finish(host.reshape(shape), d, device, requires_grad)
+        return _batched(_finish(host.reshape(shape), d, device, requires_grad), batch)
     _check_floating(d, "normal_kernel_cpu")
     host = transformations.normal(_generator(generator), math.prod(shape), d.np)
-    return _finish(host.reshape(shape), d, device, requires_grad)
+    return _batched(_finish(host.reshape(shape), d, device, requires_grad), batch)
 
 
 def _check_integer_bound(value, fn_name, position, name):
@@ -667,11 +680,11 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         low, high = 0, low
     low = _check_integer_bound(low, "randint", 1, "low")
     high = _check_integer_bound(high, "randint", 2, "high")
-    shape = _size_argument(size, "randint")
+    shape, batch = _vmap_shape(_size_argument(size, "randint"))
     d = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     _check_random_range(low, high, d)
     host = transformations.random_from_to(_generator(generator), math.prod(shape), low, high - low)
-    return _finish(host.reshape(shape).astype(d.np), d, device, requires_grad)
+    return _batched(_finish(host.reshape(shape).astype(d.np), d, device, requires_grad), batch)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):

@@ -47,6 +47,10 @@ def write_result(target, result, *, uniform=False):
     """Write ``result`` into ``target`` and give ``target`` its history. ``uniform``: every
     element of ``result`` is the same value, so overlapping memory (an expanded tensor)
     takes the write, as PyTorch's ``fill_`` does."""
+    if modes.vmap is not None:  # a batched target or result writes physically (ember/func/batching.py)
+        written = modes.vmap.write(target, result, write_result, uniform=uniform)
+        if written is not None:
+            return written
     if result.shape != target.shape:
         raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")
@@ -258,8 +262,8 @@ def _type_name(d):
 def try_fast_inplace(target, ufunc_name, other, alpha=1):
     """Do ``target <op>= alpha * other`` with one ufunc call and return ``target``, or
     return None when the general path is needed (autograd involved, odd inputs)."""
-    if modes.trace is not None:
-        return None  # ember.jit.trace records the general path's op and write
+    if modes.trace is not None or modes.vmap is not None:
+        return None  # ember.jit.trace records the general path's op and write; vmap writes physically
     from ember.tensor import Tensor
 
     if isinstance(other, Tensor):
