@@ -46,6 +46,8 @@ class LogicalArray:
     flags = property(lambda self: _CONTIGUOUS)
 
     def __getattr__(self, name):
+        if name.startswith("__"):  # protocol probes (hasattr(a, "__array_interface__")) get a plain no
+            raise AttributeError(name)
         raise RuntimeError(f"vmap: this reads the values of a batched tensor outside an op (array.{name}); "
                            "ember cannot batch it. Rewrite it with ember ops, or call it outside vmap.")
 
@@ -72,8 +74,9 @@ def _prod(shape):
 ITEM_MESSAGE = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() "
                 "on a Tensor, please try to rewrite what you're doing with other operations. If error is occurring "
                 "somewhere inside PyTorch internals, please file a bug report.")
-CONTROL_FLOW_MESSAGE = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. "
-                        "We don't support that yet, please file an issue at https://github.com/pytorch/pytorch/issues .")
+CONTROL_FLOW_MESSAGE = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent control "
+                        "flow. We don't support that yet, please file an issue at "
+                        "https://github.com/pytorch/pytorch/issues .")
 
 
 class BatchedTensor(Tensor):

@@ -87,6 +87,11 @@ class VmapInterpreter:
             return tensor
         return tuple(info.size for info in different) + tuple(shape), batch
 
+    def physical(self, tensor):
+        """The plain tensor under ``tensor``'s batch wrappers: every sample's values, for
+        checks that read values (an embedding's index range)."""
+        return peel(tensor)[0]
+
     def write(self, target, result, write, **kwargs):
         """An in-place write into or from a batched tensor, or None when neither is."""
         if not (isinstance(target, BatchedTensor) or isinstance(result, BatchedTensor)):

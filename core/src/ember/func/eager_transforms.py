@@ -16,9 +16,9 @@ must be differentiable in reverse mode for them.
 """
 
 from ember.autograd.engine import grad as _autograd_grad
+from ember.autograd.grad_mode import enable_grad
 from ember.func import batching
 from ember.func.batched_tensor import BatchedTensor, is_batched_at, wrap
-from ember.autograd.grad_mode import enable_grad
 from ember.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]

@@ -14,6 +14,7 @@ is a sparse COO tensor instead: one entry per lookup, the row of the output grad
 """
 
 from ember import dtypes
+from ember.dispatch_modes import modes
 from ember.dispatcher import NONE, Op
 
 
@@ -120,6 +121,8 @@ def _check_indices(indices, fn_name):
 def _check_in_range(indices, num_weights):
     if indices.numel() == 0:
         return
+    if modes.vmap is not None:  # the check reads every sample's indices (ember/func/batching.py)
+        indices = modes.vmap.physical(indices)
     if bool(indices.min() < 0) or bool(indices.max() >= num_weights):
         raise IndexError("index out of range in self")
 

@@ -31,8 +31,7 @@ def ops_with_rules():
     return sorted(BATCH_RULES)
 
 
-from ember.func.batch_rules import (  # noqa: E402  (each module registers its rules on import)
-    linalg, nn, pointwise, random, reduction, scatter, views)
+from ember.func.batch_rules import linalg, loss, nn, pointwise, random, reduction, scatter, views  # noqa: E402  (each module registers its rules on import)
 
-__all__ = ["BATCH_RULES", "register", "ops_with_rules", "linalg", "nn", "pointwise", "random", "reduction",
+__all__ = ["BATCH_RULES", "register", "ops_with_rules", "linalg", "loss", "nn", "pointwise", "random", "reduction",
            "scatter", "views"]

@@ -18,7 +18,7 @@ POINTWISE = [
     "aten::digamma", "aten::lgamma", "aten::polygamma", "aten::i0", "aten::igamma", "aten::igammac",
     "aten::logit", "aten::sinc", "aten::hypot", "aten::heaviside", "aten::logaddexp", "aten::logaddexp2",
     "aten::nextafter", "aten::gcd", "aten::lcm", "aten::nan_to_num", "aten::signbit", "aten::positive",
-    "aten::conj_physical", "aten::_to_copy", "aten::clone", "aten::copy", "aten::masked_fill.Scalar",
+    "aten::conj_physical", "aten::_to_copy", "aten::clone", "aten::masked_fill.Scalar",
     "aten::masked_fill.Tensor", "aten::special_entr", "aten::special_erfcx", "aten::special_i0e", "aten::special_i1",
     "aten::special_i1e", "aten::special_log_ndtr", "aten::special_ndtr", "aten::special_ndtri",
     "aten::special_xlog1py", "aten::special_zeta", "aten::complex", "aten::polar", "aten::real", "aten::imag",
@@ -50,3 +50,17 @@ def _register_flagged():
 
 
 _register_flagged()
+
+
+@register("aten::copy")
+def copy(op, inputs, attrs, info):
+    """``self`` takes ``src``'s values broadcast to its shape: a batched ``src`` makes
+    every sample of ``self`` (an unbatched one expanded), which an in-place copy into an
+    unbatched tensor then refuses, as torch does."""
+    from ember.func.batch_rules._helpers import materialize
+
+    target, source = inputs
+    source_value, source_batched = unwrap(source, info.level)
+    if source_batched:
+        source_value = pad_to_rank(source_value, logical_rank(target))
+    return wrap(op(materialize(target, info), source_value, **attrs), info.level)

@@ -102,3 +102,22 @@ def cat(op, inputs, attrs, info):
     if any(logical_rank(x) != rank for x in inputs):  # legacy empty 1-d operands: the loop serves them
         return NotImplemented
     return wrap(op(*physical, **dict(attrs, dim=physical_dim(attrs["dim"], rank))), info.level)
+
+
+@register("aten::index")
+def index(op, inputs, attrs, info):
+    """``x[key]`` with index arrays: a full slice for the batch dim in front of the key.
+    NumPy (as torch) puts the indexed dims first when the index arrays are not next to
+    each other; then the batch dim is moved back to the front."""
+    import numpy as np
+
+    value = _batched_only(inputs, info)
+    key = attrs["key"]
+    key = key if isinstance(key, tuple) else (key,)
+    positions = [i for i, k in enumerate(key) if isinstance(k, np.ndarray) or hasattr(k, "__array_interface__")]
+    out = op(value, key=(slice(None),) + key)
+    if positions and positions[-1] - positions[0] + 1 != len(positions):  # separated: indexed dims went first
+        arrays = [key[i] for i in positions]
+        ndim = len(np.broadcast_shapes(*[a.shape if a.dtype != bool else (int(a.sum()),) for a in arrays]))
+        out = out.movedim(ndim, 0)
+    return wrap(out, info.level)
