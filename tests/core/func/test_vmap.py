@@ -363,3 +363,42 @@ def test_ensemble_batches_without_the_loop():
     mine = _ensemble(ember, data)
     assert not batching.fallback_counts
     _close(mine, _ensemble(torch, data))
+
+
+def test_the_docs_list_the_ops_with_rules():
+    import pathlib
+    import re
+
+    import ember.func.batch_rules as rules
+
+    text = (pathlib.Path(__file__).parents[3] / "docs" / "chapters" / "03-autograd.md").read_text()
+    listed = set()
+    for line in text.splitlines():
+        if re.match(r"- \*\*(pointwise|reduction|views|linalg|scatter|nn|loss)\*\* \(\d+\):", line):
+            listed |= set(re.findall(r"`([a-z_]+::[A-Za-z0-9_.]+)`", line))
+    expected = {name for name, rule in rules.BATCH_RULES.items() if rule.__module__ != rules.random.__name__}
+    assert listed == expected
+
+
+def test_every_unary_pointwise_rule_matches_torch():
+    """Each one-operand pointwise op of the registry with a Tensor method in both
+    libraries, on positive inputs inside (0, 1): values and gradients."""
+    from ember.func.batch_rules.pointwise import pointwise
+
+    x = rng.uniform(0.1, 0.9, (B, 4)).astype(np.float32)
+    names = sorted({name.split("::")[1] for name, rule in BATCH_RULES.items() if rule is pointwise})
+    checked = []
+    for name in names:
+        if not (hasattr(torch.Tensor, name) and hasattr(ember.Tensor, name)):
+            continue
+        try:
+            getattr(torch.tensor(x[0]), name)()
+        except (TypeError, RuntimeError):
+            continue  # not a one-operand op (add, where, ...): the cases above test those
+        check(lambda lib, name=name: lambda t: getattr(t, name)(), [x], grad=name not in NOT_DIFFERENTIABLE)
+        checked.append(name)
+    assert len(checked) >= 30, checked
+
+
+NOT_DIFFERENTIABLE = {"sign", "sgn", "isfinite", "isinf", "isnan", "isneginf", "isposinf", "signbit", "logical_not",
+                      "bitwise_not", "ceil", "floor", "round", "trunc", "frac"}

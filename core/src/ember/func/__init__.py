@@ -8,8 +8,9 @@ torch's functorch builds the transforms from interpreter levels in the dispatche
 (each ``grad`` a level of its own, ``vmap`` batching rules per op). ember builds them
 from what it has: ``grad`` and friends from reverse-mode autograd with the graph kept
 while an enclosing transform still needs it (so ``grad(grad(f))`` works), and ``vmap``
-by calling the function once per sample and stacking (NOTE [ vmap as a loop ] in
-vmap.py). The values are torch's; where the semantics differ the docstrings say so.
+as functorch does, from batched tensors, a vmap mode at the dispatcher and batch rules
+per op (NOTE [ vmap at the dispatcher ] in batching.py). The values are torch's; where
+the semantics differ the docstrings say so.
 """
 
 from ember.func.eager_transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp

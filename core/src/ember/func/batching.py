@@ -24,9 +24,9 @@ __all__ = ["fallback_counts", "current_level", "batch_size", "randomness"]
 # level to their physical values (batch dim first), calls ordinary ember ops on them
 # and wraps what comes out. An op with no rule goes to `fallback`: one call per sample
 # on that sample's slices, results stacked; it is correct for any op and slow. torch's
-# fallback warns only when asked (torch._C._functorch._set_vmap_fallback_warning_enabled);
-# ember counts its calls per op in `fallback_counts`, which the tests read to show that
-# an op with a rule never loops.
+# fallback warns only when asked (its C++ _set_vmap_fallback_warning_enabled); ember
+# counts its calls per op in `fallback_counts`, which the tests read to show that an
+# op with a rule never loops.
 #
 # NOTE [ Autograd inside vmap ]
 # A batch rule calls ordinary ops on physical tensors, so autograd records the physical

@@ -35,7 +35,7 @@ def _tracked(leaf):
     if not _is_tensor(leaf):
         raise ValueError("Thing passed to transform API must be Tensor, "
                          f"got {type(leaf)}")
-    if batching.running():  # inside vmap: a leaf of its own per sample (NOTE [ Autograd inside vmap ])
+    if batching.running():  # a leaf per sample (NOTE [ Autograd inside vmap ])
         return batching.batched_leaf(leaf)[0]
     if leaf.requires_grad:  # an enclosing transform's leaf: keep its history
         return leaf.view_as(leaf)

@@ -1,9 +1,10 @@
 """The batch rules: for an op, how to compute it on a whole batch at once.
 
-PyTorch counterpart: aten/src/ATen/functorch/BatchRules*.cpp (one file per family:
-BatchRulesBinaryOps, BatchRulesReduceOps, BatchRulesViews, BatchRulesLinearAlgebra,
-BatchRulesScatterOps, BatchRulesConvolution, BatchRulesNorm, BatchRulesRandomness)
-and their registration in ``TORCH_LIBRARY_IMPL(aten, FuncTorchBatched, m)`` (v2.13).
+PyTorch counterpart: aten/src/ATen/functorch/BatchRulesBinaryOps.cpp and its
+neighbours, one file per family (BatchRulesReduceOps, BatchRulesViews,
+BatchRulesLinearAlgebra, BatchRulesScatterOps, BatchRulesConvolution, BatchRulesNorm,
+BatchRulesRandomness), each registering its rules in ``TORCH_LIBRARY_IMPL(aten,
+FuncTorchBatched, m)`` (v2.13).
 
 A rule is ``rule(op, inputs, attrs, info)``: ``info.level`` is the vmap level to
 handle, ``info.size`` its batch size, ``info.randomness`` its mode. It unwraps the
