@@ -87,6 +87,18 @@ class VmapInterpreter:
             return tensor
         return tuple(info.size for info in different) + tuple(shape), batch
 
+    def getitem(self, tensor, key):
+        """``tensor[key]`` where the key holds a batched tensor (ember/func/batch_rules/
+        indexing.py), or NOT_BATCHED when it holds none."""
+        from ember.func.batch_rules.indexing import batched_index_getitem
+
+        items = key if isinstance(key, tuple) else (key,)
+        levels = [item.level for item in items if isinstance(item, BatchedTensor)]
+        if not levels:
+            return NOT_BATCHED
+        level = max(levels + ([tensor.level] if isinstance(tensor, BatchedTensor) else []))
+        return batched_index_getitem(tensor, items, self.levels[level - 1])
+
     def physical(self, tensor):
         """The plain tensor under ``tensor``'s batch wrappers: every sample's values, for
         checks that read values (an embedding's index range)."""

@@ -14,6 +14,7 @@ differs from NumPy's when ints and tensors meet: see NOTE [ Ints are selects ].
 import numpy as np
 
 from ember.autograd.grad_mode import grad_state
+from ember.dispatch_modes import NOT_BATCHED, modes
 from ember.dispatcher import DEFAULT, NONE, Op
 from ember.dtypes import is_floating_array, python_number
 from ember.legacy_tensor_types import legacy_type_name
@@ -344,6 +345,10 @@ def getitem(tensor, key):
     array_key = _basic_key(key)
     if array_key is not None:
         return _basic_index_op(tensor._data.shape, key)(tensor, key=array_key)
+    if modes.vmap is not None:  # a batched index tensor (ember/func/batching.py)
+        batched = modes.vmap.getitem(tensor, key)
+        if batched is not NOT_BATCHED:
+            return batched
     array_key, basic = _convert_key(tensor, key)
     if basic:
         return _basic_index_op(tensor._data.shape, key)(tensor, key=array_key)
