@@ -142,6 +142,11 @@ CASES = [
     ("conv2d-both-groups", lambda lib: lambda x, w: lib.nn.functional.conv2d(x, w, groups=2),
      [(B, 2, 4, 5, 5), (B, 6, 2, 3, 3)], 0),
     ("conv1d", lambda lib: lambda x, w: lib.nn.functional.conv1d(x, w), [(B, 2, 3, 7), (4, 3, 3)], (0, None)),
+    ("max-pool2d", lambda lib: lambda x: lib.nn.functional.max_pool2d(x, 2), [(B, 2, 3, 6, 6)], 0),
+    ("max-pool2d-no-n", lambda lib: lambda x: lib.nn.functional.max_pool2d(x, 3, 2), [(B, 3, 7, 7)], 0),
+    ("avg-pool2d", lambda lib: lambda x: lib.nn.functional.avg_pool2d(x, 2), [(B, 2, 3, 6, 6)], 0),
+    ("adaptive-avg-pool2d", lambda lib: lambda x: lib.nn.functional.adaptive_avg_pool2d(x, 1), [(B, 2, 3, 5, 5)],
+     0),
     ("layer-norm", lambda lib: lambda x, w, b: lib.nn.functional.layer_norm(x, (5,), w, b),
      [(B, 4, 5), (5,), (5,)], (0, None, None)),
     ("mse-loss", lambda lib: lambda x, y: lib.nn.functional.mse_loss(x, y), [(B, 4, 5), (B, 4, 5)], 0),
@@ -355,6 +360,34 @@ def test_vmap_of_jacrev_and_vjp():
         _, vjp_fn = lib.func.vjp(lambda v: v.exp(), lib.tensor(primal))
         result = lib.func.vmap(vjp_fn)(lib.tensor(cotangents))[0]
         np.testing.assert_allclose(result.numpy(), cotangents * np.exp(primal), rtol=1e-6)
+
+
+def _cnn(lib):
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Conv2d(1, 4, 3), lib.nn.ReLU(), lib.nn.MaxPool2d(2), lib.nn.Flatten(),
+                             lib.nn.Linear(36, 10), lib.nn.LogSoftmax(-1))
+
+
+def _per_sample_cnn_grads(lib, images, labels):
+    model = _cnn(lib)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss(p, x, y):
+        out = lib.func.functional_call(model, p, (x.unsqueeze(0),))
+        return lib.nn.functional.nll_loss(out, y.unsqueeze(0))
+    return lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(params, lib.tensor(images), lib.tensor(labels))
+
+
+def test_per_sample_grads_of_a_cnn_batch_without_the_loop():
+    """functorch's per-sample-grads tutorial, in small: conv, relu, max-pool, linear, nll."""
+    images, = _arrays((4, 1, 8, 8))
+    labels = rng.integers(0, 10, 4)
+    batching.fallback_counts.clear()
+    mine = _per_sample_cnn_grads(ember, images, labels)
+    assert not batching.fallback_counts, dict(batching.fallback_counts)
+    theirs = _per_sample_cnn_grads(torch, images, labels)
+    for name in theirs:
+        _close(mine[name], theirs[name], rtol=1e-4)
 
 
 def _ensemble(lib, data):

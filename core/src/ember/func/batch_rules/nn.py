@@ -80,3 +80,23 @@ def native_dropout(op, inputs, attrs, info):
     elif logical_rank(mask) < logical_rank(inputs[0]):
         pass  # a channel mask (N, C, 1, ...) broadcasts from the right
     return wrap(op(value, mask=mask, scale=attrs["scale"]), info.level)
+
+
+# pooling ops and the rank of the input their kernel takes (N, C, *spatial)
+POOLING = {"aten::max_pool2d": 4, "aten::max_pool2d_with_indices": 4, "aten::avg_pool2d": 4,
+           "aten::adaptive_avg_pool2d": 4, "aten::adaptive_max_pool2d": 4, "aten::avg_pool3d": 5,
+           "aten::max_pool3d_with_indices": 5, "aten::adaptive_max_pool3d": 5}
+
+
+@register(*POOLING)
+def pooling(op, inputs, attrs, info):
+    """Pooling works per (sample, channel): the batch folded into N, or, for a sample
+    without N, the batch standing for N."""
+    value, batched = unwrap(inputs[0], info.level)
+    if not batched or any(unwrap(x, info.level)[1] for x in inputs[1:]):
+        return NotImplemented
+    folded = value.dim() > POOLING[op.qualname]
+    result = op(value.flatten(0, 1) if folded else value, *inputs[1:], **attrs)
+    outputs = result if isinstance(result, tuple) else (result,)
+    outputs = tuple(wrap(out.unflatten(0, (info.size, -1)) if folded else out, info.level) for out in outputs)
+    return outputs if isinstance(result, tuple) else outputs[0]
