@@ -149,6 +149,9 @@ CASES = [
      0),
     ("layer-norm", lambda lib: lambda x, w, b: lib.nn.functional.layer_norm(x, (5,), w, b),
      [(B, 4, 5), (5,), (5,)], (0, None, None)),
+    ("rms-norm", lambda lib: lambda x, w: lib.nn.functional.rms_norm(x, (4, 5), w), [(B, 2, 4, 5), (4, 5)],
+     (0, None)),
+    ("layer-norm-no-affine", lambda lib: lambda x: lib.nn.functional.layer_norm(x, (4, 5)), [(B, 2, 4, 5)], 0),
     ("mse-loss", lambda lib: lambda x, y: lib.nn.functional.mse_loss(x, y), [(B, 4, 5), (B, 4, 5)], 0),
     ("zeros-ones-like", lambda lib: lambda x: x + lib.zeros_like(x) + lib.ones_like(x) * 2, [(B, 4)], 0),
     ("to-clone", lambda lib: lambda x: x.double().clone().float(), [(B, 4)], 0),
@@ -305,6 +308,15 @@ def test_randomness_same_and_different(draw):
         assert all(bool((same[i] == same[0]).all()) for i in range(B))
         different = lib.func.vmap(lambda r: draw(lib, r), randomness="different")(lib.tensor(ones))
         assert not all(bool((different[i] == different[0]).all()) for i in range(B))
+
+
+def test_channel_dropout_different_draws_per_sample_channels():
+    ember.manual_seed(0)
+    out = ember.func.vmap(lambda r: ember.nn.functional.dropout2d(r, 0.5), randomness="different")(
+        ember.ones(6, 2, 8, 3, 3))
+    per_channel = out.flatten(3)  # each (sample, n, c) channel is all kept or all dropped
+    assert bool(((per_channel == 0).all(-1) | (per_channel == 2).all(-1)).all())
+    assert not all(bool((out[i] == out[0]).all()) for i in range(6))
 
 
 def test_dropout_different_keeps_the_rate_and_scale():

@@ -52,7 +52,8 @@ def layer_norm(op, inputs, attrs, info):
     the same, so an unbatched weight and bias apply as they are. A batched weight or
     bias takes the loop."""
     x = inputs[0]
-    if any(unwrap(w, info.level)[1] for w in inputs[1:3] if w is not None and op.name != "layer_norm_stats"):
+    weights = inputs[1:3] if op.name != "layer_norm_stats" else ()
+    if any(w is not None and unwrap(w, info.level)[1] for w in weights):
         return NotImplemented
     rank = logical_rank(x)
     physical = [pad_to_rank(unwrap(t, info.level)[0], rank) if unwrap(t, info.level)[1] else t for t in inputs]
@@ -73,12 +74,10 @@ def native_dropout(op, inputs, attrs, info):
     mask = attrs["mask"]
     if not batched:
         return NotImplemented
-    if info.randomness == "different":
-        keep = 1.0 / float(attrs["scale"])
+    if info.randomness == "different":  # a mask per sample, of the shape drawn for one (a channel
+        keep = 1.0 / float(attrs["scale"])  # mask (N, C, 1, ...) stays one: it broadcasts)
         shape = (info.size,) + tuple(mask.shape)
         mask = _mask(value if tuple(value.shape) == shape else mask, shape, keep)
-    elif logical_rank(mask) < logical_rank(inputs[0]):
-        pass  # a channel mask (N, C, 1, ...) broadcasts from the right
     return wrap(op(value, mask=mask, scale=attrs["scale"]), info.level)
 
 
