@@ -92,6 +92,7 @@ from ember.signal.windows import bartlett_window, blackman_window, hamming_windo
 from ember.native.spectral.stft import istft, stft
 from ember import special
 from ember import func
+from ember.func import vmap  # torch.vmap, the same function as torch.func.vmap
 from ember import masked
 from ember import cpu, cuda
 from ember import accelerator, backends
