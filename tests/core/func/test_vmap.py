@@ -227,6 +227,14 @@ def test_chunk_size(chunk_size):
     check(lambda lib: lambda x, w: (x @ w).tanh(), [x, w], (0, None), chunk_size=chunk_size)
 
 
+def test_chunks_draw_the_same_numbers_under_randomness_same():
+    for lib in (ember, torch):
+        out = lib.func.vmap(lambda r: r + lib.rand(3), randomness="same", chunk_size=2)(lib.zeros(5, 3))
+        assert all(bool((out[i] == out[0]).all()) for i in range(5))
+        out = lib.func.vmap(lambda r: r + lib.rand(3), randomness="different", chunk_size=2)(lib.zeros(5, 3))
+        assert len({tuple(row.tolist()) for row in out}) == 5
+
+
 def test_nested_vmap():
     x, y = _arrays((B, 2, 4), (2, 5, 4))
     check(lambda lib: lib.func.vmap(lambda x, y: (x @ y.t()).softmax(-1), in_dims=(0, 0)), [x, y], (0, None))

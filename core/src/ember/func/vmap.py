@@ -68,10 +68,14 @@ def _check_no_draws(start):
 def _run_chunked(func, leaves, spec, dims, size, kwargs, out_dims, randomness, chunk_size):
     """The batch in chunks of ``chunk_size`` samples, the outputs joined at ``out_dims``."""
     from ember.native.shape.shape import cat
+    from ember.random import get_rng_state, set_rng_state
 
+    state = get_rng_state() if randomness == "same" else None  # "same": every chunk draws the same numbers
     chunks = []
     for start in range(0, size, chunk_size):
         length = min(chunk_size, size - start)
+        if state is not None:
+            set_rng_state(state)
         part = [leaf if dim is None else leaf.narrow(dim, start, length) for leaf, dim in zip(leaves, dims)]
         chunks.append(_run(func, part, spec, dims, length, kwargs, out_dims, randomness))
     columns = [tree_flatten(chunk)[0] for chunk in chunks]
