@@ -272,12 +272,34 @@ def test_inplace_on_a_batched_tensor():
     check(lambda lib: lambda x, y: x.clone().copy_(y) + x, [x, y], (0, None))
 
 
-def test_inplace_into_an_unbatched_tensor_is_refused_as_torch():
+def _set(target, key, value):
+    target[key] = value
+    return target
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lambda x: x.clone().unsqueeze_(0) * 2,
+    lambda lib: lambda x: x.clone().reshape(2, 2).t_() + 1,
+    lambda lib: lambda x: x.clone().zero_() + x,
+    lambda lib: lambda x: x.clone().fill_(3.0) * x,
+    lambda lib: lambda x: _set(x.clone(), 0, 5.0),
+    lambda lib: lambda x: _set(x.clone(), slice(0, 2), x[2:]),
+    lambda lib: lambda x: _set(x.clone(), lib.tensor([1, 3]), x[:2] * 2),
+], ids=["unsqueeze_", "t_", "zero_", "fill_", "setitem-scalar", "setitem-batched", "setitem-index"])
+def test_inplace_forms_match_torch(fn):
+    check(fn, _arrays((B, 4)), looped={"aten::index_put"})
+
+
+@pytest.mark.parametrize("write", [
+    lambda lib, r: lib.zeros(4).copy_(r),
+    lambda lib, r: _set(lib.zeros(4), slice(0, 2), r[:2]),
+], ids=["copy_", "setitem"])
+def test_inplace_into_an_unbatched_tensor_is_refused_as_torch(write):
     x, = _arrays((B, 4))
     messages = []
     for lib in (ember, torch):
         with pytest.raises(RuntimeError) as info:
-            lib.func.vmap(lambda r: lib.zeros(4).copy_(r))(lib.tensor(x))
+            lib.func.vmap(lambda r: write(lib, r))(lib.tensor(x))
         messages.append(str(info.value))
     assert messages[0] == messages[1]
 

@@ -118,6 +118,30 @@ class BatchedTensor(Tensor):
     def data(self):
         raise RuntimeError("accessing `data` under vmap transform is not allowed")
 
+    # -- in-place ops that change the tensor itself: done on a new value, then adopted --
+    def _adopt(self, batched):
+        self.value = batched.value
+        self._data = batched._data
+        return self
+
+    def unsqueeze_(self, dim):
+        return self._adopt(self.unsqueeze(dim))
+
+    def squeeze_(self, dim=None):
+        return self._adopt(self.squeeze() if dim is None else self.squeeze(dim))
+
+    def t_(self):
+        return self._adopt(self.t())
+
+    def transpose_(self, dim0, dim1):
+        return self._adopt(self.transpose(dim0, dim1))
+
+    def fill_(self, value):
+        return self.copy_(value)  # a write of the physical value (ember/func/batching.py)
+
+    def zero_(self):
+        return self.copy_(0.0)
+
     # -- what a mapped function may not do: torch's errors --
     def item(self):
         raise RuntimeError(ITEM_MESSAGE)

@@ -12,6 +12,7 @@ import contextlib
 
 from ember.dispatch_modes import NOT_BATCHED, modes
 from ember.func.batched_tensor import BatchedTensor, unwrap, wrap
+from ember.tensor import Tensor
 
 __all__ = ["fallback_counts", "current_level", "batch_size", "randomness"]
 
@@ -41,6 +42,12 @@ __all__ = ["fallback_counts", "current_level", "batch_size", "randomness"]
 # inside the vmap level and runs the backward formulas through batch rules.
 
 fallback_counts = collections.Counter()  # op qualname -> calls that took the per-sample loop
+INPLACE_MESSAGE = (
+    "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor `other` in "
+    "extra_args that has more elements than `self`. This happened due to `other` being vmapped over but "
+    "`self` not being vmapped over in a vmap. Please try to use out-of-place operators instead of inplace "
+    "arithmetic. If said operator is being called inside the PyTorch framework, please file a bug report "
+    "instead.")
 
 
 class _Level:
@@ -98,6 +105,32 @@ class VmapInterpreter:
             return NOT_BATCHED
         level = max(levels + ([tensor.level] if isinstance(tensor, BatchedTensor) else []))
         return batched_index_getitem(tensor, items, self.levels[level - 1])
+
+    def setitem(self, tensor, key, value):
+        """``tensor[key] = value`` when any of them is batched (else NOT_BATCHED): a write
+        into the physical tensor, with a full slice for the batch dim in front of a key
+        without index tensors; the loop over the samples' views otherwise."""
+        items = key if isinstance(key, tuple) else (key,)
+        levels = [x.level for x in (tensor, value, *items) if isinstance(x, BatchedTensor)]
+        if not levels:
+            return NOT_BATCHED
+        info = self.levels[max(levels) - 1]
+        target, batched = unwrap(tensor, info.level)
+        if not batched:
+            raise RuntimeError(INPLACE_MESSAGE)
+        if not any(isinstance(item, Tensor) for item in items):
+            source, source_batched = unwrap(value, info.level)
+            if source_batched:
+                from ember.func.batch_rules._helpers import pad_to_rank
+
+                source = pad_to_rank(source, tensor[key].dim())
+            target[(slice(None),) + items] = source
+            return tensor
+        fallback_counts["aten::index_put"] += 1
+        for i in range(info.size):
+            sample_key = tuple(_slice(item, info.level, i) for item in items)
+            target.select(0, i)[sample_key] = _slice(value, info.level, i)
+        return tensor
 
     def physical(self, tensor):
         """The plain tensor under ``tensor``'s batch wrappers: every sample's values, for
@@ -198,12 +231,7 @@ def write_result(target, result, write):
     target_value, target_batched = unwrap(target, level)
     result_value, result_batched = unwrap(result, level)
     if not target_batched:
-        raise RuntimeError(
-            "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor `other` in "
-            "extra_args that has more elements than `self`. This happened due to `other` being vmapped over but "
-            "`self` not being vmapped over in a vmap. Please try to use out-of-place operators instead of inplace "
-            "arithmetic. If said operator is being called inside the PyTorch framework, please file a bug report "
-            "instead.")
+        raise RuntimeError(INPLACE_MESSAGE)
     if not result_batched:
         result_value = result_value.expand(target_value.shape)
     write(target_value, result_value)

@@ -419,6 +419,8 @@ def _strip_leading_ones(value):
 
 def setitem(tensor, key, value):
     """``tensor[key] = value``, in place; differentiable for tensors in the graph."""
+    if modes.vmap is not None and modes.vmap.setitem(tensor, key, value) is not NOT_BATCHED:
+        return  # a batched target, value or index (ember/func/batching.py)
     check_inplace(tensor)
     if isinstance(value, np.generic) and not isinstance(value, (np.integer, float)):
         # PyTorch assigns a NumPy integer or np.float64 (a float), but no other NumPy scalar
