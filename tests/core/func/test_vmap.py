@@ -63,6 +63,7 @@ def check(fn, arrays, in_dims=0, out_dims=0, *, grad=True, looped=(), **kwargs):
 
 
 B = 3
+STATS = (np.array([0.5, -1.0, 0.0], np.float32), np.array([1.0, 2.0, 0.25], np.float32))  # running mean, var
 # (id, fn(lib), input shapes (batch first), in_dims)
 CASES = [
     ("exp", lambda lib: lambda x: x.exp(), [(B, 4, 5)], 0),
@@ -152,6 +153,12 @@ CASES = [
     ("rms-norm", lambda lib: lambda x, w: lib.nn.functional.rms_norm(x, (4, 5), w), [(B, 2, 4, 5), (4, 5)],
      (0, None)),
     ("layer-norm-no-affine", lambda lib: lambda x: lib.nn.functional.layer_norm(x, (4, 5)), [(B, 2, 4, 5)], 0),
+    ("batch-norm-eval", lambda lib: lambda x, w, b: lib.nn.functional.batch_norm(
+        x, lib.tensor(STATS[0]), lib.tensor(STATS[1]), w, b), [(B, 4, 3, 2), (3,), (3,)], (0, None, None)),
+    ("batch-norm-ensemble", lambda lib: lambda x, w, b: lib.nn.functional.batch_norm(x, None, None, w, b, True),
+     [(4, 3, 2), (B, 3), (B, 3)], (None, 0, 0)),
+    ("batch-norm-train", lambda lib: lambda x: lib.nn.functional.batch_norm(x, None, None, training=True),
+     [(B, 4, 3, 2)], 0),
     ("mse-loss", lambda lib: lambda x, y: lib.nn.functional.mse_loss(x, y), [(B, 4, 5), (B, 4, 5)], 0),
     ("zeros-ones-like", lambda lib: lambda x: x + lib.zeros_like(x) + lib.ones_like(x) * 2, [(B, 4)], 0),
     ("to-clone", lambda lib: lambda x: x.double().clone().float(), [(B, 4)], 0),

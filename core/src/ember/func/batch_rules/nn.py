@@ -99,3 +99,33 @@ def pooling(op, inputs, attrs, info):
     outputs = result if isinstance(result, tuple) else (result,)
     outputs = tuple(wrap(out.unflatten(0, (info.size, -1)) if folded else out, info.level) for out in outputs)
     return outputs if isinstance(result, tuple) else outputs[0]
+
+
+@register("norm::batch_norm_stats")
+def batch_norm_stats(op, inputs, attrs, info):
+    """Statistics per channel of each sample: the batch folded into the channels,
+    (B, N, C, ...) -> (N, B*C, ...), so every (sample, channel) pair is a channel."""
+    value, batched = unwrap(inputs[0], info.level)
+    if not batched:
+        return NotImplemented
+    result = op(_channels_folded(value), **attrs)
+    outputs = result if isinstance(result, tuple) else (result,)
+    outputs = tuple(wrap(out.unflatten(0, (info.size, -1)), info.level) for out in outputs)
+    return outputs if isinstance(result, tuple) else outputs[0]
+
+
+@register("norm::batch_norm")
+def batch_norm(op, inputs, attrs, info):
+    """The normalization with the batch folded into the channels: the input as in
+    ``batch_norm_stats``, every channel vector (weight, bias, mean, invstd) given the
+    batch and flattened to B*C."""
+    from ember.func.batch_rules._helpers import materialize
+
+    x, *vectors = inputs
+    folded = [None if v is None else materialize(v, info).flatten() for v in vectors]
+    out = op(_channels_folded(materialize(x, info)), *folded, **attrs)
+    return wrap(out.unflatten(1, (info.size, -1)).movedim(1, 0), info.level)
+
+
+def _channels_folded(value):
+    return value.movedim(0, 1).flatten(1, 2)
