@@ -50,9 +50,8 @@ def linear(op, inputs, attrs, info):
     """A batch of inputs through one weight is ``linear`` of the physical input (its
     rows are the batch's rows); a batched weight (an ensemble) is ``x @ W^T + b``."""
     x, weight, bias = inputs
-    x_value, x_batched = unwrap(x, info.level)
     if not unwrap(weight, info.level)[1] and (bias is None or not unwrap(bias, info.level)[1]):
-        return wrap(op(x_value, weight, bias), info.level)
+        return wrap(op(unwrap(x, info.level)[0], weight, bias), info.level)
     from ember.native.linalg.products import matmul as logical_matmul
 
     out = logical_matmul(x, weight.transpose(-1, -2))
