@@ -28,7 +28,7 @@ from ember.autograd.inference import INFERENCE
 # the modes. PyTorch also decides ahead of the call where it can: an operator's
 # dispatch table is filled when a kernel registers, so a call never searches it.
 # Each mode's code stays in its own package; here is only the slot it fills while it
-# is on. A new mode (a profiler, vmap) is a slot here and a line in `run_in_modes`,
+# is on. A new mode (the profiler, vmap) is a slot here and a line in `run_in_modes`,
 # never a branch in dispatch. The order is PyTorch's key order: AutocastCPU sits above
 # Tracer, so a trace records the op with its inputs already cast.
 
