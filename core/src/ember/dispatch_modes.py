@@ -1,6 +1,7 @@
 """The dispatcher's modes: ``ember.autocast``, ``ember.jit.trace``,
 ``ember.inference_mode``, a checkpointed forward (``ember.utils.checkpoint``), the
-profiler (``ember.profiler``) and ``ember.func.vmap``, which of them are on,
+profiler (``ember.profiler``), ``ember.func.vmap`` and forward AD's dual levels, which
+of them are on,
 and how an op runs through them.
 
 PyTorch counterpart: c10/core/impl/LocalDispatchKeySet.h (the thread-local set of
@@ -36,7 +37,7 @@ from ember.autograd.inference import INFERENCE
 class DispatchModes:
     """Which modes are on: ``active`` is true while any is."""
 
-    __slots__ = ("active", "autocast", "trace", "inference", "checkpoint", "profile", "vmap")
+    __slots__ = ("active", "autocast", "trace", "inference", "checkpoint", "profile", "vmap", "forward_ad")
 
     def __init__(self):
         self.active = False
@@ -46,6 +47,7 @@ class DispatchModes:
         self.checkpoint = None  # a checkpointed forward in progress: saw(inputs) (ember/utils/checkpoint.py)
         self.profile = None  # the recorder of a recording profile: record_op(...) (ember/profiler)
         self.vmap = None  # the running vmaps: run(op, inputs, attrs) (ember/func/batching.py)
+        self.forward_ad = None  # while a dual level is open: after_op(...), after_write(...) (autograd/forward_grad.py)
 
     def set_autocast(self, cast):
         """``cast(op, inputs)`` casts every op's inputs from now on; None turns autocast off."""
@@ -77,10 +79,17 @@ class DispatchModes:
         self.vmap = interpreter
         self._update()
 
+    def set_forward_ad(self, forward):
+        """``forward.after_op`` gives every op's outputs their tangents from now on; None
+        when the last dual level closes (ember/autograd/forward_ad.py)."""
+        self.forward_ad = forward
+        self._update()
+
     def _update(self):
         # The one test for all the modes, made here rather than in every op call.
         self.active = (self.autocast is not None or self.trace is not None or self.inference
-                       or self.checkpoint is not None or self.profile is not None or self.vmap is not None)
+                       or self.checkpoint is not None or self.profile is not None or self.vmap is not None
+                       or self.forward_ad is not None)
         if self.profile is not None:  # outermost: the profile times the other modes' work too
             dispatcher.Op.__call__ = run_profiled
         else:
@@ -112,6 +121,8 @@ def run_in_modes(op, *inputs, **attrs):
     if modes.checkpoint is not None:
         modes.checkpoint.saw(inputs)
     result = dispatcher.dispatch(op, *inputs, **attrs)
+    if modes.forward_ad is not None:
+        modes.forward_ad.after_op(op, inputs, attrs, result)
     if modes.inference and grad_state.inference and not op.view:
         if op.num_outputs == 1:  # inlined: this runs for every op inside inference mode
             result._version_counter = INFERENCE

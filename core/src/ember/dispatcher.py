@@ -19,6 +19,7 @@ import numpy as np
 
 from ember import dtypes, opmath
 from ember.autograd import anomaly_mode, graph, inference
+from ember.autograd.forward_grad import AUTO_LINEAR
 from ember.autograd.grad_mode import grad_state
 from ember.autograd.graph import OpNode, SavedTensor
 from ember.autograd.inference import INFERENCE
@@ -41,6 +42,10 @@ class Op:
         qualname: ``"namespace::name"``.
         generic: ``kernel(xp, *arrays, **attrs)`` returning an array or a tuple of arrays.
         backward: ``formula(ctx, *grads)`` returning one gradient per input (or None).
+        jvp: the forward-derivative rule ``rule(ctx, *tangents)`` returning the output's
+            tangent (a tuple for several outputs), or ``AUTO_ELEMENT_WISE`` /
+            ``AUTO_LINEAR`` (NOTE [ Forward grads at the dispatcher ] in
+            autograd/forward_grad.py).
         promote: one of NONE, DEFAULT, INT_TO_FLOAT, COMPARE.
         save: which tensors backward reads: ``"inputs"``, ``"outputs"``, ``"both"`` or None.
         num_outputs: how many tensors the kernel returns (None: as many as it returns).
@@ -57,12 +62,12 @@ class Op:
 
     __slots__ = ("qualname", "namespace", "name", "generic", "kernels", "backward", "promote",
                  "save", "num_outputs", "view", "opmath", "elementwise", "_backward_name", "node_class", "plugin",
-                 "doc", "ufunc",
+                 "doc", "ufunc", "jvp",
                  "_resolved", "__weakref__")
 
     def __init__(self, qualname, generic=None, backward=None, promote=NONE, save=None,
                  num_outputs=1, view=False, backward_name=None, plugin="ember", ufunc=None,
-                 opmath=False, elementwise=False):
+                 opmath=False, elementwise=False, jvp=None):
         namespace, _, name = qualname.partition("::")
         if not name:
             raise ValueError(f"operator name must be 'namespace::name', got {qualname!r}")
@@ -72,6 +77,8 @@ class Op:
         self.generic = generic
         self.kernels = {}
         self.backward = backward
+        # a view op is linear: its jvp is itself on the tangent (forward_grad.py)
+        self.jvp = AUTO_LINEAR if jvp is None and view else jvp
         self.promote = promote
         self.save = save
         self.num_outputs = num_outputs
@@ -116,6 +123,11 @@ class Op:
     def register_backward(self, fn):
         """Decorator: set the backward formula ``fn(ctx, *grads) -> grads per input``."""
         self.backward = fn
+        return fn
+
+    def register_jvp(self, fn):
+        """Decorator: set the forward-derivative rule ``fn(ctx, *tangents) -> tangent(s)``."""
+        self.jvp = fn
         return fn
 
     def source(self):

@@ -40,7 +40,7 @@ _QUALNAME_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)$
 
 
 def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=None,
-              opmath=False):
+              opmath=False, jvp=None):
     """Decorator: turn ``kernel(xp, *arrays, **attrs)`` into an op named ``qualname``.
 
     The decorated function becomes the generic kernel: it runs on every device, with
@@ -54,6 +54,8 @@ def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=No
         save: what backward reads: ``"inputs"``, ``"outputs"``, ``"both"`` or None.
         num_outputs: how many arrays the kernel returns (None: as many as it returns).
         backward: the formula ``fn(ctx, *grads)`` (or ``register_autograd`` later).
+        jvp: the forward-derivative rule ``fn(ctx, *tangents)`` (or ``register_jvp``
+            later), for ``ember.autograd.forward_ad``.
         opmath: True: float16 and bfloat16 compute in float32, rounded once (NOTE
             [ opmath ]); ``"unrounded"``: in float32, returned in float32.
 
@@ -75,7 +77,7 @@ def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=No
 
     def define(kernel):
         op = Op(qualname, kernel, backward, promote=PROMOTIONS[promote], save=save,
-                num_outputs=num_outputs, plugin=None, opmath=opmath)
+                num_outputs=num_outputs, plugin=None, opmath=opmath, jvp=jvp)
         op.doc = kernel.__doc__
         return op
     return define
@@ -111,6 +113,25 @@ def register_autograd(op, backward, *, save=None):
             raise ValueError(f"register_autograd: save must be one of {SAVES}, got {save!r}")
         op.save = save
     op.register_backward(backward)
+    return op
+
+
+def register_jvp(op, rule):
+    """Set ``op``'s forward-derivative rule ``rule(ctx, *tangents) -> tangent(s)``: ``ctx``
+    reads as a backward formula's (``saved_inputs``, ``saved_outputs``, ``attrs``), each
+    tangent is None for an input without one; ``"auto_element_wise"`` or
+    ``"auto_linear"`` as in derivatives.yaml (NOTE [ Forward grads at the dispatcher ]
+    in ember/autograd/forward_grad.py). PyTorch's ``register_autograd`` has no forward
+    counterpart: a torch custom op gets forward AD through an ``autograd.Function``'s
+    ``jvp``."""
+    from ember.autograd.forward_grad import AUTO_ELEMENT_WISE, AUTO_LINEAR
+
+    op = _as_op(op)
+    rule = {"auto_element_wise": AUTO_ELEMENT_WISE, "auto_linear": AUTO_LINEAR}.get(rule, rule) \
+        if isinstance(rule, str) else rule
+    if not callable(rule) and rule not in (AUTO_ELEMENT_WISE, AUTO_LINEAR):
+        raise ValueError(f"register_jvp: expected a function, 'auto_element_wise' or 'auto_linear', got {rule!r}")
+    op.register_jvp(rule)
     return op
 
 
@@ -166,4 +187,4 @@ def _as_op(op):
     raise TypeError(f"expected an ember op or its qualified name, got {type(op).__name__}")
 
 
-__all__ = ["custom_op", "register_kernel", "register_autograd", "schema"]
+__all__ = ["custom_op", "register_kernel", "register_autograd", "register_jvp", "schema"]

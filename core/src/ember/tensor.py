@@ -46,6 +46,7 @@ class Tensor:
     _creation_meta = 0  # views.DEFAULT, NO_GRAD_MODE or MULTI_OUTPUT_NODE
     _grad_accumulator = None  # weakref to this leaf's AccumulateGrad
     _kept_accumulator = None  # a strong ref, once hooks are registered on the leaf
+    _fw_grads = None  # {dual level: tangent} (NOTE [ Forward grads at the dispatcher ])
     # -- end of the fields --
 
     # A strided tensor; ember/native/sparse/ holds the sparse layouts, whose classes

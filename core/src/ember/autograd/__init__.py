@@ -3,10 +3,11 @@
 PyTorch counterpart: torch/autograd/__init__.py (v2.13). The pieces live in
 ``graph.py`` (nodes), ``engine.py`` (backward), ``function.py`` (custom Functions),
 ``grad_mode.py``, ``anomaly_mode.py``, ``gradcheck.py``, ``dot.py`` (DOT export),
-``variable.py`` (the legacy ``Variable``) and ``functional.py`` (jacobian, hessian, vjp, ...).
+``variable.py`` (the legacy ``Variable``), ``functional.py`` (jacobian, hessian, vjp, ...) and
+``forward_ad.py`` with ``forward_grad.py`` (forward mode: dual tensors).
 """
 
-from ember.autograd import functional  # noqa: E402  (after grad: it builds on it)
+from ember.autograd import forward_ad, functional  # noqa: E402  (after grad: it builds on it)
 from ember.autograd.anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -32,4 +33,4 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
            "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "gradcheck", "gradgradcheck",
            "GradcheckError", "Node", "AccumulateGrad",
-           "graph_to_dot", "Variable", "functional"]
+           "graph_to_dot", "Variable", "functional", "forward_ad"]

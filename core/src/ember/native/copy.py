@@ -5,6 +5,7 @@ PyTorch counterpart: aten/src/ATen/native/TensorConversions.cpp (``to``,
 """
 
 from ember import dtypes
+from ember.autograd.forward_grad import AUTO_LINEAR
 from ember.device import device as Device
 from ember.device import with_index
 from ember.dispatcher import Op
@@ -23,7 +24,7 @@ def _clone_kernel(xp, a, strides=None, order="K"):
     return with_layout(xp, a, strides)
 
 
-CLONE = Op("aten::clone", _clone_kernel, lambda ctx, grad: (grad,))
+CLONE = Op("aten::clone", _clone_kernel, lambda ctx, grad: (grad,), jvp=AUTO_LINEAR)
 
 
 def clone(input, *, memory_format=None):
@@ -59,7 +60,7 @@ def _cast_backward(ctx, grad):
     return (grad.to(dtypes.from_numpy_dtype(source_meta[1])),)
 
 
-CAST = Op("aten::_to_copy", _cast_kernel, _cast_backward, backward_name="ToCopyBackward0")
+CAST = Op("aten::_to_copy", _cast_kernel, _cast_backward, backward_name="ToCopyBackward0", jvp=AUTO_LINEAR)
 
 
 def _parse_to(tensor, args, kwargs):
@@ -161,4 +162,4 @@ def _copy_backward(ctx, grad):
     return (grad * 0 if ctx.needs_input_grad[0] else None), grad
 
 
-COPY = Op("aten::copy", _copy_kernel, _copy_backward, promote="none")
+COPY = Op("aten::copy", _copy_kernel, _copy_backward, promote="none", jvp=AUTO_LINEAR)

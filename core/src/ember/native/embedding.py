@@ -14,6 +14,7 @@ is a sparse COO tensor instead: one entry per lookup, the row of the output grad
 """
 
 from ember import dtypes
+from ember.autograd.forward_grad import AUTO_LINEAR
 from ember.dispatch_modes import modes
 from ember.dispatcher import NONE, Op
 
@@ -31,7 +32,7 @@ def _embedding_backward(ctx, grad):
     return grad_weight, None
 
 
-EMBEDDING = Op("aten::embedding", _embedding_kernel, _embedding_backward, promote=NONE, save="inputs")
+EMBEDDING = Op("aten::embedding", _embedding_kernel, _embedding_backward, promote=NONE, save="inputs", jvp=AUTO_LINEAR)
 
 
 def embedding_sparse_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq):

@@ -6,6 +6,7 @@ cumprod) and derivatives.yaml (``_softmax_backward_data``,
 """
 
 from ember import dtypes
+from ember.autograd.forward_grad import AUTO_LINEAR
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import DEFAULT, NONE, Op
 from ember.native.reduction.reduction import contiguous_result
@@ -204,7 +205,7 @@ def _cumsum_backward(ctx, grad):
     return (grad.flip(dim).cumsum(dim).flip(dim),)
 
 
-CUMSUM = Op("aten::cumsum", contiguous_result(_cumsum_kernel), _cumsum_backward, promote=DEFAULT, opmath=True)
+CUMSUM = Op("aten::cumsum", contiguous_result(_cumsum_kernel), _cumsum_backward, promote=DEFAULT, opmath=True, jvp=AUTO_LINEAR)
 
 
 def cumsum(input, dim, *, dtype=None):

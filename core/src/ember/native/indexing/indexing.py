@@ -13,6 +13,7 @@ differs from NumPy's when ints and tensors meet: see NOTE [ Ints are selects ].
 
 import numpy as np
 
+from ember.autograd.forward_grad import AUTO_ELEMENT_WISE, AUTO_LINEAR
 from ember.autograd.grad_mode import grad_state
 from ember.dispatch_modes import NOT_BATCHED, modes
 from ember.dispatcher import DEFAULT, NONE, Op
@@ -306,7 +307,7 @@ BASIC_INDEX = Op("aten::_basic_index", _basic_index_kernel, _basic_index_backwar
                  backward_name="SliceBackward0")
 # It keeps its inputs (which hold the indices, as PyTorch's IndexBackward0 saves them),
 # so backward frees them and a second backward without retain_graph raises, as there.
-INDEX = Op("aten::index", _index_kernel, _index_backward, backward_name="IndexBackward0", save="inputs")
+INDEX = Op("aten::index", _index_kernel, _index_backward, backward_name="IndexBackward0", save="inputs", jvp=AUTO_LINEAR)
 
 
 # PyTorch applies a basic key as a chain of views (select for an int, slice for a slice
@@ -388,7 +389,7 @@ def _index_put_backward(ctx, grad):
     return grad_a, grad_values
 
 
-INDEX_PUT = Op("aten::index_put", _index_put_kernel, _index_put_backward, promote=NONE)
+INDEX_PUT = Op("aten::index_put", _index_put_kernel, _index_put_backward, promote=NONE, jvp=AUTO_LINEAR)
 
 
 def index_put(input, indices, values, accumulate=False):
@@ -505,12 +506,12 @@ def _where_backward(ctx, grad):
     return None, (WHERE_RAW(cond, grad, zero) if need_a else None), (WHERE_RAW(cond, zero, grad) if need_b else None)
 
 
-WHERE_RAW = Op("aten::where", _where_kernel, _where_backward, promote=NONE, save="inputs")
+WHERE_RAW = Op("aten::where", _where_kernel, _where_backward, promote=NONE, save="inputs", jvp=AUTO_ELEMENT_WISE)
 # masked_fill is a where(mask, value, input) recorded under PyTorch's node names.
 MASKED_FILL = Op("aten::masked_fill.Scalar", _where_kernel, _where_backward, promote=NONE, save="inputs",
-                 backward_name="MaskedFillBackward0")
+                 backward_name="MaskedFillBackward0", jvp=AUTO_ELEMENT_WISE)
 MASKED_FILL_TENSOR = Op("aten::masked_fill.Tensor", _where_kernel, _where_backward, promote=NONE, save="inputs",
-                        backward_name="MaskedFillBackward1")
+                        backward_name="MaskedFillBackward1", jvp=AUTO_ELEMENT_WISE)
 
 
 def _where_promote(cond, a, b):
@@ -615,7 +616,7 @@ def _gather_backward(ctx, grad):
     return scatter_add(base, ctx.attrs["dim"], index, grad), None
 
 
-GATHER = Op("aten::gather", _gather_kernel, _gather_backward, save="inputs")
+GATHER = Op("aten::gather", _gather_kernel, _gather_backward, save="inputs", jvp=AUTO_LINEAR)
 
 
 def gather(input, dim, index):
@@ -720,9 +721,9 @@ def _scatter_add_backward(ctx, grad):
     return (grad if need_a else None), None, (GATHER(grad, index, dim=dim) if need_src else None)
 
 
-SCATTER = Op("aten::scatter", _scatter_kernel, _scatter_backward, promote=NONE, save="inputs")
+SCATTER = Op("aten::scatter", _scatter_kernel, _scatter_backward, promote=NONE, save="inputs", jvp=AUTO_LINEAR)
 SCATTER_ADD = Op("aten::scatter_add", lambda xp, a, index, src, dim: _scatter_kernel(xp, a, index, src, dim, "add"),
-                 _scatter_add_backward, promote=NONE, save="inputs")
+                 _scatter_add_backward, promote=NONE, save="inputs", jvp=AUTO_LINEAR)
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -765,7 +766,7 @@ def _index_select_backward(ctx, grad):
     return index_add(zeros(meta[0], dtype=grad.dtype, device=grad.device), ctx.attrs["dim"], index, grad), None
 
 
-INDEX_SELECT = Op("aten::index_select", _index_select_kernel, _index_select_backward, promote=NONE, save="inputs")
+INDEX_SELECT = Op("aten::index_select", _index_select_kernel, _index_select_backward, promote=NONE, save="inputs", jvp=AUTO_LINEAR)
 
 
 def index_select(input, dim, index):
@@ -803,7 +804,7 @@ def _index_add_backward(ctx, grad):
     return (grad if need_a else None), None, grad_source
 
 
-INDEX_ADD = Op("aten::index_add", _index_add_kernel, _index_add_backward, promote=NONE, save="inputs")
+INDEX_ADD = Op("aten::index_add", _index_add_kernel, _index_add_backward, promote=NONE, save="inputs", jvp=AUTO_LINEAR)
 
 
 def index_add(input, dim, index, source, *, alpha=1):

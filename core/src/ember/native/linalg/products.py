@@ -14,6 +14,7 @@ import math
 
 from ember import dtypes
 from ember.amp.state import autocast_state, composite_inputs
+from ember.autograd.forward_grad import MULTILINEAR
 from ember.dispatcher import NONE, Op
 from ember.dtypes import C_TYPE_NAMES
 from ember.native.linalg.outer_product import is_outer, outer_product
@@ -60,13 +61,13 @@ def _is_transposed(t):
 
 
 # Operands have one dtype (checked below), so no promotion pass is needed.
-MATMUL = Op("aten::matmul", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True)
+MATMUL = Op("aten::matmul", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True, jvp=MULTILINEAR)
 # The same product under the names PyTorch's matmul decomposes into, so that grad_fn
 # reads MmBackward0, MvBackward0, DotBackward0 and BmmBackward0 as in PyTorch.
-MM = Op("aten::mm", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True)
-MV = Op("aten::mv", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True)
-DOT = Op("aten::dot", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True)
-BMM = Op("aten::bmm", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True)
+MM = Op("aten::mm", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True, jvp=MULTILINEAR)
+MV = Op("aten::mv", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True, jvp=MULTILINEAR)
+DOT = Op("aten::dot", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True, jvp=MULTILINEAR)
+BMM = Op("aten::bmm", matrix_product, _matmul_backward, promote=NONE, save="inputs", opmath=True, jvp=MULTILINEAR)
 _MATMUL_BY_NDIM = {(2, 2): MM, (2, 1): MV, (1, 1): DOT}
 
 def _type_name(dtype):
@@ -490,7 +491,7 @@ def _einsum_operand_grad(grad, output, operands, terms, i):
     return result.expand(shape)
 
 
-EINSUM = Op("aten::einsum", _einsum_kernel, _einsum_backward, promote=NONE, save="inputs", opmath=True)
+EINSUM = Op("aten::einsum", _einsum_kernel, _einsum_backward, promote=NONE, save="inputs", opmath=True, jvp=MULTILINEAR)
 
 
 def _parse_einsum(equation, shapes):

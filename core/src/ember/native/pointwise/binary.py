@@ -19,6 +19,7 @@ pays nothing.
 
 import numpy as np
 
+from ember.autograd.forward_grad import AUTO_ELEMENT_WISE
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, Op
 from ember.dtypes import checked_int, is_floating_array, python_number
 from ember.native.pointwise.unary import not_implemented_for, quiet
@@ -148,7 +149,7 @@ def _add_backward(ctx, grad):
     return grad, (grad if alpha == 1 else grad * alpha)
 
 
-ADD = Op("aten::add", _add_kernel, _add_backward, elementwise=True, promote=DEFAULT, ufunc="add")
+ADD = Op("aten::add", _add_kernel, _add_backward, elementwise=True, promote=DEFAULT, ufunc="add", jvp=AUTO_ELEMENT_WISE)
 
 
 def add(input, other, *, alpha=1):
@@ -183,7 +184,7 @@ def _sub_backward(ctx, grad):
     return grad, (-grad if alpha == 1 else grad * -alpha)
 
 
-SUB = Op("aten::sub", _sub_kernel, _sub_backward, elementwise=True, promote=DEFAULT, ufunc="subtract")
+SUB = Op("aten::sub", _sub_kernel, _sub_backward, elementwise=True, promote=DEFAULT, ufunc="subtract", jvp=AUTO_ELEMENT_WISE)
 
 
 def sub(input, other, *, alpha=1):
@@ -229,7 +230,7 @@ def _mul_backward(ctx, grad):
 
 
 MUL = Op("aten::mul", _mul_kernel, _mul_backward, promote=DEFAULT, save="inputs",
-         ufunc="multiply", opmath=True, elementwise=True)
+         ufunc="multiply", opmath=True, elementwise=True, jvp=AUTO_ELEMENT_WISE)
 
 
 def mul(input, other):
@@ -261,7 +262,7 @@ def _div_backward(ctx, grad):
     return grad_a, grad_b
 
 
-DIV = Op("aten::div", _div_kernel, _div_backward, elementwise=True, promote=INT_TO_FLOAT, save="inputs", opmath=True)
+DIV = Op("aten::div", _div_kernel, _div_backward, elementwise=True, promote=INT_TO_FLOAT, save="inputs", opmath=True, jvp=AUTO_ELEMENT_WISE)
 
 
 @quiet

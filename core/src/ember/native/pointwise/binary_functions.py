@@ -12,6 +12,7 @@ written with ember ops, and errors are PyTorch's.
 import math
 
 from ember import dtypes
+from ember.autograd.forward_grad import AUTO_ELEMENT_WISE
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, Op
 from ember.native.pointwise.binary import _dtype_of, _elementwise, _reraise, require_tensors
 from ember.native.pointwise.special_kernels import not_differentiable
@@ -75,7 +76,7 @@ def _pow_backward(ctx, grad):
     return grad_base, grad_exp
 
 
-POW = Op("aten::pow", _pow_kernel, _pow_backward, elementwise="tensors", promote=DEFAULT, save="both")
+POW = Op("aten::pow", _pow_kernel, _pow_backward, elementwise="tensors", promote=DEFAULT, save="both", jvp=AUTO_ELEMENT_WISE)
 
 
 _INTEGERS = frozenset(d for d in dtypes.ALL_DTYPES if d.category < dtypes.FLOATING)
@@ -185,9 +186,9 @@ def _pick_grad(ctx, grad, picks_a):
 
 
 MAXIMUM = Op("aten::maximum", quiet(_elementwise("maximum")), _maximum_backward, promote=DEFAULT, save="inputs",
-             elementwise=True)
+             elementwise=True, jvp=AUTO_ELEMENT_WISE)
 MINIMUM = Op("aten::minimum", quiet(_elementwise("minimum")), _minimum_backward, promote=DEFAULT, save="inputs",
-             elementwise=True)
+             elementwise=True, jvp=AUTO_ELEMENT_WISE)
 FMAX = Op("aten::fmax", quiet(_elementwise("fmax")), _fmax_backward, promote=DEFAULT, save="inputs",
           elementwise=True)
 FMIN = Op("aten::fmin", quiet(_elementwise("fmin")), _fmin_backward, promote=DEFAULT, save="inputs",

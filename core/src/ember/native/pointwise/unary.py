@@ -12,6 +12,7 @@ import functools
 import math
 
 from ember import dtypes
+from ember.autograd.forward_grad import AUTO_ELEMENT_WISE, AUTO_LINEAR
 from ember.autograd.graph import complex_formula
 from ember.dispatcher import DEFAULT, INT_TO_FLOAT, NONE, Op
 from ember.dtypes import BFLOAT16_NP, finfo_of, is_floating_array
@@ -78,8 +79,10 @@ def not_implemented_for(kernel_name, dtype):
 def _unary(name, kernel, backward, promote=INT_TO_FLOAT, save="inputs"):
     # opmath: a kernel of several NumPy calls (sigmoid, gelu) would round float16 at each
     # step; PyTorch computes it in float32 and rounds once (NOTE [ opmath ] in opmath.py).
+    # jvp: one input, elementwise, so the backward formula applied to the tangent is the
+    # forward derivative (NOTE [ Forward grads at the dispatcher ])
     return Op(f"aten::{name}", quiet(kernel), backward, promote=promote, save=save, opmath=True,
-              elementwise=True)
+              elementwise=True, jvp=AUTO_ELEMENT_WISE)
 
 
 def _x(ctx):
@@ -156,7 +159,7 @@ def _positive_kernel(xp, a):
     return a.view()
 
 
-POSITIVE = Op("aten::positive", _positive_kernel, lambda ctx, g: (g,), promote=NONE, view=True)
+POSITIVE = Op("aten::positive", _positive_kernel, lambda ctx, g: (g,), promote=NONE, view=True, jvp=AUTO_LINEAR)
 
 
 def positive(input):
@@ -492,7 +495,7 @@ def _clamp_backward(ctx, grad):
     return grad_x, grad_lo, grad_hi
 
 
-CLAMP = Op("aten::clamp", _clamp_kernel, _clamp_backward, elementwise="tensors", promote=DEFAULT, save="inputs")
+CLAMP = Op("aten::clamp", _clamp_kernel, _clamp_backward, elementwise="tensors", promote=DEFAULT, save="inputs", jvp=AUTO_ELEMENT_WISE)
 
 
 def _check_bounds_alike(min, max):

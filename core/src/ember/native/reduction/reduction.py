@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from ember import dtypes
+from ember.autograd.forward_grad import AUTO_LINEAR
 from ember.dispatcher import DEFAULT, NONE, Op
 from ember.memory_format import contiguous_array
 from ember.tensor import _wrap_dim
@@ -115,10 +116,10 @@ def _sum_backward(ctx, grad):
     return (expand_reduced(grad, meta[0], ctx.attrs["dims"], ctx.attrs["keepdim"]),)
 
 
-SUM = Op("aten::sum", contiguous_result(_sum_kernel), _sum_backward, promote=DEFAULT, opmath=True)
+SUM = Op("aten::sum", contiguous_result(_sum_kernel), _sum_backward, promote=DEFAULT, opmath=True, jvp=AUTO_LINEAR)
 # sum(input, dim) is PyTorch's overload aten::sum.dim_IntList, whose node is SumBackward1.
 SUM_DIM = Op("aten::sum.dim_IntList", contiguous_result(_sum_kernel), _sum_backward, promote=DEFAULT,
-             backward_name="SumBackward1", opmath=True)
+             backward_name="SumBackward1", opmath=True, jvp=AUTO_LINEAR)
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):
@@ -157,9 +158,9 @@ def _mean_backward(ctx, grad):
     return (expand_reduced(grad, shape, dims, ctx.attrs["keepdim"]) / count,)
 
 
-MEAN = Op("aten::mean", contiguous_result(_mean_kernel), _mean_backward, promote=DEFAULT, opmath=True)
+MEAN = Op("aten::mean", contiguous_result(_mean_kernel), _mean_backward, promote=DEFAULT, opmath=True, jvp=AUTO_LINEAR)
 MEAN_DIM = Op("aten::mean.dim", contiguous_result(_mean_kernel), _mean_backward, promote=DEFAULT,
-              backward_name="MeanBackward1", opmath=True)
+              backward_name="MeanBackward1", opmath=True, jvp=AUTO_LINEAR)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):

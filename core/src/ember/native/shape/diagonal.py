@@ -11,6 +11,7 @@ with stride ``stride(dim1) + stride(dim2)``. ``offset`` > 0 takes a diagonal abo
 main one, < 0 below.
 """
 
+from ember.autograd.forward_grad import AUTO_LINEAR
 from ember.dispatcher import NONE, Op
 from ember.native.shape.views import element_strides, restride
 from ember.tensor import _wrap_dim
@@ -50,7 +51,7 @@ def _diagonal_backward_backward(ctx, grad):
 
 DIAGONAL = Op("aten::diagonal", _diagonal_kernel, _diagonal_backward, promote=NONE, view=True)
 DIAGONAL_BACKWARD = Op("aten::diagonal_backward", _diagonal_backward_kernel, _diagonal_backward_backward,
-                       promote=NONE)
+                       promote=NONE, jvp=AUTO_LINEAR)
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
@@ -82,7 +83,7 @@ def _diag_embed_backward(ctx, grad):
     return (DIAGONAL(grad, offset=attrs["offset"], dim1=attrs["dim1"], dim2=attrs["dim2"]),)
 
 
-DIAG_EMBED = Op("aten::diag_embed", _diag_embed_kernel, _diag_embed_backward, promote=NONE)
+DIAG_EMBED = Op("aten::diag_embed", _diag_embed_kernel, _diag_embed_backward, promote=NONE, jvp=AUTO_LINEAR)
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):

@@ -8,6 +8,7 @@ broadcast_to, broadcast_tensors) and TensorTransformations.cpp (flip, roll, rot9
 
 import numpy as np
 
+from ember.autograd.forward_grad import AUTO_LINEAR
 from ember.dispatcher import Op
 from ember.native.shape.views import _sizes, expand
 from ember.tensor import _wrap_dim
@@ -68,7 +69,7 @@ def _cat_backward(ctx, grad):
     return tuple(out)
 
 
-CAT = Op("aten::cat", _cat_kernel, _cat_backward, promote="default")
+CAT = Op("aten::cat", _cat_kernel, _cat_backward, promote="default", jvp=AUTO_LINEAR)
 
 
 def cat(tensors, dim=0):
@@ -191,7 +192,7 @@ def column_stack(tensors):
     return cat([t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in tensors], 1)
 
 
-FLIP = Op("aten::flip", lambda xp, a, dims: xp.flip(a, dims).copy(), lambda ctx, g: (g.flip(ctx.attrs["dims"]),))
+FLIP = Op("aten::flip", lambda xp, a, dims: xp.flip(a, dims).copy(), lambda ctx, g: (g.flip(ctx.attrs["dims"]),), jvp=AUTO_LINEAR)
 
 
 def flip(input, dims):
@@ -220,7 +221,7 @@ def _roll_backward(ctx, grad):
     return (grad.roll(tuple(-s for s in shifts), dims),)
 
 
-ROLL = Op("aten::roll", _roll_kernel, _roll_backward)
+ROLL = Op("aten::roll", _roll_kernel, _roll_backward, jvp=AUTO_LINEAR)
 
 
 def roll(input, shifts, dims=None):
@@ -277,7 +278,7 @@ def _repeat_backward(ctx, grad):
     return (summed.reshape(ctx.input_meta[0][0]),)
 
 
-REPEAT = Op("aten::repeat", _repeat_kernel, _repeat_backward)
+REPEAT = Op("aten::repeat", _repeat_kernel, _repeat_backward, jvp=AUTO_LINEAR)
 
 
 def repeat(input, *sizes):

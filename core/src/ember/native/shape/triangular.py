@@ -13,6 +13,7 @@ triangle of the incoming gradient.
 
 import numpy as np
 
+from ember.autograd.forward_grad import AUTO_LINEAR
 from ember.dispatcher import NONE, Op
 from ember.native.support._inplace import inplace
 
@@ -25,8 +26,8 @@ def _triu_backward(ctx, grad):
     return (TRIU(grad, diagonal=ctx.attrs["diagonal"]),)
 
 
-TRIL = Op("aten::tril", lambda xp, a, diagonal: xp.tril(a, diagonal), _tril_backward, promote=NONE)
-TRIU = Op("aten::triu", lambda xp, a, diagonal: xp.triu(a, diagonal), _triu_backward, promote=NONE)
+TRIL = Op("aten::tril", lambda xp, a, diagonal: xp.tril(a, diagonal), _tril_backward, promote=NONE, jvp=AUTO_LINEAR)
+TRIU = Op("aten::triu", lambda xp, a, diagonal: xp.triu(a, diagonal), _triu_backward, promote=NONE, jvp=AUTO_LINEAR)
 
 
 def _check(input, name):

@@ -14,6 +14,7 @@ gets the sum of their gradients. (Not the other ``unfold``, ``nn.functional.unfo
 which is im2col and lives in native/fold.py.)
 """
 
+from ember.autograd.forward_grad import AUTO_LINEAR
 from ember.dispatcher import Op
 from ember.native.shape.views import element_strides, restride
 from ember.tensor import _wrap_dim
@@ -63,7 +64,7 @@ def _unfold_gradient(ctx, grad):
 
 UNFOLD = Op("aten::unfold", _unfold_kernel, _unfold_gradient, view=True)
 UNFOLD_COPY = Op("aten::unfold_copy", lambda xp, a, dim, size, step: _unfold_kernel(xp, a, dim, size, step).copy(),
-                 _unfold_gradient, backward_name="UnfoldBackward0")
+                 _unfold_gradient, backward_name="UnfoldBackward0", jvp=AUTO_LINEAR)
 
 
 def _checked(input, dimension, size, step):

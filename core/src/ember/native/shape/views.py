@@ -12,6 +12,7 @@ or a reduction, written with ember ops.
 
 import numpy as np
 
+from ember.autograd.forward_grad import AUTO_LINEAR
 from ember.dispatcher import Op
 from ember.dtypes import is_ml_dtype
 from ember.tensor import _wrap_dim
@@ -148,7 +149,7 @@ def _reshape_backward(ctx, grad):
 VIEW = Op("aten::view", _view_kernel, _reshape_backward, view=True)
 # reshape is no op of its own in PyTorch: it calls one of these (see `reshape` below).
 RESHAPE_ALIAS = Op("aten::_reshape_alias", _view_kernel, _reshape_backward, view=True)
-UNSAFE_VIEW = Op("aten::_unsafe_view", lambda xp, a, shape: a.reshape(shape), _reshape_backward)
+UNSAFE_VIEW = Op("aten::_unsafe_view", lambda xp, a, shape: a.reshape(shape), _reshape_backward, jvp=AUTO_LINEAR)
 
 
 def view(input, *shape):
@@ -453,7 +454,7 @@ def _slice_scatter_backward(ctx, grad):
     return grad_a, grad_src
 
 
-SLICE_SCATTER = Op("aten::slice_scatter", _slice_scatter_kernel, _slice_scatter_backward, promote="default")
+SLICE_SCATTER = Op("aten::slice_scatter", _slice_scatter_kernel, _slice_scatter_backward, promote="default", jvp=AUTO_LINEAR)
 
 
 def narrow(input, dim, start, length):

@@ -78,6 +78,8 @@ def write_result(target, result, *, uniform=False):
     target._version_counter[0] += 1
     if modes.trace is not None:  # ember.jit.trace follows the write (NOTE [ Tracing at the dispatcher ])
         modes.trace.rebind(target, result)
+    if modes.forward_ad is not None:  # the target's tangent follows too (autograd/forward_grad.py)
+        modes.forward_ad.after_write(target, result)
     if node is None:
         return target
     if target._base is None:
