@@ -120,17 +120,18 @@ def register_jvp(op, rule):
     """Set ``op``'s forward-derivative rule ``rule(ctx, *tangents) -> tangent(s)``: ``ctx``
     reads as a backward formula's (``saved_inputs``, ``saved_outputs``, ``attrs``), each
     tangent is None for an input without one; ``"auto_element_wise"`` or
-    ``"auto_linear"`` as in derivatives.yaml (NOTE [ Forward grads at the dispatcher ]
+    ``"auto_linear"`` as in derivatives.yaml, ``"multilinear"``, ``"reduction"`` or a
+    ``Decomposition`` (NOTE [ Forward grads at the dispatcher ]
     in ember/autograd/forward_grad.py). PyTorch's ``register_autograd`` has no forward
     counterpart: a torch custom op gets forward AD through an ``autograd.Function``'s
     ``jvp``."""
-    from ember.autograd.forward_grad import AUTO_ELEMENT_WISE, AUTO_LINEAR
+    from ember.autograd import forward_grad
 
     op = _as_op(op)
-    rule = {"auto_element_wise": AUTO_ELEMENT_WISE, "auto_linear": AUTO_LINEAR}.get(rule, rule) \
-        if isinstance(rule, str) else rule
-    if not callable(rule) and rule not in (AUTO_ELEMENT_WISE, AUTO_LINEAR):
-        raise ValueError(f"register_jvp: expected a function, 'auto_element_wise' or 'auto_linear', got {rule!r}")
+    markers = (forward_grad.AUTO_ELEMENT_WISE, forward_grad.AUTO_LINEAR, forward_grad.MULTILINEAR,
+               forward_grad.REDUCTION)
+    if not (callable(rule) or rule in markers or isinstance(rule, forward_grad.Decomposition)):
+        raise ValueError(f"register_jvp: expected a function, a Decomposition or one of {markers}, got {rule!r}")
     op.register_jvp(rule)
     return op
 

@@ -27,6 +27,11 @@ lines of tools/autograd/derivatives.yaml, and its ``auto_element_wise`` /
 # and two of ember's own, where derivatives.yaml spells the formula out each time:
 #   * MULTILINEAR: an op linear in each tensor input separately (mul, mm, bmm, einsum):
 #     the sum over inputs with a tangent of the op with that input replaced by it;
+#   * REDUCTION: an op that reduces slices (amax, var, norm, prod, logsumexp, max.dim):
+#     each output element depends on its own slice only, so its backward formula at
+#     ``grad = 1`` is, slice by slice, the gradient of that element; times the tangent
+#     and summed over the reduced dims (``dims``/``dim``, ``keepdim`` attributes), it is
+#     the jvp;
 #   * Decomposition(fn): the op's composite ``fn`` run on the dual inputs themselves.
 # A differentiable op (one with a backward) without a rule raises PyTorch's
 # NotImplementedError; an op without a backward (argmax, comparisons) gives no tangent.
@@ -43,6 +48,7 @@ from ember.dtypes import is_differentiable_array
 AUTO_ELEMENT_WISE = "auto_element_wise"
 AUTO_LINEAR = "auto_linear"
 MULTILINEAR = "multilinear"
+REDUCTION = "reduction"
 
 
 class Decomposition:
@@ -179,6 +185,8 @@ def run_rule(op, ctx, tangents, level):
         result = element_wise(op, ctx, tangents)
     elif rule is AUTO_LINEAR:
         result = op(*linear_arguments(ctx.saved_inputs, tangents), **ctx.attrs)
+    elif rule is REDUCTION:
+        result = reduction(op, ctx, tangents[0])
     elif rule is MULTILINEAR:
         result = multilinear(op, ctx, tangents)
     elif isinstance(rule, Decomposition):
@@ -206,6 +214,25 @@ def element_wise(op, ctx, tangents):
     return total
 
 
+def reduction(op, ctx, tangent):
+    """``sum over the reduced dims of (d output / d input) * tangent`` (REDUCTION)."""
+    from ember.native.factory import ones_like
+
+    output = ctx.saved_outputs[0]
+    ctx.needs_input_grad = (True,) + (False,) * (len(ctx.saved_inputs) - 1)
+    rest = (None,) * (len(ctx.saved_outputs) - 1)
+    slope = op.backward(ctx, ones_like(output), *rest)[0]
+    dims = ctx.attrs.get("dims", ctx.attrs.get("dim"))
+    ndim = tangent.ndim
+    if dims is None or dims == () or dims == []:
+        dims = tuple(range(ndim))
+    elif isinstance(dims, int):
+        dims = (dims,)
+    dims = tuple(d % ndim for d in dims) if ndim else ()
+    total = slope * tangent
+    return (total.sum(dims, keepdim=True) if dims else total).reshape(tuple(output.shape))
+
+
 def multilinear(op, ctx, tangents, **attrs):
     """``sum_i op(inputs with input i replaced by its tangent)`` (MULTILINEAR)."""
     total = None
@@ -217,6 +244,30 @@ def multilinear(op, ctx, tangents, **attrs):
         term = op(*arguments, **{**ctx.attrs, **attrs})
         total = term if total is None else total + term
     return total
+
+
+def bilinear_plus_bias(bias):
+    """The rule of an op ``f(x, w, b) = B(x, w) + L(b)`` whose input ``bias`` is ``b``
+    (linear, addmm, convolution): ``f(tx, w, 0) + f(x, tw, 0) + f(0, w, tb)``."""
+    def rule(ctx, *tangents):
+        from ember.native.factory import zeros_like
+
+        inputs = ctx.saved_inputs
+        no_bias = None if inputs[bias] is None else zeros_like(inputs[bias])
+        total = None
+        for i, t in enumerate(tangents):
+            if t is None:
+                continue
+            arguments = list(inputs)
+            arguments[bias] = no_bias
+            arguments[i] = t
+            if i == bias:  # the product's operands zero: only L(tb) is left
+                first = next(j for j in range(len(inputs)) if j != bias)
+                arguments[first] = zeros_like(inputs[first])
+            term = ctx.op(*arguments, **ctx.attrs)
+            total = term if total is None else total + term
+        return total
+    return rule
 
 
 def linear_arguments(inputs, tangents):

@@ -15,6 +15,7 @@ NOTE [ Fully masked rows ].
 import math
 
 from ember.amp.state import autocast_state, composite_inputs, suspended
+from ember.autograd.forward_grad import AUTO_ELEMENT_WISE
 from ember.dispatcher import NONE, Op
 from ember.native.softmax import _softmax_backward
 from ember.opmath import is_reduced
@@ -44,7 +45,7 @@ def _safe_softmax_kernel(xp, a, dim):
 
 
 SAFE_SOFTMAX = Op("aten::_safe_softmax", _safe_softmax_kernel, _softmax_backward, promote=NONE, save="outputs",
-                   opmath=True)
+                   opmath=True, jvp=AUTO_ELEMENT_WISE)
 
 
 def _type_name(dtype):

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ember import dtypes
+from ember.autograd.forward_grad import AUTO_LINEAR
 from ember.dispatcher import NONE, Op
 
 # NOTE [ The dropout mask travels as an attribute ]
@@ -76,7 +77,7 @@ def _native_dropout_backward(ctx, grad):
     return (NATIVE_DROPOUT_BACKWARD(grad, mask=mask, scale=ctx.attrs["scale"]),)
 
 
-NATIVE_DROPOUT = Op("aten::native_dropout", _masked_scale_kernel, _native_dropout_backward, promote=NONE)
+NATIVE_DROPOUT = Op("aten::native_dropout", _masked_scale_kernel, _native_dropout_backward, promote=NONE, jvp=AUTO_LINEAR)
 NATIVE_DROPOUT_BACKWARD = Op("aten::native_dropout_backward", _masked_scale_kernel, _native_dropout_backward,
                              promote=NONE, save="inputs")
 

@@ -15,6 +15,7 @@ import math
 
 from ember import dtypes
 from ember.amp.state import autocast_state
+from ember.autograd.forward_grad import bilinear_plus_bias
 from ember.dispatcher import NONE, Op
 from ember.dtypes import C_TYPE_NAMES
 from ember.native.linalg.products import MM, matrix_product
@@ -64,7 +65,8 @@ def _linear_backward(ctx, grad):
     return grad_x, grad_weight, grad_bias
 
 
-LINEAR = Op("aten::linear", _linear_kernel, _linear_backward, promote=NONE, save="inputs", opmath=True)
+LINEAR = Op("aten::linear", _linear_kernel, _linear_backward, promote=NONE, save="inputs", opmath=True,
+            jvp=bilinear_plus_bias(2))
 
 
 def _check_linear(input, weight, bias):

@@ -46,7 +46,13 @@ def _constant_pad_backward(ctx, grad):
     return (CONSTANT_PAD_ND(grad, pad=tuple(-p for p in ctx.attrs["pad"]), value=0),)
 
 
-CONSTANT_PAD_ND = Op("aten::constant_pad_nd", _constant_pad_kernel, _constant_pad_backward, promote=NONE)
+def _constant_pad_jvp(ctx, tangent):
+    # linear but for the padding value, whose derivative is 0
+    return CONSTANT_PAD_ND(tangent, pad=ctx.attrs["pad"], value=0)
+
+
+CONSTANT_PAD_ND = Op("aten::constant_pad_nd", _constant_pad_kernel, _constant_pad_backward, promote=NONE,
+                     jvp=_constant_pad_jvp)
 
 
 def constant_pad_nd(input, pad, value=0):

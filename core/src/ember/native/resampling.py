@@ -16,6 +16,7 @@ are adjoint, so each one's backward is the other: double backward for free.
 
 import numpy as np
 
+from ember.autograd.forward_grad import AUTO_LINEAR
 from ember.dispatcher import NONE, Op
 
 
@@ -80,7 +81,7 @@ def _resample_double_backward(ctx, grad):
     return (RESAMPLE(grad, **attrs),)
 
 
-RESAMPLE = Op("aten::resample", _resample_kernel, _resample_backward, promote=NONE)
+RESAMPLE = Op("aten::resample", _resample_kernel, _resample_backward, promote=NONE, jvp=AUTO_LINEAR)
 RESAMPLE_BACKWARD = Op("aten::resample_backward", _resample_backward_kernel, _resample_double_backward,
                        promote=NONE)
 

@@ -114,10 +114,21 @@ def _log_softmax_backward_data_kernel(xp, grad, output, dim):
 
 # PyTorch's softmax and log_softmax allocate their output row-major, whatever the
 # input's layout (they run on a contiguous copy of it).
+def _softmax_jvp(ctx, tangent):
+    # softmax's Jacobian diag(y) - y y^T is symmetric: its backward is its jvp
+    return _softmax_backward(ctx, tangent)
+
+
+def _log_softmax_jvp(ctx, tangent):
+    # d log_softmax = t - sum(softmax(x) * t), with softmax(x) = exp(y)
+    (y,) = ctx.saved_outputs
+    return tangent - (y.exp() * tangent).sum(ctx.attrs["dim"], keepdim=True)
+
+
 SOFTMAX = Op("aten::softmax", contiguous_result(_softmax_kernel), _softmax_backward, promote=DEFAULT,
-             save="outputs", opmath=True)
+             save="outputs", opmath=True, jvp=_softmax_jvp)
 LOG_SOFTMAX = Op("aten::log_softmax", contiguous_result(_log_softmax_kernel), _log_softmax_backward,
-                 promote=NONE, save="outputs", opmath=True)
+                 promote=NONE, save="outputs", opmath=True, jvp=_log_softmax_jvp)
 def _softmax_backward_data_backward(ctx, grad):
     # out = y * (g - s) with s = sum(g * y): linear in g (softmax's backward again),
     # and d out / d y = diag(g - s) - y g^T, so y's share is G * (g - s) - g * sum(G * y).

@@ -80,8 +80,23 @@ def define(name, forward, backward, second_derivative, *, kernel_name=None):
             grad_of_x = x.new_zeros(tuple(x.shape)) if curvature is None else grad_grad * grad * curvature
         return grad_of_grad, grad_of_x
 
+    def backward_jvp(ctx, grad_tangent, x_tangent):
+        # grad * f'(x) is elementwise in both inputs: the terms of its backward, on the tangents
+        grad, x = ctx.saved_inputs
+        total = backward_op(grad_tangent, x, **ctx.attrs) if grad_tangent is not None else None
+        if x_tangent is not None:
+            curvature = second_derivative(x, **ctx.attrs)
+            if curvature is not None:
+                term = x_tangent * grad * curvature
+                total = term if total is None else total + term
+        return total if total is not None else grad * 0
+
     library.register_autograd(forward_op, forward_backward)
     library.register_autograd(backward_op, backward_backward)
+    # f is elementwise: its backward on the tangent is its jvp (NOTE [ Forward grads at the
+    # dispatcher ] in ember/autograd/forward_grad.py)
+    library.register_jvp(forward_op, "auto_element_wise")
+    library.register_jvp(backward_op, backward_jvp)
     return forward_op, backward_op
 
 

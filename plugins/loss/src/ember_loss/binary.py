@@ -61,7 +61,7 @@ def _bce_backward(ctx, grad):
     return grad_input, grad_target, None
 
 
-BINARY_CROSS_ENTROPY = library.custom_op("loss::binary_cross_entropy", save="inputs",
+BINARY_CROSS_ENTROPY = library.custom_op("loss::binary_cross_entropy", save="inputs", jvp=reductions.loss_jvp,
                                          backward=_bce_backward)(_bce_kernel)
 
 
@@ -119,7 +119,7 @@ def _bce_logits_backward(ctx, grad):
     return grad_input, grad_target, None
 
 
-BINARY_CROSS_ENTROPY_WITH_LOGITS = library.custom_op("loss::binary_cross_entropy_with_logits", save="inputs",
+BINARY_CROSS_ENTROPY_WITH_LOGITS = library.custom_op("loss::binary_cross_entropy_with_logits", save="inputs", jvp=reductions.loss_jvp,
                                                      backward=_bce_logits_backward)(_bce_logits_kernel)
 
 

@@ -86,7 +86,7 @@ def _smoothing(label_smoothing):
     return label_smoothing if label_smoothing > 0 else 0.0
 
 
-@library.custom_op("loss::cross_entropy", save="both", num_outputs=None, opmath=True)
+@library.custom_op("loss::cross_entropy", save="both", num_outputs=None, opmath=True, jvp=reductions.loss_jvp)
 def cross_entropy_op(xp, x, target, weight, *, reduction="mean", ignore_index=-100, label_smoothing=0.0):
     """``-sum_c a[c] * log_softmax(x)[c]`` per position, then reduced (module docstring).
     Returns ``(loss,)``, or ``(loss, exps, sums)`` / ``(loss, exps, sums, positions)`` where

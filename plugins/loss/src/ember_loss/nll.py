@@ -200,7 +200,7 @@ def _plain(xp, x, target, weight, ignore_index):
     return x.ndim == 2 and weight is None and all_targets_plain(xp, target, ignore_index, x.shape[1])
 
 
-@library.custom_op("loss::nll_loss", save="inputs")
+@library.custom_op("loss::nll_loss", save="inputs", jvp=reductions.loss_jvp)
 def nll_loss_op(xp, x, target, weight, *, reduction="mean", ignore_index=-100):
     """``-w[t] * x[t]`` per position, then reduced (see the module docstring)."""
     if _plain(xp, x, target, weight, ignore_index):  # no weights or masks: a gather

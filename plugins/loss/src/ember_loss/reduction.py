@@ -11,6 +11,31 @@ import warnings
 REDUCTIONS = ("none", "mean", "sum")
 
 
+def loss_jvp(ctx, *tangents):
+    """A loss op's forward derivative from its backward formula: each loss element
+    depends on one position's inputs (its row of classes, or its element), so the
+    backward at ``grad = 1`` is that element's slope; times an input's tangent and summed
+    down to the loss's shape (everything for 'mean'/'sum', the class dim for 'none'), it
+    is that input's share of the jvp (NOTE [ Forward grads at the dispatcher ] in
+    ember/autograd/forward_grad.py)."""
+    from ember.native.factory import ones_like
+
+    loss = ctx.saved_outputs[0]
+    rest = (None,) * (len(ctx.saved_outputs) - 1)
+    total = None
+    for i, t in enumerate(tangents):
+        if t is None:
+            continue
+        ctx.needs_input_grad = tuple(j == i for j in range(len(tangents)))
+        share = ctx.op.backward(ctx, ones_like(loss), *rest)[i] * t
+        if loss.ndim == 0:
+            share = share.sum()
+        elif share.shape != loss.shape:  # 'none' over classes: the class dim goes
+            share = share.sum(1 if share.ndim > 1 else 0)
+        total = share if total is None else total + share
+    return total
+
+
 def check(reduction):
     """Raise PyTorch's ValueError for an unknown reduction; ``'elementwise_mean'`` is the old 'mean'."""
     if reduction == "elementwise_mean":

@@ -80,7 +80,7 @@ def _mse_backward(ctx, grad):
 
 
 MSE_LOSS = library.custom_op("loss::mse_loss", promote="default", save="inputs",
-                             backward=_mse_backward)(_mse_kernel)
+                             backward=_mse_backward, jvp=reductions.loss_jvp)(_mse_kernel)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):

@@ -55,6 +55,7 @@ convolution algorithm ] in ember/native/convolution/algorithm.py). In NCHW with
 # 2.2x to 1.45x (with a cheaper sum backward, ember/native/reduction/reduction.py).
 """
 
+from ember.autograd.forward_grad import bilinear_plus_bias
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import NONE, Op
 from ember.memory_format import array_suggests_channels_last
@@ -402,7 +403,8 @@ def _convolution_double_backward(ctx, gg_input, gg_weight, gg_bias):
     return d_grad, d_x, d_weight
 
 
-CONVOLUTION = Op("aten::convolution", _convolution_kernel, _convolution_backward, promote=NONE, save="inputs")
+CONVOLUTION = Op("aten::convolution", _convolution_kernel, _convolution_backward, promote=NONE, save="inputs",
+                 jvp=bilinear_plus_bias(2))
 CONVOLUTION_BACKWARD = Op("aten::convolution_backward", _convolution_backward_kernel,
                           _convolution_double_backward, promote=NONE, save="inputs", num_outputs=3)
 

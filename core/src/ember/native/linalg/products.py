@@ -14,7 +14,7 @@ import math
 
 from ember import dtypes
 from ember.amp.state import autocast_state, composite_inputs
-from ember.autograd.forward_grad import MULTILINEAR
+from ember.autograd.forward_grad import MULTILINEAR, bilinear_plus_bias
 from ember.dispatcher import NONE, Op
 from ember.dtypes import C_TYPE_NAMES
 from ember.native.linalg.outer_product import is_outer, outer_product
@@ -227,12 +227,15 @@ def _addmm_backward(ctx, grad):
     return grad_bias, grad_a, grad_b
 
 
-ADDMM = Op("aten::addmm", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True)
-BADDBMM = Op("aten::baddbmm", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True)
+ADDMM = Op("aten::addmm", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True,
+           jvp=bilinear_plus_bias(0))
+BADDBMM = Op("aten::baddbmm", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True,
+             jvp=bilinear_plus_bias(0))
 
 # addmv runs addmm's kernel (matmul of a matrix and a vector is a vector); an op of its
 # own, which is on no autocast list
-ADDMV = Op("aten::addmv", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True)
+ADDMV = Op("aten::addmv", _addmm_kernel, _addmm_backward, promote=NONE, save="inputs", opmath=True,
+           jvp=bilinear_plus_bias(0))
 
 
 def _check_bias(input, shape, name, other):

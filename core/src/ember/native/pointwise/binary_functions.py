@@ -253,7 +253,7 @@ def _lerp_backward(ctx, grad):
 
 
 LERP = Op("aten::lerp", _lerp_kernel, _lerp_backward, elementwise="tensors", promote=DEFAULT, save="inputs",
-          opmath=True)
+          opmath=True, jvp=AUTO_ELEMENT_WISE)
 
 
 def lerp(input, end, weight):

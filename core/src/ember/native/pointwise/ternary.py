@@ -14,6 +14,7 @@ is in binary_functions.py) gets the same fast path here, for the same reason.
 """
 
 from ember import dtypes
+from ember.autograd.forward_grad import AUTO_ELEMENT_WISE
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import DEFAULT, Op
 from ember.dtypes import BFLOAT16_NP, is_floating_array
@@ -68,7 +69,7 @@ def _addcdiv_backward(ctx, grad):
 
 
 ADDCMUL = Op("aten::addcmul", _addcmul_kernel, _addcmul_backward, promote=DEFAULT, save="inputs", opmath=True,
-              elementwise=True)
+              elementwise=True, jvp=AUTO_ELEMENT_WISE)
 ADDCDIV = Op("aten::addcdiv", _addcdiv_kernel, _addcdiv_backward, promote=DEFAULT, save="inputs", opmath=True,
               elementwise=True)
 

@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from ember.amp.state import autocast_state, suspended
+from ember.autograd.forward_grad import AUTO_LINEAR
 from ember.autograd.grad_mode import grad_state
 from ember.dispatcher import NONE, Op
 from ember.dtypes import is_floating_array
@@ -366,7 +367,7 @@ def _avg_pool_double_backward(ctx, grad):
     return (AVG_POOL2D(grad, **attrs),)
 
 
-AVG_POOL2D = Op("aten::avg_pool2d", _avg_pool_kernel, _avg_pool_backward, promote=NONE, opmath=True)
+AVG_POOL2D = Op("aten::avg_pool2d", _avg_pool_kernel, _avg_pool_backward, promote=NONE, opmath=True, jvp=AUTO_LINEAR)
 AVG_POOL2D_BACKWARD = Op("aten::avg_pool2d_backward", _avg_pool_backward_kernel, _avg_pool_double_backward,
                          promote=NONE, opmath=True)
 

@@ -11,6 +11,7 @@ an error, as in PyTorch.
 import collections
 
 from ember import dtypes
+from ember.autograd.forward_grad import REDUCTION
 from ember.dispatcher import NONE, Op
 from ember.native.reduction.reduction import _axis, contiguous_result, expand_reduced, reduction_dims
 from ember.tensor import _wrap_dim
@@ -54,8 +55,8 @@ def _extreme_backward(ctx, grad):
     return (mask * expand_reduced(grad, x.shape, dims, keepdim) / count,)
 
 
-AMAX = Op("aten::amax", contiguous_result(_extreme_kernel("amax")), _extreme_backward, promote=NONE, save="both")
-AMIN = Op("aten::amin", contiguous_result(_extreme_kernel("amin")), _extreme_backward, promote=NONE, save="both")
+AMAX = Op("aten::amax", contiguous_result(_extreme_kernel("amax")), _extreme_backward, promote=NONE, save="both", jvp=REDUCTION)
+AMIN = Op("aten::amin", contiguous_result(_extreme_kernel("amin")), _extreme_backward, promote=NONE, save="both", jvp=REDUCTION)
 
 
 def _extreme(op, input, dim, keepdim, name):
@@ -154,13 +155,13 @@ def _max_dim_backward(ctx, grad, grad_indices=None):
 
 
 MAX_DIM = Op("aten::max", _max_dim_kernel("argmax"), _max_dim_backward, promote=NONE, save="outputs",
-             num_outputs=2, backward_name="MaxBackward0")
+             num_outputs=2, backward_name="MaxBackward0", jvp=REDUCTION)
 MIN_DIM = Op("aten::min", _max_dim_kernel("argmin"), _max_dim_backward, promote=NONE, save="outputs",
-             num_outputs=2, backward_name="MinBackward0")
+             num_outputs=2, backward_name="MinBackward0", jvp=REDUCTION)
 MAX_ALL = Op("aten::max_all", _extreme_kernel("amax"), _extreme_backward, promote=NONE, save="both",
-             backward_name="MaxBackward1")
+             backward_name="MaxBackward1", jvp=REDUCTION)
 MIN_ALL = Op("aten::min_all", _extreme_kernel("amin"), _extreme_backward, promote=NONE, save="both",
-             backward_name="MinBackward1")
+             backward_name="MinBackward1", jvp=REDUCTION)
 
 
 def _max_or_min(input, dim, keepdim, other, name):

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ember import dtypes
-from ember.autograd.forward_grad import AUTO_LINEAR
+from ember.autograd.forward_grad import AUTO_LINEAR, REDUCTION
 from ember.dispatcher import DEFAULT, NONE, Op
 from ember.memory_format import contiguous_array
 from ember.tensor import _wrap_dim
@@ -253,7 +253,7 @@ def _laid_out_like(t, x):
     return t
 
 
-PROD = Op("aten::prod", contiguous_result(_prod_kernel), _prod_backward, promote=DEFAULT, save="both", opmath=True)
+PROD = Op("aten::prod", contiguous_result(_prod_kernel), _prod_backward, promote=DEFAULT, save="both", opmath=True, jvp=REDUCTION)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
@@ -320,8 +320,8 @@ def _std_backward(ctx, grad):
     return (_var_input_grad(x, grad_var, ctx.attrs["dims"], ctx.attrs["keepdim"], ctx.attrs["correction"]),)
 
 
-VAR = Op("aten::var", contiguous_result(_var_kernel), _var_backward, promote=DEFAULT, save="inputs", opmath=True)
-STD = Op("aten::std", contiguous_result(_std_kernel), _std_backward, promote=DEFAULT, save="both", opmath=True)
+VAR = Op("aten::var", contiguous_result(_var_kernel), _var_backward, promote=DEFAULT, save="inputs", opmath=True, jvp=REDUCTION)
+STD = Op("aten::std", contiguous_result(_std_kernel), _std_backward, promote=DEFAULT, save="both", opmath=True, jvp=REDUCTION)
 
 
 def _correction(unbiased, correction):
@@ -443,7 +443,7 @@ def _logsumexp_backward(ctx, grad):
 
 
 LOGSUMEXP = Op("aten::logsumexp", contiguous_result(_logsumexp_kernel), _logsumexp_backward, promote="int_to_float",
-               save="both")
+               save="both", jvp=REDUCTION)
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -501,7 +501,7 @@ def _norm_backward(ctx, grad):
 
 
 NORM = Op("aten::norm", contiguous_result(_norm_kernel), _norm_backward, promote=DEFAULT, save="both",
-          backward_name="NormBackward1", opmath=True)
+          backward_name="NormBackward1", opmath=True, jvp=REDUCTION)
 
 
 def _check_norm_identity(input, dims, p, every_dim):

@@ -32,6 +32,7 @@ formula is written in ember ops, with mean and invstd recomputed differentiably 
 """
 
 from ember import library
+from ember.autograd.forward_grad import Decomposition
 from ember.autograd.grad_mode import grad_state
 from ember.native.support.blas_sums import row_dots, row_sums
 
@@ -221,4 +222,22 @@ def _composite_backward(grad, input, weight, mean, invstd, training, eps):
 
 
 library.register_autograd(batch_norm, _batch_norm_formula)
+
+
+def _batch_norm_composite(input, weight, bias, mean, invstd, *, training, eps):
+    # in training the batch statistics are recomputed from the input, so the tangent goes
+    # through them too; in eval the running statistics are constants
+    shape = (1, -1) + (1,) * (input.ndim - 2) if input.ndim > 1 else (-1,)
+    if training:
+        dims = (0,) + tuple(range(2, input.ndim))
+        centered = input - input.mean(dims, keepdim=True)
+        out = centered * (centered.square().mean(dims, keepdim=True) + eps).rsqrt()
+    else:
+        out = (input - mean.reshape(shape)) * invstd.reshape(shape)
+    out = out if weight is None else out * weight.reshape(shape)
+    return out if bias is None else out + bias.reshape(shape)
+
+
+# forward AD runs the composite on the dual inputs (torch's decompositions_for_jvp does so too)
+library.register_jvp(batch_norm, Decomposition(_batch_norm_composite))
 batch_norm.backward_name = "NativeBatchNormBackward0"  # the grad_fn name torch prints for this layer

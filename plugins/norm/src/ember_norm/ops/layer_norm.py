@@ -21,6 +21,7 @@ Backward, over the D normalized values of each row, ``xhat = (x - mean) * rstd``
 """
 
 from ember import library
+from ember.autograd.forward_grad import Decomposition
 from ember.autograd.grad_mode import grad_state
 from ember.native.support.blas_sums import blas_dtype, column_sums, row_dots, row_sums
 
@@ -173,4 +174,17 @@ def _composite_backward(grad, input, weight, normalized_ndim, eps):
 
 
 library.register_autograd(layer_norm, _layer_norm_formula)
+
+
+def _layer_norm_composite(input, weight, bias, mean, rstd, *, normalized_ndim, eps):
+    # the statistics recomputed from the input, so the tangent goes through them too
+    dims = tuple(range(input.ndim - normalized_ndim, input.ndim))
+    centered = input - input.mean(dims, keepdim=True)
+    out = centered * (centered.square().mean(dims, keepdim=True) + eps).rsqrt()
+    out = out if weight is None else out * weight
+    return out if bias is None else out + bias
+
+
+# forward AD runs the composite on the dual inputs (torch's decompositions_for_jvp does so too)
+library.register_jvp(layer_norm, Decomposition(_layer_norm_composite))
 layer_norm.backward_name = "NativeLayerNormBackward0"  # the grad_fn name torch prints for this layer
