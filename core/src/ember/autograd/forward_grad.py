@@ -105,6 +105,14 @@ def set_tangent(tensor, level, tangent):
     tensor._fw_grads = grads or None
 
 
+def keep_tangents(source, detached):
+    """``detached`` (``source.detach()``) with ``source``'s tangents: the function
+    transforms detach to leave reverse mode's graph, not an enclosing forward mode."""
+    if source._fw_grads is not None:
+        detached._fw_grads = {lv: t for lv, t in source._fw_grads.items() if lv.alive} or None
+    return detached
+
+
 def check_tangent(tensor, tangent, level):
     """PyTorch's checks on a tangent given to ``tensor`` (make_dual, a custom Function's jvp)."""
     if tangent.shape != tensor.shape:
@@ -306,6 +314,48 @@ def not_supported(name):
         f"Trying to use forward AD with {name} that does not support it because it has not been implemented yet.\n"
         "ember has no forward-derivative rule for it: give the op a jvp rule beside its backward "
         "(Op(..., jvp=...) or ember.library.register_jvp).")
+
+
+# --- custom Functions --------------------------------------------------------------
+class hidden:
+    """Context manager: no level is visible inside (a custom Function's forward)."""
+
+    def __enter__(self):
+        self.visible = state.visible
+        state.visible = 0
+
+    def __exit__(self, *exc):
+        state.visible = self.visible
+
+
+def after_function(cls, ctx, inputs, result):
+    """Give a custom Function's outputs the tangents its ``jvp`` returns (PyTorch's
+    ``_wrap_outputs`` with ``jvp_fn``, torch/csrc/autograd/custom_function.cpp)."""
+    from ember.tensor import Tensor
+
+    outputs = result if isinstance(result, tuple) else (result,)
+    visible = state.visible
+    for position in range(visible - 1, -1, -1):
+        level = state.levels[position]
+        tangents = [tangent_of(x, level) if isinstance(x, Tensor) else None for x in inputs]
+        if all(t is None for t in tangents):
+            continue
+        state.visible = position
+        ctx._in_jvp = True
+        try:
+            out_tangents = cls.jvp(ctx, *tangents)
+        finally:
+            ctx._in_jvp = False
+            state.visible = visible
+        out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
+        if len(out_tangents) != len(outputs):
+            raise RuntimeError("Function's jvp returned an invalid number of forward gradients (expected "
+                               f"{len(outputs)} but got {len(out_tangents)})")
+        for out, tangent in zip(outputs, out_tangents):
+            if tangent is None or not isinstance(out, Tensor) or not is_differentiable_array(out._data.dtype):
+                continue
+            check_tangent(out, tangent, level)
+            set_tangent(out, level, tangent)
 
 
 # --- in-place writes ---------------------------------------------------------------

@@ -17,7 +17,7 @@ Function call records) (v2.13).
             return grad * y
 """
 
-from ember.autograd import anomaly_mode
+from ember.autograd import anomaly_mode, forward_grad
 from ember.autograd.grad_mode import grad_state, no_grad
 from ember.autograd.graph import Node, SavedTensor
 from ember.autograd.views import mark_views
@@ -28,6 +28,10 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors):
         self._to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        """Keep ``tensors`` for ``jvp``, which reads them as ``ctx.saved_tensors``."""
+        self._for_forward = tensors
 
     def mark_non_differentiable(self, *tensors):
         self._non_differentiable = {id(t) for t in tensors}
@@ -43,7 +47,7 @@ class BackwardFunction(Node, FunctionCtx):
     """The node a ``Function.apply`` call records; it is also the ``ctx``."""
 
     __slots__ = ("_cls", "_saved", "_to_save", "_non_differentiable", "_dirty", "needs_input_grad",
-                 "materialize_grads", "input_meta", "_num_outputs", "_released")
+                 "materialize_grads", "input_meta", "_num_outputs", "_released", "_for_forward", "_in_jvp")
 
     def __init__(self, cls, next_functions, needs_input_grad, input_meta):
         super().__init__(next_functions)
@@ -57,6 +61,8 @@ class BackwardFunction(Node, FunctionCtx):
         self.input_meta = input_meta
         self._num_outputs = 1
         self._released = False
+        self._for_forward = ()
+        self._in_jvp = False
 
     @property
     def num_outputs(self):
@@ -73,6 +79,8 @@ class BackwardFunction(Node, FunctionCtx):
 
     @property
     def saved_tensors(self):
+        if self._in_jvp:  # what save_for_forward kept
+            return tuple(self._for_forward)
         if self._released:
             from ember.autograd.graph import _FREED
 
@@ -130,6 +138,13 @@ class Function:
                                   "autograd.Function to use it with backward mode AD.")
 
     @staticmethod
+    def jvp(ctx, *tangents):
+        """Overridden, forward AD calls it with one tangent per input (None where an input
+        has none) and it returns the outputs' tangents (ember/autograd/forward_grad.py)."""
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                  "with forward mode AD.")
+
+    @staticmethod
     def setup_context(ctx, inputs, output):
         """Overridden, it fills ``ctx`` from the inputs and output, and ``forward`` takes
         no ``ctx`` (torch's style since 2.0, which functorch transforms need)."""
@@ -159,13 +174,15 @@ class Function:
         record = any_grad and grad_state.enabled
         node_class = cls._backward_cls or BackwardFunction
         ctx = node_class(cls, tuple(edges), tuple(needs), tuple(meta))
-        with no_grad():
+        with no_grad(), forward_grad.hidden():  # the forward's own ops make no tangents
             if cls.setup_context is Function.setup_context:
                 outputs = cls.forward(ctx, *args, **kwargs)
             else:  # forward without ctx; setup_context sees what it needs
                 outputs = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, outputs)
         if not record:
+            if forward_grad.state.visible:
+                forward_grad.after_function(cls, ctx, args, outputs)
             return outputs
         if ctx._dirty:
             _check_dirty(ctx, args)
@@ -193,6 +210,8 @@ class Function:
                 o._requires_grad = True
             wrapped.append(o)
         ctx._saved = tuple(_save(t, wrapped, ctx) for t in ctx._to_save)
+        if forward_grad.state.visible:
+            forward_grad.after_function(cls, ctx, args, wrapped[0] if single else tuple(wrapped))
         return wrapped[0] if single else tuple(wrapped)
 
 

@@ -10,12 +10,14 @@ exactly when an input already required grad: then the result is differentiable a
 which is how ``grad(grad(f))`` and ``hessian`` compose, and otherwise the result is a
 plain tensor, as torch's is.
 
-Where ember differs: ``jvp`` and ``jacfwd`` give forward mode's values through reverse
-mode (the double-backward trick; NOTE in ember/autograd/functional.py), so a function
-must be differentiable in reverse mode for them.
+``jvp`` and ``jacfwd`` run in forward mode, through ``ember.autograd.forward_ad``'s
+dual tensors, as torch's do (``ember.autograd.functional.jvp`` keeps the
+double-backward trick, as torch's does). Where ember differs: torch batches
+``jacfwd``'s columns with vmap; ember runs one ``jvp`` per column.
 """
 
 from ember.autograd.engine import grad as _autograd_grad
+from ember.autograd.forward_grad import keep_tangents
 from ember.autograd.grad_mode import enable_grad
 from ember.func import batching
 from ember.func.batched_tensor import BatchedTensor, is_batched_at, wrap
@@ -39,7 +41,8 @@ def _tracked(leaf):
         return batching.batched_leaf(leaf)[0]
     if leaf.requires_grad:  # an enclosing transform's leaf: keep its history
         return leaf.view_as(leaf)
-    return leaf.detach().requires_grad_(True)
+    # an enclosing jacfwd's tangents stay (forward over reverse: hessian)
+    return keep_tangents(leaf, leaf.detach()).requires_grad_(True)
 
 
 def _track(args, argnums):
@@ -130,7 +133,7 @@ def _grads_per_cotangent_sample(outputs, leaves, grad_outputs, keep, levels, cot
 
 
 def _plain(tree, keep):
-    return tree if keep else tree_map(lambda t: t.detach() if _is_tensor(t) else t, tree)
+    return tree if keep else tree_map(lambda t: keep_tangents(t, t.detach()) if _is_tensor(t) else t, tree)
 
 
 # --- the transforms -----------------------------------------------------------------------
@@ -206,35 +209,42 @@ def vjp(func, *primals, has_aux=False):
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
-    """``(f(primals), J tangents)``, by the double-backward trick: ``u -> J^T u`` is linear
-    in ``u``, so its vector-Jacobian product with the tangents is ``J tangents``.
+    """``(f(primals), J tangents)`` in forward mode: ``f`` runs once on dual tensors, in a
+    dual level of its own (inside any open one, so ``jvp`` of ``jvp`` nests), and the
+    outputs' tangents are read back (ember/autograd/forward_ad.py).
 
     >>> import ember
     >>> ember.func.jvp(lambda x: x ** 2, (ember.tensor([1.0, 2.0]),), (ember.tensor([1.0, 0.0]),))
     (tensor([1., 4.]), tensor([2., 0.]))
     """
+    from ember.autograd import forward_ad
     from ember.native.factory import zeros_like
 
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples. E.g. it should "
                            "be valid to call f(*primals).")
+    primal_leaves, spec = tree_flatten(primals)
     tangent_leaves, tangent_spec = tree_flatten(tangents)
-    with enable_grad():
-        args, leaves, spec, keep = _track(primals, tuple(range(len(primals))))
-        if tangent_spec != spec:
-            raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
-                               "structure.")
-        output, aux = _split_aux(func(*args), has_aux, "jvp")
+    if tangent_spec != spec:
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+                           "structure.")
+    for p, t in zip(primal_leaves, tangent_leaves):
+        if _is_tensor(p) and _is_tensor(t) and p.shape != t.shape:
+            raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same "
+                               f"shape. Got primal of shape {tuple(p.shape)} and tangent of shape {tuple(t.shape)}")
+    level = forward_ad.push_level()
+    try:
+        duals = [forward_ad.make_dual(p, t, level=level) for p, t in zip(primal_leaves, tangent_leaves)]
+        output, aux = _split_aux(func(*tree_unflatten(duals, spec)), has_aux, "jvp")
         out_leaves, out_spec = tree_flatten(output)
-        dummies = [_tracked(zeros_like(o)) for o in out_leaves]
-        transposed = _grads_or_zeros(out_leaves, leaves, dummies, True)
-        live = [(t, v) for t, v in zip(transposed, tangent_leaves) if t.requires_grad]
-        if live:
-            tangents_out = _grads_or_zeros([t for t, _ in live], dummies, [v for _, v in live], keep)
-        else:
-            tangents_out = [zeros_like(o) for o in out_leaves]
-    result = (_plain(output, keep), _plain(tree_unflatten(tangents_out, out_spec), keep))
-    return (*result, _plain(aux, keep)) if has_aux else result
+        unpacked = [forward_ad.unpack_dual(o, level=level) for o in out_leaves]
+        values = [u.primal for u in unpacked]
+        jvps = [zeros_like(o) if u.tangent is None else u.tangent for o, u in zip(out_leaves, unpacked)]
+        aux = tree_map(lambda a: forward_ad.unpack_dual(a, level=level).primal if _is_tensor(a) else a, aux)
+    finally:
+        forward_ad.pop_level()
+    result = (tree_unflatten(values, out_spec), tree_unflatten(jvps, out_spec))
+    return (*result, aux) if has_aux else result
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
@@ -267,17 +277,70 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The Jacobian as ``jacrev`` gives it: torch computes it in forward mode, column by
-    column; ember, which has no forward mode, row by row in reverse mode (the same values).
+    """``f -> (x -> J)`` in forward mode, column by column: one ``jvp`` per element of
+    each differentiated input, with that element's basis vector as the tangent. Shaped
+    as ``jacrev``'s: ``S + T`` per output leaf of shape ``S`` and input of shape ``T``.
 
     >>> import ember
     >>> ember.func.jacfwd(lambda x: x.sin())(ember.tensor([0.0]))
     tensor([[1.]])
     """
+    from ember.native.factory import zeros_like
+    from ember.native.shape.shape import stack
+
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. "
                            f"Got {randomness}")
-    return jacrev(func, argnums, has_aux=has_aux)
+
+    def wrapper(*args, **kwargs):
+        chosen_nums = (argnums,) if isinstance(argnums, int) else argnums
+        if not (isinstance(chosen_nums, tuple) and chosen_nums and all(isinstance(a, int) for a in chosen_nums)):
+            raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+        chosen = tuple(args[_checked_argnum(a, len(args))] for a in chosen_nums)
+        leaves, spec = tree_flatten(chosen)
+        for leaf in leaves:
+            if not _is_tensor(leaf):
+                raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
+
+        def restricted(*values):
+            full = list(args)
+            for a, v in zip(chosen_nums, tree_unflatten(list(values), spec)):
+                full[a] = v
+            return func(*full, **kwargs)
+
+        columns, output, aux = [], None, None
+        for j, leaf in enumerate(leaves):
+            per_leaf = []
+            for k in range(leaf.numel()):
+                basis = [zeros_like(x) for x in leaves]
+                basis[j] = zeros_like(leaf).reshape(-1).index_fill(0, _index(k, leaf), 1.0).reshape(leaf.shape)
+                output, tangent, *rest = jvp(restricted, tuple(leaves), tuple(basis), has_aux=has_aux)
+                aux = rest[0] if rest else None
+                per_leaf.append(tree_flatten(tangent)[0])
+            columns.append(per_leaf)
+        if output is None:  # every input empty: one call for the output's structure
+            output = restricted(*leaves)
+            output, aux = _split_aux(output, has_aux, "jacfwd")
+        out_leaves, out_spec = tree_flatten(output)
+        per_output = []
+        for i, out in enumerate(out_leaves):
+            blocks = []
+            for j, leaf in enumerate(leaves):
+                if columns[j]:
+                    block = stack([col[i] for col in columns[j]], -1).reshape(*out.shape, *leaf.shape)
+                else:
+                    block = out.new_zeros(*out.shape, *leaf.shape)
+                blocks.append(block)
+            per_output.append(tree_unflatten(blocks, spec) if not isinstance(argnums, int) else blocks[0])
+        jacobian = tree_unflatten(per_output, out_spec)
+        return (jacobian, aux) if has_aux else jacobian
+    return wrapper
+
+
+def _index(k, like):
+    from ember import tensor
+
+    return tensor([k], device=like.device)
 
 
 def hessian(func, argnums=0):
