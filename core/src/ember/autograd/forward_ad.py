@@ -39,7 +39,7 @@ def enter_dual_level():
     """Open a new forward-grad level and return its index; PyTorch allows one at a time."""
     if state.levels:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    return push_level()
+    return push_level(public=True)
 
 
 def exit_dual_level(*, level=None):
@@ -55,9 +55,12 @@ def exit_dual_level(*, level=None):
     pop_level()
 
 
-def push_level():
-    """Open a level inside the open ones (ember.func.jvp nests them); its index."""
-    level = Level(len(state.levels))
+def push_level(public=False):
+    """Open a level inside the open ones (ember.func.jvp nests them; inside a level
+    opened by ``enter_dual_level``, PyTorch refuses, and so does ember); its index."""
+    if any(level.public for level in state.levels):
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    level = Level(len(state.levels), public)
     state.levels.append(level)
     state.visible = len(state.levels)
     modes.set_forward_ad(forward_grad)

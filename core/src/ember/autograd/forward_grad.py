@@ -63,13 +63,15 @@ class Decomposition:
 
 
 class Level:
-    """One dual level: its index (0 for the first) and whether it is still open."""
+    """One dual level: its index (0 for the first), whether it is still open, and whether
+    ``enter_dual_level`` opened it (``public``) or a function transform."""
 
-    __slots__ = ("index", "alive")
+    __slots__ = ("index", "alive", "public")
 
-    def __init__(self, index):
+    def __init__(self, index, public=False):
         self.index = index
         self.alive = True
+        self.public = public
 
     def __repr__(self):
         return f"<dual level {self.index}{'' if self.alive else ', exited'}>"

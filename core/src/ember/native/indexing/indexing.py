@@ -442,7 +442,8 @@ def setitem(tensor, key, value):
     if value.__class__ is int:
         value = _scalar_as(value, tensor._data.dtype)
     value_grad = isinstance(value, Tensor) and value._requires_grad
-    if not grad_state.enabled or not (tensor._requires_grad or value_grad):
+    direct = not grad_state.enabled or not (tensor._requires_grad or value_grad)
+    if direct and not (modes.forward_ad is not None and _has_tangents(tensor, value)):
         target, key = locate(setitem_array(tensor, array_key), array_key)  # may be an expanded tensor's alias
         if isinstance(value, Tensor) and is_basic_key(array_key):  # a copy into a view, in PyTorch
             check_no_partial_overlap(target[key], value._data, tensor._device.backend.xp)
@@ -457,6 +458,11 @@ def setitem(tensor, key, value):
         tensor._version_counter[0] += 1
         return
     write_result(tensor, INDEX_PUT(tensor, value, key=array_key))
+
+
+def _has_tangents(tensor, value):
+    # a write that carries tangents takes the general path (autograd/forward_grad.py)
+    return tensor._fw_grads is not None or isinstance(value, Tensor) and value._fw_grads is not None
 
 
 def _is_masked_fill(key, value):

@@ -267,8 +267,8 @@ def _type_name(d):
 def try_fast_inplace(target, ufunc_name, other, alpha=1):
     """Do ``target <op>= alpha * other`` with one ufunc call and return ``target``, or
     return None when the general path is needed (autograd involved, odd inputs)."""
-    if modes.trace is not None or modes.vmap is not None:
-        return None  # ember.jit.trace records the general path's op and write; vmap writes physically
+    if modes.trace is not None or modes.vmap is not None or modes.forward_ad is not None:
+        return None  # jit.trace records the general path's op and write; vmap writes physically; forward AD its tangent
     from ember.tensor import Tensor
 
     if isinstance(other, Tensor):
