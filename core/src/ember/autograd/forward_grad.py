@@ -186,6 +186,17 @@ def after_op(op, inputs, attrs, result):
         finally:
             state.visible = visible
         attach(outputs, out_tangents, level)
+    for out in outputs:  # the node's saved copies of its outputs carry the tangents too
+        if out._fw_grads is not None:
+            _saved_output_tangents(out)
+
+
+def _saved_output_tangents(out):
+    saved = getattr(out._grad_fn, "_saved", None)
+    if isinstance(saved, tuple) and len(saved) == 3:
+        for record in saved[2]:
+            if record.output_nr == out._output_nr:
+                record.fw_grads = out._fw_grads
 
 
 def run_rule(op, ctx, tangents, level):

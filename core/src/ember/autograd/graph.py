@@ -147,11 +147,12 @@ class SavedTensor:
     which is all a double backward needs (saved_variable.cpp does the same).
     """
 
-    __slots__ = ("tensor", "data", "device", "version_counter", "saved_version", "output_nr", "node")
+    __slots__ = ("tensor", "data", "device", "version_counter", "saved_version", "output_nr", "node", "fw_grads")
 
     def __init__(self, tensor, is_output=False, node=None, output_nr=0):
         if tensor._version_counter is INFERENCE:  # NOTE [ Inference tensors ] in inference.py
             raise RuntimeError(SAVE_MESSAGE)
+        self.fw_grads = None  # an output's tangents, set once forward AD gave them (forward_grad.py)
         self.version_counter = tensor._version_counter
         self.saved_version = tensor._version_counter[0]
         if is_output:
@@ -171,6 +172,7 @@ class SavedTensor:
             return self.tensor
         out = _wrap(self.data, self.device)
         out._version_counter = self.version_counter
+        out._fw_grads = self.fw_grads  # a backward formula's ops see them (forward over reverse)
         if grad_state.enabled:
             out._grad_fn = self.node
             out._output_nr = self.output_nr
