@@ -228,8 +228,8 @@ def _fill_(self, value):
         # Recorded, into overlapping memory: one value everywhere, so the write is well defined.
         return write_result(self, INDEX_PUT(self, value, key=(Ellipsis,)), uniform=True)
 
-    setitem(self, Ellipsis, value.item() if isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad
-            else value)
+    plain = isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad and value._fw_grads is None
+    setitem(self, Ellipsis, value.item() if plain else value)
     return self
 
 

@@ -243,6 +243,8 @@ def reduction(op, ctx, tangent):
     ctx.needs_input_grad = (True,) + (False,) * (len(ctx.saved_inputs) - 1)
     rest = (None,) * (len(ctx.saved_outputs) - 1)
     slope = op.backward(ctx, ones_like(output), *rest)[0]
+    if slope is None:  # a formula that says "no gradient" (norm's ord 0): a zero tangent
+        return output * 0
     dims = ctx.attrs.get("dims", ctx.attrs.get("dim"))
     ndim = tangent.ndim
     if dims is None or dims == () or dims == []:
@@ -303,7 +305,9 @@ def linear_arguments(inputs, tangents):
             arguments.append(t)
         elif isinstance(x, Tensor):
             arguments.append(zeros_like(x) if is_differentiable_array(x._data.dtype) else x)
-        elif isinstance(x, (bool, int, float, complex)) and not isinstance(x, bool):
+        elif isinstance(x, bool):
+            arguments.append(False)  # a constant operand: its derivative is 0
+        elif isinstance(x, (int, float, complex)):
             arguments.append(0)
         else:
             arguments.append(x)

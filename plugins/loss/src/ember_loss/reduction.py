@@ -27,13 +27,16 @@ def loss_jvp(ctx, *tangents):
         if t is None:
             continue
         ctx.needs_input_grad = tuple(j == i for j in range(len(tangents)))
-        share = ctx.op.backward(ctx, ones_like(loss), *rest)[i] * t
+        slope = ctx.op.backward(ctx, ones_like(loss), *rest)[i]
+        if slope is None:  # an input the formula does not differentiate (a class weight)
+            continue
+        share = slope * t
         if loss.ndim == 0:
             share = share.sum()
         elif share.shape != loss.shape:  # 'none' over classes: the class dim goes
             share = share.sum(1 if share.ndim > 1 else 0)
         total = share if total is None else total + share
-    return total
+    return total if total is not None else loss * 0
 
 
 def check(reduction):
