@@ -4,7 +4,7 @@ PyTorch counterpart: torch/autograd/functional.py (v2.13).
 
 Each takes a function of tensors and the point to differentiate it at, and returns the
 derivative as plain tensors (detached unless ``create_graph=True``). They are built from
-reverse mode alone:
+reverse mode, as torch's are (but for ``jacobian(strategy="forward-mode")``):
 
 - ``vjp`` is one backward pass, ``v^T J``;
 - ``jvp`` uses the double-backward trick: ``g -> J^T g`` is linear in ``g``, so its own
@@ -14,8 +14,8 @@ reverse mode alone:
   ``create_graph=True`` followed by one more vjp (and, for hvp, the double-backward trick).
 
 Where ember differs: ``vectorize=True`` (torch batches the rows with vmap) gives the same
-values computed row by row, and ``strategy="forward-mode"`` is refused: ember has no
-forward-mode AD.
+values computed row by row; ``strategy="forward-mode"`` runs ``ember.func.jvp`` once
+per input element (torch vmaps those columns).
 """
 
 from ember.autograd.engine import grad as _grad
@@ -225,6 +225,49 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
             _unpack(_finish(grads, create_graph), outputs_were_tuple))
 
 
+def _forward_jacobian(func, inputs, strict, vectorize):
+    """The Jacobian in forward mode, one ``ember.func.jvp`` per input element (torch
+    batches those columns with vmap, and asks for ``vectorize=True``, as ember does)."""
+    from ember.func import jvp
+    from ember.native.factory import zeros_like
+    from ember.native.shape.shape import stack
+
+    if strict:
+        raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are '
+                           'not supported together (yet). Please either set `strict=False` or '
+                           '`strategy="reverse-mode"`.')
+    if not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                                  "only implemented for `vectorize=True`.")
+    inputs_were_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    shape = {}
+
+    def as_tuple(*args):
+        shape["tuple"], outputs = _as_tuple(func(*args), "outputs", "jacobian")
+        return outputs
+
+    columns = []  # per input: the outputs' tangents, one tuple per element of the input
+    for j, x in enumerate(inputs):
+        columns.append([])
+        for k in range(x.numel()):
+            basis = [zeros_like(y) for y in inputs]
+            basis[j] = basis[j].reshape(-1).index_fill(0, _tensor_index(k, x), 1.0).reshape(x.shape)
+            outputs, tangents = jvp(as_tuple, inputs, tuple(basis))
+            columns[j].append(tangents)
+    if "tuple" not in shape:  # every input empty
+        outputs = as_tuple(*inputs)
+    result = tuple(tuple(stack([c[i] for c in columns[j]], -1).reshape(*out.shape, *x.shape) if columns[j]
+                         else out.new_zeros(*out.shape, *x.shape) for j, x in enumerate(inputs))
+                   for i, out in enumerate(outputs))
+    return _unpack(result, (shape["tuple"], inputs_were_tuple))
+
+
+def _tensor_index(k, like):
+    from ember.native.factory import tensor
+
+    return tensor([k], device=like.device)
+
+
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     """The Jacobian of ``func`` at ``inputs``: for output ``i`` and input ``j`` a tensor
     of shape ``out_i.shape + in_j.shape``, nested as torch nests it (a tensor for one
@@ -243,8 +286,11 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                              'function has more outputs than inputs, "forward-mode" tends to be more performant. '
                              'Otherwise, prefer to use "reverse-mode".')
     if strategy == "forward-mode":
-        raise NotImplementedError('ember.autograd.functional.jacobian: strategy="forward-mode" needs forward-mode '
-                                  'AD, which ember does not have; use strategy="reverse-mode" (the same values)')
+        if create_graph:
+            raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and '
+                                      '`strategy="forward-mode"` are not supported together (yet). Please either '
+                                      'set `create_graph=False` or `strategy="reverse-mode"`.')
+        return _forward_jacobian(func, inputs, strict, vectorize)
     if vectorize and strict:
         raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
                            "supported together. Please either set `strict=False` or `vectorize=False`.")
