@@ -53,9 +53,7 @@ def custom_op(qualname, *, promote="none", save=None, num_outputs=1, backward=No
             ``"int_to_float"`` or ``"compare"``.
         save: what backward reads: ``"inputs"``, ``"outputs"``, ``"both"`` or None.
         num_outputs: how many arrays the kernel returns (None: as many as it returns).
-        backward: the formula ``fn(ctx, *grads)`` (or ``register_autograd`` later).
-        jvp: the forward-derivative rule ``fn(ctx, *tangents)`` (or ``register_jvp``
-            later), for ``ember.autograd.forward_ad``.
+        backward, jvp: ``fn(ctx, *grads)``, ``fn(ctx, *tangents)`` (or ``register_*``).
         opmath: True: float16 and bfloat16 compute in float32, rounded once (NOTE
             [ opmath ]); ``"unrounded"``: in float32, returned in float32.
 

@@ -8,38 +8,41 @@ lines of tools/autograd/derivatives.yaml, and its ``auto_element_wise`` /
 ``auto_linear`` shorthands (v2.13). The public API is ember/autograd/forward_ad.py.
 
 # NOTE [ Forward grads at the dispatcher ]
-# A dual tensor is an ordinary tensor whose ``_fw_grads`` maps a live dual level to its
-# tangent (PyTorch's ForwardGrad). While a level is open, ``Op.__call__`` runs through
-# the modes (NOTE [ Modes at the dispatcher ]); after the op has run, ``after_op`` looks,
-# level by level, for inputs with a tangent, and if one has, calls the op's ``jvp``
-# rule, declared on the op beside its backward (``Op(..., jvp=...)``), and gives each
-# floating output the tangent it returns. A rule is ``jvp(ctx, *tangents)``: one
-# tangent per input (None where an input has none) and ``ctx`` with the inputs, outputs
-# and attributes under the names a backward formula reads (``saved_inputs``,
-# ``saved_outputs``, ``attrs``). Two shorthands cover most ops, as in derivatives.yaml:
+# A dual tensor is an ordinary tensor whose ``_fw_grads`` maps a live dual level to
+# its tangent (PyTorch's ForwardGrad). While a level is open, ``Op.__call__`` runs
+# through the modes (NOTE [ Modes at the dispatcher ]); after the op has run,
+# ``after_op`` looks, level by level, for inputs with a tangent, and if one has, calls
+# the op's ``jvp`` rule, declared on the op beside its backward (``Op(...,
+# jvp=...)``), and gives each floating output the tangent it returns. A rule is
+# ``jvp(ctx, *tangents)``: one tangent per input (None where an input has none) and
+# ``ctx`` with the inputs, outputs and attributes under the names a backward formula
+# reads (``saved_inputs``, ``saved_outputs``, ``attrs``). Two shorthands cover most
+# ops, as in derivatives.yaml:
 #   * AUTO_ELEMENT_WISE: an elementwise op's Jacobian is diagonal, so its backward
 #     formula applied to the tangent is its jvp (PyTorch's shorthand is for one input;
 #     ember sums one such term per input with a tangent: mul, div, pow, where, clamp);
 #   * AUTO_LINEAR: a linear op (views, shape ops, sums, add, cat, ...) applied to the
-#     tangents (zeros for inputs without one) is its jvp, and a view op's result is then
-#     a view of its input's tangent, as PyTorch keeps it (an op declared ``view=True``
-#     is AUTO_LINEAR unless it says otherwise);
+#     tangents (zeros for inputs without one) is its jvp, and a view op's result is
+#     then a view of its input's tangent, as PyTorch keeps it (an op declared
+#     ``view=True`` is AUTO_LINEAR unless it says otherwise);
 # and two of ember's own, where derivatives.yaml spells the formula out each time:
-#   * MULTILINEAR: an op linear in each tensor input separately (mul, mm, bmm, einsum):
-#     the sum over inputs with a tangent of the op with that input replaced by it;
-#   * REDUCTION: an op that reduces slices (amax, var, norm, prod, logsumexp, max.dim):
-#     each output element depends on its own slice only, so its backward formula at
-#     ``grad = 1`` is, slice by slice, the gradient of that element; times the tangent
-#     and summed over the reduced dims (``dims``/``dim``, ``keepdim`` attributes), it is
-#     the jvp;
+#   * MULTILINEAR: an op linear in each tensor input separately (mul, mm, bmm,
+#     einsum): the sum over inputs with a tangent of the op with that input replaced
+#     by it;
+#   * REDUCTION: an op that reduces slices (amax, var, norm, prod, logsumexp,
+#     max.dim): each output element depends on its own slice only, so its backward
+#     formula at ``grad = 1`` is, slice by slice, the gradient of that element; times
+#     the tangent and summed over the reduced dims (``dims``/``dim``, ``keepdim``
+#     attributes), it is the jvp;
 #   * Decomposition(fn): the op's composite ``fn`` run on the dual inputs themselves.
 # A differentiable op (one with a backward) without a rule raises PyTorch's
-# NotImplementedError; an op without a backward (argmax, comparisons) gives no tangent.
-# The rule runs with its own level hidden (``state.visible``), so the primals it reads
-# are seen without that tangent, while the tangents of outer levels flow through the
-# rule's ops: that is how a jvp of a jvp (``jacfwd(jacfwd(f))``) gets its second order.
-# A level's tangents are dropped when it exits: every lookup is by the live level object,
-# and a dead level's entries are never found again (and are pruned when next written).
+# NotImplementedError; an op without a backward (argmax, comparisons) gives no
+# tangent. The rule runs with its own level hidden (``state.visible``), so the primals
+# it reads are seen without that tangent, while the tangents of outer levels flow
+# through the rule's ops: that is how a jvp of a jvp (``jacfwd(jacfwd(f))``) gets its
+# second order. A level's tangents are dropped when it exits: every lookup is by the
+# live level object, and a dead level's entries are never found again (and are pruned
+# when next written).
 """
 
 from ember.autograd.grad_mode import no_grad
@@ -346,12 +349,14 @@ class hidden:
 
 
 def after_function(cls, ctx, inputs, result):
-    """Give a custom Function's outputs the tangents its ``jvp`` returns (PyTorch's
-    ``_wrap_outputs`` with ``jvp_fn``, torch/csrc/autograd/custom_function.cpp)."""
+    """``result``, a custom Function's output, with the tangents its ``jvp`` returns
+    (PyTorch's ``_wrap_outputs`` with ``jvp_fn`` in custom_function.cpp)."""
     from ember.tensor import Tensor
 
-    outputs = result if isinstance(result, tuple) else (result,)
     visible = state.visible
+    if not visible:
+        return result
+    outputs = result if isinstance(result, tuple) else (result,)
     for position in range(visible - 1, -1, -1):
         level = state.levels[position]
         tangents = [tangent_of(x, level) if isinstance(x, Tensor) else None for x in inputs]
@@ -373,6 +378,7 @@ def after_function(cls, ctx, inputs, result):
                 continue
             check_tangent(out, tangent, level)
             set_tangent(out, level, tangent)
+    return result
 
 
 # --- in-place writes ---------------------------------------------------------------

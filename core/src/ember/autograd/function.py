@@ -181,9 +181,7 @@ class Function:
                 outputs = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, outputs)
         if not record:
-            if forward_grad.state.visible:
-                forward_grad.after_function(cls, ctx, args, outputs)
-            return outputs
+            return forward_grad.after_function(cls, ctx, args, outputs)
         if ctx._dirty:
             _check_dirty(ctx, args)
         if anomaly_mode._state.enabled:
@@ -210,9 +208,8 @@ class Function:
                 o._requires_grad = True
             wrapped.append(o)
         ctx._saved = tuple(_save(t, wrapped, ctx) for t in ctx._to_save)
-        if forward_grad.state.visible:
-            forward_grad.after_function(cls, ctx, args, wrapped[0] if single else tuple(wrapped))
-        return wrapped[0] if single else tuple(wrapped)
+        result = wrapped[0] if single else tuple(wrapped)
+        return forward_grad.after_function(cls, ctx, args, result)
 
 
 def _check_dirty(ctx, args):

@@ -122,7 +122,8 @@ def _softmax_jvp(ctx, tangent):
 def _log_softmax_jvp(ctx, tangent):
     # d log_softmax = t - sum(softmax(x) * t), with softmax(x) = exp(y)
     (y,) = ctx.saved_outputs
-    return tangent - (y.exp() * tangent).sum(ctx.attrs["dim"], keepdim=True)
+    dim = ctx.attrs["dim"]
+    return tangent - (y.exp() * tangent).sum(dim, keepdim=True)
 
 
 SOFTMAX = Op("aten::softmax", contiguous_result(_softmax_kernel), _softmax_backward, promote=DEFAULT,
