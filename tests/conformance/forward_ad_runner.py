@@ -7,9 +7,9 @@ which checks forward AD against finite differences; here torch's tangents are th
 """
 
 import torch
+from op_db_runner import Missing, compare, ember_function, flat_tensors, is_random, to_ember, to_torch
 
 import ember
-from op_db_runner import Missing, compare, ember_function, flat_tensors, is_random, to_ember, to_torch
 
 NO_RULE = "Trying to use forward AD with "
 

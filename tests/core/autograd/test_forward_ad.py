@@ -110,7 +110,8 @@ def test_rule_matches_torch(name, dtype):
     _compare(fn, shapes, dtype, positive)
 
 
-@pytest.mark.parametrize("name", ["add", "mul", "trig", "matmul", "sum_mean", "softmax", "select_slice_index", "amax_max_min"])
+@pytest.mark.parametrize("name", ["add", "mul", "trig", "matmul", "sum_mean", "softmax", "select_slice_index",
+                                  "amax_max_min"])
 def test_rule_matches_torch_on_non_contiguous_duals(name):
     fn, shapes, positive = CASES[name]
     _compare(fn, [tuple(reversed(s)) for s in shapes], np.float64, positive, transpose=True)

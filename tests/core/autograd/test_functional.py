@@ -157,7 +157,8 @@ def test_forward_mode_jacobian_matches_torch(kind):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("options, exc", [({}, NotImplementedError), ({"vectorize": True, "strict": True}, RuntimeError),
+@pytest.mark.parametrize("options, exc", [({}, NotImplementedError),
+                                          ({"vectorize": True, "strict": True}, RuntimeError),
                                           ({"vectorize": True, "create_graph": True}, NotImplementedError)])
 def test_forward_mode_jacobian_refuses_as_torch(options, exc):
     _same_error(lambda lib: lib.autograd.functional.jacobian(one_in_one_out(lib), _inputs(lib, "one"),

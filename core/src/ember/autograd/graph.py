@@ -172,7 +172,8 @@ class SavedTensor:
             return self.tensor
         out = _wrap(self.data, self.device)
         out._version_counter = self.version_counter
-        out._fw_grads = self.fw_grads  # a backward formula's ops see them (forward over reverse)
+        if self.fw_grads is not None:  # a backward formula's ops see them (forward over reverse)
+            out._fw_grads = self.fw_grads
         if grad_state.enabled:
             out._grad_fn = self.node
             out._output_nr = self.output_nr

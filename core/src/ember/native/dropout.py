@@ -77,7 +77,8 @@ def _native_dropout_backward(ctx, grad):
     return (NATIVE_DROPOUT_BACKWARD(grad, mask=mask, scale=ctx.attrs["scale"]),)
 
 
-NATIVE_DROPOUT = Op("aten::native_dropout", _masked_scale_kernel, _native_dropout_backward, promote=NONE, jvp=AUTO_LINEAR)
+NATIVE_DROPOUT = Op("aten::native_dropout", _masked_scale_kernel, _native_dropout_backward, promote=NONE,
+                    jvp=AUTO_LINEAR)
 NATIVE_DROPOUT_BACKWARD = Op("aten::native_dropout_backward", _masked_scale_kernel, _native_dropout_backward,
                              promote=NONE, save="inputs")
 

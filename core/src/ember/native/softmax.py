@@ -217,7 +217,8 @@ def _cumsum_backward(ctx, grad):
     return (grad.flip(dim).cumsum(dim).flip(dim),)
 
 
-CUMSUM = Op("aten::cumsum", contiguous_result(_cumsum_kernel), _cumsum_backward, promote=DEFAULT, opmath=True, jvp=AUTO_LINEAR)
+CUMSUM = Op("aten::cumsum", contiguous_result(_cumsum_kernel), _cumsum_backward, promote=DEFAULT, opmath=True,
+            jvp=AUTO_LINEAR)
 
 
 def cumsum(input, dim, *, dtype=None):

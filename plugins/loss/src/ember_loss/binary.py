@@ -119,7 +119,8 @@ def _bce_logits_backward(ctx, grad):
     return grad_input, grad_target, None
 
 
-BINARY_CROSS_ENTROPY_WITH_LOGITS = library.custom_op("loss::binary_cross_entropy_with_logits", save="inputs", jvp=reductions.loss_jvp,
+BINARY_CROSS_ENTROPY_WITH_LOGITS = library.custom_op("loss::binary_cross_entropy_with_logits", save="inputs",
+                                                     jvp=reductions.loss_jvp,
                                                      backward=_bce_logits_backward)(_bce_logits_kernel)
 
 

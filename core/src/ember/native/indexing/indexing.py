@@ -307,7 +307,8 @@ BASIC_INDEX = Op("aten::_basic_index", _basic_index_kernel, _basic_index_backwar
                  backward_name="SliceBackward0")
 # It keeps its inputs (which hold the indices, as PyTorch's IndexBackward0 saves them),
 # so backward frees them and a second backward without retain_graph raises, as there.
-INDEX = Op("aten::index", _index_kernel, _index_backward, backward_name="IndexBackward0", save="inputs", jvp=AUTO_LINEAR)
+INDEX = Op("aten::index", _index_kernel, _index_backward, backward_name="IndexBackward0", save="inputs",
+           jvp=AUTO_LINEAR)
 
 
 # PyTorch applies a basic key as a chain of views (select for an int, slice for a slice
@@ -772,7 +773,8 @@ def _index_select_backward(ctx, grad):
     return index_add(zeros(meta[0], dtype=grad.dtype, device=grad.device), ctx.attrs["dim"], index, grad), None
 
 
-INDEX_SELECT = Op("aten::index_select", _index_select_kernel, _index_select_backward, promote=NONE, save="inputs", jvp=AUTO_LINEAR)
+INDEX_SELECT = Op("aten::index_select", _index_select_kernel, _index_select_backward, promote=NONE, save="inputs",
+                  jvp=AUTO_LINEAR)
 
 
 def index_select(input, dim, index):

@@ -184,7 +184,8 @@ def _sub_backward(ctx, grad):
     return grad, (-grad if alpha == 1 else grad * -alpha)
 
 
-SUB = Op("aten::sub", _sub_kernel, _sub_backward, elementwise=True, promote=DEFAULT, ufunc="subtract", jvp=AUTO_ELEMENT_WISE)
+SUB = Op("aten::sub", _sub_kernel, _sub_backward, elementwise=True, promote=DEFAULT, ufunc="subtract",
+         jvp=AUTO_ELEMENT_WISE)
 
 
 def sub(input, other, *, alpha=1):
@@ -262,7 +263,8 @@ def _div_backward(ctx, grad):
     return grad_a, grad_b
 
 
-DIV = Op("aten::div", _div_kernel, _div_backward, elementwise=True, promote=INT_TO_FLOAT, save="inputs", opmath=True, jvp=AUTO_ELEMENT_WISE)
+DIV = Op("aten::div", _div_kernel, _div_backward, elementwise=True, promote=INT_TO_FLOAT, save="inputs", opmath=True,
+         jvp=AUTO_ELEMENT_WISE)
 
 
 @quiet

@@ -76,7 +76,8 @@ def _pow_backward(ctx, grad):
     return grad_base, grad_exp
 
 
-POW = Op("aten::pow", _pow_kernel, _pow_backward, elementwise="tensors", promote=DEFAULT, save="both", jvp=AUTO_ELEMENT_WISE)
+POW = Op("aten::pow", _pow_kernel, _pow_backward, elementwise="tensors", promote=DEFAULT, save="both",
+         jvp=AUTO_ELEMENT_WISE)
 
 
 _INTEGERS = frozenset(d for d in dtypes.ALL_DTYPES if d.category < dtypes.FLOATING)

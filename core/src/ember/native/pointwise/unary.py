@@ -495,7 +495,8 @@ def _clamp_backward(ctx, grad):
     return grad_x, grad_lo, grad_hi
 
 
-CLAMP = Op("aten::clamp", _clamp_kernel, _clamp_backward, elementwise="tensors", promote=DEFAULT, save="inputs", jvp=AUTO_ELEMENT_WISE)
+CLAMP = Op("aten::clamp", _clamp_kernel, _clamp_backward, elementwise="tensors", promote=DEFAULT, save="inputs",
+           jvp=AUTO_ELEMENT_WISE)
 
 
 def _check_bounds_alike(min, max):

@@ -55,8 +55,10 @@ def _extreme_backward(ctx, grad):
     return (mask * expand_reduced(grad, x.shape, dims, keepdim) / count,)
 
 
-AMAX = Op("aten::amax", contiguous_result(_extreme_kernel("amax")), _extreme_backward, promote=NONE, save="both", jvp=REDUCTION)
-AMIN = Op("aten::amin", contiguous_result(_extreme_kernel("amin")), _extreme_backward, promote=NONE, save="both", jvp=REDUCTION)
+AMAX = Op("aten::amax", contiguous_result(_extreme_kernel("amax")), _extreme_backward, promote=NONE, save="both",
+          jvp=REDUCTION)
+AMIN = Op("aten::amin", contiguous_result(_extreme_kernel("amin")), _extreme_backward, promote=NONE, save="both",
+          jvp=REDUCTION)
 
 
 def _extreme(op, input, dim, keepdim, name):

@@ -253,7 +253,8 @@ def _laid_out_like(t, x):
     return t
 
 
-PROD = Op("aten::prod", contiguous_result(_prod_kernel), _prod_backward, promote=DEFAULT, save="both", opmath=True, jvp=REDUCTION)
+PROD = Op("aten::prod", contiguous_result(_prod_kernel), _prod_backward, promote=DEFAULT, save="both", opmath=True,
+          jvp=REDUCTION)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
@@ -320,8 +321,10 @@ def _std_backward(ctx, grad):
     return (_var_input_grad(x, grad_var, ctx.attrs["dims"], ctx.attrs["keepdim"], ctx.attrs["correction"]),)
 
 
-VAR = Op("aten::var", contiguous_result(_var_kernel), _var_backward, promote=DEFAULT, save="inputs", opmath=True, jvp=REDUCTION)
-STD = Op("aten::std", contiguous_result(_std_kernel), _std_backward, promote=DEFAULT, save="both", opmath=True, jvp=REDUCTION)
+VAR = Op("aten::var", contiguous_result(_var_kernel), _var_backward, promote=DEFAULT, save="inputs", opmath=True,
+         jvp=REDUCTION)
+STD = Op("aten::std", contiguous_result(_std_kernel), _std_backward, promote=DEFAULT, save="both", opmath=True,
+         jvp=REDUCTION)
 
 
 def _correction(unbiased, correction):

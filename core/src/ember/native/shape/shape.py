@@ -192,7 +192,8 @@ def column_stack(tensors):
     return cat([t.reshape(t.numel(), 1) if t.ndim <= 1 else t for t in tensors], 1)
 
 
-FLIP = Op("aten::flip", lambda xp, a, dims: xp.flip(a, dims).copy(), lambda ctx, g: (g.flip(ctx.attrs["dims"]),), jvp=AUTO_LINEAR)
+FLIP = Op("aten::flip", lambda xp, a, dims: xp.flip(a, dims).copy(), lambda ctx, g: (g.flip(ctx.attrs["dims"]),),
+          jvp=AUTO_LINEAR)
 
 
 def flip(input, dims):

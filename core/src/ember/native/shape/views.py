@@ -454,7 +454,8 @@ def _slice_scatter_backward(ctx, grad):
     return grad_a, grad_src
 
 
-SLICE_SCATTER = Op("aten::slice_scatter", _slice_scatter_kernel, _slice_scatter_backward, promote="default", jvp=AUTO_LINEAR)
+SLICE_SCATTER = Op("aten::slice_scatter", _slice_scatter_kernel, _slice_scatter_backward, promote="default",
+                   jvp=AUTO_LINEAR)
 
 
 def narrow(input, dim, start, length):
