@@ -222,6 +222,9 @@ def tensor_repr(t):
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
+    tangent = _tangent(t)
+    if tangent is not None:  # a dual tensor shows its tangent at the current level, as torch's does
+        suffixes.append(f"tangent={tangent}")
     return _add_suffixes(prefix + body, suffixes, indent)
 
 
@@ -259,3 +262,9 @@ def sparse_repr(t):
         suffixes.append("requires_grad=True")
     text = "tensor(" + (",\n" + " " * indent).join(parts) + ",\n" + " " * indent + f"size={tuple(t.shape)}"
     return _add_suffixes(text, suffixes, indent)
+
+
+def _tangent(t):
+    from ember.autograd.forward_grad import state, tangent_of
+
+    return tangent_of(t, state.levels[-1]) if state.levels and t._fw_grads is not None else None

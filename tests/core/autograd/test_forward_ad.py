@@ -345,3 +345,36 @@ def test_dual_level_inside_func_jvp_is_refused_as_torch():
                 return x * 2
         lib.func.jvp(f, (lib.ones(2),), (lib.ones(2),))
     assert_same_error(program)
+
+
+# --- ember.library: a custom op's rule ---------------------------------------------------
+def test_custom_op_rule_from_register_jvp_matches_torch_composite():
+    from ember import library
+
+    @library.custom_op("fwtest::softclamp", promote="int_to_float", save="inputs")
+    def softclamp(xp, x, *, limit=1.0):
+        return limit * xp.tanh(x / limit)
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_inputs
+        return (grad * (1 - (x / ctx.attrs["limit"]).tanh() ** 2),)
+
+    library.register_autograd(softclamp, backward)
+    x, v = np.array([0.3, -1.2, 2.0]), np.array([1.0, 0.5, -2.0])
+    with ember.autograd.forward_ad.dual_level():
+        with pytest.raises(NotImplementedError, match="Trying to use forward AD with softclamp that does not"):
+            softclamp(ember.autograd.forward_ad.make_dual(ember.tensor(x), ember.tensor(v)), limit=2.0)
+    library.register_jvp(softclamp, "auto_element_wise")
+    with pytest.raises(ValueError, match="register_jvp: expected a function"):
+        library.register_jvp(softclamp, "sideways")
+    _, mine = _run(ember, lambda L, d: softclamp(d, limit=2.0), [x], [v], np.float64)
+    _, theirs = _run(torch, lambda L, d: 2.0 * (d / 2.0).tanh(), [x], [v], np.float64)
+    np.testing.assert_allclose(mine, theirs, rtol=1e-12)
+
+
+def test_a_dual_tensor_prints_its_tangent_as_torch():
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            return repr(fw.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([0.5, 0.25])) * 2).replace("torch", "ember")
+    assert program(ember) == program(torch)
