@@ -293,6 +293,24 @@ def test_custom_function_jvp_with_save_for_forward():
 def test_custom_function_jvp_errors():
     assert_same_error(lambda lib: _function_program(lib, wrong_count=True))
 
+    def wrong_size(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+            @staticmethod
+            def jvp(ctx, tangent):
+                return tangent[:1]
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            Double.apply(fw.make_dual(lib.ones(2), lib.ones(2)))
+    assert_same_error(wrong_size)
+
     def no_jvp(lib):
         class Square(lib.autograd.Function):
             @staticmethod

@@ -124,6 +124,8 @@ def check_tangent(tensor, tangent, level):
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                            f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
                            f"forward gradient is of size {list(tangent.shape)}.")
+    if not (tangent.is_floating_point() or tangent.is_complex()):  # torch's internal assert, its last sentence
+        raise RuntimeError("Expected both tensor and its forward grad to be floating point or complex")
     if tangent_of(tangent, level) is not None:
         raise RuntimeError("Setting a forward grad that itself has a forward gradient at the same level "
                            f"{level.index} is not supported.")
