@@ -299,7 +299,7 @@ def _zero_grads(ctx, grad):
 
 
 _ROUNDED_DIV = Op("aten::div_rounding", _rounded_div_kernel, _zero_grads, elementwise=True, promote=DEFAULT,
-                  backward_name="DivBackward2", opmath=True)
+                  backward_name="DivBackward2", opmath=True, jvp=AUTO_ELEMENT_WISE)
 
 
 def div(input, other, *, rounding_mode=None):
@@ -380,7 +380,7 @@ def _remainder_backward(ctx, grad):
 
 
 REMAINDER = Op("aten::remainder", _modulo_kernel("remainder", lambda xp: xp.remainder), _remainder_backward,
-               elementwise=True, promote=DEFAULT, save="inputs")
+               elementwise=True, promote=DEFAULT, save="inputs", jvp=AUTO_ELEMENT_WISE)
 
 
 def remainder(input, other):
@@ -400,7 +400,7 @@ def _fmod_backward(ctx, grad):
 
 
 FMOD = Op("aten::fmod", _modulo_kernel("fmod", lambda xp: xp.fmod), _fmod_backward, elementwise=True, promote=DEFAULT,
-          save="inputs")
+          save="inputs", jvp=AUTO_ELEMENT_WISE)
 
 
 def fmod(input, other):

@@ -132,7 +132,8 @@ def _atan2_backward(ctx, grad):
     return (grad * b * recip if need_a else None), (grad * -a * recip if need_b else None)
 
 
-ATAN2 = Op("aten::atan2", _atan2_kernel, _atan2_backward, elementwise=True, promote=INT_TO_FLOAT, save="inputs")
+ATAN2 = Op("aten::atan2", _atan2_kernel, _atan2_backward, elementwise=True, promote=INT_TO_FLOAT, save="inputs",
+           jvp=AUTO_ELEMENT_WISE)
 
 
 def atan2(input, other):
@@ -191,9 +192,9 @@ MAXIMUM = Op("aten::maximum", quiet(_elementwise("maximum")), _maximum_backward,
 MINIMUM = Op("aten::minimum", quiet(_elementwise("minimum")), _minimum_backward, promote=DEFAULT, save="inputs",
              elementwise=True, jvp=AUTO_ELEMENT_WISE)
 FMAX = Op("aten::fmax", quiet(_elementwise("fmax")), _fmax_backward, promote=DEFAULT, save="inputs",
-          elementwise=True)
+          elementwise=True, jvp=AUTO_ELEMENT_WISE)
 FMIN = Op("aten::fmin", quiet(_elementwise("fmin")), _fmin_backward, promote=DEFAULT, save="inputs",
-          elementwise=True)
+          elementwise=True, jvp=AUTO_ELEMENT_WISE)
 
 
 def maximum(input, other):
@@ -297,7 +298,7 @@ def _hypot_backward(ctx, grad):
     return (grad * a / result if need_a else None), (grad * b / result if need_b else None)
 
 
-HYPOT = Op("aten::hypot", quiet(_hypot_kernel), _hypot_backward, promote=DEFAULT, save="both")
+HYPOT = Op("aten::hypot", quiet(_hypot_kernel), _hypot_backward, promote=DEFAULT, save="both", jvp=AUTO_ELEMENT_WISE)
 
 
 def hypot(input, other):

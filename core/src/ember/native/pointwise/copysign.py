@@ -8,6 +8,7 @@ Integers and bools become the default float type. The gradient for ``input`` is
 none (zero), as in PyTorch.
 """
 
+from ember.autograd.forward_grad import AUTO_ELEMENT_WISE
 from ember.dispatcher import INT_TO_FLOAT, Op
 from ember.native.pointwise.binary import _elementwise
 
@@ -24,7 +25,7 @@ def _copysign_backward(ctx, grad):
 
 
 COPYSIGN = Op("aten::copysign", _elementwise("copysign"), _copysign_backward, promote=INT_TO_FLOAT, save="both",
-              elementwise=True)
+              elementwise=True, jvp=AUTO_ELEMENT_WISE)
 
 
 def copysign(input, other):

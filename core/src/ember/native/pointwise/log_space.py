@@ -12,6 +12,7 @@ softmax of the two: ``1 / (1 + exp(b - a))`` for ``a``.
 
 import math
 
+from ember.autograd.forward_grad import AUTO_ELEMENT_WISE
 from ember.dispatcher import DEFAULT, Op
 from ember.native.pointwise.binary import _elementwise, require_tensors
 from ember.native.pointwise.special_kernels import floating_op
@@ -43,10 +44,10 @@ def _logaddexp_backward(power):
 
 LOGADDEXP = Op("aten::logaddexp", _logaddexp_kernel("logaddexp", math.log(2), lambda xp, d: xp.exp(d),
                                                    lambda xp, e: xp.log1p(e)),
-               _logaddexp_backward(exp), promote=DEFAULT, save="inputs")
+               _logaddexp_backward(exp), promote=DEFAULT, save="inputs", jvp=AUTO_ELEMENT_WISE)
 LOGADDEXP2 = Op("aten::logaddexp2", _logaddexp_kernel("logaddexp2", 1.0, lambda xp, d: xp.exp2(d),
                                                       lambda xp, e: xp.log1p(e) * e.dtype.type(1 / math.log(2))),
-                _logaddexp_backward(exp2), promote=DEFAULT, save="inputs")
+                _logaddexp_backward(exp2), promote=DEFAULT, save="inputs", jvp=AUTO_ELEMENT_WISE)
 
 
 def logaddexp(input, other):

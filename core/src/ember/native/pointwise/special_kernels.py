@@ -11,6 +11,7 @@ GPU, see ``_special`` in unary.py). Float32 inputs are computed by SciPy's float
 loops, or in float64 and rounded once, as PyTorch's float kernels are.
 """
 
+from ember.autograd.forward_grad import AUTO_ELEMENT_WISE
 from ember.dispatcher import INT_TO_FLOAT, Op
 from ember.native.pointwise.unary import _special, quiet
 
@@ -40,5 +41,7 @@ def not_differentiable(name):
 
 def floating_op(name, kernel, backward, save="inputs"):
     """An elementwise op whose integer and bool inputs become the default float dtype,
-    computed in float32 for float16 (opmath), NumPy's warnings silenced."""
-    return Op(f"aten::{name}", quiet(kernel), backward, promote=INT_TO_FLOAT, save=save, opmath=True)
+    computed in float32 for float16 (opmath), NumPy's warnings silenced; elementwise, so
+    its backward on the tangent is its forward derivative (autograd/forward_grad.py)."""
+    return Op(f"aten::{name}", quiet(kernel), backward, promote=INT_TO_FLOAT, save=save, opmath=True,
+              jvp=AUTO_ELEMENT_WISE)

@@ -71,7 +71,7 @@ def _addcdiv_backward(ctx, grad):
 ADDCMUL = Op("aten::addcmul", _addcmul_kernel, _addcmul_backward, promote=DEFAULT, save="inputs", opmath=True,
               elementwise=True, jvp=AUTO_ELEMENT_WISE)
 ADDCDIV = Op("aten::addcdiv", _addcdiv_kernel, _addcdiv_backward, promote=DEFAULT, save="inputs", opmath=True,
-              elementwise=True)
+              elementwise=True, jvp=AUTO_ELEMENT_WISE)
 
 _INTEGER_ADDCDIV = (
     "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "

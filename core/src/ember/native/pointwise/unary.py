@@ -417,7 +417,8 @@ def _round_kernel(xp, a, decimals=0):
     return xp.round(a, decimals)  # round half to even, as PyTorch
 
 
-ROUND = Op("aten::round", quiet(_round_kernel), lambda ctx, g: (g * 0,), elementwise="tensors", promote=NONE)
+ROUND = Op("aten::round", quiet(_round_kernel), lambda ctx, g: (g * 0,), elementwise="tensors", promote=NONE,
+           jvp=AUTO_ELEMENT_WISE)
 
 
 def floor(input):
@@ -553,7 +554,7 @@ def _nan_to_num_backward(ctx, grad):
     return (where(x.isfinite(), grad, 0.0),)
 
 
-NAN_TO_NUM = Op("aten::nan_to_num", _nan_to_num_kernel, _nan_to_num_backward, save="inputs")
+NAN_TO_NUM = Op("aten::nan_to_num", _nan_to_num_kernel, _nan_to_num_backward, save="inputs", jvp=AUTO_ELEMENT_WISE)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
@@ -610,7 +611,7 @@ def _threshold_backward_backward(ctx, grad):
 
 
 THRESHOLD_BACKWARD = Op("aten::threshold_backward", _threshold_backward_kernel, _threshold_backward_backward,
-                        elementwise="tensors", promote=NONE, save="inputs")
+                        elementwise="tensors", promote=NONE, save="inputs", jvp=AUTO_ELEMENT_WISE)
 
 
 def _relu_backward(ctx, grad):

@@ -11,6 +11,7 @@ type. Gradients: ``xlogy(grad, y)`` for ``x`` (0 where ``x`` is 0 and ``y <= 0``
 ``y <= -1``, and ``grad * x / (1 + y)``); ``entr``'s is ``-grad * (1 + log(x))``.
 """
 
+from ember.autograd.forward_grad import AUTO_ELEMENT_WISE
 from ember.dispatcher import INT_TO_FLOAT, Op
 from ember.native.pointwise.unary import quiet
 
@@ -42,7 +43,8 @@ def _grad_of_x(function, grad, x, y, pole):
     return function(grad, y).masked_fill((x == 0) & (y <= pole), 0.0)
 
 
-XLOGY = Op("aten::xlogy", _xlogy_kernel, _xlogy_backward, elementwise=True, promote=INT_TO_FLOAT, save="inputs")
+XLOGY = Op("aten::xlogy", _xlogy_kernel, _xlogy_backward, elementwise=True, promote=INT_TO_FLOAT, save="inputs",
+           jvp=AUTO_ELEMENT_WISE)
 
 
 def xlogy(input, other):
@@ -76,7 +78,8 @@ def _xlog1py_backward(ctx, grad):
     return grad_x, grad_y
 
 
-XLOG1PY = Op("aten::special_xlog1py", _x_times("log1p"), _xlog1py_backward, promote=INT_TO_FLOAT, save="inputs")
+XLOG1PY = Op("aten::special_xlog1py", _x_times("log1p"), _xlog1py_backward, promote=INT_TO_FLOAT, save="inputs",
+             jvp=AUTO_ELEMENT_WISE)
 
 
 def xlog1py(input, other):
@@ -97,7 +100,7 @@ def _entr_kernel(xp, x):
 
 
 ENTR = Op("aten::special_entr", quiet(_entr_kernel), lambda ctx, g: (-g * (1 + ctx.saved_inputs[0].log()),),
-          promote=INT_TO_FLOAT, save="inputs", opmath=True)
+          promote=INT_TO_FLOAT, save="inputs", opmath=True, jvp=AUTO_ELEMENT_WISE)
 
 
 def entr(input):
