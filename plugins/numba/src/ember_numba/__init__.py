@@ -5,8 +5,9 @@ log_softmax and ember-loss's nll_loss and cross_entropy (with their backwards), 
 transforms of ember's Winograd convolutions (ember_numba/winograd.py), the core's
 values-only max pooling on channels_last maps (ember_numba/max_pool.py), the im2col
 and col2im of its NCHW convolutions (ember_numba/im2col.py) and the window rows and
-col2im of its channels_last ones (ember_numba/nhwc_im2col.py), and the core's pdist
-(ember_numba/pdist.py), cummax/cummin (ember_numba/cumulative_extreme.py) and grid
+col2im of its channels_last ones (ember_numba/nhwc_im2col.py), the direct 3x3
+convolution of its NCHW float32 images (ember_numba/direct_conv.py), and the core's
+pdist (ember_numba/pdist.py), cummax/cummin (ember_numba/cumulative_extreme.py) and grid
 sampling's row picks (ember_numba/grid_sampler_rows.py), gather and scatter_add
 (ember_numba/scatter_gather.py) and index_reduce (ember_numba/index_reduce.py).
 
@@ -42,6 +43,7 @@ def overrides():
         batch_norm,
         cross_entropy,
         cumulative_extreme,
+        direct_conv,
         fused_adagrad,
         fused_adam,
         fused_rmsprop,
@@ -64,7 +66,7 @@ def overrides():
     others = (batch_norm, layer_norm, group_norm, silu, fused_sgd, fused_adam, fused_rmsprop, fused_adagrad, nll_loss,
               cross_entropy)
     core = (log_softmax, max_pool, im2col, nhwc_im2col, winograd, pdist, cumulative_extreme,
-            grid_sampler_rows, scatter_gather, index_reduce)
+            grid_sampler_rows, scatter_gather, index_reduce, direct_conv)
     return ([(name, kernel, True) for module in others for name, kernel in module.overrides()]
             + [(op.qualname, kernel, False) for module in core for op, kernel in module.overrides()])
 

@@ -76,7 +76,7 @@ from ember.memory_format import contiguous_array
 from ember.native.convolution import channels_last as nhwc
 from ember.native.convolution import channels_last_images as nhwc_images
 from ember.native.convolution import columns as kept_columns
-from ember.native.convolution import images, phases, winograd
+from ember.native.convolution import direct, images, phases, winograd
 
 ROLES = ("forward", "input_adjoint", "weight_adjoint")
 
@@ -89,15 +89,17 @@ def choose(role, references, xp, operands, weight, g, groups, channels_last, tra
     reference kernel (convolution.py), which runs where nothing else applies. By the
     fixed rule; by measurement where ``ember.backends.cpu.benchmark`` is on and
     ``ember.use_deterministic_algorithms`` off."""
-    kernel = fixed_rule(role, references, xp, g, groups, weight.shape[0], channels_last, transposed)
+    kernel = fixed_rule(role, references, xp, g, groups, weight.shape[0], channels_last, transposed,
+                        weight.dtype)
     if transposed or not _benchmarking():
         return kernel
     return _measured(role, kernel, xp, operands, weight, g, groups, channels_last)
 
 
-def fixed_rule(role, references, xp, g, groups, out_channels, channels_last, transposed=False):
+def fixed_rule(role, references, xp, g, groups, out_channels, channels_last, transposed=False, dtype=None):
     """The fixed rule's kernel for ``role`` (the table in NOTE [ Choosing a convolution
-    algorithm ]): it reads shapes, the layout, the flag and BLAS's thread count, never a clock."""
+    algorithm ]): it reads shapes, the layout, the dtype, the flag, BLAS's thread count
+    and whether a compiled direct kernel is registered, never a clock."""
     if channels_last:
         if mkldnn.enabled and not transposed and nhwc_images.applies(xp, g, groups):
             return CHANNELS_LAST_IMAGES[role]
@@ -105,13 +107,15 @@ def fixed_rule(role, references, xp, g, groups, out_channels, channels_last, tra
     if transposed or not mkldnn.enabled:
         return references[role]
     if role == "forward":
-        return _nchw_forward(references, xp, g, groups)
+        return _nchw_forward(references, xp, g, groups, out_channels, dtype)
     if role == "input_adjoint":
-        return _nchw_input_adjoint(references, xp, g, groups, out_channels)
+        return _nchw_input_adjoint(references, xp, g, groups, out_channels, dtype)
     return _images_weight_adjoint if images.applies(xp, g, groups) else references[role]
 
 
-def _nchw_forward(references, xp, g, groups):
+def _nchw_forward(references, xp, g, groups, out_channels, dtype):
+    if direct.applies(xp, g, groups, dtype, out_channels):
+        return _direct_forward
     if _pointwise(g, groups):
         return _pointwise_forward
     if _gathers_in_nhwc(xp, g, groups):
@@ -121,11 +125,14 @@ def _nchw_forward(references, xp, g, groups):
     return references["forward"]
 
 
-def _nchw_input_adjoint(references, xp, g, groups, out_channels):
+def _nchw_input_adjoint(references, xp, g, groups, out_channels, dtype):
     # NOTE [ The input adjoint at stride 1 ]. In NCHW it gathers the O-channel
     # gradient where col2im adds C-channel columns: measured to win only when O <= C
-    # (32->64 at 32x32: 265 ms against 229; 64->64 at 16x16: 93 against 101).
+    # (32->64 at 32x32: 265 ms against 229; 64->64 at 16x16: 93 against 101); the
+    # direct kernel, which gathers nothing, wins either way.
     full = nhwc.full_correlation(g, (g.N, out_channels, g.OH, g.OW))
+    if full is not None and direct.applies(xp, full, groups, dtype, g.C):
+        return _direct_input_adjoint
     if full is not None and out_channels <= g.C:
         if images.applies(xp, full, groups):
             return _full_correlation_by_images
@@ -239,6 +246,16 @@ def _gathered_forward(xp, operands, weight, g, groups):
 def _images_forward(xp, operands, weight, g, groups):
     x, bias = operands
     return images.forward(xp, x, weight, g, bias)  # NOTE [ NCHW products one image at a time ]
+
+
+def _direct_forward(xp, operands, weight, g, groups):
+    x, bias = operands
+    return direct.forward(xp, x, weight, g, bias)  # NOTE [ A direct 3x3 convolution ]
+
+
+def _direct_input_adjoint(xp, rows, weight, g, groups):
+    full = nhwc.full_correlation(g, rows.shape)
+    return direct.forward(xp, rows.grad, nhwc.flipped_weight(weight, groups), full)
 
 
 def _full_correlation_by_images(xp, rows, weight, g, groups):

@@ -1,0 +1,54 @@
+"""The direct 3x3 convolution as compiled, register-blocked loops: the cpu kernel
+ember-numba registers for core's ``native::direct_conv3x3_into``.
+
+PyTorch counterpart: oneDNN's direct convolution kernels, which torch's CPU
+convolution runs (aten/src/ATen/native/mkldnn/Conv.cpp) (v2.13).
+
+# NOTE [ Register blocks ]
+# The convolution's outputs are taken BLOCK output channels by SEGMENT outputs of one
+# row at a time (NOTE [ A direct 3x3 convolution ] in ember/native/convolution/direct.py),
+# and the block's sums are kept in eight rows of SEGMENT floats, a0..a7: for each input
+# channel and tap, one shifted row segment of the zero-bordered image is read once and
+# multiplied by the eight output channels' weights. For LLVM to keep those sums in
+# registers through the loops over channels and taps they must be memory it can see
+# all of: rows on the stack (``stack_row``, an alloca), indexed by a loop of constant
+# trip count that it unrolls, after which each row is sixteen scalars it combines into
+# one vector register. numba's own arrays live on the heap, behind a call LLVM cannot
+# see through, and a sum kept there is loaded and stored at every term. The generated
+# code (numba's ``inspect_asm``, AVX-512 host) has the inner loop over the three taps
+# of a kernel row as 3 unaligned loads of a zmm row, 24 ``vmulps`` with the weight
+# broadcast from memory (``{1to16}``) and 24 ``vaddps`` into eight zmm accumulators,
+# and no load or store of an accumulator inside the channel loop.
+# Compiled without fast-math (ember_numba/exact.py): a multiply then an add, never a
+# fused multiply-add, so every output is the NumPy kernel's sum bit for bit
+# (tests/plugins/numba/test_direct_conv.py), whatever the machine.
+"""
+
+from ember.native.convolution.direct import BLOCK, DIRECT_CONV3X3, SEGMENT, conv3x3_into
+from ember_numba.ahead_of_time import Loops
+
+loops = Loops("ember_numba.direct_conv_loops")
+
+
+def overrides():
+    """``[(op, cpu kernel)]``: core's direct convolution stub."""
+    return [(DIRECT_CONV3X3, compiled_conv3x3_into)]
+
+
+def _takes(x, weight, bias, out):
+    """float32 arrays, the output C-contiguous, a block of output channels and a
+    segment of a row to fill (the loops' sizes, which direct_conv_loops.py repeats)."""
+    return (all(a.dtype.name == "float32" for a in (x, weight, bias, out)) and out.flags.c_contiguous
+            and out.shape[1] >= BLOCK and out.shape[3] >= SEGMENT and out.size > 0)
+
+
+def compiled_conv3x3_into(xp, x, weight, bias, out, padding):
+    """``native::direct_conv3x3_into`` on the cpu: the register-blocked loops (NOTE
+    above); other dtypes and sizes go to the NumPy kernel."""
+    if not _takes(x, weight, bias, out):
+        return conv3x3_into(xp, x, weight, bias, out, padding)
+    N, C, H, W = x.shape
+    O = weight.shape[0]
+    taps_by_channel = xp.ascontiguousarray(weight.transpose(1, 2, 3, 0))  # (C, 3, 3, O)
+    loops.conv3x3_loop(xp.ascontiguousarray(x).reshape(-1), taps_by_channel.reshape(-1),
+                       xp.ascontiguousarray(bias), out.reshape(-1), N, C, H, W, O, *padding)

@@ -1,0 +1,94 @@
+"""The loops of ember_numba/direct_conv.py (NOTE [ Register blocks ] there), in a module
+of their own: it imports numba, which ember_numba/direct_conv.py imports on first use.
+
+PyTorch counterpart: oneDNN's jit_avx512_common_conv_kernel (v2.13's CPU convolution).
+"""
+
+import numba
+import numpy as np
+from numba import types
+from numba import uint64 as u
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from ember_numba.ahead_of_time import ahead_of_time
+from ember_numba.exact import jit_exact
+
+BLOCK = 8  # output channels per block: the eight accumulator rows a0..a7 below
+SEGMENT = 16  # outputs of a row per block: one AVX-512 register of float32
+
+
+@intrinsic
+def stack_row(typingctx, like):
+    """A pointer to SEGMENT floats of ``like``'s dtype on the stack (NOTE [ Register
+    blocks ]): memory LLVM may keep in registers, where an array numba allocates lives
+    on the heap, out of the optimizer's reach."""
+    def codegen(context, builder, signature, args):
+        return cgutils.alloca_once(builder, context.get_value_type(like.dtype), size=SEGMENT)
+    return types.CPointer(like.dtype)(like), codegen
+
+
+@numba.njit(cache=True)  # called from the loop below, compiled with it
+def _pad_image(x, n, C, H, W, ph, pw, padded):
+    """Copy image ``n`` of the flat ``x`` into the interior of the zero-bordered
+    ``padded`` (C planes of (H + 2 ph) x (W + 2 pw)); its border stays zero."""
+    Hp, Wp = H + 2 * ph, W + 2 * pw
+    for c in range(C):
+        for h in range(H):
+            s = ((n * C + c) * H + h) * W
+            d = (c * Hp + h + ph) * Wp + pw
+            for t in range(W):
+                padded[u(d + t)] = x[u(s + t)]
+
+
+@ahead_of_time("void(float32[::1], float32[::1], float32[::1], float32[::1], i8, i8, i8, i8, i8, i8, i8)")
+@jit_exact
+def conv3x3_loop(x, wt, bias, out, N, C, H, W, O, ph, pw):
+    """``out`` (flat (N, O, OH, OW)) = the 3x3 stride-1 convolution of the flat images
+    ``x`` (N, C, H, W) padded by (ph, pw), with the weight ``wt`` stored (C, 3, 3, O)
+    (one tap's weights for all output channels side by side), plus ``bias``; each
+    output's terms in the order (c, i, j). Needs O >= BLOCK and OW >= SEGMENT: the last
+    block and segment start earlier and overlap the previous ones (those outputs are
+    computed again, to the same bits)."""
+    Hp, Wp = H + 2 * ph, W + 2 * pw
+    OH, OW = Hp - 2, Wp - 2
+    L = OH * OW
+    padded = np.zeros(C * Hp * Wp, dtype=x.dtype)
+    a0, a1, a2, a3 = stack_row(x), stack_row(x), stack_row(x), stack_row(x)
+    a4, a5, a6, a7 = stack_row(x), stack_row(x), stack_row(x), stack_row(x)
+    for n in range(N):
+        _pad_image(x, n, C, H, W, ph, pw, padded)
+        for block in range(0, O, BLOCK):
+            o = min(block, O - BLOCK)
+            for oh in range(OH):
+                for segment in range(0, OW, SEGMENT):
+                    ow = min(segment, OW - SEGMENT)
+                    for t in range(SEGMENT):
+                        a0[t] = a1[t] = a2[t] = a3[t] = a4[t] = a5[t] = a6[t] = a7[t] = 0
+                    for c in range(C):
+                        for i in range(3):
+                            row = (c * Hp + oh + i) * Wp + ow
+                            for j in range(3):
+                                k = ((c * 3 + i) * 3 + j) * O + o
+                                w0, w1, w2, w3 = wt[u(k)], wt[u(k + 1)], wt[u(k + 2)], wt[u(k + 3)]
+                                w4, w5, w6, w7 = wt[u(k + 4)], wt[u(k + 5)], wt[u(k + 6)], wt[u(k + 7)]
+                                for t in range(SEGMENT):
+                                    v = padded[u(row + j + t)]
+                                    a0[t] += w0 * v
+                                    a1[t] += w1 * v
+                                    a2[t] += w2 * v
+                                    a3[t] += w3 * v
+                                    a4[t] += w4 * v
+                                    a5[t] += w5 * v
+                                    a6[t] += w6 * v
+                                    a7[t] += w7 * v
+                    e = ((n * O + o) * OH + oh) * OW + ow
+                    for t in range(SEGMENT):
+                        out[u(e + t)] = a0[t] + bias[o]
+                        out[u(e + L + t)] = a1[t] + bias[o + 1]
+                        out[u(e + 2 * L + t)] = a2[t] + bias[o + 2]
+                        out[u(e + 3 * L + t)] = a3[t] + bias[o + 3]
+                        out[u(e + 4 * L + t)] = a4[t] + bias[o + 4]
+                        out[u(e + 5 * L + t)] = a5[t] + bias[o + 5]
+                        out[u(e + 6 * L + t)] = a6[t] + bias[o + 6]
+                        out[u(e + 7 * L + t)] = a7[t] + bias[o + 7]
