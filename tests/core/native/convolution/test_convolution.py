@@ -213,7 +213,8 @@ def test_conv1d_with_many_channels_gathers_in_nhwc_as_torch():
 
 
 @pytest.mark.parametrize("x_shape, kwargs, taken", [
-    ((2, 16, 16, 16), {}, True),
+    ((2, 16, 8, 8), {}, True),
+    ((2, 16, 16, 16), {"dtype": "float64"}, True),  # float32 runs the direct kernel (direct.py)
     ((2, 15, 8, 8), {}, False),  # few channels: NCHW's runs are as long as NHWC's
     ((2, 16, 16, 17), {}, False),  # a larger map: NCHW im2col copies long runs
     ((2, 16, 8, 8), {"groups": 2}, False),
@@ -222,7 +223,10 @@ def test_which_nchw_convolutions_gather_in_nhwc(monkeypatch, x_shape, kwargs, ta
     calls = []
     forward = algorithm.nhwc.forward
     monkeypatch.setattr(algorithm.nhwc, "forward", lambda *a: calls.append(1) or forward(*a))
-    x, w = ember.randn(*x_shape), ember.randn(8, x_shape[1] // kwargs.get("groups", 1), 3, 3)
+    kwargs = dict(kwargs)
+    dtype = getattr(ember, kwargs.pop("dtype", "float32"))
+    x = ember.randn(*x_shape, dtype=dtype)
+    w = ember.randn(8, x_shape[1] // kwargs.get("groups", 1), 3, 3, dtype=dtype)
     ember.nn.functional.conv2d(x, w, padding=1, **kwargs)
     assert bool(calls) == taken
     calls.clear()

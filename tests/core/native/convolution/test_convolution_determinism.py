@@ -33,6 +33,8 @@ CASES = [
     # channels_last a few images at a time (on one BLAS thread): col2im (O > C), the full correlation
     ((4, 16, 32, 32), (32, 16, 3, 3), {"padding": 1}, True, False, "float32"),
     ((4, 16, 32, 32), (16, 16, 3, 3), {"padding": 1}, True, False, "float32"),
+    # NCHW's direct kernel (on one BLAS thread): channels off its block, rows off its segment
+    ((3, 11, 9, 21), (13, 11, 3, 3), {"padding": 1}, False, False, "float32"),
 ]
 
 CHILD = """
