@@ -6,7 +6,7 @@ convolution runs (aten/src/ATen/native/mkldnn/Conv.cpp) (v2.13).
 
 # NOTE [ Register blocks ]
 # The convolution's outputs are taken BLOCK output channels by SEGMENT outputs of one
-# row at a time (NOTE [ A direct 3x3 convolution ] in ember/native/convolution/direct.py),
+# row at a time (NOTE [ A direct 3x3 convolution ] in native/convolution/direct.py),
 # and the block's sums are kept in eight rows of SEGMENT floats, a0..a7: for each input
 # channel and tap, one shifted row segment of the zero-bordered image is read once and
 # multiplied by the eight output channels' weights. For LLVM to keep those sums in

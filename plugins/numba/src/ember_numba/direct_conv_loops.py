@@ -41,7 +41,8 @@ def _pad_image(x, n, C, H, W, ph, pw, padded):
                 padded[u(d + t)] = x[u(s + t)]
 
 
-@ahead_of_time("void(float32[::1], float32[::1], float32[::1], float32[::1], i8, i8, i8, i8, i8, i8, i8)")
+@ahead_of_time("void(float32[::1], float32[::1], float32[::1], float32[::1], "
+               "i8, i8, i8, i8, i8, i8, i8)")
 @jit_exact
 def conv3x3_loop(x, wt, bias, out, N, C, H, W, O, ph, pw):
     """``out`` (flat (N, O, OH, OW)) = the 3x3 stride-1 convolution of the flat images
@@ -64,14 +65,17 @@ def conv3x3_loop(x, wt, bias, out, N, C, H, W, O, ph, pw):
                 for segment in range(0, OW, SEGMENT):
                     ow = min(segment, OW - SEGMENT)
                     for t in range(SEGMENT):
-                        a0[t] = a1[t] = a2[t] = a3[t] = a4[t] = a5[t] = a6[t] = a7[t] = 0
+                        a0[t] = a1[t] = a2[t] = a3[t] = 0
+                        a4[t] = a5[t] = a6[t] = a7[t] = 0
                     for c in range(C):
                         for i in range(3):
                             row = (c * Hp + oh + i) * Wp + ow
                             for j in range(3):
                                 k = ((c * 3 + i) * 3 + j) * O + o
-                                w0, w1, w2, w3 = wt[u(k)], wt[u(k + 1)], wt[u(k + 2)], wt[u(k + 3)]
-                                w4, w5, w6, w7 = wt[u(k + 4)], wt[u(k + 5)], wt[u(k + 6)], wt[u(k + 7)]
+                                w0, w1 = wt[u(k)], wt[u(k + 1)]
+                                w2, w3 = wt[u(k + 2)], wt[u(k + 3)]
+                                w4, w5 = wt[u(k + 4)], wt[u(k + 5)]
+                                w6, w7 = wt[u(k + 6)], wt[u(k + 7)]
                                 for t in range(SEGMENT):
                                     v = padded[u(row + j + t)]
                                     a0[t] += w0 * v

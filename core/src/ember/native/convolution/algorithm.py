@@ -7,30 +7,39 @@ a fixed rule by device, layout and shape) and, for the measuring, torch/backends
 (``benchmark``) with aten/src/ATen/native/cudnn/Conv_v7.cpp (its per-shape cache)
 (v2.13). The reference kernels, im2col and one GEMM per group, are in
 ember/native/convolution/convolution.py; this module only picks among them and the
-algorithms beside them (channels_last.py, images.py, phases.py, winograd.py).
+algorithms beside them (channels_last.py, direct.py, images.py, phases.py, winograd.py).
 
 # NOTE [ Choosing a convolution algorithm ]
 # torch's CPU convolution is a fixed choice per case (oneDNN's direct kernel, or
 # im2col + GEMM with ``torch.backends.mkldnn.enabled = False``), so the same program
 # gives the same bits in every process. ember's eager convolutions keep that promise:
-# ``choose`` applies a fixed rule by shape, layout and BLAS's thread count (read, not
-# timed), and every kernel it may pick is a GEMM over the same C*kh*kw terms per
-# output as the reference, so each rounds as torch's im2col does. For a 2-D
-# convolution on NumPy arrays, ``ember.backends.mkldnn.enabled`` True (the default):
+# ``choose`` applies a fixed rule by shape, layout, dtype, BLAS's thread count (read,
+# not timed) and which compiled kernels are installed, and every kernel it may pick
+# sums the same C*kh*kw terms per output as the reference: a GEMM, which rounds as
+# torch's im2col does, or the direct kernel's sum in (c, i, j) order, which rounds as
+# oneDNN's does. For a 2-D convolution on NumPy arrays, with
+# ``ember.backends.mkldnn.enabled`` True (the default), the first row that applies:
 #
 #   layout     product    kernel                                 where
 #   ch._last   all three  a few images at a time                 1 BLAS thread, L >= 256
 #                         (channels_last_images.py)              and 2 chunks or more
 #                         NHWC window rows (channels_last.py)    otherwise
-#   NCHW       output     one product per image (1x1)            1x1, stride 1, unpadded
+#   NCHW       output     the direct 3x3 kernel (direct.py)      float32, 3x3, stride 1,
+#                                                                C, O >= 8, OW >= 16,
+#                                                                1 BLAS thread, compiled
+#                         one product per image (1x1)            1x1, stride 1, unpadded
 #                         NHWC gather, copied back to NCHW       H*W <= 256, C >= 16
 #                         a few images at a time (images.py)     1 BLAS thread, L >= 256
-#              input's    the flipped-kernel "full" correlation  stride 1, O <= C
-#              gradient   by phases (phases.py)                  stride > 1
+#              input's    the direct 3x3 kernel on the flipped   as the output's, for
+#              gradient   weight ("full" correlation)            the correlation's sizes
+#                         the flipped-kernel "full" correlation  stride 1, O <= C
+#                         by phases (phases.py)                  stride > 1
 #                         a few images at a time (images.py)     1 BLAS thread, L >= 256
 #              weight's   a few images at a time (images.py)     1 BLAS thread, L >= 256
 #   any        any        the reference (convolution.py)         otherwise
 #
+# ("compiled": a plugin serves the direct kernel's stub, as ember-numba does; without
+# one the stub's NumPy kernel is a readable statement of the sum, not a fast one.)
 # (L = OH*OW, the outputs per image. Every NCHW alternative needs one group but the
 # full correlation, whose images version does too, and so do channels_last's chunks;
 # a transposed convolution takes channels_last's whole-batch kernels or the
