@@ -1,8 +1,10 @@
 """ember-numba's register-blocked direct 3x3 convolution for core's
-``native::direct_conv3x3_into``: registered for the cpu, the NumPy kernel's results
-bit for bit (odd sizes, every border, channel counts off the block and rows off the
-segment, so the overlapping last block and segment, signed zeros, infinities and NaN),
-torch's convolution in value, and the NumPy kernel for what its loops do not take.
+``native::direct_conv3x3_into`` and ``native::direct_conv3x3_weight``: registered for
+the cpu, the NumPy kernels' results bit for bit (odd sizes, every border, channel
+counts off the block and rows off the segment, so the overlapping last block and
+segment, an odd count of output channels for the weight's pairs, signed zeros,
+infinities and NaN), torch's convolution and weight gradient in value, and the NumPy
+kernels for what the loops do not take.
 
 Tests for plugins/numba/src/ember_numba/direct_conv.py (PyTorch counterpart: oneDNN's
 direct convolution, aten/src/ATen/native/mkldnn/Conv.cpp, v2.13).
@@ -34,7 +36,8 @@ def _arrays(case, seed=0, special=False):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((N, C, H, W)).astype(np.float32)
     if special:
-        x.reshape(-1)[:64] = values(rng, 64, np.float32)
+        size = min(64, x.size)
+        x.reshape(-1)[:size] = values(rng, size, np.float32)
     w, b = rng.standard_normal((O, C, 3, 3)).astype(np.float32), rng.standard_normal(O).astype(np.float32)
     return x, w, b, (N, O, H + 2 * ph - 2, W + 2 * pw - 2)
 
@@ -44,6 +47,8 @@ def test_it_serves_core_direct_convolution_on_the_cpu():
     ember.zeros(1) + 1
     assert direct.DIRECT_CONV3X3.kernel_for("cpu") is compiled.compiled_conv3x3_into
     assert direct.DIRECT_CONV3X3.generic is direct.conv3x3_into
+    assert direct.DIRECT_CONV3X3_WEIGHT.kernel_for("cpu") is compiled.compiled_conv3x3_weight
+    assert direct.DIRECT_CONV3X3_WEIGHT.generic is direct.conv3x3_weight
 
 
 def test_the_loops_block_as_core_says():
@@ -93,4 +98,59 @@ def test_arrays_it_does_not_take_go_to_the_numpy_kernel(arrays, monkeypatch):
     expected = np.zeros(shape, dtype=x.dtype)
     direct.conv3x3_into(np, x, w, b, expected, case[5])
     np.testing.assert_array_equal(out, expected)
+    assert calls == [1]
+
+
+# (N, C, H, W, O, padding) with rows a whole number of segments: one and two
+# segments, an odd count of output channels (the last pair starts early), two, every
+# border
+WEIGHT_CASES = [
+    (2, 3, 5, 16, 9, (1, 1)),
+    (3, 8, 4, 18, 2, (0, 0)),
+    (1, 5, 7, 30, 3, (2, 2)),
+    (2, 4, 3, 32, 8, (1, 1)),
+    (1, 1, 1, 18, 5, (1, 0)),
+]
+
+
+def _weight_arrays(case, special=False):
+    x, _, _, shape = _arrays(case, special=special)
+    grad = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    return x, grad
+
+
+@pytest.mark.parametrize("special", [False, True], ids=["normal", "zeros infinities nan"])
+@pytest.mark.parametrize("case", WEIGHT_CASES)
+def test_the_compiled_weight_gradient_gives_the_numpy_kernels_bits(case, special, monkeypatch):
+    x, grad = _weight_arrays(case, special)
+    if case[4] == 9:
+        x = x.transpose(0, 1, 3, 2).copy().transpose(0, 1, 3, 2)  # any strides
+    with np.errstate(invalid="ignore"):
+        expected = direct.conv3x3_weight(np, x, grad, case[5])
+    monkeypatch.setattr(compiled, "conv3x3_weight", no_fallback)
+    assert_same_bits((compiled.compiled_conv3x3_weight(np, x, grad, case[5]),), (expected,))
+
+
+@pytest.mark.parametrize("case", WEIGHT_CASES)
+def test_it_is_torchs_weight_gradient(case):
+    x, grad = _weight_arrays(case)
+    got = compiled.compiled_conv3x3_weight(np, x, grad, case[5])
+    reference = torch.nn.grad.conv2d_weight(torch.tensor(x, dtype=torch.float64), got.shape,
+                                            torch.tensor(grad, dtype=torch.float64), padding=case[5]).numpy()
+    np.testing.assert_allclose(got, reference, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("arrays", ["float64", "one output channel", "rows off the segment", "mixed dtypes"])
+def test_weight_gradients_it_does_not_take_go_to_the_numpy_kernel(arrays, monkeypatch):
+    case = {"one output channel": (2, 3, 5, 18, 1, (1, 1)), "rows off the segment": (2, 3, 5, 19, 8, (1, 1))}.get(
+        arrays, WEIGHT_CASES[0])
+    x, grad = _weight_arrays(case)
+    if arrays == "float64":
+        x, grad = x.astype(np.float64), grad.astype(np.float64)
+    elif arrays == "mixed dtypes":
+        grad = grad.astype(np.float64)
+    calls = []
+    monkeypatch.setattr(compiled, "conv3x3_weight", lambda *a: calls.append(1) or direct.conv3x3_weight(*a))
+    got = compiled.compiled_conv3x3_weight(np, x, grad, case[5])
+    np.testing.assert_array_equal(got, direct.conv3x3_weight(np, x, grad, case[5]))
     assert calls == [1]

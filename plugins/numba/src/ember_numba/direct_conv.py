@@ -1,5 +1,6 @@
-"""The direct 3x3 convolution as compiled, register-blocked loops: the cpu kernel
-ember-numba registers for core's ``native::direct_conv3x3_into``.
+"""The direct 3x3 convolution as compiled, register-blocked loops: the cpu kernels
+ember-numba registers for core's ``native::direct_conv3x3_into`` and
+``native::direct_conv3x3_weight``.
 
 PyTorch counterpart: oneDNN's direct convolution kernels, which torch's CPU
 convolution runs (aten/src/ATen/native/mkldnn/Conv.cpp) (v2.13).
@@ -24,15 +25,22 @@ convolution runs (aten/src/ATen/native/mkldnn/Conv.cpp) (v2.13).
 # (tests/plugins/numba/test_direct_conv.py), whatever the machine.
 """
 
-from ember.native.convolution.direct import BLOCK, DIRECT_CONV3X3, SEGMENT, conv3x3_into
+from ember.native.convolution.direct import (
+    BLOCK,
+    DIRECT_CONV3X3,
+    DIRECT_CONV3X3_WEIGHT,
+    SEGMENT,
+    conv3x3_into,
+    conv3x3_weight,
+)
 from ember_numba.ahead_of_time import Loops
 
 loops = Loops("ember_numba.direct_conv_loops")
 
 
 def overrides():
-    """``[(op, cpu kernel)]``: core's direct convolution stub."""
-    return [(DIRECT_CONV3X3, compiled_conv3x3_into)]
+    """``[(op, cpu kernel)]``: core's direct convolution stubs."""
+    return [(DIRECT_CONV3X3, compiled_conv3x3_into), (DIRECT_CONV3X3_WEIGHT, compiled_conv3x3_weight)]
 
 
 def _takes(x, weight, bias, out):
@@ -52,3 +60,18 @@ def compiled_conv3x3_into(xp, x, weight, bias, out, padding):
     taps_by_channel = xp.ascontiguousarray(weight.transpose(1, 2, 3, 0))  # (C, 3, 3, O)
     loops.conv3x3_loop(xp.ascontiguousarray(x).reshape(-1), taps_by_channel.reshape(-1),
                        xp.ascontiguousarray(bias), out.reshape(-1), N, C, H, W, O, *padding)
+
+
+def compiled_conv3x3_weight(xp, x, grad, padding):
+    """``native::direct_conv3x3_weight`` on the cpu: the loops keep two output
+    channels' nine taps of lanes in registers (NOTE [ The weight's gradient by lanes ]
+    in ember/native/convolution/direct.py); other dtypes and sizes go to the NumPy
+    kernel."""
+    N, C, H, W = x.shape
+    O, OW = grad.shape[1], grad.shape[3]
+    if not (x.dtype.name == grad.dtype.name == "float32" and O >= 2 and OW % SEGMENT == 0 and grad.size > 0):
+        return conv3x3_weight(xp, x, grad, padding)
+    dw = xp.empty((O, C, 3, 3), dtype=x.dtype)
+    loops.weight3x3_loop(xp.ascontiguousarray(x).reshape(-1), xp.ascontiguousarray(grad).reshape(-1),
+                         dw.reshape(-1), N, C, H, W, O, *padding)
+    return dw

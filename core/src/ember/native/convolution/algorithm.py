@@ -35,7 +35,9 @@ algorithms beside them (channels_last.py, direct.py, images.py, phases.py, winog
 #                         the flipped-kernel "full" correlation  stride 1, O <= C
 #                         by phases (phases.py)                  stride > 1
 #                         a few images at a time (images.py)     1 BLAS thread, L >= 256
-#              weight's   a few images at a time (images.py)     1 BLAS thread, L >= 256
+#              weight's   the direct 3x3 kernel, by lanes        as the output's, and
+#              gradient                                          OW a multiple of 16
+#                         a few images at a time (images.py)     1 BLAS thread, L >= 256
 #   any        any        the reference (convolution.py)         otherwise
 #
 # ("compiled": a plugin serves the direct kernel's stub, as ember-numba does; without
@@ -119,6 +121,8 @@ def fixed_rule(role, references, xp, g, groups, out_channels, channels_last, tra
         return _nchw_forward(references, xp, g, groups, out_channels, dtype)
     if role == "input_adjoint":
         return _nchw_input_adjoint(references, xp, g, groups, out_channels, dtype)
+    if direct.weight_applies(xp, g, groups, dtype, out_channels):
+        return _direct_weight_adjoint
     return _images_weight_adjoint if images.applies(xp, g, groups) else references[role]
 
 
@@ -265,6 +269,11 @@ def _direct_forward(xp, operands, weight, g, groups):
 def _direct_input_adjoint(xp, rows, weight, g, groups):
     full = nhwc.full_correlation(g, rows.shape)
     return direct.forward(xp, rows.grad, nhwc.flipped_weight(weight, groups), full)
+
+
+def _direct_weight_adjoint(xp, operands, weight, g, groups):
+    x, rows = operands
+    return direct.weight_adjoint(xp, x, rows.grad, g)
 
 
 def _full_correlation_by_images(xp, rows, weight, g, groups):
