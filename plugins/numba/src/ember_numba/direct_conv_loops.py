@@ -1,7 +1,8 @@
 """The loops of ember_numba/direct_conv.py (NOTE [ Register blocks ] there), in a module
 of their own: it imports numba, which ember_numba/direct_conv.py imports on first use.
 
-PyTorch counterpart: oneDNN's jit_avx512_common_conv_kernel (v2.13's CPU convolution).
+PyTorch counterpart: aten/src/ATen/native/mkldnn/Conv.cpp (v2.13), whose CPU
+convolution runs oneDNN's direct kernels (``jit_avx512_common_conv_kernel``).
 """
 
 import numba
@@ -87,15 +88,22 @@ def conv3x3_loop(x, wt, bias, out, N, C, H, W, O, ph, pw):
                                     a6[t] += w6 * v
                                     a7[t] += w7 * v
                     e = ((n * O + o) * OH + oh) * OW + ow
-                    for t in range(SEGMENT):
-                        out[u(e + t)] = a0[t] + bias[o]
-                        out[u(e + L + t)] = a1[t] + bias[o + 1]
-                        out[u(e + 2 * L + t)] = a2[t] + bias[o + 2]
-                        out[u(e + 3 * L + t)] = a3[t] + bias[o + 3]
-                        out[u(e + 4 * L + t)] = a4[t] + bias[o + 4]
-                        out[u(e + 5 * L + t)] = a5[t] + bias[o + 5]
-                        out[u(e + 6 * L + t)] = a6[t] + bias[o + 6]
-                        out[u(e + 7 * L + t)] = a7[t] + bias[o + 7]
+                    _store_block(out, e, L, bias, o, a0, a1, a2, a3, a4, a5, a6, a7)
+
+
+@numba.njit(cache=True)  # called from the loop above, compiled with it
+def _store_block(out, e, L, bias, o, a0, a1, a2, a3, a4, a5, a6, a7):
+    """Write the eight rows' sums plus their channels' bias to the output rows at
+    ``e``, ``e + L``, ..., ``e + 7 L``."""
+    for t in range(SEGMENT):
+        out[u(e + t)] = a0[t] + bias[o]
+        out[u(e + L + t)] = a1[t] + bias[o + 1]
+        out[u(e + 2 * L + t)] = a2[t] + bias[o + 2]
+        out[u(e + 3 * L + t)] = a3[t] + bias[o + 3]
+        out[u(e + 4 * L + t)] = a4[t] + bias[o + 4]
+        out[u(e + 5 * L + t)] = a5[t] + bias[o + 5]
+        out[u(e + 6 * L + t)] = a6[t] + bias[o + 6]
+        out[u(e + 7 * L + t)] = a7[t] + bias[o + 7]
 
 
 @numba.njit(cache=True)  # called from the loop below, compiled with it

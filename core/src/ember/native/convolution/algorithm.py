@@ -26,7 +26,7 @@ algorithms beside them (channels_last.py, direct.py, images.py, phases.py, winog
 #                         NHWC window rows (channels_last.py)    otherwise
 #   NCHW       output     the direct 3x3 kernel (direct.py)      float32, 3x3, stride 1,
 #                                                                C, O >= 8, OW >= 16,
-#                                                                1 BLAS thread, compiled
+#                                                                1 BLAS thread
 #                         one product per image (1x1)            1x1, stride 1, unpadded
 #                         NHWC gather, copied back to NCHW       H*W <= 256, C >= 16
 #                         a few images at a time (images.py)     1 BLAS thread, L >= 256
@@ -40,15 +40,13 @@ algorithms beside them (channels_last.py, direct.py, images.py, phases.py, winog
 #                         a few images at a time (images.py)     1 BLAS thread, L >= 256
 #   any        any        the reference (convolution.py)         otherwise
 #
-# ("compiled": a plugin serves the direct kernel's stub, as ember-numba does; without
-# one the stub's NumPy kernel is a readable statement of the sum, not a fast one.)
-# (L = OH*OW, the outputs per image. Every NCHW alternative needs one group but the
+# (L = OH*OW, the outputs per image. The direct kernels need a plugin's compiled
+# kernels, as ember-numba registers. Every NCHW alternative needs one group but the
 # full correlation, whose images version does too, and so do channels_last's chunks;
 # a transposed convolution takes channels_last's whole-batch kernels or the
-# reference.) With
-# ``ember.backends.mkldnn.enabled = False`` every NCHW product runs the reference (the
-# plain path, as that flag sends torch's to im2col), channels_last ones their NHWC rows
-# for the whole batch.
+# reference.) With ``ember.backends.mkldnn.enabled = False`` every NCHW product runs
+# the reference (the plain path, as that flag sends torch's to im2col), channels_last
+# ones their NHWC rows for the whole batch.
 #
 # Winograd F(4x4, 3x3) (winograd.py) is faster on some 3x3 layers but rounds about 30x
 # worse than torch (about 1e-5 relative in float32, against 3e-7), so eager ember uses

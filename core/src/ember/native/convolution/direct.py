@@ -93,11 +93,12 @@ def conv3x3_weight(xp, x, grad, padding):
         lanes = xp.zeros((O, C, 3, 3, SEGMENT), dtype=x.dtype)
         for oh in range(OH):
             for ow in range(0, OW, SEGMENT):
-                g = grad[n, :, None, oh, ow:ow + SEGMENT]  # (O, 1, SEGMENT or the row's rest)
+                g = grad[n, :, None, oh, ow:ow + SEGMENT]  # (O, 1, SEGMENT or fewer)
                 width = g.shape[-1]
                 for i in range(3):
                     for j in range(3):
-                        lanes[:, :, i, j, :width] += g * padded[n, None, :, oh + i, ow + j:ow + j + width]
+                        rows = padded[n, None, :, oh + i, ow + j:ow + j + width]
+                        lanes[:, :, i, j, :width] += g * rows
         half = SEGMENT // 2
         while half:
             lanes = lanes[..., :half] + lanes[..., half:2 * half]
