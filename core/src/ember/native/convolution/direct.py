@@ -113,8 +113,9 @@ DIRECT_CONV3X3_WEIGHT = Op("native::direct_conv3x3_weight", conv3x3_weight)
 
 def applies(xp, g, groups, dtype, out_channels):
     """Whether the fixed rule runs the direct kernel for a convolution of geometry
-    ``g`` to ``out_channels`` channels: NumPy float32 arrays, one group, a 3x3 kernel at
-    stride 1 and dilation 1, a block of output channels and a row segment to fill, one
+    ``g`` to ``out_channels`` channels: NumPy float32 arrays, one group, MIN_CHANNELS
+    input channels, a 3x3 kernel at stride 1 and dilation 1, a block of output channels
+    and a row segment to fill, one
     BLAS thread (the kernel runs one, where the GEMM kernels would use all), and a
     compiled kernel serving the stub."""
     return (xp.__name__ == "numpy" and str(dtype) == "float32" and groups == 1 and g.N > 0 and g.C >= MIN_CHANNELS
