@@ -115,9 +115,8 @@ def applies(xp, g, groups, dtype, out_channels):
     """Whether the fixed rule runs the direct kernel for a convolution of geometry
     ``g`` to ``out_channels`` channels: NumPy float32 arrays, one group, MIN_CHANNELS
     input channels, a 3x3 kernel at stride 1 and dilation 1, a block of output channels
-    and a row segment to fill, one
-    BLAS thread (the kernel runs one, where the GEMM kernels would use all), and a
-    compiled kernel serving the stub."""
+    and a row segment to fill, one BLAS thread (the kernel runs one, where the GEMM
+    kernels would use all), and a compiled kernel serving the stub."""
     return (xp.__name__ == "numpy" and str(dtype) == "float32" and groups == 1 and g.N > 0 and g.C >= MIN_CHANNELS
             and (g.kh, g.kw, g.sh, g.sw, g.dh, g.dw) == (3, 3, 1, 1, 1, 1)
             and out_channels >= BLOCK and g.OW >= SEGMENT and one_blas_thread()
