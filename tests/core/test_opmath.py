@@ -182,3 +182,78 @@ def test_custom_op_opmath_argument():
     assert in_float16(x).tolist() == [float("inf")] * 2
     with pytest.raises(ValueError, match="opmath must be one of"):
         ember.library.custom_op("opmath_test::bad", opmath="yes")
+
+
+# --- add and sub with alpha: torch's two loops (NOTE [ alpha in the two loops ]) -----------------
+def _same_layout(t):
+    """``t`` (a torch tensor) as an ember tensor with the same values and strides; a
+    Python number as itself."""
+    if not isinstance(t, torch.Tensor):
+        return t
+    storage = t.untyped_storage()
+    flat = torch.empty(0, dtype=t.dtype).set_(storage, 0, (storage.nbytes() // t.element_size(),), (1,))
+    copy = ember.tensor(flat.float().numpy()).to(getattr(ember, str(t.dtype).split(".")[1]))
+    return copy.as_strided(tuple(t.shape), t.stride(), t.storage_offset())
+
+
+def _alpha_operands(layout, size, dtype, rng):
+    """Torch operands in ``layout``: (self, other)."""
+    def draw(*shape):
+        return torch.from_numpy(rng.standard_normal(shape).astype(np.float32)).to(dtype)
+    return {
+        "contiguous": lambda: (draw(size), draw(size)),
+        "rows": lambda: (draw(3, size), draw(3, size)),
+        "transposed": lambda: (draw(size, 3).t(), draw(3, size)),
+        "both transposed": lambda: (draw(size, 3).t(), draw(size, 3).t()),
+        "strided": lambda: (draw(3, 2 * size)[:, ::2], draw(3, size)),
+        "narrowed rows": lambda: (draw(3, size + 5)[:, :size], draw(3, size)),
+        "broadcast row": lambda: (draw(3, size), draw(size)),
+        "broadcast column": lambda: (draw(3, size), draw(3, 1)),
+        "outer": lambda: (draw(3, 1), draw(1, size)),
+        "0-d other": lambda: (draw(2, size), draw()),
+        "0-d self": lambda: (draw(), draw(2, size)),
+        "python float": lambda: (draw(2, size), 2.5),
+        "permuted": lambda: (draw(2, 3, size).permute(2, 0, 1), draw(size, 2, 3)),
+    }[layout]()
+
+
+LAYOUTS = ["contiguous", "rows", "transposed", "both transposed", "strided", "narrowed rows", "broadcast row",
+           "broadcast column", "outer", "0-d other", "0-d self", "python float", "permuted"]
+
+
+@pytest.mark.parametrize("dtype", REDUCED)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_add_and_sub_with_alpha_round_as_torch_s_vector_and_scalar_loops(layout, dtype):
+    """Bit for bit against torch at every size around the 32-element step of its vector
+    loop (which rounds once) and its scalar tail (which rounds alpha * other first), in
+    every layout that decides which loop an element takes; in place too."""
+    rng = np.random.default_rng(0)
+    dtype = getattr(torch, dtype)
+    for size in [1, 2, 5, 17, 31, 32, 33, 47, 63, 64, 65, 96, 100, 1000]:
+        a, b = _alpha_operands(layout, size, dtype, rng)
+        for name, alpha in (("add", 0.3), ("sub", 1.7), ("sub", 3), ("add", -257)):
+            expected = getattr(torch, name)(a, b, alpha=alpha)
+            ours = getattr(ember, name)(_same_layout(a), _same_layout(b), alpha=alpha)
+            assert ours.dtype == getattr(ember, str(dtype).split(".")[1])
+            np.testing.assert_array_equal(ours.float().numpy(), expected.float().numpy(), err_msg=f"{name} {size}")
+            if tuple(a.shape) == tuple(expected.shape):
+                theirs_inplace = getattr(a.clone(), name + "_")(b, alpha=alpha)
+                ours_inplace = getattr(_same_layout(a.clone()), name + "_")(_same_layout(b), alpha=alpha)
+                np.testing.assert_array_equal(ours_inplace.float().numpy(), theirs_inplace.float().numpy())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_add_with_alpha_past_the_grain_size_splits_as_torch_s_threads(threads):
+    # past 32768 elements each thread's range starts its own vector steps
+    before = torch.get_num_threads(), ember.get_num_threads()
+    torch.set_num_threads(threads)
+    ember.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(1)
+        for size in (32768, 40003, 65601):
+            a, b = (torch.from_numpy(rng.standard_normal(size).astype(np.float32)).bfloat16() for _ in range(2))
+            ours = ember.sub(_same_layout(a), _same_layout(b), alpha=0.3)
+            np.testing.assert_array_equal(ours.float().numpy(), torch.sub(a, b, alpha=0.3).float().numpy())
+    finally:
+        torch.set_num_threads(before[0])
+        ember.set_num_threads(before[1])

@@ -75,10 +75,9 @@ class dtype:
 # kernels do (NOTE [ opmath ] in opmath.py). A Python float operand (and add's alpha) of an op that
 # is not opmath is rounded to bfloat16 first, as TensorIterator casts it; so is a tensor of
 # another dtype (a 0-d float32 one), except as the second operand of mul and div, which
-# PyTorch reads unrounded (``original_scalar_value<opmath_t>``). add's alpha follows
-# PyTorch's vectorized loop, which takes it as a bfloat16; torch's scalar loop keeps it
-# in float32, and that loop serves the elements past the last full vector (32 bfloat16
-# on AVX-512), so every tensor of fewer: there ``sub(x, 2.5, alpha=0.3)`` can be a step apart.
+# PyTorch reads unrounded (``original_scalar_value<opmath_t>``). add's alpha is a
+# bfloat16 too, and torch's vector and scalar loops scale by it differently (NOTE [ alpha
+# in the two loops ] in opmath.py).
 # Where ember differs: torch kernels that round between steps (rsqrt, x ** 3, prod,
 # logsumexp, log_softmax's sum) or use other float32 approximations (gelu, silu) can
 # end one bfloat16 step away (tests/core/test_bfloat16.py lists them); .numpy() refuses

@@ -45,6 +45,8 @@ def promote(op, kernel, inputs, arrays, attrs, target):
     only the second operand of an opmath op (mul, div), when 0-d, is read unrounded,
     as PyTorch's kernels read a CPU scalar's original value
     (``original_scalar_value<opmath_t>``). Python numbers: ``_scalars_of``."""
+    if op.qualname in ALPHA_OPS and attrs.get("alpha", 1) != 1 and any(a.__class__ is np.ndarray for a in arrays):
+        kernel = _alpha_in_two_loops(kernel, arrays, target)
     kernel = in_opmath(kernel, target, op.opmath is not UNROUNDED)
     cast = []
     position = 0
@@ -58,27 +60,63 @@ def promote(op, kernel, inputs, arrays, attrs, target):
             a = fit_int(a, OPMATH)
         cast.append(a)
         position += 1
-    if target is BFLOAT16_NP and not op.opmath:
-        return kernel, kernel, _rounded_scalars(cast), _rounded_alpha(attrs)
+    if not op.opmath:  # every bfloat16 op that is not opmath; float16 add and sub with alpha
+        return kernel, kernel, _rounded_scalars(cast, target), _rounded_alpha(attrs, target)
     return kernel, kernel, cast, attrs
 
 
-def _rounded_scalars(arrays):
-    """A bfloat16 op that is not opmath takes a Python float operand rounded to
-    bfloat16 first, as PyTorch converts it to the common dtype (x + 0.1 adds
+def _rounded_scalars(arrays, target):
+    """An op that is not opmath takes a Python float operand rounded to its reduced
+    type first, as PyTorch converts it to the common dtype (x + 0.1 adds
     bfloat16(0.1)); an opmath op (mul, div, ...) keeps it in float32 (NOTE [ bfloat16 ]
-    in dtypes.py). NumPy's float16 loops round it themselves."""
+    in dtypes.py)."""
     for i, a in enumerate(arrays):
         if a.__class__ is float:
-            arrays[i] = round_to_bfloat16(a)
+            arrays[i] = round_to(a, target)
     return arrays
 
 
-def _rounded_alpha(attrs):
+def _rounded_alpha(attrs, target):
+    # Scalar::to<scalar_t>: alpha in the reduced type (an int alpha too, where it has no
+    # exact value there: bfloat16 has 8 bits)
     alpha = attrs.get("alpha")
-    if alpha.__class__ is float:
-        return {**attrs, "alpha": round_to_bfloat16(alpha)}
+    if alpha.__class__ in (float, int) and round_to(alpha, target) != alpha:
+        return {**attrs, "alpha": round_to(alpha, target)}
     return attrs
+
+
+# NOTE [ alpha in the two loops ]
+# add and sub scale their second operand by alpha, which PyTorch converts to the
+# reduced type (Scalar::to<scalar_t>). Its vector function is one fused multiply-add
+# in float32, rounded once to the reduced type; its scalar function computes
+# ``self + alpha * other`` in c10::BFloat16 / c10::Half arithmetic, which rounds the
+# product to the reduced type before the sum. (A product of two bfloat16 or float16
+# values is exact in float32, so fused or not, the vector function rounds once.) Which
+# function computes an element depends on its place in the row TensorIterator walks:
+# NOTE [ Vectorized and scalar loops ] in native/support/cpu_loops.py. Every tensor of
+# fewer than 32 elements, and the last ``n % 32`` of a contiguous one, take the scalar
+# function, so ``sub(x, 2.5, alpha=0.3)`` is a step apart there from the fused result.
+ALPHA_OPS = frozenset(("aten::add", "aten::sub"))
+
+
+def _alpha_in_two_loops(kernel, arrays, target):
+    """``kernel`` (add or sub, ``a <op> alpha * b`` on OPMATH arrays) computing each
+    element as PyTorch's loop for it does: NOTE [ alpha in the two loops ]. ``arrays``:
+    the operands as the op received them, whose layout decides the loops."""
+    from ember.native.support.cpu_loops import scalar_loop_mask
+
+    layouts = [(a.shape, tuple(s // a.itemsize for s in a.strides)) if a.__class__ is np.ndarray else ((), ())
+               for a in arrays]
+    scalar = scalar_loop_mask(np.broadcast_shapes(*(shape for shape, _ in layouts)), layouts, target.itemsize)
+
+    def run(a, b, alpha=1):
+        fused = kernel(a, b, alpha=alpha)
+        if not scalar.any():
+            return fused
+        product = b * alpha
+        product = round_to(product, target) if product.__class__ is float else product.astype(target).astype(OPMATH)
+        return np.where(scalar, kernel(a, product), fused)
+    return run
 
 
 def unpromoted(op, kernel, arrays, array_type, reduced):
@@ -123,7 +161,13 @@ def is_reduced(dtype):
 def round_to_bfloat16(value):
     """A Python float rounded to the nearest bfloat16 (ties to even), as a Python float.
     Through float32 first, as c10::BFloat16 converts a double."""
-    return float(np.float32(value).astype(BFLOAT16_NP))
+    return round_to(value, BFLOAT16_NP)
+
+
+def round_to(value, reduced):
+    """A Python number rounded to the nearest value of the NumPy dtype ``reduced``
+    (ties to even), as a Python float; through float32 first, as c10 converts a double."""
+    return float(np.float32(value).astype(reduced))
 
 
 def _round_to(array, reduced):

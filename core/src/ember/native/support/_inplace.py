@@ -290,8 +290,10 @@ def try_fast_inplace(target, ufunc_name, other, alpha=1):
                                                        else "int_to_float"))
     if not dtypes.can_cast(result, dtypes.from_numpy_dtype(target._data.dtype)):
         return None  # the general path raises PyTorch's error
-    if result.np in dtypes.REDUCED_FLOATS and ufunc_name == "multiply" or result is dtypes.bfloat16:
-        return None  # mul computes float16 in float32 (NOTE [ opmath ] in opmath.py), bfloat16 everything
+    if result.np in dtypes.REDUCED_FLOATS and (ufunc_name == "multiply" or alpha != 1) or result is dtypes.bfloat16:
+        # mul computes float16 in float32 (NOTE [ opmath ] in opmath.py), bfloat16 everything, and
+        # alpha takes two loops (NOTE [ alpha in the two loops ])
+        return None
     a = target._data
     if ufunc_name == "subtract" and (a.dtype.kind == "b" or other.__class__ is bool
                                      or isinstance(other, Tensor) and operand.dtype.kind == "b"):
