@@ -15,7 +15,8 @@ core ops.
 
 import ember
 from ember.autograd.grad_mode import grad_state
-from ember.dtypes import SCALAR_TYPE_NAMES, finfo_of
+from ember.dtypes import OPMATH, REDUCED_FLOATS, SCALAR_TYPE_NAMES, finfo_of
+from ember.opmath import round_to
 from ember_norm.ops.batch_norm import batch_norm as _batch_norm_op
 from ember_norm.ops.batch_norm import batch_norm_stats
 from ember_norm.ops.group_norm import group_norm as _group_norm_op
@@ -124,7 +125,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                                running_var=running_var, weight=weight, bias=bias)
         _check_dtypes("batch_norm", input, weight, bias, running_mean, running_var)
         _check_running_stats_grad(running_mean, running_var)
-    if training:
+    if training and _statistics_in_reduced_type(input, (running_mean, running_var, weight, bias)):
+        mean, invstd, unbiased_var = _reduced_batch_statistics(input, eps)
+        _update_reduced_running_stats(running_mean, running_var, mean, unbiased_var, momentum)
+    elif training:
         mean, invstd, unbiased_var = batch_norm_stats(input, eps=eps)
         # An empty batch says nothing about the statistics: leave them as they are
         # (torch).
@@ -192,6 +196,58 @@ def _update_running_stats(running_mean, running_var, mean, unbiased_var, momentu
             running_mean.mul_(1 - momentum).add_(mean, alpha=momentum)
         if running_var is not None:
             running_var.mul_(1 - momentum).add_(unbiased_var, alpha=momentum)
+
+
+# NOTE [ Batch statistics of a reduced-precision batch ]
+# When the input and every channel vector are bfloat16, torch's CPU batch norm keeps its
+# statistics in that type (its ``param_t``): the mean, computed in float32, is
+# rounded; the sum of squared deviations (from the unrounded mean) is rounded, then
+# divided by the count, itself converted to the reduced type (c10's ``BFloat16 /
+# int64_t``: 257 values divide by 256), and rounded again; ``1 / sqrt(var + eps)`` is
+# computed in float32 from that and rounded; the unbiased variance is the rounded sum
+# over the rounded ``count - 1``. The running statistics move in that type's arithmetic:
+# each product and sum rounded, momentum and ``1 - momentum`` too, but for the variance,
+# whose ``momentum * unbiased`` torch adds in float32 before it rounds. The output is then
+# ``x * alpha + beta`` in float32 from the rounded statistics (the op), rounded once.
+# With float32 channel vectors (mixed types) everything stays in float32. For float16
+# torch rounds only the mean and ``1 / sqrt(var + eps)`` (the variance stays float32), which
+# is what the batch_norm_stats op gives (opmath rounds its outputs). Measured on 2-d
+# (N, C) bfloat16 inputs, where torch takes another reduction, an output value in a
+# few hundred can still be a step apart.
+
+
+def _statistics_in_reduced_type(input, vectors):
+    dtype = input.dtype
+    return dtype is ember.bfloat16 and input.numel() > 0 and all(t is None or t.dtype is dtype for t in vectors)
+
+
+def _reduced_batch_statistics(input, eps):
+    """``(mean, invstd, unbiased_var)`` of a float16/bfloat16 batch in its own type (NOTE
+    [ Batch statistics of a reduced-precision batch ]), outside autograd."""
+    dtype = input.dtype
+    with ember.no_grad():
+        x = input.detach().float()
+        dims = [0] + list(range(2, x.dim()))
+        count = x.numel() // x.shape[1]
+        mean = x.mean(dims)
+        centered = x - mean.reshape([1, -1] + [1] * (x.dim() - 2))
+        square_sum = (centered * centered).sum(dims).to(dtype)
+        var = square_sum / round_to(count, dtype.np)
+        invstd = (var.float() + eps).rsqrt().to(dtype)
+        unbiased = square_sum / round_to(count - 1, dtype.np) if count > 1 else square_sum * float("nan")
+    return mean.to(dtype), invstd, unbiased
+
+
+def _update_reduced_running_stats(running_mean, running_var, mean, unbiased_var, momentum):
+    """The running statistics moved in their reduced type's arithmetic (NOTE [ Batch
+    statistics of a reduced-precision batch ])."""
+    with ember.no_grad():
+        step = round_to(momentum, mean.dtype.np)
+        keep = round_to(1 - step, mean.dtype.np)
+        if running_mean is not None:
+            running_mean.copy_(mean * step + running_mean * keep)
+        if running_var is not None:
+            running_var.copy_(unbiased_var.float() * step + (running_var * keep).float())
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
@@ -276,7 +332,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     shape = _as_shape(normalized_shape, "layer_norm")
     _check_normalized_shape(input, shape, weight, bias, "*, ")
     _check_dtypes("LayerNormKernelImpl", input, weight, bias)
-    mean, rstd = layer_norm_stats(input, normalized_ndim=len(shape), eps=eps)
+    mean, rstd = _row_statistics(input, len(shape), eps)
     return _layer_norm_op(input, weight, bias, mean, rstd, normalized_ndim=len(shape),
                           eps=eps)
 
@@ -310,15 +366,40 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                                f"{list(input.shape)}")
     _check_dtypes("GroupNormKernelImpl", input, weight, bias)
     rows = input.reshape(n, num_groups, input.numel() // max(n * num_groups, 1))
-    mean, rstd = layer_norm_stats(rows, normalized_ndim=1, eps=eps)
+    mean, rstd = _row_statistics(rows, 1, eps)
     return _group_norm_op(input, weight, bias, mean, rstd, num_groups=num_groups,
                           eps=eps)
+
+
+# NOTE [ Row statistics of a reduced-precision input ]
+# torch's layer and group norm kernels take the mean and variance of each row with a
+# float32 Welford pass, which for the short rows of float16 and bfloat16 inputs is in
+# effect their exact value rounded to float32; ember's float32 statistics (one pass,
+# E[x^2] - mean^2, NOTE [ Layer norm statistics in one pass, checked ]) can be an ulp or
+# two away, which a reduced-precision output shows about once in a thousand values. So
+# for those inputs the statistics are computed in float64 and rounded to float32, and
+# ``1 / sqrt(var + eps)`` in float32 from the rounded variance, as torch's.
+
+
+def _row_statistics(input, normalized_ndim, eps):
+    """``(mean, rstd)`` of the rows of ``input`` for the layer and group norm ops, outside
+    autograd (NOTE [ Row statistics of a reduced-precision input ])."""
+    if input.dtype is not ember.bfloat16 and input.dtype is not ember.float16 or input.numel() == 0:
+        return layer_norm_stats(input, normalized_ndim=normalized_ndim, eps=eps)
+    with ember.no_grad():
+        x = input.detach().double()
+        dims = list(range(x.dim() - normalized_ndim, x.dim()))
+        mean = x.mean(dims, keepdim=True)
+        centered = x - mean
+        var = (centered * centered).mean(dims, keepdim=True)
+        return mean.float(), (var.float() + eps).rsqrt()
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``x / sqrt(mean(x ** 2) + eps) * weight`` over the trailing ``normalized_shape`` dims.
 
-    ``eps=None`` uses the machine epsilon of the input's dtype, as PyTorch does. Runs the
+    ``eps=None`` uses the machine epsilon of the dtype it computes in (float32 for float16
+    and bfloat16), as PyTorch does. Runs the
     fused ``norm::rms_norm`` op (ops/rms_norm.py).
 
     >>> import ember
@@ -327,8 +408,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     """
     shape = _as_shape(normalized_shape, "rms_norm")
     _check_normalized_shape(input, shape, weight, None, "*")
-    if eps is None:
-        eps = float(finfo_of(input.dtype.np).eps)
+    if eps is None:  # the epsilon of the type it computes in: float32 for float16 and bfloat16
+        eps = float(finfo_of(input.dtype.np if input.dtype.np not in REDUCED_FLOATS else OPMATH).eps)
     if weight is not None and weight.dtype != input.dtype:  # torch computes in the input's dtype
         weight = weight.to(input.dtype)
     return _rms_norm_op(input, weight, normalized_ndim=len(shape), eps=eps)

@@ -103,9 +103,12 @@ def layer_norm(xp, input, weight, bias, mean, rstd, *, normalized_ndim, eps):
     ...                           eps=0.0), normalized_ndim=1, eps=0.0)
     tensor([[-1.,  1.]])
     """
-    # One new array and three passes in place on it: NOTE [ Layer norm passes ].
-    out = _rows(input, normalized_ndim) - mean.reshape(-1, 1)
-    out *= rstd.reshape(-1, 1)
+    # One new array and three passes in place on it: NOTE [ Layer norm passes ]. As torch's
+    # kernel, x * rstd - mean * rstd rather than (x - mean) * rstd: in float32 the two
+    # differ in the last bit, which a bfloat16 result can show.
+    rstd = rstd.reshape(-1, 1)
+    out = _rows(input, normalized_ndim) * rstd
+    out -= mean.reshape(-1, 1) * rstd
     if weight is not None:
         out *= weight.reshape(-1)
     if bias is not None:
