@@ -1,9 +1,10 @@
 """sort, argsort, msort, topk, kthvalue (ember/native/sorting.py) against PyTorch:
-values, indices (PyTorch's stable order for ties), NaN and infinity ordering,
+values, indices (ties in PyTorch's order: stable, or its CPU kernels' unstable one), NaN and infinity ordering,
 gradients, 0-d, empty and non-contiguous inputs, and the errors."""
 
 import numpy as np
 import pytest
+import torch
 
 import ember
 from ember.autograd import gradcheck
@@ -174,3 +175,76 @@ def test_topk_and_kthvalue_return_new_tensors(op):
 def test_kthvalue_of_bool(shape, k):
     # A 0-d input never reaches the kernel (that has no bool version), as in PyTorch.
     assert_parity(lambda lib, x: x.kthvalue(k), np.ones(shape, dtype=bool))
+
+
+# --- the order of ties (NOTE [ The order of ties ]) -----------------------------------------------
+def _tied_values(rng, dtype, shape):
+    """Few distinct values, so most lines have ties; floats with NaN, -0.0 and 0.0."""
+    if dtype == "bool":
+        return torch.from_numpy(rng.integers(0, 2, shape).astype(bool))
+    if dtype in ("float32", "float64", "bfloat16"):
+        values = rng.integers(-3, 3, shape).astype(np.float64)
+        values[rng.random(shape) < 0.1] = np.nan
+        values[rng.random(shape) < 0.1] = -0.0
+        return torch.from_numpy(values).to(getattr(torch, dtype))
+    return torch.from_numpy(rng.integers(0, 5, shape)).to(getattr(torch, dtype))
+
+
+def _as_ember(t):
+    if t.dtype == torch.bfloat16:
+        return ember.tensor(t.float().numpy()).bfloat16()
+    return ember.tensor(t.numpy())
+
+
+def _same_values(ours, theirs):
+    ours, theirs = ours.float().numpy(), theirs.float().numpy()
+    np.testing.assert_array_equal(ours, theirs)
+    number = ~np.isnan(theirs)
+    np.testing.assert_array_equal(np.signbit(ours[number]), np.signbit(theirs[number]))  # -0.0 where torch's
+
+
+TIE_DTYPES = ["bool", "uint8", "int32", "int64", "float32", "float64", "bfloat16"]
+TIE_SHAPES = [(16,), (17,), (40,), (300,), (3, 50), (50, 3), (2, 5, 33), (8000,), (40000,)]
+
+
+@pytest.mark.parametrize("dtype", TIE_DTYPES)
+def test_sort_leaves_ties_where_torch_s_cpu_sort_does(dtype):
+    rng = np.random.default_rng(0)
+    for shape in TIE_SHAPES:
+        values = _tied_values(rng, dtype, shape)
+        for dim in range(values.dim()):
+            for descending in (False, True):
+                for stable in (False, True):
+                    theirs = torch.sort(values, dim=dim, descending=descending, stable=stable)
+                    ours = ember.sort(_as_ember(values), dim=dim, descending=descending, stable=stable)
+                    np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy(),
+                                                  err_msg=f"{shape} dim={dim} descending={descending}")
+                    _same_values(ours.values, theirs.values)
+                np.testing.assert_array_equal(ember.argsort(_as_ember(values), dim, descending).numpy(),
+                                              torch.argsort(values, dim, descending).numpy())
+
+
+@pytest.mark.parametrize("dtype", TIE_DTYPES[1:])  # no bool topk, as torch
+def test_topk_picks_and_orders_ties_as_torch_s_cpu_topk(dtype):
+    rng = np.random.default_rng(1)
+    for shape in TIE_SHAPES[:-2] + [(8000,)]:
+        values = _tied_values(rng, dtype, shape)
+        for dim in range(values.dim()):
+            n = values.shape[dim]
+            for k in sorted({1, 2, min(5, n), n // 2, n}):  # partial_sort (k * 64 <= n) and nth_element
+                for largest in (True, False):
+                    for is_sorted in (True, False):
+                        theirs = torch.topk(values, k, dim=dim, largest=largest, sorted=is_sorted)
+                        ours = ember.topk(_as_ember(values), k, dim=dim, largest=largest, sorted=is_sorted)
+                        np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy(),
+                                                      err_msg=f"{shape} dim={dim} k={k} largest={largest}")
+                        _same_values(ours.values, theirs.values)
+
+
+def test_topk_gradient_flows_to_the_picked_ties():
+    values = np.array([1.0, 3.0, 3.0, 3.0, 0.0] * 20)
+    ours = ember.tensor(values, requires_grad=True)
+    theirs = torch.tensor(values, requires_grad=True)
+    ours.topk(30).values.sum().backward()
+    theirs.topk(30).values.sum().backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())

@@ -3,19 +3,69 @@
 PyTorch counterpart: aten/src/ATen/native/Sorting.cpp, TopKImpl.h and the ``sort``
 / ``topk`` / ``kthvalue`` entries of derivatives.yaml (v2.13).
 
-Every sort here is stable: equal elements keep their original order, in ascending
-and in descending order alike (PyTorch's ``stable=True``; its default sort gives the
-same values, but may order the indices of ties differently). NaN counts as larger
-than every number, so it comes last ascending and first descending, as in PyTorch.
-``topk`` selects from the sorted order and ``kthvalue`` replays PyTorch's quickselect
-(NOTE [ kthvalue's ties ]); the gradient of every op here flows back to the positions
-the selected values came from.
+NaN counts as larger than every number, so it comes last ascending and first
+descending, and -0.0 equals 0.0, as in PyTorch. ``sort(stable=True)`` keeps equal
+elements in their original order, ascending and descending alike; the default sort,
+``topk`` and ``kthvalue`` leave them in the order PyTorch's CPU kernels do (NOTE [ The
+order of ties ], NOTE [ kthvalue's ties ]). The gradient of every op here flows back to
+the positions the selected values came from.
 """
 
 import collections
 
+import numpy as np
+
 from ember.dispatcher import NONE, Op
+from ember.dtypes import is_floating_array
+from ember.native.support import std_sort
 from ember.tensor import _wrap_dim
+
+# NOTE [ The order of ties ]
+# PyTorch's CPU sort with stable=False sorts each line's (value, index) pairs with
+# ``std::sort`` and a comparator that puts NaN above every number; its topk fills a
+# vector of pairs and calls ``std::partial_sort`` (when k * 64 <= n) or
+# ``std::nth_element`` followed, for sorted=True, by ``std::sort`` of the first k - 1.
+# Neither is stable, so the indices of equal values come out in whatever order those
+# algorithms leave them (libstdc++'s: NOTE [ Replaying libstdc++'s sorts ] in
+# native/support/std_sort.py). ember sorts stably with NumPy first: a line whose sorted
+# values have no two equal neighbours has only one order, and a line of at most 16 values
+# is only insertion-sorted by std::sort, which is stable; only the other lines are
+# replayed, in Python, on dense integer ranks of the values. torch sorts a 1-d integer
+# tensor of 32768 values or more ascending with fbgemm's radix sort instead, which is
+# stable. topk's sorted=False order is replayed on every line (it is not sorted).
+RADIX_SORT_MIN = 32768  # at::internal::GRAIN_SIZE
+
+
+def comparison_ranks(values, descending=False):
+    """Dense integer ranks of an array, NaN above every number (-0.0 and 0.0 one rank),
+    negated for a descending order: keys whose ``<`` is PyTorch's sort comparator."""
+    values = np.asarray(values)
+    nan = np.isnan(values) if is_floating_array(values.dtype) else np.zeros(values.shape, dtype=bool)
+    _, rank = np.unique(np.where(nan, 0, values), return_inverse=True)
+    rank = rank.reshape(values.shape).astype(np.int64)
+    rank[nan] = rank.max(initial=0) + 1
+    return -rank if descending else rank
+
+
+def std_sort_lines(keys, order):
+    """Replay ``std::sort`` on each row of ``keys`` (2-d ranks), starting from each row of
+    ``order`` (the positions, as a list of lists), in place."""
+    for line_keys, line in zip(keys, order):
+        std_sort.sort(line_keys, line, 0, len(line))
+
+
+def topk_order(keys, k, sorted=True):
+    """The positions of one line's ``keys`` (a list) in the order torch's topk kernel
+    leaves them, its ``k`` picks first (NOTE [ The order of ties ])."""
+    n = len(keys)
+    order = list(range(n))
+    if k * 64 <= n:
+        std_sort.partial_sort(keys, order, 0, k, n)
+    else:
+        std_sort.nth_element(keys, order, 0, k - 1, n)
+        if sorted:
+            std_sort.sort(keys, order, 0, k - 1)
+    return order
 
 return_types_sort = collections.namedtuple("sort", ["values", "indices"])
 return_types_topk = collections.namedtuple("topk", ["values", "indices"])
@@ -33,10 +83,37 @@ def _stable_argsort(xp, a, dim, descending):
     return (a.shape[dim] - 1) - xp.flip(reversed_order, axis=dim)
 
 
-def _sort_kernel(xp, a, dim, descending):
+def _torch_order(xp, a, dim, descending, indices):
+    """``indices`` (a stable order) with the lines that have ties reordered as PyTorch's
+    unstable CPU sort leaves them (NOTE [ The order of ties ])."""
+    n = a.shape[dim]
+    radix = a.ndim == 1 and not descending and n >= RADIX_SORT_MIN and a.dtype.kind in "iu"
+    if n <= std_sort.SMALL or radix or xp is not np:
+        return indices
+    values = np.moveaxis(a, dim, -1).reshape(-1, n)
+    order = np.moveaxis(indices, dim, -1).reshape(-1, n)
+    ordered = np.take_along_axis(values, order, axis=1)
+    tied = ordered[:, 1:] == ordered[:, :-1]
+    if is_floating_array(ordered.dtype):
+        tied |= np.isnan(ordered[:, 1:]) & np.isnan(ordered[:, :-1])
+    lines = np.flatnonzero(tied.any(axis=1))
+    if lines.size == 0:
+        return indices
+    keys = comparison_ranks(values[lines], descending).tolist()
+    replayed = [list(range(n)) for _ in range(lines.size)]
+    std_sort_lines(keys, replayed)
+    order = order.copy()
+    order[lines] = replayed
+    moved = np.moveaxis(indices, dim, -1).shape
+    return np.moveaxis(order.reshape(moved), -1, dim)
+
+
+def _sort_kernel(xp, a, dim, descending, stable=False):
     if a.ndim == 0:
         return a.copy(), xp.zeros((), dtype="int64")
     indices = _stable_argsort(xp, a, dim, descending)
+    if not stable:
+        indices = _torch_order(xp, a, dim, descending, indices)
     values, indices = xp.take_along_axis(a, indices, axis=dim), indices.astype("int64", copy=False)
     # PyTorch's sort writes into empty_like(input): the input's layout (NOTE [ preserve_format ]).
     from ember.memory_format import contiguous_strides, preserved_strides, with_layout
@@ -67,14 +144,19 @@ SORT = Op("aten::sort", _sort_kernel, _sort_backward, promote=NONE, save="output
 
 def sort(input, dim=-1, descending=False, *, stable=False):
     """Sorted values along ``dim`` and the indices they came from, a ``(values,
-    indices)`` named tuple. Always stable (``stable`` is accepted for PyTorch's
-    signature); NaN sorts as the largest value.
+    indices)`` named tuple; NaN sorts as the largest value. ``stable=True`` keeps equal
+    values in their original order; the default leaves them as PyTorch's CPU sort does
+    (NOTE [ The order of ties ]).
 
     >>> import ember
     >>> ember.tensor([3., 1., 2., 1.]).sort(descending=True)
     sort(values=tensor([3., 2., 1., 1.]), indices=tensor([0, 2, 1, 3]))
     """
     dim = _wrap_dim(dim, input.ndim)
+    if stable is None:
+        stable = False
+    if stable:
+        return return_types_sort(*SORT(input, dim=dim, descending=descending, stable=True))
     return return_types_sort(*SORT(input, dim=dim, descending=descending))
 
 
@@ -102,14 +184,44 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     size = input.shape[dim] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
-    values, indices = sort(input, dim, descending=largest)
-    if input.ndim:
-        # New tensors, not views of the sorted ones (PyTorch's topk allocates its outputs).
-        from ember.memory_format import contiguous_format
+    if input.ndim == 0:
+        values, indices = sort(input, dim, descending=largest)
+        return return_types_topk(values, indices)
+    return return_types_topk(*TOPK(input, k=k, dim=dim, largest=bool(largest), sorted=bool(sorted)))
 
-        values = values.narrow(dim, 0, k).clone(memory_format=contiguous_format)
-        indices = indices.narrow(dim, 0, k).clone(memory_format=contiguous_format)
-    return return_types_topk(values, indices)
+
+def _topk_kernel(xp, a, k, dim, largest, sorted):
+    indices = _topk_indices(xp, a, k, dim, largest, sorted)
+    return xp.ascontiguousarray(xp.take_along_axis(a, indices, axis=dim)), indices
+
+
+def _topk_indices(xp, a, k, dim, largest, sorted):
+    """The indices torch's topk returns along ``dim`` (NOTE [ The order of ties ])."""
+    n = a.shape[dim]
+    stable = _stable_argsort(xp, a, dim, largest)
+    picked = xp.take(stable, xp.arange(k), axis=dim)
+    if xp is not np or k == 0:
+        return xp.ascontiguousarray(picked.astype("int64", copy=False))
+    values = np.moveaxis(a, dim, -1).reshape(-1, n)
+    order = np.moveaxis(stable, dim, -1).reshape(-1, n)
+    ordered = np.take_along_axis(values, order, axis=1)
+    # the stable answer is torch's unless equal values meet within the first k + 1
+    # (or the order is not sorted at all)
+    head = ordered[:, :min(k + 1, n)]
+    tied = head[:, 1:] == head[:, :-1]
+    if is_floating_array(head.dtype):
+        tied |= np.isnan(head[:, 1:]) & np.isnan(head[:, :-1])
+    lines = np.arange(values.shape[0]) if not sorted and k * 64 > n else np.flatnonzero(tied.any(axis=1))
+    result = order[:, :k].copy()
+    if lines.size:
+        keys = comparison_ranks(values[lines], largest).tolist()
+        result[lines] = [topk_order(line, k, sorted)[:k] for line in keys]
+    shape = np.moveaxis(stable, dim, -1).shape[:-1] + (k,)
+    return np.ascontiguousarray(np.moveaxis(result.reshape(shape), -1, dim).astype(np.int64))
+
+
+# the gradient of each picked value goes back where it came from, as sort's
+TOPK = Op("aten::topk", _topk_kernel, _sort_backward, promote=NONE, save="outputs", num_outputs=2)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
