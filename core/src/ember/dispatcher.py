@@ -381,8 +381,9 @@ def _promote(op, call, kernel, inputs, arrays, attrs):
     except dtypes.NoKernel as error:  # NOTE [ Barebones dtypes ] in dtypes.py
         message = f'"{op.name}" not implemented for \'{error}\' {_NO_KERNEL}'
         raise NotImplementedError(message) from None
+    # float16 add and sub with alpha too: NOTE [ alpha in the two loops ] in opmath.py
     if target is _BFLOAT16 or (op.opmath and target in dtypes.REDUCED_FLOATS) or (
-            target is _FLOAT16 and attrs and op.qualname in opmath.ALPHA_OPS):  # NOTE [ alpha in the two loops ]
+            target is _FLOAT16 and attrs and op.qualname in opmath.ALPHA_OPS):
         return opmath.promote(op, kernel, inputs, arrays, attrs, target)
     cast = []  # a loop, not a comprehension: one Python frame less per promoted op
     for x, a in zip(inputs, arrays):

@@ -105,16 +105,24 @@ def _alpha_in_two_loops(kernel, arrays, target):
     the operands as the op received them, whose layout decides the loops."""
     from ember.native.support.cpu_loops import scalar_loop_mask
 
-    layouts = [(a.shape, tuple(s // a.itemsize for s in a.strides)) if a.__class__ is np.ndarray else ((), ())
-               for a in arrays]
-    scalar = scalar_loop_mask(np.broadcast_shapes(*(shape for shape, _ in layouts)), layouts, target.itemsize)
+    layouts = []
+    for a in arrays:  # (shape, element strides); a Python number is a 0-d operand
+        if a.__class__ is np.ndarray:
+            layouts.append((a.shape, tuple(s // a.itemsize for s in a.strides)))
+        else:
+            layouts.append(((), ()))
+    shape = np.broadcast_shapes(*(shape for shape, _ in layouts))
+    scalar = scalar_loop_mask(shape, layouts, target.itemsize)
 
     def run(a, b, alpha=1):
-        fused = kernel(a, b, alpha=alpha)
+        fused = kernel(a, b, alpha=alpha)  # the vector loop: rounded once
         if not scalar.any():
             return fused
-        product = b * alpha
-        product = round_to(product, target) if product.__class__ is float else product.astype(target).astype(OPMATH)
+        product = b * alpha  # the scalar loop: alpha * b rounded first
+        if product.__class__ is float:
+            product = round_to(product, target)
+        else:
+            product = product.astype(target).astype(OPMATH)
         return np.where(scalar, kernel(a, product), fused)
     return run
 

@@ -125,9 +125,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                                running_var=running_var, weight=weight, bias=bias)
         _check_dtypes("batch_norm", input, weight, bias, running_mean, running_var)
         _check_running_stats_grad(running_mean, running_var)
-    if training and _statistics_in_reduced_type(input, (running_mean, running_var, weight, bias)):
+    vectors = (running_mean, running_var, weight, bias)
+    if training and _statistics_in_reduced_type(input, vectors):
         mean, invstd, unbiased_var = _reduced_batch_statistics(input, eps)
-        _update_reduced_running_stats(running_mean, running_var, mean, unbiased_var, momentum)
+        _update_reduced_running_stats(running_mean, running_var, mean, unbiased_var,
+                                      momentum)
     elif training:
         mean, invstd, unbiased_var = batch_norm_stats(input, eps=eps)
         # An empty batch says nothing about the statistics: leave them as they are
