@@ -15,6 +15,7 @@ a differentiable entry also compare the gradients of every input for one fixed c
 (two torch runs from different seeds differ) is compared by shape and dtype only.
 """
 
+import dataclasses
 import numbers
 import types
 
@@ -267,6 +268,11 @@ def to_ember(value, leaves=None, seen=None):
         raise Missing("a sample with a torch.Generator")
     if isinstance(value, torch.nn.Module):
         return _module_to_ember(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # LinearCrossEntropyOptions
+        cls = getattr(ember.nn, type(value).__name__, None)
+        if cls is None:
+            raise Missing(f"a sample passing a torch {type(value).__name__}")
+        return cls(**{f.name: to_ember(getattr(value, f.name), leaves, seen) for f in dataclasses.fields(value)})
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
         return type(value)(to_ember(v, leaves, seen) for v in value)
     if isinstance(value, dict):

@@ -153,7 +153,7 @@ def test_ops_are_registered_under_the_loss_namespace():
     registered = infos["loss"].registered
     assert infos["loss"].status == "ok" and infos["loss"].distribution == "ember-loss"
     assert "loss::cross_entropy" in registered["ops"] and "loss::nll_loss" in registered["ops"]
-    assert sorted(registered["modules"]) == sorted(cls.__name__ for cls in modules.MODULES)
+    assert sorted(registered["modules"]) == sorted(cls.__name__ for cls in modules.MODULES + modules.OPTIONS)
     assert sorted(registered["functionals"]) == sorted(fn.__name__ for fn in functional.FUNCTIONALS)
     assert ember.ops.loss.cross_entropy is ember_loss.cross_entropy.cross_entropy_op
 

@@ -51,13 +51,14 @@ _LOSS_MODULES = ("L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropy
                  "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
                  "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "DistillationLoss", "SoftMarginLoss",
                  "HingeEmbeddingLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",
-                 "TripletMarginWithDistanceLoss", "CTCLoss")
+                 "TripletMarginWithDistanceLoss", "CTCLoss", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions")
 _LOSS_FUNCTIONALS = ("l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
                      "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
                      "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss",
                      "poisson_nll_loss", "gaussian_nll_loss", "distillation_loss", "soft_margin_loss",
                      "hinge_embedding_loss", "multi_margin_loss", "multilabel_margin_loss",
-                     "multilabel_soft_margin_loss", "triplet_margin_with_distance_loss", "ctc_loss")
+                     "multilabel_soft_margin_loss", "triplet_margin_with_distance_loss", "ctc_loss",
+                     "linear_cross_entropy")
 
 
 _OPTIMIZERS = ("Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",

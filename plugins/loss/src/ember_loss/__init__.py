@@ -34,7 +34,7 @@ def ember_register_functionals(register):
 
 @hookimpl
 def ember_register_modules(register):
-    from ember_loss.modules import MODULES
+    from ember_loss.modules import MODULES, OPTIONS
 
-    for cls in MODULES:
+    for cls in MODULES + OPTIONS:
         register(cls)

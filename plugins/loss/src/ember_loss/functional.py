@@ -12,6 +12,7 @@ from ember_loss.distillation import distillation_loss
 from ember_loss.embedding_losses import cosine_embedding_loss, margin_ranking_loss, triplet_margin_loss
 from ember_loss.kl_div import kl_div
 from ember_loss.likelihood import gaussian_nll_loss, poisson_nll_loss
+from ember_loss.linear_cross_entropy import linear_cross_entropy
 from ember_loss.margin import (
     hinge_embedding_loss,
     multi_margin_loss,
@@ -27,6 +28,6 @@ FUNCTIONALS = (l1_loss, mse_loss, smooth_l1_loss, huber_loss, cross_entropy, nll
                binary_cross_entropy_with_logits, kl_div, cosine_embedding_loss, margin_ranking_loss,
                triplet_margin_loss, poisson_nll_loss, gaussian_nll_loss, distillation_loss, soft_margin_loss,
                hinge_embedding_loss, multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss,
-               triplet_margin_with_distance_loss, ctc_loss)
+               triplet_margin_with_distance_loss, ctc_loss, linear_cross_entropy)
 
 __all__ = [fn.__name__ for fn in FUNCTIONALS]

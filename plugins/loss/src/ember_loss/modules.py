@@ -6,10 +6,14 @@ PyTorch counterpart: torch/nn/modules/loss.py (v2.13). As there, ``_Loss`` keeps
 ``.to()`` and appears in ``state_dict``. The reprs are PyTorch's: ``CrossEntropyLoss()``.
 """
 
+import math
+
+import ember
 from ember.nn import Module
 from ember.nn.modules.distance import PairwiseDistance
 from ember_loss import functional as F
 from ember_loss import reduction as reductions
+from ember_loss.linear_cross_entropy import LinearCrossEntropyOptions
 
 
 class _Loss(Module):
@@ -282,7 +286,45 @@ class CTCLoss(_Loss):
                           self.zero_infinity)
 
 
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of a linear layer's logits, which it owns as ``self.linear`` (its
+    weight kept 2-d, (C * prod(out_features), in_features)); see
+    :func:`ember_loss.linear_cross_entropy.linear_cross_entropy`."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None, dtype=None,
+                 reduction="mean", weight=None, ignore_index=None, label_smoothing=0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = tuple(out_features)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        outputs = num_classes * math.prod(self.out_features)
+        self.linear = ember.nn.Linear(in_features, outputs, bias=bias, device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        linear_weight = self.linear.weight.reshape((self.num_classes, *self.out_features, self.linear.in_features))
+        bias = self.linear.bias
+        linear_bias = bias.reshape((self.num_classes, *self.out_features)) if bias is not None else None
+        return F.linear_cross_entropy(input, linear_weight, target, linear_bias=linear_bias, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
+
+
 MODULES = (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss, BCEWithLogitsLoss,
            KLDivLoss, CosineEmbeddingLoss, MarginRankingLoss, TripletMarginLoss, PoissonNLLLoss,
            GaussianNLLLoss, DistillationLoss, SoftMarginLoss, HingeEmbeddingLoss, MultiMarginLoss,
-           MultiLabelMarginLoss, MultiLabelSoftMarginLoss, TripletMarginWithDistanceLoss, CTCLoss)
+           MultiLabelMarginLoss, MultiLabelSoftMarginLoss, TripletMarginWithDistanceLoss, CTCLoss,
+           LinearCrossEntropyLoss)
+# torch.nn's configuration classes of a loss, registered beside the modules (ember.nn.<Name>)
+OPTIONS = (LinearCrossEntropyOptions,)
