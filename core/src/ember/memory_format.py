@@ -223,14 +223,11 @@ def contiguous_array(xp, a):
     return restride(xp, a, a.shape, wanted)
 
 
-def iterator_strides(shape, operands):
-    """The strides TensorIterator gives a new output of ``shape`` computed from inputs
-    with element strides ``operands`` (each broadcast to ``shape``, 0 on broadcast
-    dims): the dims sorted by the first operand that orders them (a 0 stride never
-    does), ties to the smaller size inside; then dense strides in that order.
-    (NOTE [ preserve_format ]: the same comparison as infer_dense_strides.)"""
-    ndim = len(shape)
-
+def iterator_order(shape, operands):
+    """TensorIterator's dims, fastest first, for inputs with element strides ``operands``
+    (each broadcast to ``shape``, 0 on broadcast dims): sorted by the first operand that
+    orders them (a 0 stride never does), ties to the smaller size inside. (NOTE [
+    preserve_format ]: the same comparison as infer_dense_strides.)"""
     def should_swap(dim0, dim1):
         for strides in operands:
             stride0, stride1 = strides[dim0], strides[dim1]
@@ -242,8 +239,14 @@ def iterator_strides(shape, operands):
                 return 1
         return 0
 
-    perm = _sorted_dims(ndim, should_swap)
-    if perm == list(range(ndim - 1, -1, -1)):
+    return _sorted_dims(len(shape), should_swap)
+
+
+def iterator_strides(shape, operands):
+    """The strides TensorIterator gives a new output of ``shape`` computed from inputs
+    with element strides ``operands``: dense strides in ``iterator_order``."""
+    perm = iterator_order(shape, operands)
+    if perm == list(range(len(shape) - 1, -1, -1)):
         return contiguous_strides(shape)
     return dense_strides(shape, perm)
 

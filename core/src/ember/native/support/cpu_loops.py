@@ -26,30 +26,11 @@ aten/src/ATen/TensorIterator.cpp (``reorder_dimensions``, ``coalesce_dimensions`
 
 import numpy as np
 
-from ember.memory_format import _sorted_dims
+from ember.memory_format import iterator_order
 from ember.parallel import get_num_threads
 
 GRAIN_SIZE = 32768  # at::internal::GRAIN_SIZE: fewer elements run on one thread
 VECTOR_BYTES = 32
-
-
-def iteration_order(shape, operands):
-    """TensorIterator's dims, fastest first: sorted by the operands' strides, the first
-    operand that orders two dims deciding (a broadcast dim, stride 0, never does), the
-    smaller size first where strides tie. ``operands``: element strides broadcast to
-    ``shape``, the output's first where it has any."""
-    def should_swap(dim0, dim1):
-        for strides in operands:
-            stride0, stride1 = strides[dim0], strides[dim1]
-            if stride0 == 0 or stride1 == 0:
-                continue
-            if stride0 != stride1:
-                return -1 if stride0 < stride1 else 1
-            if shape[dim0] > shape[dim1]:
-                return 1
-        return 0
-
-    return _sorted_dims(len(shape), should_swap)
 
 
 def inner_row(shape, operands, order):
@@ -91,7 +72,7 @@ def scalar_loop_mask(shape, inputs, itemsize, num_threads=None):
         lead = ndim - len(op_shape)
         operands.append(tuple(0 if d < lead or op_shape[d - lead] == 1 and shape[d] != 1 else strides[d - lead]
                               for d in range(ndim)))
-    order = iteration_order(shape, operands)
+    order = iterator_order(shape, operands)  # the output's strides first
     length, inner = inner_row(shape, operands, order)
     if not takes_vector_loop(inner):
         return np.ones(shape, dtype=bool)
