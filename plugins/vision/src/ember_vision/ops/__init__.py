@@ -9,6 +9,7 @@ from ember_vision.ops import (
     deform_conv2d_cuda,
     deform_conv2d_kernel,
     deform_conv2d_onnx,  # noqa: F401  (registers its ONNX DeformConv)
+    roi_compiled,
 )
 from ember_vision.ops import nms as _nms
 from ember_vision.ops import ps_roi_align as _ps_roi_align
@@ -50,7 +51,8 @@ OPS = deform_conv2d_kernel.OPS + (
     _ps_roi_pool.ps_roi_pool_op, _ps_roi_pool.ps_roi_pool_backward_op,
 )
 
-deform_conv2d_compiled.register()  # the cpu kernel the install built, where it did
+deform_conv2d_compiled.register()  # the cpu kernels the install built, where it did
+roi_compiled.register()
 deform_conv2d_cuda.register()  # the CUDA kernel, where CuPy is
 
 __all__ = [

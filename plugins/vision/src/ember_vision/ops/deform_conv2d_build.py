@@ -1,7 +1,9 @@
-"""The ahead-of-time build of deform_conv2d's compiled sampling loop: numba's ``pycc``
-compiles ``deform_conv2d_loops.deformable_im2col`` for float32 and float64 into one
-extension module, with the digest of the loops' source, which the loader compares
-before using it (ember_vision/ops/deform_conv2d_compiled.py). setup.py calls ``build``.
+"""The ahead-of-time build of ember-vision's compiled loops: numba's ``pycc`` compiles
+each loop a loops module lists in ``EXPORTS`` (deform_conv2d_loops.py: the sampling loop
+and the backward's two; roi_loops.py: roi_align's and roi_pool's backward) for float32
+and float64 into one extension module, with the digest of the loops' source, which the
+loader compares before using it (ember_vision/ops/deform_conv2d_compiled.py,
+roi_compiled.py). setup.py calls ``build`` once per module.
 
 PyTorch counterpart: torch/utils/cpp_extension.py (``BuildExtension``, v2.13), as
 torchvision's setup.py uses it (``get_extensions``: the C++ and CUDA sources compiled into
@@ -25,9 +27,28 @@ def source_digest(path=LOOPS):
         return int(hashlib.sha256(source.read()).hexdigest()[:15], 16)
 
 
+def load_built(module_name, digest, loops_file):
+    """The built extension module ``module_name``, or None where it is missing or was
+    built from another ``loops_file`` than today's, whose ``source_digest`` is ``digest``
+    (with a warning: the reference kernels serve)."""
+    import importlib
+    import warnings
+
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    if module.source_digest() != digest:
+        warnings.warn(f"{module_name} was built from another {loops_file} than today's: the reference kernels serve on "
+                      "the cpu; reinstall ember-vision to build it again", RuntimeWarning, stacklevel=3)
+        return None
+    return module
+
+
 def build(path, loops):
-    """Compile ``loops.deformable_im2col`` (the loops module, imported by the caller) for
-    float32 and float64, and the digest of its source, into the extension file ``path``."""
+    """Compile every ``(name, loop, signature)`` of ``loops.EXPORTS`` (the loops module,
+    imported by the caller) for float32 and float64 as ``<name>_<dtype>``, and the digest
+    of the module's source, into the extension file ``path``."""
     import warnings
 
     with warnings.catch_warnings():  # pycc is "pending deprecation", with no replacement yet
@@ -37,9 +58,10 @@ def build(path, loops):
         extension = CC(os.path.basename(path).split(".")[0])
     extension.output_dir, extension.output_file = os.path.split(path)
     extension.target_cpu = os.environ.get("EMBER_NUMBA_TARGET_CPU", "host")
-    for dtype in ("float32", "float64"):
-        extension.export(f"deformable_im2col_{dtype}", loops.SIGNATURE.format(t=dtype))(loops.deformable_im2col)
+    for name, loop, signature in loops.EXPORTS:
+        for dtype in ("float32", "float64"):
+            extension.export(f"{name}_{dtype}", signature.format(t=dtype))(loop)
     namespace = {}
-    exec(f"def digest():\n    return {source_digest()}\n", namespace)
+    exec(f"def digest():\n    return {source_digest(loops.__file__)}\n", namespace)
     extension.export("source_digest", "i8()")(namespace["digest"])
     extension.compile()

@@ -1,7 +1,8 @@
-"""deform_conv2d's compiled cpu kernel: the reference's forward with its sampling step
-(``deformable_im2col``) run by the loop ember-vision's build compiled ahead of time
-(``ember_vision._deform_conv2d_compiled``), registered for "cpu" when that module is
-there and was built from today's loops.
+"""deform_conv2d's compiled cpu kernels: the reference's forward with its sampling step
+(``deformable_im2col``), and the reference's backward with its scatter and its sums over
+channels (``deformable_col2im``, ``deformable_col2im_coord``), run by the loops
+ember-vision's build compiled ahead of time (``ember_vision._deform_conv2d_compiled``),
+registered for "cpu" when that module is there and was built from today's loops.
 
 PyTorch counterpart: torchvision/csrc/ops/cpu/deform_conv2d_kernel.cpp
 (``TORCH_LIBRARY_IMPL(torchvision, CPU, m)``: the CPU kernel registered for the op)
@@ -9,34 +10,35 @@ PyTorch counterpart: torchvision/csrc/ops/cpu/deform_conv2d_kernel.cpp
 
 The loop gives the reference's columns bit for bit (NOTE [ A compiled im2col with the
 reference's bits ] in deform_conv2d_loops.py) and the GEMM is the reference's, so the
-outputs are the reference's too, run after run; the backward is the reference's on
-every device. Without a build (an install whose C compiler or numba failed, a source
-checkout never built, or loops edited since the build) the reference kernel serves the
-cpu and numba is never imported.
+outputs are the reference's too, run after run; the backward loops give the reference's
+gradients bit for bit too (NOTE [ A compiled backward with the reference's bits ]), and
+its GEMMs are the reference's own functions. Without a build (an install whose C
+compiler or numba failed, a source checkout never built, or loops edited since the
+build) the reference kernels serve the cpu and numba is never imported.
 """
-
-import importlib
-import warnings
 
 import numpy as np
 
 from ember import library
-from ember_vision.ops.deform_conv2d_build import MODULE, source_digest
-from ember_vision.ops.deform_conv2d_kernel import base_positions, deform_conv2d, deformable_im2col, forward
+from ember_vision.ops.deform_conv2d_build import MODULE, load_built, source_digest
+from ember_vision.ops.deform_conv2d_kernel import (
+    _grad_columns,
+    _grad_weight,
+    _per_group,
+    base_positions,
+    check_arguments,
+    deform_conv2d,
+    deform_conv2d_backward,
+    deformable_im2col,
+    forward,
+)
+
+FLOATS = (np.float32, np.float64)
 
 
 def load():
     """The built extension module, or None where it is missing or older than the loops."""
-    try:
-        module = importlib.import_module(MODULE)
-    except ImportError:
-        return None
-    if module.source_digest() != source_digest():
-        warnings.warn(f"{MODULE} was built from another deform_conv2d_loops.py than today's: the reference kernel "
-                      "serves deform_conv2d on the cpu; reinstall ember-vision to build it again", RuntimeWarning,
-                      stacklevel=2)
-        return None
-    return module
+    return load_built(MODULE, source_digest(), "deform_conv2d_loops.py")
 
 
 def columns_with(loop):
@@ -44,7 +46,7 @@ def columns_with(loop):
     built export for that dtype, or numba's JIT of the same loop) for float32 and
     float64 NumPy arrays, and the reference for anything else."""
     def im2col(xp, input, offset, mask, geometry):
-        if input.dtype not in (np.float32, np.float64) or xp is not np:
+        if input.dtype not in FLOATS or xp is not np:
             return deformable_im2col(xp, input, offset, mask, geometry)
         dtype = input.dtype
         n, channels = input.shape[:2]
@@ -66,15 +68,47 @@ def kernel_with(loop):
     return compiled_deform_conv2d
 
 
+def backward_with(im2col_loop, col2im_loop, coord_loop):
+    """A ``torchvision::_deform_conv2d_backward`` kernel: the reference's backward with its
+    per-element steps run by the loops (each ``loop(dtype)``, as ``columns_with`` takes
+    them), for float32 and float64 NumPy arrays; the reference for anything else."""
+    im2col = columns_with(im2col_loop)
+
+    def compiled_deform_conv2d_backward(xp, grad, input, weight, offset, mask, bias, **attrs):
+        if input.dtype not in FLOATS or xp is not np:
+            return deform_conv2d_backward.generic(xp, grad, input, weight, offset, mask, bias, **attrs)
+        g = check_arguments(input, weight, offset, mask, **attrs)
+        n, channels, height, width = input.shape
+        dtype, taps, points = input.dtype, g.kh * g.kw, g.out_h * g.out_w
+        grad_columns = _grad_columns(np, grad, weight, g)  # (N, offset groups, channels per group, taps, points)
+        masked = grad_columns * _per_group(mask, g)[:, :, None] if g.use_mask else grad_columns
+        grad_columns, masked = (np.ascontiguousarray(a.reshape(n, channels, taps, points)) for a in (grad_columns, masked))
+        offset, rows, cols = np.ascontiguousarray(offset), *base_positions(np, g, dtype)
+        unit = np.array([0, 1], dtype)
+        total = np.zeros(n * channels * height * width)  # float64, as the reference's bincount adds
+        col2im_loop(dtype)(masked, offset, rows, cols, unit, total, height, width, g.offset_groups, g.kh, g.kw)
+        grad_offset = np.zeros((n, g.offset_groups * taps, 2, points), dtype)
+        grad_mask = np.zeros((n, g.offset_groups * taps, points), dtype)
+        coord_loop(dtype)(grad_columns, masked, np.ascontiguousarray(input), offset, rows, cols, unit, grad_offset,
+                          grad_mask, g.offset_groups, g.kh, g.kw, g.use_mask)
+        columns = im2col(np, input, offset, mask, g)
+        grad_weight = _grad_weight(np, grad, columns, weight.shape, g)
+        return (total.astype(dtype).reshape(input.shape), grad_weight, grad_offset.reshape(offset.shape),
+                grad_mask.reshape(n, g.offset_groups * taps, g.out_h, g.out_w), grad.sum(axis=(0, 2, 3)))
+    return compiled_deform_conv2d_backward
+
+
 def register():
-    """Register the compiled kernel for "cpu" if the build is there; returns whether
-    it was."""
+    """Register the compiled kernels for "cpu" if the build is there; returns whether
+    they were."""
     module = load()
     if module is None:
         return False
 
-    def export(dtype):  # the build's export for float32 or float64
-        return getattr(module, f"deformable_im2col_{dtype}")
+    def export(name):  # the build's exports of one loop, by dtype
+        return lambda dtype: getattr(module, f"{name}_{dtype}")
 
-    library.register_kernel(deform_conv2d, "cpu", kernel_with(export))
+    library.register_kernel(deform_conv2d, "cpu", kernel_with(export("deformable_im2col")))
+    library.register_kernel(deform_conv2d_backward, "cpu", backward_with(
+        export("deformable_im2col"), export("deformable_col2im"), export("deformable_col2im_coord")))
     return True

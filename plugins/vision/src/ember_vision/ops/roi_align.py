@@ -130,16 +130,23 @@ def roi_align_backward_op(xp, grad, rois, *, spatial_scale, pooled_height, poole
                           height, width, sampling_ratio, aligned):
     """``(batch_size, channels, height, width)``: each output's gradient spread over the
     pixels its samples read, with their weights."""
+    attrs = _attrs(spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned)
+    return xp.asarray(backward(grad, rois, (batch_size, channels, height, width), attrs, spread_bin_sums))
+
+
+def backward(grad, rois, shape, attrs, spread):
+    """The input's gradient, ``shape`` (N, C, H, W): per roi, its samples' geometry, then
+    ``spread(plane, corners, per_bin, grid_h, grid_w)`` (``spread_bin_sums``, or a
+    compiled loop adding the same products in the same order) into its image."""
     if grad.dtype != rois.dtype:
         raise RuntimeError("grad should have the same type as rois")
     g, boxes = np.asarray(grad), np.asarray(rois)
-    grad_input = np.zeros((batch_size, channels, height, width), dtype=g.dtype)
-    attrs = _attrs(spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned)
+    grad_input = np.zeros(shape, dtype=g.dtype)
     for k, roi in enumerate(boxes):
-        corners, grid_h, grid_w = roi_samples(roi, height, width, g.dtype, **attrs)
+        corners, grid_h, grid_w = roi_samples(roi, shape[2], shape[3], g.dtype, **attrs)
         count = g.dtype.type(max(grid_h * grid_w, 1))
-        spread_bin_sums(grad_input[int(roi[0])], corners, g[k] / count, grid_h, grid_w)
-    return xp.asarray(grad_input)
+        spread(grad_input[int(roi[0])], corners, g[k] / count, grid_h, grid_w)
+    return grad_input
 
 
 def _roi_align_backward(ctx, grad):

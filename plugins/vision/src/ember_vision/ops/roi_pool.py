@@ -97,17 +97,29 @@ def roi_pool_op(xp, input, rois, *, spatial_scale, pooled_height, pooled_width):
 def roi_pool_backward_op(xp, grad, rois, argmax, *, spatial_scale, pooled_height, pooled_width, batch_size,
                          channels, height, width):
     """``(batch_size, channels, height, width)``: each output's gradient added at its argmax."""
-    if grad.dtype != rois.dtype:
-        raise RuntimeError("grad and rois must have the same dtype")
-    g, boxes, index = np.asarray(grad), np.asarray(rois), np.asarray(argmax)
-    grad_input = np.zeros((batch_size, channels, height * width), dtype=g.dtype)
+    return xp.asarray(backward(grad, rois, argmax, (batch_size, channels, height, width), spread_at_argmax))
+
+
+def spread_at_argmax(grad_input, grad, boxes, index):
+    """Add into ``grad_input`` (N, C, H * W) each output's gradient at its argmax, roi by
+    roi, channel by channel, bin by bin."""
+    channels = grad_input.shape[1]
     for k, roi in enumerate(boxes):
         plane = grad_input[int(roi[0])]
         picked = index[k].reshape(channels, -1)
         for c in range(channels):
             found = picked[c] >= 0
-            np.add.at(plane[c], picked[c][found], g[k, c].reshape(-1)[found])
-    return xp.asarray(grad_input.reshape(batch_size, channels, height, width))
+            np.add.at(plane[c], picked[c][found], grad[k, c].reshape(-1)[found])
+
+
+def backward(grad, rois, argmax, shape, spread):
+    """The input's gradient, ``shape`` (N, C, H, W), by ``spread(grad_input, grad, rois,
+    argmax)`` (``spread_at_argmax``, or a compiled loop adding in the same order)."""
+    if grad.dtype != rois.dtype:
+        raise RuntimeError("grad and rois must have the same dtype")
+    grad_input = np.zeros((shape[0], shape[1], shape[2] * shape[3]), dtype=grad.dtype)
+    spread(grad_input, np.asarray(grad), np.asarray(rois), np.asarray(argmax))
+    return grad_input.reshape(shape)
 
 
 library.register_autograd(roi_pool_op, backward_with_second_output(roi_pool_backward_op))
