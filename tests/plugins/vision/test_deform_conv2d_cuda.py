@@ -57,3 +57,29 @@ def test_empty_batch():
     x = ember.zeros(0, 2, 5, 5, device="cuda")
     out = deform_conv2d(x, ember.zeros(0, 18, 5, 5, device="cuda"), ember.ones(3, 2, 3, 3, device="cuda"), padding=1)
     assert tuple(out.shape) == (0, 3, 5, 5) and out.device.type == "cuda"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("use_mask", [False, True], ids=["dcn", "mask"])
+def test_backward_kernels_give_the_numpy_references_gradients(use_mask, dtype):
+    """The offsets' and mask's gradients bit for bit (the arithmetic of the NumPy
+    reference, in its order), the input's to one rounding (atomicAdd's order), the
+    weight's and bias's through the same GEMMs as the generic kernel on the GPU."""
+    import cupy
+
+    from ember_vision.ops.deform_conv2d_cuda import cuda_deform_conv2d_backward
+    from ember_vision.ops.deform_conv2d_kernel import deform_conv2d_backward
+
+    rng = np.random.default_rng(2)
+    arrays = [rng.standard_normal((2, 4, 8, 9)), rng.standard_normal((4, 2, 3, 3)),
+              rng.standard_normal((2, 36, 8, 5)) * 4, rng.standard_normal((2, 18, 8, 5)), rng.standard_normal(4)]
+    arrays = [a.astype(dtype) for a in arrays]
+    grad = rng.standard_normal((2, 4, 8, 5)).astype(dtype)
+    attrs = dict(ATTRS, use_mask=use_mask)
+    on_host = deform_conv2d_backward.generic(np, grad, *arrays, **attrs)
+    on_device = [cupy.asnumpy(a) for a in cuda_deform_conv2d_backward(cupy, cupy.asarray(grad),
+                                                                      *map(cupy.asarray, arrays), **attrs)]
+    assert on_device[2].tobytes() == on_host[2].tobytes() and on_device[3].tobytes() == on_host[3].tobytes()
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for index in (0, 1, 4):
+        np.testing.assert_allclose(on_device[index], on_host[index], rtol=tol, atol=tol)

@@ -22,11 +22,8 @@ import numpy as np
 from ember import library
 from ember_vision.ops.deform_conv2d_build import MODULE, load_built, source_digest
 from ember_vision.ops.deform_conv2d_kernel import (
-    _grad_columns,
-    _grad_weight,
-    _per_group,
+    backward,
     base_positions,
-    check_arguments,
     deform_conv2d,
     deform_conv2d_backward,
     deformable_im2col,
@@ -74,27 +71,25 @@ def backward_with(im2col_loop, col2im_loop, coord_loop):
     them), for float32 and float64 NumPy arrays; the reference for anything else."""
     im2col = columns_with(im2col_loop)
 
+    def col2im(xp, masked, offset, rows, cols, input_shape, g):
+        n, channels, height, width = input_shape
+        total = np.zeros(n * channels * height * width)  # float64, as the reference's bincount adds
+        col2im_loop(masked.dtype)(masked, offset, rows, cols, np.array([0, 1], masked.dtype), total, height, width,
+                                  g.offset_groups, g.kh, g.kw)
+        return total.astype(masked.dtype).reshape(input_shape)
+
+    def col2im_coord(xp, grad_columns, masked, input, offset, rows, cols, g):
+        n, dtype = input.shape[0], input.dtype
+        grad_offset = np.zeros((n, g.offset_groups * g.kh * g.kw, 2, g.out_h * g.out_w), dtype)
+        grad_mask = np.zeros((n, g.offset_groups * g.kh * g.kw, g.out_h * g.out_w), dtype)
+        coord_loop(dtype)(grad_columns, masked, input, offset, rows, cols, np.array([0, 1], dtype), grad_offset,
+                          grad_mask, g.offset_groups, g.kh, g.kw, g.use_mask)
+        return grad_offset, grad_mask
+
     def compiled_deform_conv2d_backward(xp, grad, input, weight, offset, mask, bias, **attrs):
         if input.dtype not in FLOATS or xp is not np:
             return deform_conv2d_backward.generic(xp, grad, input, weight, offset, mask, bias, **attrs)
-        g = check_arguments(input, weight, offset, mask, **attrs)
-        n, channels, height, width = input.shape
-        dtype, taps, points = input.dtype, g.kh * g.kw, g.out_h * g.out_w
-        grad_columns = _grad_columns(np, grad, weight, g)  # (N, offset groups, channels per group, taps, points)
-        masked = grad_columns * _per_group(mask, g)[:, :, None] if g.use_mask else grad_columns
-        grad_columns, masked = (np.ascontiguousarray(a.reshape(n, channels, taps, points)) for a in (grad_columns, masked))
-        offset, rows, cols = np.ascontiguousarray(offset), *base_positions(np, g, dtype)
-        unit = np.array([0, 1], dtype)
-        total = np.zeros(n * channels * height * width)  # float64, as the reference's bincount adds
-        col2im_loop(dtype)(masked, offset, rows, cols, unit, total, height, width, g.offset_groups, g.kh, g.kw)
-        grad_offset = np.zeros((n, g.offset_groups * taps, 2, points), dtype)
-        grad_mask = np.zeros((n, g.offset_groups * taps, points), dtype)
-        coord_loop(dtype)(grad_columns, masked, np.ascontiguousarray(input), offset, rows, cols, unit, grad_offset,
-                          grad_mask, g.offset_groups, g.kh, g.kw, g.use_mask)
-        columns = im2col(np, input, offset, mask, g)
-        grad_weight = _grad_weight(np, grad, columns, weight.shape, g)
-        return (total.astype(dtype).reshape(input.shape), grad_weight, grad_offset.reshape(offset.shape),
-                grad_mask.reshape(n, g.offset_groups * taps, g.out_h, g.out_w), grad.sum(axis=(0, 2, 3)))
+        return backward(np, grad, input, weight, offset, mask, bias, attrs, im2col, col2im, col2im_coord)
     return compiled_deform_conv2d_backward
 
 

@@ -251,6 +251,29 @@ def deform_conv2d_backward(xp, grad, input, weight, offset, mask, bias, *,
     return grad_input, grad_weight, grad_offset, grad_mask, grad_bias
 
 
+def backward(xp, grad, input, weight, offset, mask, bias, attrs, im2col, col2im, col2im_coord):
+    """The backward of every faster deform_conv2d kernel (compiled, CUDA): the reference's
+    GEMMs around its per-element steps, done by ``im2col`` (as ``forward`` takes it),
+    ``col2im(xp, masked, offset, rows, cols, input_shape, geometry)`` (the input's
+    gradient) and ``col2im_coord(xp, grad_columns, masked, input, offset, rows, cols,
+    geometry)`` (the offsets' and mask's gradients, (N, offset groups * taps, 2, points)
+    and (N, offset groups * taps, points)); ``masked`` is the columns' gradient times the
+    mask, both (N, C, taps, points)."""
+    g = check_arguments(input, weight, offset, mask, **attrs)
+    n, channels = input.shape[:2]
+    taps, points = g.kh * g.kw, g.out_h * g.out_w
+    grad_columns = _grad_columns(xp, grad, weight, g)
+    masked = grad_columns * _per_group(mask, g)[:, :, None] if g.use_mask else grad_columns
+    grad_columns, masked = (xp.ascontiguousarray(a.reshape(n, channels, taps, points)) for a in (grad_columns, masked))
+    input, offset = xp.ascontiguousarray(input), xp.ascontiguousarray(offset)
+    rows, cols = base_positions(xp, g, input.dtype)
+    grad_input = col2im(xp, masked, offset, rows, cols, input.shape, g)
+    grad_offset, grad_mask = col2im_coord(xp, grad_columns, masked, input, offset, rows, cols, g)
+    grad_weight = _grad_weight(xp, grad, im2col(xp, input, offset, mask, g), weight.shape, g)
+    return (grad_input, grad_weight, grad_offset.reshape(offset.shape),
+            grad_mask.reshape(n, g.offset_groups * taps, g.out_h, g.out_w), grad.sum(axis=(0, 2, 3)))
+
+
 def _grad_columns(xp, grad, weight, geometry):
     """``weight^T @ grad`` per weight group: the gradient of the columns, shaped as the
     samples (N, offset groups, channels per group, taps, points)."""

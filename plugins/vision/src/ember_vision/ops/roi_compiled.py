@@ -57,7 +57,8 @@ def pool_backward_with(loop):
     float32 and float64 NumPy arrays; the reference for anything else."""
     def spread(grad_input, grad, boxes, index):
         batch = boxes[:, 0].astype(np.int64)  # as the reference's int(roi[0])
-        index = np.ascontiguousarray(index.reshape(len(boxes), grad_input.shape[1], -1), dtype=np.int32)
+        index = np.ascontiguousarray(index.reshape(len(boxes), grad_input.shape[1], -1 if len(boxes) else 0),
+                                     dtype=np.int32)
         grad = np.ascontiguousarray(grad.reshape(index.shape))
         loop(grad.dtype)(grad, batch, index, grad_input)
 
