@@ -39,9 +39,12 @@ def built(tmp_path_factory):
     return folder, module
 
 
+JITTED = {"roi_align_spread": roi_loops.jitted_align, "roi_pool_spread": roi_loops.jitted_pool}
+
+
 def _loop(built, how, name):
     if how == "jit":
-        return lambda dtype: getattr(roi_loops, {"roi_align_spread": "jitted_align", "roi_pool_spread": "jitted_pool"}[name])
+        return lambda dtype: JITTED[name]
     return lambda dtype: getattr(built[1], f"{name}_{dtype}")
 
 

@@ -103,7 +103,9 @@ def register():
     def export(name):  # the build's exports of one loop, by dtype
         return lambda dtype: getattr(module, f"{name}_{dtype}")
 
-    library.register_kernel(deform_conv2d, "cpu", kernel_with(export("deformable_im2col")))
-    library.register_kernel(deform_conv2d_backward, "cpu", backward_with(
-        export("deformable_im2col"), export("deformable_col2im"), export("deformable_col2im_coord")))
+    im2col = export("deformable_im2col")
+    col2im, coord = export("deformable_col2im"), export("deformable_col2im_coord")
+    library.register_kernel(deform_conv2d, "cpu", kernel_with(im2col))
+    library.register_kernel(deform_conv2d_backward, "cpu",
+                            backward_with(im2col, col2im, coord))
     return True

@@ -26,17 +26,18 @@ NumPy, never ember.
 # test_deform_conv2d_compiled.py checks both, and that two runs agree).
 
 # NOTE [ A compiled backward with the reference's bits ]
-# The backward loops follow deform_conv2d_backward in deform_conv2d_kernel.py the same way.
-# The input's gradient there is one ``bincount``: every product ``weight * column
-# gradient`` (in the input's dtype) added in float64, corner by corner over the whole
-# array, then rounded once; ``deformable_col2im`` adds the same products into a float64
-# buffer in the same order (so it walks the array four times, once per corner). The
-# offsets' and the mask's gradients are sums over the channels of an offset group, which
-# NumPy's ``sum(axis=2)`` adds one channel after the other onto +0 (so a sum of -0s is
-# +0); ``deformable_col2im_coord`` adds in that order. The neighbours are tested for being
-# inside by their float coordinates, which agrees with the reference's int64 test for
-# every coordinate, NaN and huge ones included, and never converts a float that does not
-# fit an int.
+# The backward loops follow deform_conv2d_backward (deform_conv2d_kernel.py)
+# the same way. The input's gradient there is one ``bincount``: every product
+# ``weight * column gradient`` (in the input's dtype) added in float64, corner
+# by corner over the whole array, then rounded once; ``deformable_col2im``
+# adds the same products into a float64 buffer in the same order (so it walks
+# the array four times, once per corner). The offsets' and the mask's
+# gradients are sums over the channels of an offset group, which NumPy's
+# ``sum(axis=2)`` adds one channel after the other onto +0 (so a sum of -0s
+# is +0); ``deformable_col2im_coord`` adds in that order. The neighbours are
+# tested for being inside by their float coordinates, which agrees with the
+# reference's int64 test for every coordinate, NaN and huge ones included,
+# and never converts a float that does not fit an int.
 """
 
 import numba

@@ -18,11 +18,11 @@ import os
 import numpy as np
 
 from ember import library
+from ember_vision.ops.deform_conv2d_build import load_built, source_digest
 from ember_vision.ops.roi_align import backward as align_backward
 from ember_vision.ops.roi_align import roi_align_backward_op
 from ember_vision.ops.roi_pool import backward as pool_backward
 from ember_vision.ops.roi_pool import roi_pool_backward_op
-from ember_vision.ops.deform_conv2d_build import load_built, source_digest
 
 MODULE = "ember_vision._roi_compiled"
 LOOPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "roi_loops.py")
