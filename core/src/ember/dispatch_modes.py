@@ -106,6 +106,23 @@ def run_profiled(op, *inputs, **attrs):
     return modes.profile.record_op(op, inputs, attrs, run_in_modes)
 
 
+# qualname -> {device type: kernel(*inputs, **attrs)}: the ops with an autocast kernel of
+# their own (ember.library.register_autocast_kernel), run in place of the op while their
+# device type autocasts, as PyTorch runs a kernel registered at an Autocast dispatch key
+autocast_kernels = {}
+
+
+def _autocast_kernel(kernels, inputs):
+    """The autocast kernel of ``kernels`` for the device type of the first tensor in
+    ``inputs``, if that device type autocasts now; else None."""
+    from ember.amp.state import autocast_state
+
+    for x in inputs:
+        if hasattr(x, "_device"):
+            return kernels.get(x._device.type) if x._device.type in autocast_state.dtypes else None
+    return None
+
+
 def run_in_modes(op, *inputs, **attrs):
     """``Op.__call__`` while a mode is on: ``dispatch`` inside every mode that is on,
     outermost first; autocast casts the inputs, the op runs, inside inference mode
@@ -117,6 +134,9 @@ def run_in_modes(op, *inputs, **attrs):
         if result is not NOT_BATCHED:
             return result
     if modes.autocast is not None:
+        own = autocast_kernels.get(op.qualname) and _autocast_kernel(autocast_kernels[op.qualname], inputs)
+        if own is not None:  # the op's own autocast kernel casts, runs the op and casts back
+            return own(*inputs, **attrs)
         inputs = modes.autocast(op, inputs)
     if modes.checkpoint is not None:
         modes.checkpoint.saw(inputs)

@@ -1,9 +1,10 @@
 """Defining operators from outside the core: schema, kernels per device, backward.
 
 PyTorch counterpart: torch/library.py (``custom_op``, ``register_kernel``,
-``register_autograd``) and torch/_library/infer_schema.py (v2.13). ember leaves out
-schema strings with alias annotations, fake (meta) kernels and ``mutates_args``: an
-ember op returns new arrays, and its schema is read from the kernel's signature.
+``register_autograd``; ``register_autocast_kernel`` is ``impl`` at an Autocast key) and
+torch/_library/infer_schema.py (v2.13). ember leaves out schema strings with alias
+annotations, fake (meta) kernels and ``mutates_args``: an ember op returns new arrays,
+and its schema is read from the kernel's signature.
 
     from ember import library
 
@@ -132,6 +133,32 @@ def register_jvp(op, rule):
         raise ValueError(f"register_jvp: expected a function, a Decomposition or one of {markers}, got {rule!r}")
     op.register_jvp(rule)
     return op
+
+
+def register_autocast_kernel(op, device_types, func=None):
+    """Register ``func(*inputs, **attrs)`` (tensors, not arrays) to run in place of ``op``
+    while an ``ember.autocast`` region casts its inputs' device type, with autocast
+    suspended inside it: it casts (``ember.amp.state.cached_cast``), calls ``op`` and may
+    cast the result back. Usable as a decorator. PyTorch's counterpart is a kernel at the
+    op's ``AutocastCPU``/``Autocast`` dispatch key (``TORCH_LIBRARY_IMPL(ns, AutocastCPU,
+    m)``, ``torch.library.impl(op, "AutocastCPU")``); ops with no kernel there, like ops
+    on no autocast list, run uncast.
+    """
+    from ember.amp.state import suspended
+    from ember.dispatch_modes import autocast_kernels
+
+    op = _as_op(op)
+    types = (device_types,) if isinstance(device_types, str) else tuple(device_types)
+
+    def add(func):
+        def run(*inputs, **attrs):
+            with suspended():
+                return func(*inputs, **attrs)
+        run.__wrapped__ = func
+        for device_type in types:
+            autocast_kernels.setdefault(op.qualname, {})[device_type] = run
+        return func
+    return add(func) if func is not None else add
 
 
 def schema(op):

@@ -248,3 +248,50 @@ def test_a_formula_that_reads_only_later_outputs_lets_the_first_change_in_place(
 def test_custom_ops_are_owned_by_the_plugin_that_registers_them():
     assert softsign.plugin == "libtest"
     assert registry.catalogue("ops")["libtest::softsign"].plugin == "libtest"
+
+
+@library.custom_op("libtest::scaled_product", save="inputs")
+def scaled_product(xp, x, y, *, alpha=1.0):
+    return alpha * (x @ y)
+
+
+def _torch_scaled_product(torch):
+    """The same op in torch, with its AutocastCPU kernel (as torchvision registers its
+    ops): float32 inside, the result back in x's dtype."""
+    lib = torch.library.Library("embertest_autocast", "FRAGMENT")
+    lib.define("scaled_product(Tensor x, Tensor y, float alpha) -> Tensor")
+    lib.impl("scaled_product", lambda x, y, alpha: alpha * (x @ y), "CPU")
+
+    def autocast_kernel(x, y, alpha):
+        with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastCPU)):
+            out = torch.ops.embertest_autocast.scaled_product(x.float(), y.float(), alpha)
+        return out.to(x.dtype)
+    lib.impl("scaled_product", autocast_kernel, "AutocastCPU")
+    return lib, torch.ops.embertest_autocast.scaled_product
+
+
+def test_an_autocast_kernel_runs_in_place_of_the_op_inside_its_device_types_region():
+    import torch
+
+    seen = []
+
+    def autocast_kernel(x, y, *, alpha):
+        seen.append((x.dtype, ember.is_autocast_enabled("cpu")))
+        out = scaled_product(*(ember.amp.state.cached_cast(ember.float32, t) for t in (x, y)), alpha=alpha)
+        return out.to(x.dtype)
+
+    library.register_autocast_kernel(scaled_product, "cpu", autocast_kernel)
+    lib, torch_op = _torch_scaled_product(torch)
+    x, y = np.random.default_rng(0).standard_normal((2, 3, 3)).astype(np.float32)
+    ex, ey = ember.tensor(x).to(ember.bfloat16), ember.tensor(y).to(ember.bfloat16)
+    tx, ty = torch.tensor(x).bfloat16(), torch.tensor(y).bfloat16()
+    with ember.autocast("cpu", dtype=ember.bfloat16), torch.autocast("cpu", dtype=torch.bfloat16):
+        got, want = scaled_product(ex, ey, alpha=0.5), torch_op(tx, ty, 0.5)
+    assert seen == [(ember.bfloat16, False)]  # called once, with autocast suspended inside
+    assert str(got.dtype) == str(want.dtype).replace("torch", "ember")
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+    scaled_product(ex, ey, alpha=0.5)  # no region: the op itself
+    with ember.autocast("cuda", dtype=ember.float16, enabled=ember.cuda.is_available()):
+        scaled_product(ex, ey, alpha=0.5)  # a region for another device type
+    assert len(seen) == 1
+    del lib

@@ -28,7 +28,10 @@ lists, ``cached_cast``) (v2.13). See NOTE [ Autocast at the dispatcher ].
 # Within a region, casts of leaf tensors that require grad (the weights) are cached,
 # as PyTorch does, so a weight used by many ops is cast once. A composite op written in
 # Python whose name is on a list (prelu, l1_loss) casts its inputs by that policy first
-# (``composite_inputs``).
+# (``composite_inputs``). An op outside aten may bring an autocast kernel of its own
+# (``ember.library.register_autocast_kernel``, as torchvision registers its ops at the
+# Autocast keys): it runs in place of the op, with autocast suspended, casting with
+# ``cached_cast`` and calling the op itself.
 
 LOWER_PRECISION = frozenset((
     "convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv_tbc",
@@ -111,6 +114,14 @@ class AutocastState:
         if cacheable:
             self.cache[id(x)] = (x, target, cast)
         return cast
+
+
+def cached_cast(dtype, x):
+    """``x`` cast to ``dtype`` if it is a floating tensor other than float64 (PyTorch's
+    ``is_eligible``), through the region's cache of cast weights; anything else (None,
+    integers, float64) unchanged. PyTorch's ``at::autocast::cached_cast``, for the
+    autocast kernels ops register (``ember.library.register_autocast_kernel``)."""
+    return autocast_state._cast_one(x, dtype, _ELIGIBLE)
 
 
 def composite_inputs(name, *inputs):

@@ -5,6 +5,7 @@ PyTorch counterpart: torchvision/ops/__init__.py (torchvision 0.28).
 
 from ember_vision.ops import (
     _register_onnx_ops,
+    autocast,
     deform_conv2d_compiled,
     deform_conv2d_cuda,
     deform_conv2d_kernel,
@@ -41,6 +42,7 @@ from ember_vision.ops.roi_pool import RoIPool, roi_pool
 from ember_vision.ops.stochastic_depth import StochasticDepth, stochastic_depth
 
 _register_onnx_ops.register()
+autocast.register()  # float32 inside ember.autocast, as torchvision's Autocast kernels
 
 # the ember.dispatcher.Op objects the plugin registers (ember.ops.torchvision.<name>)
 OPS = deform_conv2d_kernel.OPS + (

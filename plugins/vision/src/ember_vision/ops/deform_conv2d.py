@@ -8,6 +8,7 @@ the compiled cpu kernel in deform_conv2d_compiled.py, the CUDA one in deform_con
 
 import math
 
+from ember.amp import is_autocast_enabled
 from ember.nn import init
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
@@ -59,12 +60,15 @@ def deform_conv2d(input, offset, weight, bias=None, stride=(1, 1), padding=(0, 0
 
 def _check(input, offset, weight, bias, mask, offset_groups):
     """What torchvision's Python function checks before calling the op (the op's kernel
-    checks the rest), and that every tensor has the input's dtype."""
+    checks the rest), and that every tensor has the input's dtype, except inside an
+    autocast region, whose kernel casts them all to float32 (ember_vision/ops/autocast.py)."""
     if offset_groups == 0:
         taps = 2 * weight.shape[-2] * weight.shape[-1]
         raise RuntimeError("the shape of the offset tensor at dimension 1 is not valid. It should be a multiple "
                            "of 2 * weight.size[2] * weight.size[3].\n"
                            f"Got offset.shape[1]={offset.shape[1]}, while 2 * weight.size[2] * weight.size[3]={taps}")
+    if is_autocast_enabled(input.device.type):
+        return
     for name, tensor in (("offset", offset), ("weight", weight), ("bias", bias), ("mask", mask)):
         if tensor is not None and tensor.dtype != input.dtype:
             raise RuntimeError(f"expected {name} to have the input's dtype {input.dtype}, but got {tensor.dtype}")
