@@ -110,3 +110,24 @@ def test_bad_arguments():
         ember.onnx.export(nn.Linear(2, 2), ember.randn(1, 2), io.BytesIO(), opset_version=9)
     with pytest.raises(ValueError, match="input_names has 2 names for 1 inputs"):
         ember.onnx.export(nn.Linear(2, 2), ember.randn(1, 2), io.BytesIO(), input_names=["a", "b"])
+
+
+@pytest.mark.parametrize("opset", [14, 18])
+@pytest.mark.parametrize("case", ["max", "min", "to_float64", "to_int32", "to_same", "select", "index_int",
+                                  "unsqueeze"])
+def test_reductions_casts_and_index_views_agree_with_onnxruntime(case, opset):
+    """``x.max()``/``x.min()`` (aten::max_all/min_all: ReduceMax/ReduceMin over every axis),
+    ``x.to(dtype)`` (aten::_to_copy: Cast), ``select`` and the basic index views recorded
+    as select or unsqueeze (aten::_basic_index.*), as torchvision's batched_nms uses them."""
+    function = {"max": lambda x: x.max() * x, "min": lambda x: x.min() + x,
+                "to_float64": lambda x: x.to(ember.float64), "to_int32": lambda x: (x * 10).to(ember.int32),
+                "to_same": lambda x: x.to(ember.float32) + 1, "select": lambda x: x.select(1, 2) * 2,
+                "index_int": lambda x: x[1] * 2,
+                "unsqueeze": lambda x: x[:, None] + x[None]}[case]
+    x = ember.tensor(np.random.default_rng(3).standard_normal((4, 5)).astype(np.float32))
+    proto = ember.onnx.export(function, (x,), io.BytesIO(), opset_version=opset)
+    onnx.checker.check_model(proto, full_check=True)
+    (got,) = _session(proto).run(None, {proto.graph.input[0].name: x.numpy()})
+    want = function(x).numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

@@ -185,6 +185,24 @@ def _sum(g, node):
     return g.reduce("ReduceSum", g.value(node.args[0]), dims, node.kwargs.get("keepdim", False))
 
 
+@symbolic("aten::_to_copy")
+def _to_copy(g, node):
+    # Tensor.to(dtype): ONNX's Cast (a device move is no node)
+    target = node.kwargs["dtype"].np
+    if target == g.meta(node.args[0]).dtype:
+        return g.op("Identity", g.value(node.args[0]))
+    return g.op("Cast", g.value(node.args[0]), to=g.onnx.helper.np_dtype_to_tensor_dtype(target))
+
+
+@symbolic("aten::max_all", "aten::min_all")
+def _extreme_all(g, node):
+    # torch.max(x) with no dim: the largest element, a 0-d tensor (torchvision's
+    # batched_nms reads it to offset each class's boxes)
+    x = node.args[0]
+    axes = list(range(g.meta(x).ndim))
+    return g.reduce("ReduceMax" if node.target.qualname == "aten::max_all" else "ReduceMin", g.value(x), axes, False)
+
+
 @symbolic("aten::view", "aten::reshape", "aten::_reshape_alias", "aten::_unsafe_view")
 def _reshape(g, node):
     return g.op("Reshape", g.value(node.args[0]), g.int_list(node, "shape"))
@@ -253,7 +271,7 @@ def _embedding(g, node):
     return g.op("Gather", g.value(weight), g.value(indices), axis=0)
 
 
-@symbolic("aten::_basic_index")
+@symbolic("aten::_basic_index", "aten::_basic_index.select", "aten::_basic_index.unsqueeze", "aten::_basic_index.alias")
 def _basic_index(g, node):
     x = node.args[0]
     key = node.kwargs["key"]
@@ -277,14 +295,20 @@ def _basic_index(g, node):
                            g.const(np.array([axis], np.int64)), g.const(np.array([step or 1], np.int64)))
             axis += 1
         else:  # an integer: pick and drop the axis
-            out = g.op("Gather", out, g.const(np.array(int(entry), np.int64)), axis=axis)
+            out = _pick(g, out, int(entry), axis)
     return out
+
+
+def _pick(g, x, index, axis):
+    # Gather of a one-element index, then Squeeze: g.const makes every array at least
+    # 1-d (np.ascontiguousarray), so a 0-d index would keep the axis
+    picked = g.op("Gather", x, g.const(np.array([index], np.int64)), axis=axis)
+    return g.op("Squeeze", picked, g.const(np.array([axis], np.int64)))
 
 
 @symbolic("aten::select")
 def _select(g, node):
-    return g.op("Gather", g.value(node.args[0]), g.const(np.array(node.kwargs["index"], np.int64)),
-                axis=node.kwargs["dim"])
+    return _pick(g, g.value(node.args[0]), node.kwargs["index"], node.kwargs["dim"])
 
 
 @symbolic("aten::resample")
