@@ -298,3 +298,90 @@ def test_anomaly_mode_names_the_backward_that_made_the_nan_and_is_put_back_after
     assert not ember.autograd.anomaly_mode.is_anomaly_enabled()
     with ember.profiler.profile():  # on_exception ended the profile the error interrupted
         pass
+
+
+class Interrupt(Callback):
+    """Ctrl-C after the optimizer step ``step``."""
+
+    def __init__(self, step):
+        self.step = step
+
+    def on_batch_end(self, trainer, loss, step):
+        if step == self.step:
+            raise KeyboardInterrupt
+
+
+def _same_numbers(rows):
+    """CSV rows without the columns that time the run."""
+    return [{key: value for key, value in row.items() if "seconds" not in key and "per_second" not in key}
+            for row in rows]
+
+
+def _scalars(folder, tag):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    curves = EventAccumulator(str(folder / "tensorboard"))
+    curves.Reload()
+    return [(event.step, event.value) for event in curves.Scalars(tag)]
+
+
+def test_an_interrupted_run_resumed_without_its_flags_stops_and_logs_as_an_uninterrupted_one(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """Early stopping counts on from the checkpoint's state (NOTE [ A callback's state in
+    the checkpoint ]) and the callbacks come back without their flags (NOTE [ A resumed
+    run keeps its callbacks ]): the same stop, the same metrics.json, metrics.csv,
+    steps.csv (appended to) and TensorBoard curves (the steps going on)."""
+    from ember.trainer import run_config
+
+    flags = ["--epochs", "6", "--train-fraction", "0.05", "--no-progress", "--early-stop", "val/accuracy:2",
+             "--early-stop-min-delta", "0.5", "--log", "csv,tensorboard", "--log-lr"]
+    whole, interrupted = tmp_path / "whole", tmp_path / "interrupted"  # 2 steps an epoch: stops after epoch 3
+    assert ember.cli.main(["train", "tiny_digits_net", "--out", str(whole), *flags]) == 0
+
+    given = run_config.callbacks_from_args
+    monkeypatch.setattr(run_config, "callbacks_from_args", lambda args: given(args) + [Interrupt(step=5)])
+    assert ember.cli.main(["train", "tiny_digits_net", "--out", str(interrupted), *flags]) == 130  # in epoch 3
+    saved = ember.load(interrupted / "checkpoint.pt", weights_only=True)
+    assert saved["epoch"] == 2
+    early_state = next(state for key, state in saved["callbacks"].items() if key.startswith("EarlyStopping"))
+    assert early_state["wait"] == 1 and early_state["best_epoch"] == 1
+    monkeypatch.setattr(run_config, "callbacks_from_args", given)
+    capsys.readouterr()
+    assert ember.cli.main(["train", "tiny_digits_net", "--out", str(interrupted), "--resume", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "resumed from" in printed and "early stopping: val/accuracy did not improve for 2 epochs" in printed
+
+    metrics = [json.loads((folder / "metrics.json").read_text()) for folder in (whole, interrupted)]
+    assert metrics[0]["stopped"] == metrics[1]["stopped"] and metrics[0]["stopped"]["epoch"] == 3
+    for one, other in zip(*(m["epochs"] for m in metrics), strict=True):
+        assert (one["train_loss"], one["val"], one["lr"]) == (other["train_loss"], other["val"], other["lr"])
+    for name in ("metrics.csv", "steps.csv"):
+        assert _same_numbers(read_csv(whole / name)) == _same_numbers(read_csv(interrupted / name))
+    assert [int(row["step"]) for row in read_csv(interrupted / "steps.csv")] == list(range(1, 7))
+    for tag in ("lr", "train/loss", "val/accuracy"):
+        assert _scalars(whole, tag) == _scalars(interrupted, tag)
+    assert [step for step, _ in _scalars(interrupted, "lr")] == list(range(1, 7))
+
+
+def test_callbacks_give_and_take_their_state_by_key(tmp_path):
+    stopper, checkpoint = EarlyStopping("val/loss", patience=4), ModelCheckpoint(every_n_epochs=2)
+    assert stopper.state_key == "EarlyStopping{'monitor': 'val/loss', 'mode': 'min'}"
+    assert checkpoint.state_key == "ModelCheckpoint{'monitor': None, 'mode': None, 'every_n_epochs': 2}"
+    trainer = TrainerState(None, None, None, {}, tmp_path, "accuracy", [], 0, 1, print, False, None)
+    checkpoint.on_train_start(trainer)
+    for epoch, loss in enumerate([1.0, 0.7, 0.8], 1):
+        record = {"epoch": epoch, "val": {"loss": loss, "accuracy": 1 - loss}}
+        stopper.on_epoch_end(trainer, record)
+        checkpoint.on_epoch_end(trainer, record)
+    hooks = ember.trainer.callbacks.CallbackList([stopper, checkpoint, LearningRateMonitor()])
+    states = hooks.state_dicts()
+    assert states == {stopper.state_key: {"wait": 1, "best": 0.7, "best_epoch": 2, "patience": 4},
+                      checkpoint.state_key: {"monitor": "val/accuracy", "mode": "max", "best": 1 - 0.7}}
+    other = EarlyStopping("val/accuracy")
+    fresh = ember.trainer.callbacks.CallbackList([EarlyStopping("val/loss", patience=4),
+                                                  ModelCheckpoint(every_n_epochs=2), other])
+    for callback in fresh:
+        callback.on_train_start(trainer)
+    fresh.load_state_dicts(states)
+    assert fresh.state_dicts() == {**states, other.state_key: {"wait": 0, "best": None, "best_epoch": None,
+                                                               "patience": 3}}  # no state there: afresh

@@ -50,3 +50,28 @@ def test_hparams_and_graph(tmp_path):
     root = EventAccumulator(str(tmp_path))
     root.Reload()
     assert any("addmm" in node.op or "linear" in node.op for node in root.Graph().node)
+
+
+def test_purge_step_hides_what_a_crashed_run_wrote_from_that_step_as_torchs_does(tmp_path):
+    """A run writes two curves at steps 0-5 and crashes; the restarted one opens the folder
+    with ``purge_step=3`` and writes one curve at 3-4 again: TensorBoard shows both curves
+    up to step 2 from the first run, and the one rewritten from the second (a curve
+    written again would be cut by its own steps going back; the other needs the purge)."""
+    import time
+
+    results = []
+    for make_writer in (SummaryWriter, torch_tb.SummaryWriter):
+        folder = str(tmp_path / make_writer.__module__)
+        with make_writer(folder) as first:
+            for step in range(6):
+                first.add_scalar("loss", float(step), step)
+                first.add_scalar("lr", 0.1 * step, step)
+        time.sleep(1.1)  # event files are named by the second they were made in
+        with make_writer(folder, purge_step=3) as second:
+            for step in (3, 4):
+                second.add_scalar("loss", 10.0 + step, step)
+        accumulator = EventAccumulator(folder)
+        accumulator.Reload()
+        results.append(([(s.step, s.value) for s in accumulator.Scalars("loss")],
+                        [s.step for s in accumulator.Scalars("lr")]))
+    assert results[0] == results[1] == ([(0, 0.0), (1, 1.0), (2, 2.0), (3, 13.0), (4, 14.0)], [0, 1, 2])

@@ -86,13 +86,6 @@ def cmd_train(args):
     from ember.trainer import distributed_training, run_config, training
 
     args = run_config.apply_config_file(args, args.train_parser)
-    callbacks = run_config.callbacks_from_args(args)  # (checked before any rank starts)
-    world = None
-    if args.nproc > 1 or distributed_training.is_rank():
-        if not distributed_training.is_rank():
-            return distributed_training.launch(args)  # this process only launches the ranks
-        world = distributed_training.World()
-
     info = ember.zoo.model_info(args.model)
     data = args.data or info.default_dataset
     if data is None:
@@ -101,10 +94,20 @@ def cmd_train(args):
     resume = args.resume
     if resume == "auto":
         resume = out / training.CHECKPOINT
+    if resume is not None:  # the resumed run's callback flags, where not given again
+        args = run_config.apply_resumed_flags(args, args.train_parser, training.resumed_config(resume, args.model))
+    callbacks = run_config.callbacks_from_args(args)  # (checked before any rank starts)
+    world = None
+    if args.nproc > 1 or distributed_training.is_rank():
+        if not distributed_training.is_rank():
+            return distributed_training.launch(args)  # this process only launches the ranks
+        world = distributed_training.World()
+
     options = {"epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr, "optimizer": args.optimizer,
                "scheduler": args.scheduler, "weight_decay": args.weight_decay, "train_fraction": args.train_fraction,
                "model_overrides": json_option(args.model_overrides, "--model-overrides"),
-               "metrics": parse_metrics(args.metrics), **distillation_options(args)}
+               "metrics": parse_metrics(args.metrics), "callback_flags": run_config.callback_flags(args),
+               **distillation_options(args)}
     try:
         training.train(args.model, data, out, seed=args.seed, resume=resume, workers=args.workers,
                        progress=not args.no_progress, world=world, callbacks=callbacks, **options)

@@ -18,6 +18,16 @@ standard library's ``tomllib``.
 # is one line naming the file and the key (ember/cli.py's one-line errors);
 # ``--threads`` is chosen before the command runs, and ``--config`` itself cannot
 # nest, so neither may appear in a file.
+
+# NOTE [ A resumed run keeps its callbacks ]
+# ``ember train --resume`` continues a run with its options (the checkpoint's
+# ``config``), and its callbacks too: the callback flags a run was given (command line or
+# file) are saved in its config as ``callback_flags``, and a resumed run takes each one it
+# is not given again, so ``ember train M --resume`` after ``ember train M --early-stop
+# val/accuracy:3 --log csv`` stops early and logs as the first run did; each callback then
+# takes its counts back from the checkpoint (NOTE [ A callback's state in the checkpoint ]
+# in callbacks/callback.py). Precedence: the command line, then --config, then the
+# checkpoint. A flag cannot be taken away at a resume (argparse has no "not given").
 """
 
 import argparse
@@ -150,6 +160,27 @@ def file_value(action, value, where):
     if action.choices is not None and converted not in action.choices:
         raise CommandError(f"{where}: expected one of {', '.join(map(str, action.choices))}, got {value!r}")
     return converted
+
+
+# the flags that make callbacks and that a resumed run keeps (NOTE [ A resumed run keeps
+# its callbacks ]); --profile is left out: it profiles three steps of the run it is given to
+RESUMED_FLAGS = ("early_stop", "early_stop_mode", "early_stop_min_delta", "log", "log_lr", "log_grad_norm", "plot",
+                 "checkpoint_every", "detect_anomaly")
+
+
+def callback_flags(args):
+    """The callback flags given to this run (by the command line, a config file or the
+    resumed checkpoint), saved with its options: ``{dest: value}``."""
+    return {dest: getattr(args, dest) for dest in RESUMED_FLAGS if getattr(args, dest) not in (None, False)}
+
+
+def apply_resumed_flags(args, parser, config):
+    """``args`` with the callback flags of the resumed run's ``config`` for every flag
+    not given now (on the command line or in ``--config``)."""
+    for dest, value in (config.get("callback_flags") or {}).items():
+        if dest in RESUMED_FLAGS and getattr(args, dest) == parser.get_default(dest):
+            setattr(args, dest, value)
+    return args
 
 
 def callbacks_from_args(args):

@@ -8,8 +8,8 @@ model's ``Task`` (NOTE [ The task protocol ] in ember/zoo/tasks.py).
 # NOTE [ Checkpoints and interruption ]
 # After every epoch the loop's ModelCheckpoint
 # (ember/trainer/callbacks/model_checkpoint.py) writes ``checkpoint.pt`` (model,
-# optimizer and scheduler state, epoch, history, and what rebuilds the model: name and
-# builder overrides) and ``metrics.json`` into the output folder; when the epoch's
+# optimizer and scheduler state, epoch, history, the callbacks' states, and what rebuilds
+# the model: name and builder overrides) and ``metrics.json`` into the output folder; when the epoch's
 # validation metric is the best so far it also writes ``best.pt`` (the same content, for
 # that epoch). ``metrics.json`` has ``final`` (the last epoch's validation metrics) and
 # ``best`` (the best epoch's, with its number), as trainers' "last" and "best"
@@ -184,7 +184,7 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
         contents = {"model": model.state_dict(), "model_name": model_name, "model_overrides": meta["model_overrides"],
                     "data": meta, "epoch": len(history), "optimizer": optimizer.state_dict(),
                     "scheduler": scheduler.state_dict() if scheduler is not None else None,
-                    "config": config, "seed": seed, "history": history}
+                    "config": config, "seed": seed, "history": history, "callbacks": hooks.state_dicts()}
         if config.get("quantize") == "qat":
             contents["compression"] = {"quantize": "qat", "stage": "prepared"}
         return contents
@@ -195,6 +195,8 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
     trainer.loggers = [callback for callback in hooks if hasattr(callback, "log_metrics")]
     try:
         hooks.call("on_train_start", trainer)
+        if saved is not None:  # (NOTE [ A callback's state in the checkpoint ] in callbacks/callback.py)
+            hooks.load_state_dicts(saved.get("callbacks") or {})
         for epoch in range(start_epoch, config["epochs"]):
             if trainer.should_stop:  # (before any epoch: a resumed run's early stopping)
                 break
@@ -448,6 +450,11 @@ def predict(model_name, weights, input, out_dir=None, top_k=5):
     if out_dir is None:
         out_dir = pathlib.Path(weights).parent / "predictions"
     return task.predict(model, input, meta, out_dir=str(out_dir), top_k=top_k)
+
+
+def resumed_config(path, model_name):
+    """The options of the run whose training checkpoint is ``path`` (what ``--resume`` keeps)."""
+    return _load_checkpoint(path, model_name)["config"]
 
 
 def _load_checkpoint(path, model_name):

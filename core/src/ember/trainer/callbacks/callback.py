@@ -12,7 +12,8 @@ needs as arguments, as Keras does (the loss, the validation metrics, the epoch's
 # NOTE [ The hooks of a run ]
 # The loop in ember/trainer/training.py calls, in this order:
 #
-#     on_train_start(trainer)              (a resumed run's history is restored)
+#     on_train_start(trainer)              (a resumed run's history is restored; then
+#                                          the callbacks' states: load_state_dict)
 #     for each epoch:
 #         on_epoch_start(trainer)          trainer.epoch: the epoch's index, from 0
 #         for each batch:
@@ -38,10 +39,40 @@ needs as arguments, as Keras does (the loss, the validation metrics, the epoch's
 """
 
 
+# NOTE [ A callback's state in the checkpoint ]
+# A callback that counts across epochs (EarlyStopping's epochs without improvement,
+# ModelCheckpoint's best value) gives its counts as ``state_dict()``, and every
+# checkpoint holds them under ``"callbacks"``, keyed by ``state_key`` (the class name and
+# the arguments that tell two of a kind apart), as Lightning's checkpoints do. A resumed
+# run hands each callback its state back with ``load_state_dict`` right after
+# ``on_train_start``; a callback with no state there (one added at the resume, or a
+# checkpoint written before callbacks kept state) keeps what ``on_train_start`` made of
+# the run's history. ``ember train --resume`` also rebuilds the callbacks themselves: the
+# run's callback flags are saved with its options (ember/trainer/run_config.py).
+
+
+def state_key_of(callback, **arguments):
+    """``ClassName{'monitor': 'val/accuracy', ...}``: Lightning's ``_generate_state_key``."""
+    return f"{type(callback).__qualname__}{arguments!r}"
+
+
 class Callback:
     """The base of ``ember train``'s callbacks: every hook does nothing (NOTE [ The hooks of a run ])."""
 
     order = 0  # monitors 0, loggers 1, the checkpoint 2
+
+    @property
+    def state_key(self):
+        """The name of this callback's state in a checkpoint (NOTE [ A callback's state in
+        the checkpoint ]): its class name, unless a subclass adds its arguments."""
+        return state_key_of(self)
+
+    def state_dict(self):
+        """What a resumed run needs to continue as this one would; {} (nothing) by default."""
+        return {}
+
+    def load_state_dict(self, state):
+        """Continue from ``state``, this callback's ``state_dict()`` in the checkpoint."""
 
     def on_train_start(self, trainer):
         """The run begins (``trainer.history`` holds a resumed run's earlier epochs)."""
@@ -96,6 +127,21 @@ class CallbackList:
         trainer.global_step += 1
         self.call("on_batch_end", trainer, loss, trainer.global_step)
         return trainer.should_stop
+
+    def state_dicts(self):
+        """``{state_key: state}`` of every callback with a state, for the checkpoint."""
+        states = {}
+        for callback in self.callbacks:
+            state = callback.state_dict()
+            if state:
+                states[callback.state_key] = state
+        return states
+
+    def load_state_dicts(self, states):
+        """Give each callback its state from a checkpoint's ``states``, where it has one."""
+        for callback in self.callbacks:
+            if callback.state_key in states:
+                callback.load_state_dict(states[callback.state_key])
 
     def __iter__(self):
         return iter(self.callbacks)

@@ -4,11 +4,13 @@ PyTorch counterpart: none in torch; Lightning's lightning/pytorch/callbacks/earl
 (``EarlyStopping(monitor, min_delta, patience, mode)``) and
 Keras' keras/src/callbacks/early_stopping.py. ember's says why it stopped, in the log and
 in metrics.json: "early stopping: val/accuracy did not improve for 3 epochs (best 0.9100 at
-epoch 4)". A resumed run replays its earlier epochs, so the count carries over
-(Lightning saves the callback's state in the checkpoint instead).
+epoch 4)". Its count and best value are saved in the checkpoint, as Lightning's are, so
+a resumed run stops where an uninterrupted one would (NOTE [ A callback's state in the
+checkpoint ] in callback.py); one added only at the resume replays the run's earlier
+epochs instead.
 """
 
-from ember.trainer.callbacks.callback import Callback
+from ember.trainer.callbacks.callback import Callback, state_key_of
 from ember.trainer.callbacks.monitor import available, check_mode, improves, monitored_value
 from ember.zoo.errors import ZooError
 
@@ -25,6 +27,16 @@ class EarlyStopping(Callback):
         self.monitor, self.patience, self.min_delta = monitor, patience, min_delta
         self.mode = check_mode(mode, monitor)
         self.best, self.best_epoch, self.wait = None, None, 0
+
+    @property
+    def state_key(self):
+        return state_key_of(self, monitor=self.monitor, mode=self.mode)
+
+    def state_dict(self):
+        return {"wait": self.wait, "best": self.best, "best_epoch": self.best_epoch, "patience": self.patience}
+
+    def load_state_dict(self, state):
+        self.wait, self.best, self.best_epoch = state["wait"], state["best"], state["best_epoch"]
 
     def on_train_start(self, trainer):
         self.best, self.best_epoch, self.wait = None, None, 0

@@ -12,7 +12,7 @@ ember/trainer/training.py). Every write is atomic (``ember.save``).
 import contextlib
 import os
 
-from ember.trainer.callbacks.callback import Callback
+from ember.trainer.callbacks.callback import Callback, state_key_of
 from ember.trainer.callbacks.monitor import check_mode, improves, monitored_value
 from ember.zoo.errors import ZooError
 
@@ -30,7 +30,20 @@ class ModelCheckpoint(Callback):
         if every_n_epochs is not None and every_n_epochs < 1:
             raise ZooError(f"a checkpoint every {every_n_epochs} epochs: the interval must be at least 1")
         self.every_n_epochs, self.monitor, self.mode = every_n_epochs, monitor, mode
+        self._given = (monitor, mode)  # as constructed: the state's key (on_train_start fills the defaults in)
         self.best = None
+
+    @property
+    def state_key(self):
+        return state_key_of(self, monitor=self._given[0], mode=self._given[1], every_n_epochs=self.every_n_epochs)
+
+    def state_dict(self):
+        """The best value so far and what it is of (NOTE [ A callback's state in the checkpoint ])."""
+        return {"monitor": self.monitor, "mode": self.mode, "best": self.best}
+
+    def load_state_dict(self, state):
+        if (state["monitor"], state["mode"]) == (self.monitor, self.mode):
+            self.best = state["best"]
 
     def on_train_start(self, trainer):
         self.monitor = self.monitor or f"val/{trainer.metric}"

@@ -7,7 +7,8 @@ keras/src/callbacks/tensorboard.py. Each epoch's ``train/loss`` and ``val/<metri
 scalars at the epoch's number, as ``ember train --log tensorboard`` always wrote them, and
 so are the record's other numbers, as ``epoch/lr``, ``epoch/seconds``, ...; what callbacks
 log per step (``lr``, ``grad_norm``) is at the global step (a curve has one x axis, so an
-epoch's ``lr`` and a step's are two curves). Rank 0 alone writes.
+epoch's ``lr`` and a step's are two curves). A resumed run continues the same curves
+(its steps go on from the checkpoint's) in the same folder. Rank 0 alone writes.
 """
 
 from ember.trainer.callbacks.logger import Logger, epoch_scalars
@@ -25,7 +26,10 @@ class TensorBoardLogger(Logger):
         if trainer.is_main:
             from ember.utils.tensorboard import SummaryWriter
 
-            self.writer = SummaryWriter(str(trainer.out / FOLDER))
+            # a resumed run hides what the interrupted one wrote past its checkpoint
+            # (the steps of an unfinished epoch): torch's purge_step
+            purge = trainer.global_step + 1 if trainer.history else None
+            self.writer = SummaryWriter(str(trainer.out / FOLDER), purge_step=purge)
 
     def log_metrics(self, metrics, step):
         if self.writer is not None:

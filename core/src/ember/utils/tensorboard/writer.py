@@ -33,12 +33,20 @@ class SummaryWriter:
         self.log_dir = os.fspath(log_dir)
         self._options = (max_queue, flush_secs, filename_suffix)
         self._writer = _event_file_writer(self.log_dir, *self._options)
-        self._add_file_version()
+        self._add_file_version(purge_step)
 
-    def _add_file_version(self):
-        from tensorboard.compat.proto.event_pb2 import Event
+    def _add_file_version(self, purge_step=None):
+        """The file's first event; with ``purge_step``, at that step and followed by a
+        session START there, which tells TensorBoard to hide the events of earlier files
+        at that step and later (a crashed run's, which this one writes again), as torch does."""
+        from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 
-        self._writer.add_event(Event(wall_time=time.time(), file_version="brain.Event:2"))
+        if purge_step is None:
+            self._writer.add_event(Event(wall_time=time.time(), file_version="brain.Event:2"))
+            return
+        self._writer.add_event(Event(wall_time=time.time(), step=int(purge_step), file_version="brain.Event:2"))
+        self._writer.add_event(Event(wall_time=time.time(), step=int(purge_step),
+                                     session_log=SessionLog(status=SessionLog.START)))
 
     def get_logdir(self):
         return self.log_dir
