@@ -134,8 +134,9 @@ def run_in_modes(op, *inputs, **attrs):
         if result is not NOT_BATCHED:
             return result
     if modes.autocast is not None:
-        own = autocast_kernels.get(op.qualname) and _autocast_kernel(autocast_kernels[op.qualname], inputs)
-        if own is not None:  # the op's own autocast kernel casts, runs the op and casts back
+        kernels = autocast_kernels.get(op.qualname)
+        own = kernels and _autocast_kernel(kernels, inputs)
+        if own is not None:  # the op's own autocast kernel casts and runs it
             return own(*inputs, **attrs)
         inputs = modes.autocast(op, inputs)
     if modes.checkpoint is not None:

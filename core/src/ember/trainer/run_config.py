@@ -21,13 +21,14 @@ standard library's ``tomllib``.
 
 # NOTE [ A resumed run keeps its callbacks ]
 # ``ember train --resume`` continues a run with its options (the checkpoint's
-# ``config``), and its callbacks too: the callback flags a run was given (command line or
-# file) are saved in its config as ``callback_flags``, and a resumed run takes each one it
-# is not given again, so ``ember train M --resume`` after ``ember train M --early-stop
-# val/accuracy:3 --log csv`` stops early and logs as the first run did; each callback then
-# takes its counts back from the checkpoint (NOTE [ A callback's state in the checkpoint ]
-# in callbacks/callback.py). Precedence: the command line, then --config, then the
-# checkpoint. A flag cannot be taken away at a resume (argparse has no "not given").
+# ``config``), and its callbacks too: the callback flags a run was given (command line
+# or file) are saved in its config as ``callback_flags``, and a resumed run takes each
+# one it is not given again, so ``ember train M --resume`` after ``ember train M
+# --early-stop val/accuracy:3 --log csv`` stops early and logs as the first run did;
+# each callback then takes its counts back from the checkpoint
+# (NOTE [ A callback's state in the checkpoint ] in callbacks/callback.py).
+# Precedence: the command line, then --config, then the checkpoint. A flag cannot be
+# taken away at a resume (argparse has no "not given").
 """
 
 import argparse

@@ -8,20 +8,21 @@ model's ``Task`` (NOTE [ The task protocol ] in ember/zoo/tasks.py).
 # NOTE [ Checkpoints and interruption ]
 # After every epoch the loop's ModelCheckpoint
 # (ember/trainer/callbacks/model_checkpoint.py) writes ``checkpoint.pt`` (model,
-# optimizer and scheduler state, epoch, history, the callbacks' states, and what rebuilds
-# the model: name and builder overrides) and ``metrics.json`` into the output folder; when the epoch's
-# validation metric is the best so far it also writes ``best.pt`` (the same content, for
-# that epoch). ``metrics.json`` has ``final`` (the last epoch's validation metrics) and
-# ``best`` (the best epoch's, with its number), as trainers' "last" and "best"
-# checkpoints (Lightning's ``ModelCheckpoint(save_last=True)``, timm's
-# ``model_best.pth.tar``). Every write is atomic (``ember.save`` and ``_write_json``
-# write a temporary file and rename it), so a Ctrl-C at any moment leaves the last
-# complete epoch's files intact; ``--resume`` continues from ``checkpoint.pt`` (with
-# another ``--epochs``, the learning-rate schedule is re-planned over the new total).
-# Each epoch's shuffling and random ops are seeded from (seed, epoch), so a resumed run
-# sees the same batches as an uninterrupted one. A run that fails or is interrupted
-# before its first epoch ends removes the output folder it created, so no empty run
-# folder is left behind. A callback may stop a run early (NOTE [ The hooks of a run ] in
+# optimizer and scheduler state, epoch, history, the callbacks' states, and what
+# rebuilds the model: name and builder overrides) and ``metrics.json`` into the output
+# folder; when the epoch's validation metric is the best so far it also writes
+# ``best.pt`` (the same content, for that epoch). ``metrics.json`` has ``final`` (the
+# last epoch's validation metrics) and ``best`` (the best epoch's, with its number),
+# as trainers' "last" and "best" checkpoints (Lightning's
+# ``ModelCheckpoint(save_last=True)``, timm's ``model_best.pth.tar``). Every write is
+# atomic (``ember.save`` and ``_write_json`` write a temporary file and rename it), so
+# a Ctrl-C at any moment leaves the last complete epoch's files intact; ``--resume``
+# continues from ``checkpoint.pt`` (with another ``--epochs``, the learning-rate
+# schedule is re-planned over the new total). Each epoch's shuffling and random ops
+# are seeded from (seed, epoch), so a resumed run sees the same batches as an
+# uninterrupted one. A run that fails or is interrupted before its first epoch ends
+# removes the output folder it created, so no empty run folder is left behind. A
+# callback may stop a run early (NOTE [ The hooks of a run ] in
 # ember/trainer/callbacks/callback.py); the last complete epoch's files stand, and
 # metrics.json says why it stopped (``"stopped"``).
 """
@@ -195,7 +196,8 @@ def _train(model_name, data, out, seed, resume, workers, progress, log, options,
     trainer.loggers = [callback for callback in hooks if hasattr(callback, "log_metrics")]
     try:
         hooks.call("on_train_start", trainer)
-        if saved is not None:  # (NOTE [ A callback's state in the checkpoint ] in callbacks/callback.py)
+        if saved is not None:  # the callbacks' counts (callbacks/callback.py:
+            # NOTE [ A callback's state in the checkpoint ])
             hooks.load_state_dicts(saved.get("callbacks") or {})
         for epoch in range(start_epoch, config["epochs"]):
             if trainer.should_stop:  # (before any epoch: a resumed run's early stopping)

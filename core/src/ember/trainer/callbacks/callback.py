@@ -42,13 +42,14 @@ needs as arguments, as Keras does (the loss, the validation metrics, the epoch's
 # NOTE [ A callback's state in the checkpoint ]
 # A callback that counts across epochs (EarlyStopping's epochs without improvement,
 # ModelCheckpoint's best value) gives its counts as ``state_dict()``, and every
-# checkpoint holds them under ``"callbacks"``, keyed by ``state_key`` (the class name and
-# the arguments that tell two of a kind apart), as Lightning's checkpoints do. A resumed
-# run hands each callback its state back with ``load_state_dict`` right after
+# checkpoint holds them under ``"callbacks"``, keyed by ``state_key`` (the class name
+# and the arguments that tell two of a kind apart), as Lightning's checkpoints do. A
+# resumed run hands each callback its state back with ``load_state_dict`` right after
 # ``on_train_start``; a callback with no state there (one added at the resume, or a
-# checkpoint written before callbacks kept state) keeps what ``on_train_start`` made of
-# the run's history. ``ember train --resume`` also rebuilds the callbacks themselves: the
-# run's callback flags are saved with its options (ember/trainer/run_config.py).
+# checkpoint written before callbacks kept state) keeps what ``on_train_start`` made
+# of the run's history. ``ember train --resume`` also rebuilds the callbacks
+# themselves: the run's callback flags are saved with its options
+# (ember/trainer/run_config.py).
 
 
 def state_key_of(callback, **arguments):

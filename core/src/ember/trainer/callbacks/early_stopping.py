@@ -33,10 +33,12 @@ class EarlyStopping(Callback):
         return state_key_of(self, monitor=self.monitor, mode=self.mode)
 
     def state_dict(self):
-        return {"wait": self.wait, "best": self.best, "best_epoch": self.best_epoch, "patience": self.patience}
+        return {"wait": self.wait, "best": self.best, "best_epoch": self.best_epoch,
+                "patience": self.patience}
 
     def load_state_dict(self, state):
-        self.wait, self.best, self.best_epoch = state["wait"], state["best"], state["best_epoch"]
+        self.wait, self.best = state["wait"], state["best"]
+        self.best_epoch = state["best_epoch"]
 
     def on_train_start(self, trainer):
         self.best, self.best_epoch, self.wait = None, None, 0

@@ -2,10 +2,13 @@
 run in float32 whatever the region's dtype, and give their result back in the input's
 dtype (nms's indices stay int64).
 
-PyTorch counterpart: torchvision/csrc/ops/autocast/ (deform_conv2d_kernel.cpp,
-roi_align_kernel.cpp, roi_pool_kernel.cpp, ps_roi_align_kernel.cpp,
-ps_roi_pool_kernel.cpp, nms_kernel.cpp: ``TORCH_LIBRARY_IMPL(torchvision, AutocastCPU, m)``
-and ``Autocast`` for CUDA) (torchvision 0.28).
+PyTorch counterpart: torchvision/csrc/ops/autocast/deform_conv2d_kernel.cpp,
+torchvision/csrc/ops/autocast/roi_align_kernel.cpp,
+torchvision/csrc/ops/autocast/roi_pool_kernel.cpp,
+torchvision/csrc/ops/autocast/ps_roi_align_kernel.cpp,
+torchvision/csrc/ops/autocast/ps_roi_pool_kernel.cpp and
+torchvision/csrc/ops/autocast/nms_kernel.cpp (``TORCH_LIBRARY_IMPL(torchvision,
+AutocastCPU, m)`` and ``Autocast`` for CUDA) (torchvision 0.28).
 
 # NOTE [ torchvision's ops under autocast ]
 # None of torchvision's ops is on aten's autocast lists (they are not aten's), so without
