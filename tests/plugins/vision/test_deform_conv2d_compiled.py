@@ -8,11 +8,10 @@ deform_conv2d_build.py and deform_conv2d_compiled.py (PyTorch counterpart:
 torchvision/csrc/ops/cpu/deform_conv2d_kernel.cpp, torchvision 0.28).
 """
 
-import importlib.util
-import sysconfig
 
 import numpy as np
 import pytest
+from aot_build import built_extension
 
 import ember
 import ember_vision
@@ -27,13 +26,7 @@ ATTRS = dict(stride_h=2, stride_w=1, pad_h=1, pad_w=2, dilation_h=1, dilation_w=
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """The extension module as setup.py builds it, in a folder of its own, and loaded."""
-    folder = tmp_path_factory.mktemp("build")
-    path = folder / ("_deform_conv2d_compiled" + sysconfig.get_config_var("EXT_SUFFIX"))
-    deform_conv2d_build.build(str(path), deform_conv2d_loops)
-    spec = importlib.util.spec_from_file_location("_deform_conv2d_compiled", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return folder, module
+    return built_extension(tmp_path_factory.mktemp("build"), "_deform_conv2d_compiled", deform_conv2d_loops)
 
 
 def _arrays(dtype, use_mask, seed=0):

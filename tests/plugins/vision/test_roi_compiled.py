@@ -9,12 +9,11 @@ counterpart: torchvision/csrc/ops/cpu/roi_align_kernel.cpp and roi_pool_kernel.c
 torchvision 0.28).
 """
 
-import importlib.util
 import sys
-import sysconfig
 
 import numpy as np
 import pytest
+from aot_build import built_extension
 from vision_reference import random_rois
 
 import ember
@@ -30,13 +29,7 @@ SHAPE = dict(batch_size=2, channels=3, height=11, width=13)
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """The extension module as setup.py builds it, in a folder of its own, and loaded."""
-    folder = tmp_path_factory.mktemp("build")
-    path = folder / ("_roi_compiled" + sysconfig.get_config_var("EXT_SUFFIX"))
-    deform_conv2d_build.build(str(path), roi_loops)
-    spec = importlib.util.spec_from_file_location("_roi_compiled", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return folder, module
+    return built_extension(tmp_path_factory.mktemp("build"), "_roi_compiled", roi_loops)
 
 
 JITTED = {"roi_align_spread": roi_loops.jitted_align, "roi_pool_spread": roi_loops.jitted_pool}

@@ -59,18 +59,25 @@ def deformable_im2col(input, offset, mask, rows, cols, unit, columns, offset_gro
     for b in range(n):
         for c in range(channels):
             for k in range(kh * kw):  # tap (i, j), row-major
-                i, j = k // kw, k % kw
                 tap = (c // per_group) * kh * kw + k  # its offsets' and mask's channel
                 for p in range(out_h * out_w):  # output position (oh, ow), row-major
                     oh, ow = p // out_w, p % out_w
-                    y = rows[i * out_h + oh] + offset[b, 2 * tap, oh, ow]
-                    x = cols[j * out_w + ow] + offset[b, 2 * tap + 1, oh, ow]
+                    y, x = _point(rows, cols, offset, b, tap, k, p, kw, out_h, out_w)
                     value = zero
                     if y > -1 and y < height and x > -1 and x < width:
                         value = _bilinear(input, b, c, y, x, height, width, zero, one)
                     if use_mask:
                         value = mask[b, tap, oh, ow] * value
                     columns[b, c * kh * kw + k, p] = value
+
+
+@numba.njit  # called by the loops, compiled with them
+def _point(rows, cols, offset, b, tap, k, p, kw, out_h, out_w):
+    """``(y, x)``: where tap ``k`` (row-major (i, j)) of output position ``p`` (row-major
+    (oh, ow)) reads, its base position plus the offsets of channel pair ``tap``."""
+    i, j = k // kw, k % kw
+    oh, ow = p // out_w, p % out_w
+    return rows[i * out_h + oh] + offset[b, 2 * tap, oh, ow], cols[j * out_w + ow] + offset[b, 2 * tap + 1, oh, ow]
 
 
 @numba.njit  # called by the loop, compiled with it
@@ -102,12 +109,9 @@ def deformable_col2im(grad_columns, offset, rows, cols, unit, total, height, wid
         for b in range(n):
             for c in range(channels):
                 for k in range(kh * kw):
-                    i, j = k // kw, k % kw
                     tap = (c // per_group) * kh * kw + k
                     for p in range(out_h * out_w):
-                        oh, ow = p // out_w, p % out_w
-                        y = rows[i * out_h + oh] + offset[b, 2 * tap, oh, ow]
-                        x = cols[j * out_w + ow] + offset[b, 2 * tap + 1, oh, ow]
+                        y, x = _point(rows, cols, offset, b, tap, k, p, kw, out_h, out_w)
                         if not (y > -1 and y < height and x > -1 and x < width):
                             continue
                         y_low, x_low = np.floor(y), np.floor(x)
@@ -136,12 +140,9 @@ def deformable_col2im_coord(grad_columns, masked, input, offset, rows, cols, uni
     for b in range(n):
         for g in range(offset_groups):
             for k in range(kh * kw):
-                i, j = k // kw, k % kw
                 tap = g * kh * kw + k
                 for p in range(out_h * out_w):
-                    oh, ow = p // out_w, p % out_w
-                    y = rows[i * out_h + oh] + offset[b, 2 * tap, oh, ow]
-                    x = cols[j * out_w + ow] + offset[b, 2 * tap + 1, oh, ow]
+                    y, x = _point(rows, cols, offset, b, tap, k, p, kw, out_h, out_w)
                     sampled = y > -1 and y < height and x > -1 and x < width
                     y_low, x_low = np.floor(y), np.floor(x)
                     ly, lx = y - y_low, x - x_low
