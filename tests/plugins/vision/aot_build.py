@@ -2,6 +2,7 @@
 runs it, into a folder of the test's own, and the module loaded from there (the tests of
 deform_conv2d's and the RoI ops' compiled loops share it)."""
 
+import contextlib
 import importlib.util
 import sysconfig
 
@@ -16,3 +17,21 @@ def built_extension(folder, name, loops):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return folder, module
+
+
+@contextlib.contextmanager
+def installed_in(folder, ops, monkeypatch):
+    """The modules built into ``folder`` importable as ``ember_vision._...`` (where an
+    install puts them); the kernels of ``ops`` as they were, afterwards."""
+    import ember_vision
+    from ember.dispatcher import forget_kernels
+
+    monkeypatch.setattr(ember_vision, "__path__", list(ember_vision.__path__) + [str(folder)])
+    before = {op: dict(op.kernels) for op in ops}
+    try:
+        yield
+    finally:
+        for op, kernels in before.items():
+            op.kernels.clear()
+            op.kernels.update(kernels)
+        forget_kernels()

@@ -11,10 +11,9 @@ torchvision/csrc/ops/cpu/deform_conv2d_kernel.cpp, torchvision 0.28).
 
 import numpy as np
 import pytest
-from aot_build import built_extension
+from aot_build import built_extension, installed_in
 
 import ember
-import ember_vision
 from ember.dispatcher import forget_kernels
 from ember_vision.ops import deform_conv2d, deform_conv2d_build, deform_conv2d_compiled, deform_conv2d_loops
 from ember_vision.ops.deform_conv2d_kernel import check_arguments, deform_conv2d_backward, deformable_im2col
@@ -114,14 +113,8 @@ def test_the_build_records_its_source(built):
 def installed(built, monkeypatch):
     """ember_vision._deform_conv2d_compiled importable (as an install puts it), the cpu
     kernel registered by the loader; the op's kernels as they were afterwards."""
-    folder, _ = built
-    monkeypatch.setattr(ember_vision, "__path__", list(ember_vision.__path__) + [str(folder)])
-    before = {op: dict(op.kernels) for op in (deform_conv2d_op, deform_conv2d_backward)}
-    yield
-    for op, kernels in before.items():
-        op.kernels.clear()
-        op.kernels.update(kernels)
-    forget_kernels()
+    with installed_in(built[0], (deform_conv2d_op, deform_conv2d_backward), monkeypatch):
+        yield
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from aot_build import built_extension
+from aot_build import built_extension, installed_in
 from vision_reference import random_rois
 
 import ember
@@ -109,15 +109,8 @@ def test_the_build_records_its_source(built):
 def installed(built, monkeypatch):
     """ember_vision._roi_compiled importable (as an install puts it); the ops' kernels as
     they were afterwards."""
-    folder, _ = built
-    monkeypatch.setattr(ember_vision, "__path__", list(ember_vision.__path__) + [str(folder)])
-    ops = (ALIGN.roi_align_backward_op, POOL.roi_pool_backward_op)
-    before = {op: dict(op.kernels) for op in ops}
-    yield
-    for op, kernels in before.items():
-        op.kernels.clear()
-        op.kernels.update(kernels)
-    forget_kernels()
+    with installed_in(built[0], (ALIGN.roi_align_backward_op, POOL.roi_pool_backward_op), monkeypatch):
+        yield
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
