@@ -213,4 +213,4 @@ def _as_op(op):
     raise TypeError(f"expected an ember op or its qualified name, got {type(op).__name__}")
 
 
-__all__ = ["custom_op", "register_kernel", "register_autograd", "register_jvp", "schema"]
+__all__ = ["custom_op", "register_kernel", "register_autograd", "register_jvp", "register_autocast_kernel", "schema"]
