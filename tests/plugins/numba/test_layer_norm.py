@@ -130,7 +130,10 @@ def test_rows_far_from_zero_match_torch(dtype):
     reference = x.astype(np.float64)
     expected = 1 / np.sqrt(((reference - reference.mean(1, keepdims=True)) ** 2).mean(1))
     np.testing.assert_allclose(rstd.ravel(), expected, rtol=1e-5 if dtype == "float32" else 1e-10)
-    tol = dict(rtol=2e-3, atol=2e-3) if dtype == "float32" else dict(rtol=1e-8, atol=1e-8)
+    # The output is x * rstd - mean * rstd, as torch's kernel writes it; here each product is
+    # about 1e4, so the rounding of each (6e-4) shows, and torch fuses the subtraction into
+    # an FMA where ember rounds both products: the two differ by up to two such roundings.
+    tol = dict(rtol=3e-3, atol=3e-3) if dtype == "float32" else dict(rtol=1e-8, atol=1e-8)
     assert_parity(layer_norm((100,)), x, w, b, **tol, grad_rtol=tol["rtol"], grad_atol=tol["atol"])
 
 

@@ -65,13 +65,15 @@ def ordered_row_moments(x, eps, mean, rstd):
 
 
 @ahead_of_time("void({t}[:, ::1], {t}[::1], {t}[::1], {t}[::1], {t}[::1], {t}[:, ::1])")
-@jit
+@jit_exact  # no reassociation: x * rstd - mean * rstd must not become (x - mean) * rstd
 def normalize_rows(x, weight, bias, mean, rstd, out):
+    # As the reference (and torch's kernel): x * rstd - mean * rstd, each product rounded.
     rows, count = x.shape
     for i in range(rows):
-        m, r = mean[i], rstd[i]
+        r = rstd[i]
+        shift = mean[i] * r
         for j in range(count):
-            out[i, j] = (x[i, j] - m) * r * weight[j] + bias[j]
+            out[i, j] = (x[i, j] * r - shift) * weight[j] + bias[j]
 
 
 @ahead_of_time("void({t}[:, ::1], {t}[:, ::1], {t}[::1], {t}[::1], {t}[::1], "
