@@ -186,7 +186,6 @@ KNOWN_DIFFERENCES = {
     "linear": "ember's linear is one op (LinearBackward0); torch decomposes it into mm/addmm",
     "ce": "ember's cross_entropy is one op (CrossEntropyBackward0); torch's is log_softmax then nll_loss",
     "bce_logits": "ember composes it from ember ops (its last node is MeanBackward0); torch has one op",
-    "topk": "ember takes topk as a slice of a sort; torch records TopkBackward0",
     "copy_": "ember records CopyBackward0; torch's in-place copy node is CopyBackwards",
     "fill_": "ember fills through index_put (IndexPutBackward0); torch records FillBackward2",
     "zero_": "ember zeroes through index_put (IndexPutBackward0); torch records ZeroBackward0",

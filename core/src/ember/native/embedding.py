@@ -143,10 +143,11 @@ def embedding_renorm_(weight, indices, max_norm, norm_type=2.0):
     """Rescale, in place, the rows of ``weight`` that ``indices`` looks up and whose
     ``norm_type``-norm exceeds ``max_norm``, to norm ``max_norm`` (PyTorch's
     ``embedding_renorm_``, with its 1e-7 guard). Not recorded by autograd."""
+    from ember.autograd.forward_grad import hidden
     from ember.autograd.grad_mode import no_grad
     from ember.native.indexing.indexing import where
 
-    with no_grad():
+    with no_grad(), hidden():  # torch's renorm leaves a dual weight's tangent as it is
         # Repeated indices select the same row twice and write the same value twice.
         rows = indices.reshape(-1)
         if rows.numel() == 0:
